@@ -1,0 +1,2 @@
+/* ig_canon.c - placeholder until implemented. */
+#include "ig_canon.h"

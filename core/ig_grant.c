@@ -1,0 +1,2 @@
+/* ig_grant.c - placeholder until implemented. */
+#include "ig_grant.h"

@@ -1,0 +1,2 @@
+/* ig_hash.c - placeholder until implemented. */
+#include "ig_hash.h"

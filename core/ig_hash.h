@@ -1,0 +1,30 @@
+/*
+ * ig_hash.h - the intent hash: "sha256:" followed by the lowercase hex
+ * SHA-256 of the RFC 8785 canonical bytes of a JSON value.
+ */
+#ifndef IG_HASH_H
+#define IG_HASH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ig_error.h"
+
+#define IG_HASH_PREFIX "sha256:"
+/* Characters in an intent hash string, without the NUL. */
+#define IG_HASH_STRLEN (7 + 64)
+
+/* Hash len bytes: writes IG_HASH_STRLEN characters and a NUL. */
+void ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1]);
+
+/*
+ * Canonicalize v (ig_canon_write) and hash the result. Errors as
+ * ig_canon_write. Thread safe.
+ */
+enum ig_status ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1],
+                            struct ig_err *err) IG_WUR;
+
+/* 1 when s is exactly "sha256:" + 64 lowercase hex digits, else 0. */
+int ig_hash_is_valid(const char *s);
+
+#endif

@@ -1,0 +1,2 @@
+/* ig_json.c - placeholder until implemented. */
+#include "ig_json.h"

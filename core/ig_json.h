@@ -1,0 +1,35 @@
+/*
+ * ig_json.h - strict reader for untrusted JSON text.
+ *
+ * Parses with jansson under I-JSON rules (RFC 7493) and intentgate's limits:
+ *   - the text is at most IG_JSON_MAX_BYTES and valid UTF-8;
+ *   - no duplicate object keys, no lone surrogate escapes, no NaN/Infinity;
+ *   - every number is read as an IEEE double (json_real); a number whose
+ *     magnitude overflows a double is refused;
+ *   - nesting at most IG_JSON_MAX_DEPTH, at most IG_JSON_MAX_OBJECT_MEMBERS
+ *     per object, IG_JSON_MAX_ARRAY_LENGTH per array, IG_JSON_MAX_VALUES in
+ *     the whole document;
+ *   - "\u0000" is allowed inside strings and keys (jansson's JSON_ALLOW_NUL):
+ *     use json_string_length(), never strlen(), on parsed strings;
+ *   - any top-level value is accepted; surrounding whitespace only.
+ * On failure err->msg names the problem and err->line / err->column give its
+ * 1-based position in the text.
+ */
+#ifndef IG_JSON_H
+#define IG_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ig_error.h"
+
+/*
+ * Parse len bytes of text (need not be NUL-terminated). On IG_OK *out holds
+ * a new reference the caller must json_decref(). On failure *out is NULL and
+ * the status is IG_ERR_INVALID (malformed), IG_ERR_LIMIT (over a limit) or
+ * IG_ERR_NOMEM. Thread safe.
+ */
+enum ig_status ig_json_parse(const char *text, size_t len, json_t **out,
+                             struct ig_err *err) IG_WUR;
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * ig_limits.h - every size, count and time limit of intentgate in one place.
+ *
+ * Untrusted input is bounded before it is trusted: a request body, a JSON
+ * document, a token. Later modules (PDP, policies, approvals) add their
+ * limits here too, so an operator reading this file sees all of them.
+ */
+#ifndef IG_LIMITS_H
+#define IG_LIMITS_H
+
+/* ---- JSON input (core/ig_json.c) ---- */
+
+/* Largest JSON text accepted, in bytes. */
+#define IG_JSON_MAX_BYTES (1024 * 1024)
+/* Deepest nesting of arrays and objects; the top-level value is depth 1. */
+#define IG_JSON_MAX_DEPTH 32
+/* Most members in one object. */
+#define IG_JSON_MAX_OBJECT_MEMBERS 1024
+/* Most elements in one array. */
+#define IG_JSON_MAX_ARRAY_LENGTH 4096
+/* Most values (scalars, arrays, objects) in one document. */
+#define IG_JSON_MAX_VALUES 65536
+
+/* ---- Canonical output (core/ig_canon.c) ---- */
+
+/* Largest canonical form produced, in bytes. */
+#define IG_CANON_MAX_BYTES (2 * 1024 * 1024)
+
+/* ---- Tokens and keys (core/ig_paseto.c, core/ig_key.c) ---- */
+
+/* Largest PASETO token accepted or produced, in bytes. */
+#define IG_TOKEN_MAX_BYTES 8192
+/* Largest key file read, in bytes. */
+#define IG_KEYFILE_MAX_BYTES 4096
+
+#endif

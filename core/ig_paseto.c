@@ -1,0 +1,2 @@
+/* ig_paseto.c - placeholder until implemented. */
+#include "ig_paseto.h"

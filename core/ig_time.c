@@ -1,0 +1,2 @@
+/* ig_time.c - placeholder until implemented. */
+#include "ig_time.h"

@@ -1,0 +1,40 @@
+# scripts/deps.sh - sourced by dev.sh and test.sh: install the Debian 12
+# packages intentgate needs, only those that are missing, non-interactively.
+#
+#   ig_install_packages PKG...
+#
+# Runs apt-get as root, through sudo when not root. Prints what it installs.
+
+ig_install_packages() {
+    local missing=() p
+    for p in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q 'install ok installed'; then
+            missing+=("$p")
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "intentgate: need root to install: ${missing[*]}" >&2
+            echo "intentgate: run this script as root, or install sudo" >&2
+            return 1
+        fi
+        sudo=(sudo)
+    fi
+    echo "intentgate: installing ${missing[*]}" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+            >/dev/null
+}
+
+# What building and running intentgate needs.
+IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
+    libsodium-dev libjansson-dev libcmocka-dev)
+
+# What the whole test suite needs on top: clang for the fuzzers,
+# clang-format 14 for the style check.
+IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/test.sh - build and run every test intentgate has.
+#
+#   1. style: clang-format 14 check, banned-function check
+#   2. gcc build with warnings as errors, whole ctest suite
+#   3. Debug build with ASan+UBSan, whole ctest suite again
+#   4. clang libFuzzer targets, each run briefly (IG_FUZZ_SECONDS, default 20)
+#
+# Installs the missing Debian packages first. Build trees live in build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+
+ig_install_packages "${IG_RUNTIME_PACKAGES[@]}" "${IG_TEST_PACKAGES[@]}"
+jobs=$(nproc)
+fuzz_seconds=${IG_FUZZ_SECONDS:-20}
+
+echo "== style"
+scripts/check-style.sh
+
+echo "== fuzz targets (${fuzz_seconds}s each)"
+CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/fuzz -j"$jobs" >/dev/null
+for t in json token; do
+    corpus=$(mktemp -d)
+    cp tests/fuzz/corpus/"$t"/* "$corpus"/
+    build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \
+        -max_len=8192 -print_final_stats=1 "$corpus" 2>&1 |
+        grep -E '^(stat::number_of_executed_units|==[0-9]+==|SUMMARY)' || true
+    status=${PIPESTATUS[0]}
+    rm -rf "$corpus"
+    if [ "$status" -ne 0 ]; then
+        echo "fuzz_$t failed (status $status)" >&2
+        exit 1
+    fi
+done
+
+echo "== ASan+UBSan build and tests"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DIG_SANITIZE=ON \
+    -DIG_WERROR=ON -DIG_BENCH=OFF >/dev/null
+cmake --build build/asan -j"$jobs" >/dev/null
+(cd build/asan && ctest --output-on-failure -j"$jobs")
+
+echo "== release build (warnings are errors) and tests"
+cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIG_WERROR=ON \
+    >/dev/null
+cmake --build build/ci -j"$jobs" >/dev/null
+(cd build/ci && ctest --output-on-failure -j"$jobs")
