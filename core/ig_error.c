@@ -27,6 +27,8 @@ ig_strerror(enum ig_status st)
         return "not found";
     case IG_ERR_EXPIRED:
         return "expired";
+    case IG_ERR_EXISTS:
+        return "already exists";
     }
     return "unknown error";
 }

@@ -23,7 +23,8 @@ enum ig_status {
     IG_ERR_CRYPTO,  /* signature, key or token check failed */
     IG_ERR_IO,      /* file or system call failed */
     IG_ERR_NOTFOUND, /* a named thing does not exist */
-    IG_ERR_EXPIRED   /* a token or request is past its expiry */
+    IG_ERR_EXPIRED,  /* a token or request is past its expiry */
+    IG_ERR_EXISTS    /* already recorded: a duplicate or a replay */
 };
 
 /* Length of the detail text, including the terminating NUL. */

@@ -61,8 +61,7 @@ ig_crypto_init(void)
 /* ---- public keys ---- */
 
 void
-ig_public_key_to_paserk(const struct ig_public_key *k, char *out,
-                        size_t outcap)
+ig_public_key_to_paserk(const struct ig_public_key *k, char *out, size_t outcap)
 {
     IG_ASSERT(outcap >= IG_PASERK_PUBLIC_STRLEN + 1);
     memcpy(out, PFX_PUBLIC, PFX_LEN(PFX_PUBLIC));
@@ -111,8 +110,8 @@ paserk_decode(const char *s, size_t len, const char *prefix, size_t want,
     if (ig_b64_decode(s + plen, len - plen, out, outlen, &n) != IG_OK ||
         n != outlen)
         return ig_err_set(err, IG_ERR_INVALID,
-                          "%.*s PASERK is not valid base64url",
-                          (int)(plen - 1), prefix);
+                          "%.*s PASERK is not valid base64url", (int)(plen - 1),
+                          prefix);
     return IG_OK;
 }
 
@@ -215,8 +214,7 @@ ig_signing_key_to_paserk(const struct ig_signing_key *k, char *out,
 }
 
 void
-ig_signing_key_public(const struct ig_signing_key *k,
-                      struct ig_public_key *out)
+ig_signing_key_public(const struct ig_signing_key *k, struct ig_public_key *out)
 {
     *out = k->pub;
 }
@@ -254,7 +252,8 @@ read_key_file(const char *path, int secret, unsigned char *buf, size_t cap,
     ssize_t got;
     int fd;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
                           strerror(errno));

@@ -33,4 +33,18 @@
 /* Largest key file read, in bytes. */
 #define IG_KEYFILE_MAX_BYTES 4096
 
+/* ---- Policies (policies/) ---- */
+
+/* Lua heap per evaluating engine (all compiled policies + one evaluation). */
+#define IG_POLICY_MEMORY_BYTES (16 * 1024 * 1024)
+/* Lua VM instructions per evaluation, all policy files together. */
+#define IG_POLICY_INSTRUCTIONS 1000000
+/* Wall-clock budget per evaluation, in microseconds. */
+#define IG_POLICY_WALL_US 50000
+/* Longest string a policy may build or search (string.rep, concat, find). */
+#define IG_POLICY_STRING_MAX (64 * 1024)
+/* Most policy files in a bundle, and largest policy file. */
+#define IG_POLICY_MAX_FILES 256
+#define IG_POLICY_FILE_MAX_BYTES (256 * 1024)
+
 #endif

@@ -91,8 +91,8 @@ ig_time_parse(const char *s, size_t len, int64_t *out)
     int64_t y, mo, d, h, mi, sec;
 
     *out = 0;
-    if (len != IG_TIME_STRLEN || s[4] != '-' || s[7] != '-' ||
-        s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z')
+    if (len != IG_TIME_STRLEN || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+        s[13] != ':' || s[16] != ':' || s[19] != 'Z')
         return IG_ERR_INVALID;
     y = digits(s, 4);
     mo = digits(s + 5, 2);

@@ -33,7 +33,7 @@ ig_install_packages() {
 
 # What building and running intentgate needs.
 IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
-    libsodium-dev libjansson-dev libcmocka-dev)
+    libsodium-dev libjansson-dev libcmocka-dev liblua5.4-dev)
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check.

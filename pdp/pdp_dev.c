@@ -1,0 +1,266 @@
+/*
+ * pdp_dev.c - dev mode's data directory: created once, then reused.
+ * See pdp_dev.h. Files are created exclusively (nothing is overwritten
+ * except dev.env, replaced atomically by rename) and fsync'ed.
+ */
+#include "pdp_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ig_key.h"
+#include "pdp_config.h"
+
+#define PATH_CAP 4096
+#define ENV_CAP 8192
+
+static enum ig_status
+join(char *out, const char *dir, const char *name, struct ig_err *err)
+{
+    int n = snprintf(out, PATH_CAP, "%s/%s", dir, name);
+
+    if (n < 0 || n >= PATH_CAP)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long: %s/%s", dir,
+                          name);
+    return IG_OK;
+}
+
+static enum ig_status
+write_file(const char *path, const void *data, size_t len, mode_t mode,
+           int excl, struct ig_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | (excl ? O_EXCL : O_TRUNC), mode);
+    const char *p = data;
+    ssize_t n;
+
+    if (fd < 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", path,
+                          strerror(errno));
+    while (len > 0) {
+        n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            (void)close(fd);
+            return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
+                              strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
+                          strerror(errno));
+    return IG_OK;
+}
+
+enum ig_status
+pdp_dev_write_policies(const char *dir, struct ig_err *err)
+{
+    const struct ig_embedded_file *f;
+    char path[PATH_CAP];
+    enum ig_status st;
+
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", dir,
+                          strerror(errno));
+    for (f = pdp_example_policies; f->name != NULL; f++) {
+        if ((st = join(path, dir, f->name, err)) != IG_OK)
+            return st;
+        if (access(path, F_OK) == 0)
+            continue;
+        if ((st = write_file(path, f->data, f->len, 0644, 1, err)) != IG_OK)
+            return st;
+    }
+    return IG_OK;
+}
+
+struct dev_tokens {
+    char agent[48], agent_hash[65];
+    char executor[48], executor_hash[65];
+    char admin[48], admin_hash[65];
+};
+
+static enum ig_status
+write_config(const char *dir, const char *listen, const struct dev_tokens *t,
+             struct ig_err *err)
+{
+    char path[PATH_CAP], text[4096];
+    int n;
+    enum ig_status st;
+
+    n = snprintf(text, sizeof(text),
+                 "# intentgate PDP configuration written by `intentgate "
+                 "serve --dev`.\n"
+                 "# Tokens are in dev.env; this file holds only their "
+                 "SHA-256.\n"
+                 "listen = %s\n"
+                 "database = intentgate.db\n"
+                 "signing_key = keys/signing.key\n"
+                 "policy_dir = policies\n"
+                 "issuer = intentgate-dev\n"
+                 "intent_ttl = 60\n"
+                 "grant_ttl = 30\n"
+                 "\n[policy]\nquota_per_minute = 6000\n"
+                 "\n[agent " PDP_DEV_AGENT "]\ntenant = dev\n"
+                 "token_sha256 = %s\n"
+                 "\n[executor " PDP_DEV_EXECUTOR "]\n"
+                 "actions = payments., shell., http., git., db., file., mcp.\n"
+                 "token_sha256 = %s\n"
+                 "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n",
+                 listen, t->agent_hash, t->executor_hash, t->admin_hash);
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return ig_err_set(err, IG_ERR_INVALID, "listen address too long");
+    if ((st = join(path, dir, "intentgate.conf", err)) != IG_OK)
+        return st;
+    return write_file(path, text, (size_t)n, 0600, 1, err);
+}
+
+static enum ig_status
+write_first_env(const char *dir, const struct dev_tokens *t,
+                const char *pubkey, struct ig_err *err)
+{
+    char path[PATH_CAP], text[ENV_CAP];
+    int n;
+    enum ig_status st;
+
+    n = snprintf(text, sizeof(text),
+                 "INTENTGATE_URL=\n"
+                 "INTENTGATE_AGENT_TOKEN=%s\n"
+                 "INTENTGATE_TOKEN=%s\n"
+                 "INTENTGATE_EXECUTOR_ID=" PDP_DEV_EXECUTOR "\n"
+                 "INTENTGATE_EXECUTOR_TOKEN=%s\n"
+                 "INTENTGATE_ADMIN_TOKEN=%s\n"
+                 "INTENTGATE_PUBLIC_KEY=%s\n",
+                 t->agent, t->agent, t->executor, t->admin, pubkey);
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return ig_err_set(err, IG_ERR_INVALID, "dev.env too long");
+    if ((st = join(path, dir, "dev.env", err)) != IG_OK)
+        return st;
+    return write_file(path, text, (size_t)n, 0600, 1, err);
+}
+
+static enum ig_status
+create_dir(const char *dir, const char *listen, struct ig_err *err)
+{
+    struct ig_signing_key *key = NULL;
+    struct ig_public_key pub;
+    struct dev_tokens t;
+    char path[PATH_CAP], pubtext[IG_PASERK_PUBLIC_STRLEN + 1];
+    enum ig_status st;
+
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", dir,
+                          strerror(errno));
+    if ((st = join(path, dir, "keys", err)) != IG_OK)
+        return st;
+    if (ig_signing_key_generate(&key) != IG_OK)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot generate a key");
+    st = ig_key_write_dir(key, path, err);
+    ig_signing_key_public(key, &pub);
+    ig_signing_key_free(key);
+    if (st != IG_OK)
+        return st;
+    ig_public_key_to_paserk(&pub, pubtext, sizeof(pubtext));
+    if ((st = join(path, dir, "policies", err)) != IG_OK ||
+        (st = pdp_dev_write_policies(path, err)) != IG_OK)
+        return st;
+    pdp_token_new(t.agent, t.agent_hash);
+    pdp_token_new(t.executor, t.executor_hash);
+    pdp_token_new(t.admin, t.admin_hash);
+    st = write_first_env(dir, &t, pubtext, err);
+    if (st == IG_OK)
+        st = write_config(dir, listen, &t, err);
+    sodium_memzero(&t, sizeof(t));
+    return st;
+}
+
+enum ig_status
+pdp_dev_prepare(const char *dir, const char *listen, char *config_path,
+                size_t cap, struct ig_err *err)
+{
+    char path[PATH_CAP];
+    enum ig_status st;
+
+    if ((st = join(path, dir, "intentgate.conf", err)) != IG_OK)
+        return st;
+    if (strlen(path) >= cap)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long: %s", path);
+    memcpy(config_path, path, strlen(path) + 1);
+    if (access(path, F_OK) == 0)
+        return IG_OK;
+    if (ig_crypto_init() != IG_OK)
+        return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize libsodium");
+    return create_dir(dir, listen, err);
+}
+
+/* Read dir/dev.env into text (cap bytes, NUL-terminated). */
+static enum ig_status
+read_env(const char *path, char *text, size_t cap, struct ig_err *err)
+{
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (f == NULL)
+        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
+                          strerror(errno));
+    n = fread(text, 1, cap - 1, f);
+    text[n] = '\0';
+    if (ferror(f) || !feof(f)) {
+        (void)fclose(f);
+        return ig_err_set(err, IG_ERR_IO, "cannot read %s (or too large)",
+                          path);
+    }
+    (void)fclose(f);
+    return IG_OK;
+}
+
+enum ig_status
+pdp_dev_write_env(const char *dir, const char *url, char *out, size_t cap,
+                  struct ig_err *err)
+{
+    char path[PATH_CAP], tmp[PATH_CAP], old[ENV_CAP], text[ENV_CAP];
+    const char *line, *nl;
+    size_t used = 0, n;
+    enum ig_status st;
+    int w;
+
+    if ((st = join(path, dir, "dev.env", err)) != IG_OK ||
+        (st = join(tmp, dir, "dev.env.tmp", err)) != IG_OK ||
+        (st = read_env(path, old, sizeof(old), err)) != IG_OK)
+        return st;
+    w = snprintf(text, sizeof(text), "INTENTGATE_URL=%s\n", url);
+    if (w < 0 || (size_t)w >= sizeof(text))
+        return ig_err_set(err, IG_ERR_INVALID, "URL too long");
+    used = (size_t)w;
+    for (line = old; *line != '\0'; line = nl) {
+        nl = strchr(line, '\n');
+        nl = nl != NULL ? nl + 1 : line + strlen(line);
+        n = (size_t)(nl - line);
+        if (strncmp(line, "INTENTGATE_URL=", 15) == 0)
+            continue;
+        if (used + n + 1 >= sizeof(text))
+            return ig_err_set(err, IG_ERR_INVALID, "%s is too large", path);
+        memcpy(text + used, line, n);
+        used += n;
+    }
+    text[used] = '\0';
+    (void)unlink(tmp);
+    if ((st = write_file(tmp, text, used, 0600, 1, err)) != IG_OK)
+        return st;
+    if (rename(tmp, path) != 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot replace %s: %s", path,
+                          strerror(errno));
+    if (used >= cap)
+        return ig_err_set(err, IG_ERR_INVALID, "dev.env too large to print");
+    memcpy(out, text, used + 1);
+    sodium_memzero(old, sizeof(old));
+    sodium_memzero(text, sizeof(text));
+    return IG_OK;
+}

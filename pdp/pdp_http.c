@@ -1,0 +1,430 @@
+/*
+ * pdp_http.c - the HTTP layer: libmicrohttpd's access handler, request
+ * bodies, routing, authentication and replies.
+ *
+ * MHD calls the handler several times per request: first with no state
+ * (we allocate struct pdp_req; an oversized Content-Length is refused
+ * right there with 413), then once per body chunk (appended under a cap;
+ * a chunked body over the cap is drained and refused at the end), then
+ * with no more data: we route. An endpoint either fills r->reply at once
+ * or suspends the connection (store write in flight, long poll) and is
+ * resumed from another thread; MHD then calls the handler again and the
+ * endpoint's on_resume fills the reply. Every reply is queued from the
+ * handler, on an MHD thread.
+ */
+#include "pdp_int.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ig_json.h"
+
+double
+pdp_mono_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- replies ---- */
+
+static void
+reply_set(struct pdp_req *r, unsigned int status, char *body, size_t len,
+          const char *ctype)
+{
+    free(r->reply.body);
+    r->reply.status = status;
+    r->reply.body = body;
+    r->reply.len = len;
+    r->reply.content_type = ctype;
+    r->phase = PH_READY;
+}
+
+void
+pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v)
+{
+    char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+
+    json_decref(v);
+    if (s == NULL) {
+        static const char oom[] = "{\"error\":{\"code\":\"INTERNAL\","
+                                  "\"message\":\"out of memory\"}}";
+        s = strdup(oom);
+        status = 500;
+    }
+    reply_set(r, status, s, s != NULL ? strlen(s) : 0, "application/json");
+}
+
+void
+pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
+               size_t len, const char *content_type)
+{
+    char *s = malloc(len + 1);
+
+    if (s != NULL) {
+        memcpy(s, text, len);
+        s[len] = '\0';
+    }
+    reply_set(r, s != NULL ? status : 500, s, s != NULL ? len : 0,
+              content_type);
+}
+
+void
+pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
+                const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *err;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    pdp_metrics_reject(&r->srv->metrics, code);
+    err = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    if (err != NULL && field != NULL)
+        (void)json_object_set_new(err, "field", json_string(field));
+    /* "o" steals err. */
+    pdp_reply_json(r, status, json_pack("{s:o?}", "error", err));
+}
+
+/* ---- request helpers ---- */
+
+json_t *
+pdp_req_json_object(struct pdp_req *r)
+{
+    const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
+    struct ig_err err;
+    enum ig_status st;
+    json_t *v = NULL;
+
+    if (ct == NULL || strncmp(ct, "application/json", 16) != 0 ||
+        (ct[16] != '\0' && ct[16] != ';')) {
+        pdp_reply_error(r, 415, "UNSUPPORTED_MEDIA_TYPE", NULL,
+                        "send the body as Content-Type: application/json");
+        return NULL;
+    }
+    st = ig_json_parse(r->body.data != NULL ? r->body.data : "", r->body.len,
+                       &v, &err);
+    if (st == IG_ERR_LIMIT) {
+        pdp_reply_error(r, 400, "JSON_LIMIT_EXCEEDED", NULL,
+                        "line %d, column %d: %s", err.line, err.column,
+                        err.msg);
+        return NULL;
+    }
+    if (st != IG_OK) {
+        pdp_reply_error(r, 400, "INVALID_JSON", NULL,
+                        "line %d, column %d: %s", err.line, err.column,
+                        err.msg);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        pdp_reply_error(r, 400, "INVALID_JSON", NULL,
+                        "the body must be a JSON object");
+        return NULL;
+    }
+    return v;
+}
+
+const struct pdp_principal *
+pdp_req_auth(struct pdp_req *r, unsigned roles)
+{
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    const struct pdp_principal *p;
+
+    if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
+        pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
+                        "send Authorization: Bearer <token>");
+        return NULL;
+    }
+    p = pdp_config_authenticate(r->srv->cfg, h + 7, strlen(h + 7));
+    if (p == NULL) {
+        pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
+                        "the bearer token is not valid");
+        return NULL;
+    }
+    if ((roles & (1u << p->role)) == 0) {
+        pdp_reply_error(r, 403, "FORBIDDEN", NULL,
+                        "this token may not call this endpoint");
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- suspend / resume ---- */
+
+void
+pdp_req_suspend(struct pdp_req *r, void (*on_resume)(struct pdp_req *r))
+{
+    r->on_resume = on_resume;
+    r->phase = PH_WAITING;
+    MHD_suspend_connection(r->conn);
+}
+
+void
+pdp_req_resume(struct pdp_req *r)
+{
+    MHD_resume_connection(r->conn);
+}
+
+/* ---- routing ---- */
+
+static int
+is_method(const char *m, const char *want)
+{
+    return strcmp(m, want) == 0;
+}
+
+static void
+method_not_allowed(struct pdp_req *r, const char *allow)
+{
+    pdp_reply_error(r, 405, "METHOD_NOT_ALLOWED", NULL,
+                    "use %s for this path", allow);
+    r->reply.allow = allow;
+}
+
+/* "/v1/intents/{id}" style: the part after prefix up to an optional
+   suffix; NULL when url does not match. Copies into id (<= idcap). */
+static const char *
+path_param(const char *url, const char *prefix, const char *suffix, char *id,
+           size_t idcap)
+{
+    size_t pl = strlen(prefix), sl = strlen(suffix), n;
+
+    if (strncmp(url, prefix, pl) != 0)
+        return NULL;
+    n = strlen(url + pl);
+    if (n <= sl || strcmp(url + pl + n - sl, suffix) != 0)
+        return NULL;
+    n -= sl;
+    if (n == 0 || n >= idcap || memchr(url + pl, '/', n) != NULL)
+        return NULL;
+    memcpy(id, url + pl, n);
+    id[n] = '\0';
+    return id;
+}
+
+static void
+serve_health(struct pdp_req *r)
+{
+    pdp_reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void
+serve_metrics(struct pdp_req *r)
+{
+    struct ig_buf b;
+
+    ig_buf_init(&b, 1 << 20);
+    if (pdp_metrics_render(&r->srv->metrics, &b) != IG_OK) {
+        ig_buf_release(&b);
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "cannot render metrics");
+        return;
+    }
+    pdp_reply_text(r, 200, b.data != NULL ? b.data : "", b.len,
+                   "text/plain; version=0.0.4");
+    ig_buf_release(&b);
+}
+
+/* Fixed paths: the method each takes and its handler. */
+static const struct {
+    const char *path, *method;
+    void (*fn)(struct pdp_req *r);
+} fixed_routes[] = {
+    {"/healthz", "GET", serve_health},
+    {"/metrics", "GET", serve_metrics},
+    {"/v1/intents", "POST", pdp_post_intent},
+    {"/v1/grants/redeem", "POST", pdp_post_redeem},
+};
+
+static void
+route(struct pdp_req *r, const char *url, const char *method)
+{
+    char id[128];
+    size_t i;
+
+    for (i = 0; i < sizeof(fixed_routes) / sizeof(fixed_routes[0]); i++) {
+        if (strcmp(url, fixed_routes[i].path) != 0)
+            continue;
+        if (is_method(method, fixed_routes[i].method))
+            fixed_routes[i].fn(r);
+        else
+            method_not_allowed(r, fixed_routes[i].method);
+        return;
+    }
+    if (path_param(url, "/v1/intents/", "", id, sizeof(id)) != NULL) {
+        if (is_method(method, "GET"))
+            pdp_get_intent(r, id);
+        else
+            method_not_allowed(r, "GET");
+    } else if (path_param(url, "/v1/executions/", "/outcome", id,
+                          sizeof(id)) != NULL) {
+        if (is_method(method, "POST"))
+            pdp_post_outcome(r, id);
+        else
+            method_not_allowed(r, "POST");
+    } else {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no such path: %s", url);
+    }
+}
+
+/* ---- the MHD callbacks ---- */
+
+static enum MHD_Result
+queue_reply(struct pdp_req *r)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    resp = MHD_create_response_from_buffer(r->reply.len, r->reply.body,
+                                           MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL)
+        return MHD_NO;
+    r->reply.body = NULL; /* MHD frees it now */
+    (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  r->reply.content_type);
+    (void)MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (r->reply.allow != NULL)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                      r->reply.allow);
+    if (r->reply.status == 401)
+        (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                      "Bearer");
+    ret = MHD_queue_response(r->conn, r->reply.status, resp);
+    MHD_destroy_response(resp);
+    r->queued = 1;
+    return ret;
+}
+
+/* First call for a request: allocate state, refuse oversized bodies. */
+static enum MHD_Result
+begin(struct pdp_server *srv, struct MHD_Connection *conn, void **con_cls)
+{
+    struct pdp_req *r = calloc(1, sizeof(*r));
+    const char *cl;
+    char *end;
+    unsigned long long n;
+
+    if (r == NULL)
+        return MHD_NO;
+    r->srv = srv;
+    r->conn = conn;
+    r->t_start = pdp_mono_seconds();
+    ig_buf_init(&r->body, srv->cfg->max_body_bytes);
+    *con_cls = r;
+    cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl != NULL) {
+        n = strtoull(cl, &end, 10);
+        if (*end == '\0' && n > srv->cfg->max_body_bytes) {
+            pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
+                            "the body is larger than %zu bytes",
+                            srv->cfg->max_body_bytes);
+            return queue_reply(r);
+        }
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+           const char *method, const char *version, const char *upload,
+           size_t *upload_size, void **con_cls)
+{
+    struct pdp_req *r = *con_cls;
+    (void)version;
+
+    if (r == NULL)
+        return begin(cls, conn, con_cls);
+    if (r->queued) { /* answered early (413): drain whatever follows */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->phase == PH_READING && *upload_size > 0) {
+        if (!r->too_large &&
+            ig_buf_add(&r->body, upload, *upload_size) != IG_OK)
+            r->too_large = 1; /* keep draining; refuse at the end */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->phase == PH_READING) {
+        if (r->too_large)
+            pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
+                            "the body is larger than %zu bytes",
+                            r->srv->cfg->max_body_bytes);
+        else if (atomic_load(&r->srv->stopping))
+            pdp_reply_error(r, 503, "SHUTTING_DOWN", NULL,
+                            "the server is shutting down");
+        else
+            route(r, url, method);
+    } else if (r->phase == PH_WAITING) {
+        r->on_resume(r); /* resumed: fill the reply */
+    }
+    if (r->phase == PH_READY)
+        return queue_reply(r);
+    return MHD_YES; /* suspended */
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+             enum MHD_RequestTerminationCode toe)
+{
+    struct pdp_req *r = *con_cls;
+    (void)conn;
+    (void)toe;
+
+    if (r == NULL)
+        return;
+    pdp_waiters_remove(((struct pdp_server *)cls)->waiters, r);
+    if (r->op_free != NULL)
+        r->op_free(r->op);
+    free(r->reply.body);
+    ig_buf_release(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+struct MHD_Daemon *
+pdp_http_start(struct pdp_server *srv, struct ig_err *err)
+{
+    struct sockaddr_in sa;
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(srv->cfg->listen_port);
+    if (inet_pton(AF_INET, srv->cfg->listen_host, &sa.sin_addr) != 1) {
+        (void)ig_err_set(err, IG_ERR_INVALID,
+                         "listen address %s is not an IPv4 address",
+                         srv->cfg->listen_host);
+        return NULL;
+    }
+    d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            MHD_ALLOW_SUSPEND_RESUME,
+        0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_END);
+    if (d == NULL) {
+        (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
+                         srv->cfg->listen_host, srv->cfg->listen_port);
+        return NULL;
+    }
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info != NULL ? info->port : srv->cfg->listen_port;
+    return d;
+}

@@ -1,0 +1,149 @@
+/*
+ * pdp_int.h - private to the PDP: the server struct, the per-request state,
+ * and the functions the HTTP layer (pdp_http.c) dispatches to.
+ */
+#ifndef PDP_INT_H
+#define PDP_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ig_buf.h"
+#include "ig_hash.h"
+#include "ig_key.h"
+#include "ig_time.h"
+#include "pdp.h"
+#include "pdp_metrics.h"
+#include "pdp_store.h"
+#include "pol.h"
+
+struct pdp_waiters; /* long-poll registry, pdp_wait.c */
+
+struct pdp_server {
+    const struct pdp_config *cfg;
+    struct pdp_store *store;
+    struct ig_signing_key *key;
+    struct ig_keyring *keyring;
+    struct MHD_Daemon *mhd;
+    unsigned short port;
+
+    pthread_mutex_t pol_mu; /* guards bundle (the pointer, not its use) */
+    struct pol_bundle *bundle;
+    pthread_key_t engine_key; /* this thread's struct pol_engine */
+
+    struct pdp_metrics metrics;
+    struct pdp_waiters *waiters;
+    atomic_int inflight; /* connections suspended on a store write */
+    atomic_int stopping;
+};
+
+/* What a finished handler answers. body is a malloc'd string. */
+struct pdp_reply {
+    unsigned int status;
+    char *body;
+    size_t len;
+    const char *content_type;
+    const char *allow; /* for 405 */
+};
+
+enum pdp_req_phase {
+    PH_READING = 0, /* body still arriving */
+    PH_WAITING,     /* suspended: store write or long poll */
+    PH_READY        /* reply filled, queue it */
+};
+
+struct pdp_req {
+    struct pdp_server *srv;
+    struct MHD_Connection *conn;
+    enum pdp_req_phase phase;
+    struct ig_buf body;
+    int too_large;
+    int queued; /* the reply went to MHD */
+    double t_start;
+    struct pdp_reply reply;
+    /* The operation in flight while suspended; freed with the request. */
+    void *op;
+    void (*op_free)(void *op);
+    enum ig_status op_status; /* set by the store's completion callback */
+    /* Called on the MHD thread when a suspended request is resumed, to
+       fill reply. */
+    void (*on_resume)(struct pdp_req *r);
+};
+
+/* ---- pdp_http.c: replies ---- */
+
+/* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
+void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
+                     const char *field, const char *fmt, ...)
+    IG_PRINTF(5, 6);
+
+/* JSON reply; v is stolen. */
+void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+
+/* Raw JSON text reply (copied). */
+void pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
+                    size_t len, const char *content_type);
+
+/* Suspend r until pdp_req_resume(); the reply is built by on_resume. */
+void pdp_req_suspend(struct pdp_req *r, void (*on_resume)(struct pdp_req *r));
+
+/* Resume a suspended request from any thread. */
+void pdp_req_resume(struct pdp_req *r);
+
+/* Parse the body as a strict JSON object; on failure replies 400 and
+   returns NULL. */
+json_t *pdp_req_json_object(struct pdp_req *r);
+
+/* The authenticated principal, or NULL after replying 401/403. roles is a
+   bit set of (1 << PDP_ROLE_*) that may call this endpoint. */
+const struct pdp_principal *pdp_req_auth(struct pdp_req *r, unsigned roles);
+
+double pdp_mono_seconds(void);
+
+/* Start the MHD daemon on the configured address; sets srv->port. */
+struct MHD_Daemon *pdp_http_start(struct pdp_server *srv, struct ig_err *err);
+
+/* ---- endpoints ---- */
+void pdp_post_intent(struct pdp_req *r);                 /* pdp_intake.c */
+void pdp_get_intent(struct pdp_req *r, const char *id);  /* pdp_query.c */
+void pdp_post_redeem(struct pdp_req *r);                 /* pdp_redeem.c */
+void pdp_post_outcome(struct pdp_req *r, const char *id); /* pdp_redeem.c */
+
+/* ---- pdp_policy_rt.c: policies per thread ---- */
+enum ig_status pdp_policies_init(struct pdp_server *s,
+                                 struct ig_err *err) IG_WUR;
+void pdp_policies_release(struct pdp_server *s);
+/* Evaluate with this thread's engine; fills out and the revision used. */
+void pdp_policies_eval(struct pdp_server *s, const json_t *intent,
+                       struct pol_decision *out,
+                       char revision[IG_HASH_STRLEN + 1]);
+
+/* ---- pdp_query.c: intent state ---- */
+/* The state name of a stored intent record at time now. */
+const char *pdp_intent_state(const json_t *rec, int64_t now);
+/* 1 when the state can still change (worth a long poll). */
+int pdp_state_is_open(const char *state);
+
+/* ---- pdp_wait.c: long-poll registry ---- */
+enum ig_status pdp_waiters_new(struct pdp_server *s,
+                               struct pdp_waiters **out) IG_WUR;
+void pdp_waiters_free(struct pdp_waiters *w);
+/* Register r to be woken at the next commit touching intent_id or at
+   deadline (monotonic seconds); -1 on out-of-memory. Register BEFORE
+   reading the state, then park: no commit in between is missed. */
+int pdp_waiters_add(struct pdp_waiters *w, struct pdp_req *r,
+                    const char *intent_id, double deadline);
+/* Suspend r until woken or deadline (which replaces the one given to add):
+   0. When it was woken already, unregister it and return -1: read the
+   state again and answer now. */
+int pdp_waiters_park(struct pdp_waiters *w, struct pdp_req *r,
+                     double deadline);
+/* Remove r if still registered (request finished or cancelled). */
+void pdp_waiters_remove(struct pdp_waiters *w, struct pdp_req *r);
+/* Store commit hook: resume everyone waiting on intent_id. */
+void pdp_waiters_notify(void *ctx, const char *intent_id);
+/* Resume every waiter (shutdown). */
+void pdp_waiters_resume_all(struct pdp_waiters *w);
+
+#endif

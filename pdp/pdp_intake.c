@@ -1,0 +1,160 @@
+/*
+ * pdp_intake.c - POST /v1/intents: the agent asks; the PDP records and
+ * decides.
+ *
+ * 1. authenticate the agent; 2. validate the body strictly (only action,
+ * resource, params, context, idempotency_key); 3. replay the original
+ * answer for a repeated idempotency key; 4. build the binding from the body
+ * plus trusted state (principal, tenant, ids, times) and hash its canonical
+ * form; 5. evaluate the policies; 6. for ALLOW sign a grant for the
+ * executor that handles the action; for ESCALATE open an approval request;
+ * 7. record intent, decision, grant/approval and audit events in one
+ * durable write, suspended until it commits; 8. answer 201. A store
+ * failure answers 503 and the signed grant is dropped unseen.
+ */
+#include "pdp_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_canon.h"
+#include "ig_grant.h"
+#include "ig_limits.h"
+#include "pdp_intake_int.h"
+
+static void
+op_free(void *p)
+{
+    struct intake_op *op = p;
+    size_t i;
+
+    if (op == NULL)
+        return;
+    json_decref(op->binding);
+    json_decref(op->response);
+    for (i = 0; i < op->nevents; i++)
+        json_decref(op->events[i]);
+    free(op->response_text);
+    free(op->reasons_text);
+    free(op->requirements_text);
+    free(op->replay);
+    ig_buf_release(&op->canon);
+    ig_buf_release(&op->grant);
+    free(op);
+}
+
+static void
+finish_reply(struct pdp_req *r, unsigned int status, const char *text)
+{
+    pdp_reply_text(r, status, text, strlen(text), "application/json");
+    pdp_hist_observe(&r->srv->metrics.decision_seconds,
+                     pdp_mono_seconds() - r->t_start);
+}
+
+/* On the MHD thread, after the store write finished. */
+static void
+on_recorded(struct pdp_req *r)
+{
+    struct intake_op *op = r->op;
+
+    atomic_fetch_sub(&r->srv->inflight, 1);
+    if (r->op_status == IG_OK) {
+        atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
+        finish_reply(r, 201, op->response_text);
+    } else if (r->op_status == IG_ERR_EXISTS && op->replay != NULL) {
+        /* A concurrent twin with the same idempotency key won. */
+        atomic_fetch_add(&r->srv->metrics.idempotent_replays, 1);
+        finish_reply(r, 200, op->replay);
+    } else {
+        pdp_log("error", "store.write_failed",
+                json_pack("{s:s, s:s}", "intent_id", op->intent_id, "status",
+                          ig_strerror(r->op_status)));
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "the intent could not be recorded; nothing was "
+                        "granted, try again");
+    }
+}
+
+/* On the writer thread. */
+static void
+on_commit_done(void *ctx, enum ig_status st)
+{
+    struct pdp_req *r = ctx;
+
+    r->op_status = st;
+    pdp_req_resume(r);
+}
+
+static void
+record(struct pdp_req *r, struct intake_op *op)
+{
+    enum ig_status st;
+
+    atomic_fetch_add(&r->srv->inflight, 1);
+    pdp_req_suspend(r, on_recorded);
+    st = pdp_store_put_intent_async(r->srv->store, &op->rec, &op->replay,
+                                    on_commit_done, r);
+    if (st != IG_OK) {
+        r->op_status = st;
+        pdp_req_resume(r);
+    }
+}
+
+/* Step 3: an earlier answer for this (principal, key)? Replies if so. */
+static int
+replayed(struct pdp_req *r, const struct pdp_principal *agent,
+         const char *key)
+{
+    char *text = NULL;
+    enum ig_status st;
+
+    if (key == NULL)
+        return 0;
+    st = pdp_store_find_idempotent(r->srv->store, agent->id, key,
+                                   ig_time_now(), &text);
+    if (st == IG_ERR_NOTFOUND)
+        return 0;
+    if (st != IG_OK) {
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "cannot read the store; try again");
+        return 1;
+    }
+    atomic_fetch_add(&r->srv->metrics.idempotent_replays, 1);
+    finish_reply(r, 200, text);
+    free(text);
+    return 1;
+}
+
+void
+pdp_post_intent(struct pdp_req *r)
+{
+    const struct pdp_principal *agent;
+    struct intake_body in;
+    struct intake_op *op = NULL;
+    json_t *body;
+
+    agent = pdp_req_auth(r, 1u << PDP_ROLE_AGENT);
+    if (agent == NULL)
+        return;
+    body = pdp_req_json_object(r);
+    if (body == NULL)
+        return;
+    if (intake_validate(r, body, &in) != 0 || replayed(r, agent, in.idem))
+        goto out;
+    op = calloc(1, sizeof(*op));
+    if (op == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        goto out;
+    }
+    ig_buf_init(&op->canon, IG_CANON_MAX_BYTES);
+    ig_buf_init(&op->grant, IG_TOKEN_MAX_BYTES);
+    r->op = op;
+    r->op_free = op_free;
+    if (intake_bind(r, op, agent, &in) != 0 || intake_decide(r, op) != 0 ||
+        intake_prepare_record(r, op, agent, &in) != 0)
+        goto out;
+    record(r, op);
+out:
+    json_decref(body);
+}

@@ -1,0 +1,56 @@
+/*
+ * pdp_intake_int.h - private to POST /v1/intents: the validated body and the
+ * operation state that lives until the durable write completes
+ * (pdp_intake.c drives it, pdp_intake_steps.c does each step).
+ */
+#ifndef PDP_INTAKE_INT_H
+#define PDP_INTAKE_INT_H
+
+#include "pdp_int.h"
+
+/* The agent's body after validation; pointers borrowed from the body. */
+struct intake_body {
+    const char *action, *resource, *idem;
+    json_t *params, *context; /* context may be NULL */
+};
+
+struct intake_op {
+    json_t *binding; /* the full binding (version … expires_at) */
+    struct ig_buf canon; /* its canonical bytes */
+    char intent_hash[IG_HASH_STRLEN + 1];
+    char intent_id[IG_UUID_STRLEN + 1];
+    char decision_id[IG_UUID_STRLEN + 1];
+    char jti[IG_UUID_STRLEN + 1];
+    char approval_id[IG_UUID_STRLEN + 1];
+    char created[IG_TIME_STRLEN + 1], expires[IG_TIME_STRLEN + 1];
+    char grant_expires[IG_TIME_STRLEN + 1];
+    char approval_expires[IG_TIME_STRLEN + 1];
+    char revision[IG_HASH_STRLEN + 1];
+    char idem[256];
+    int64_t now, expires_at, grant_expires_at, approval_expires_at;
+
+    struct pol_decision decision; /* after NO_EXECUTOR adjustment */
+    enum pol_verdict verdict;
+    const struct pdp_principal *executor; /* ALLOW: the grant's audience */
+    struct ig_buf grant;
+
+    json_t *response; /* the 201 body */
+    char *response_text, *reasons_text, *requirements_text;
+    json_t *events[2];
+    size_t nevents;
+
+    struct pdp_intent_rec rec;
+    char *replay; /* idempotent twin's answer, from the store */
+};
+
+/* Each returns 0, or -1 after replying with an error. */
+int intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in);
+int intake_bind(struct pdp_req *r, struct intake_op *op,
+                const struct pdp_principal *agent,
+                const struct intake_body *in);
+int intake_decide(struct pdp_req *r, struct intake_op *op);
+int intake_prepare_record(struct pdp_req *r, struct intake_op *op,
+                          const struct pdp_principal *agent,
+                          const struct intake_body *in);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * pdp_intake_steps.c - the steps of POST /v1/intents (see pdp_intake.c):
+ * validate the agent's body, bind it to trusted state, decide, and prepare
+ * the records, the audit events and the answer.
+ */
+#include "pdp_intake_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ig_canon.h"
+#include "ig_grant.h"
+
+#define RESOURCE_MAX_CHARS 500
+#define IDEM_MAX_BYTES 200
+#define APPROVAL_TTL_CAP (7 * 86400)
+
+/* ---- validate ---- */
+
+static int
+valid_action(const char *s)
+{
+    size_t i, n = strlen(s);
+
+    if (n < 1 || n > 120 || s[0] < 'a' || s[0] > 'z')
+        return 0;
+    for (i = 1; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+              strchr("._:-", s[i]) != NULL))
+            return 0;
+    return 1;
+}
+
+/* Code points in valid UTF-8 text of len bytes. */
+static size_t
+utf8_chars(const char *s, size_t len)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < len; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80)
+            n++;
+    return n;
+}
+
+static int
+check_keys(struct pdp_req *r, json_t *body)
+{
+    static const char *const allowed[] = {"action", "resource", "params",
+                                          "context", "idempotency_key"};
+    void *it;
+    size_t i, klen;
+    const char *k;
+
+    for (it = json_object_iter(body); it != NULL;
+         it = json_object_iter_next(body, it)) {
+        k = json_object_iter_key(it);
+        klen = json_object_iter_key_len(it);
+        for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+            if (klen == strlen(allowed[i]) && strcmp(k, allowed[i]) == 0)
+                break;
+        if (i == sizeof(allowed) / sizeof(allowed[0])) {
+            pdp_reply_error(r, 400, "UNKNOWN_FIELD", k,
+                            "unknown field \"%s\": the body may hold only "
+                            "action, resource, params, context and "
+                            "idempotency_key",
+                            k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+missing(struct pdp_req *r, const char *field, const char *what)
+{
+    pdp_reply_error(r, 400, "MISSING_FIELD", field, "%s is required: %s",
+                    field, what);
+    return -1;
+}
+
+static int
+invalid(struct pdp_req *r, const char *field, const char *what)
+{
+    pdp_reply_error(r, 400, "INVALID_FIELD", field, "%s %s", field, what);
+    return -1;
+}
+
+static int
+check_idem(struct pdp_req *r, json_t *v, const char **out)
+{
+    const char *s;
+    size_t i, n;
+
+    *out = NULL;
+    if (v == NULL)
+        return 0;
+    if (!json_is_string(v))
+        return invalid(r, "idempotency_key", "must be a string");
+    s = json_string_value(v);
+    n = json_string_length(v);
+    if (n < 1 || n > IDEM_MAX_BYTES)
+        return invalid(r, "idempotency_key", "must be 1 to 200 characters");
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return invalid(r, "idempotency_key",
+                           "must be printable ASCII without spaces");
+    *out = s;
+    return 0;
+}
+
+int
+intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
+{
+    json_t *v;
+
+    memset(in, 0, sizeof(*in));
+    if (check_keys(r, body) != 0)
+        return -1;
+    v = json_object_get(body, "action");
+    if (v == NULL)
+        return missing(r, "action", "the action to take, e.g. git.push");
+    if (!json_is_string(v) || !valid_action(json_string_value(v)) ||
+        json_string_length(v) != strlen(json_string_value(v)))
+        return invalid(r, "action",
+                       "must match ^[a-z][a-z0-9._:-]{0,119}$");
+    in->action = json_string_value(v);
+    v = json_object_get(body, "resource");
+    if (v == NULL)
+        return missing(r, "resource", "what the action applies to");
+    if (!json_is_string(v) || json_string_length(v) == 0 ||
+        strlen(json_string_value(v)) != json_string_length(v) ||
+        utf8_chars(json_string_value(v), json_string_length(v)) >
+            RESOURCE_MAX_CHARS)
+        return invalid(r, "resource", "must be a string of 1 to 500 "
+                                      "characters, without NUL");
+    in->resource = json_string_value(v);
+    in->params = json_object_get(body, "params");
+    if (in->params == NULL)
+        return missing(r, "params", "an object (may be empty)");
+    if (!json_is_object(in->params))
+        return invalid(r, "params", "must be an object");
+    in->context = json_object_get(body, "context");
+    if (in->context != NULL && !json_is_object(in->context))
+        return invalid(r, "context", "must be an object");
+    return check_idem(r, json_object_get(body, "idempotency_key"), &in->idem);
+}
+
+/* ---- bind ---- */
+
+static int
+internal(struct pdp_req *r, const char *what)
+{
+    pdp_reply_error(r, 500, "INTERNAL", NULL, "%s", what);
+    return -1;
+}
+
+int
+intake_bind(struct pdp_req *r, struct intake_op *op,
+            const struct pdp_principal *agent, const struct intake_body *in)
+{
+    const struct pdp_config *c = r->srv->cfg;
+    json_t *ctx = in->context != NULL ? json_incref(in->context)
+                                      : json_object();
+    struct ig_err err;
+
+    op->now = ig_time_now();
+    op->expires_at = op->now + c->intent_ttl;
+    ig_uuid4(op->intent_id);
+    ig_uuid4(op->decision_id);
+    if (ig_time_format(op->now, op->created) != IG_OK ||
+        ig_time_format(op->expires_at, op->expires) != IG_OK || ctx == NULL)
+        return internal(r, "cannot read the clock");
+    if (in->idem != NULL)
+        (void)snprintf(op->idem, sizeof(op->idem), "%s", in->idem);
+    /* "O" takes a new reference to params; "o" steals ctx. */
+    op->binding = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:o, s:s, s:s}", "version",
+        "intentgate.intent/1", "intent_id", op->intent_id, "principal",
+        agent->id, "tenant", agent->tenant, "action", in->action, "resource",
+        in->resource, "params", in->params, "context", ctx, "created_at",
+        op->created, "expires_at", op->expires);
+    if (op->binding == NULL)
+        return internal(r, "cannot build the intent binding");
+    if (ig_canon_write(op->binding, &op->canon, &err) != IG_OK) {
+        pdp_reply_error(r, 400, "INVALID_JSON", NULL,
+                        "the intent has no canonical form: %s", err.msg);
+        return -1;
+    }
+    ig_hash_bytes(op->canon.data, op->canon.len, op->intent_hash);
+    return 0;
+}
+
+/* ---- decide ---- */
+
+static void
+block_with(struct pol_decision *d, const char *reason, const char *msg)
+{
+    memset(d, 0, sizeof(*d));
+    d->verdict = POL_BLOCK;
+    d->nreasons = 1;
+    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
+    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
+}
+
+static int
+sign_grant(struct pdp_req *r, struct intake_op *op)
+{
+    const struct pdp_config *c = r->srv->cfg;
+    struct ig_grant_claims cl;
+    struct ig_err err;
+
+    ig_uuid4(op->jti);
+    op->grant_expires_at = op->now + c->grant_ttl;
+    if (op->grant_expires_at > op->expires_at)
+        op->grant_expires_at = op->expires_at;
+    if (ig_time_format(op->grant_expires_at, op->grant_expires) != IG_OK)
+        return internal(r, "cannot read the clock");
+    memset(&cl, 0, sizeof(cl));
+    cl.iss = c->issuer;
+    cl.aud = op->executor->id;
+    cl.sub = json_string_value(json_object_get(op->binding, "principal"));
+    cl.jti = op->jti;
+    cl.intent_id = op->intent_id;
+    cl.intent_hash = op->intent_hash;
+    cl.action = json_string_value(json_object_get(op->binding, "action"));
+    cl.resource = json_string_value(json_object_get(op->binding, "resource"));
+    cl.decision_id = op->decision_id;
+    cl.policy_revision = op->revision;
+    cl.iat = cl.nbf = op->now;
+    cl.exp = op->grant_expires_at;
+    if (ig_grant_sign(r->srv->key, &cl, &op->grant, &err) != IG_OK) {
+        pdp_log("error", "grant.sign_failed",
+                json_pack("{s:s, s:s}", "intent_id", op->intent_id, "error",
+                          err.msg));
+        return internal(r, "cannot sign the grant");
+    }
+    return 0;
+}
+
+int
+intake_decide(struct pdp_req *r, struct intake_op *op)
+{
+    struct pol_decision *d = &op->decision;
+    char msg[POL_MESSAGE_MAX];
+    int64_t ttl;
+    const char *action;
+
+    pdp_policies_eval(r->srv, op->binding, d, op->revision);
+    action = json_string_value(json_object_get(op->binding, "action"));
+    if (d->verdict == POL_ALLOW) {
+        op->executor = pdp_config_executor_for(r->srv->cfg, action);
+        if (op->executor == NULL) {
+            (void)snprintf(msg, sizeof(msg),
+                           "policy allowed %s but no configured executor "
+                           "handles it",
+                           action);
+            block_with(d, "NO_EXECUTOR", msg);
+        }
+    }
+    if (d->verdict == POL_BLOCK && d->nreasons == 0)
+        block_with(d, "NO_POLICY_MATCHED", "no policy allowed this intent");
+    op->verdict = d->verdict;
+    if (d->message[0] == '\0')
+        (void)snprintf(d->message, sizeof(d->message), "%s",
+                       d->verdict == POL_ALLOW ? "allowed by policy"
+                                               : "needs human approval");
+    if (op->verdict == POL_ALLOW)
+        return sign_grant(r, op);
+    if (op->verdict == POL_ESCALATE) {
+        ttl = d->ttl_seconds > 0 ? d->ttl_seconds : r->srv->cfg->approval_ttl;
+        if (ttl > APPROVAL_TTL_CAP)
+            ttl = APPROVAL_TTL_CAP;
+        if (d->quorum < 1)
+            d->quorum = 1;
+        ig_uuid4(op->approval_id);
+        op->approval_expires_at = op->now + ttl;
+        if (ig_time_format(op->approval_expires_at, op->approval_expires) !=
+            IG_OK)
+            return internal(r, "cannot read the clock");
+    }
+    return 0;
+}
+
+/* ---- prepare the record ---- */
+
+static json_t *
+reasons_array(const struct pol_decision *d)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a != NULL && i < d->nreasons; i++)
+        /* json_array_append_new steals the string. */
+        if (json_array_append_new(a, json_string(d->reasons[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *
+requirements(const struct pol_decision *d)
+{
+    json_t *g = json_array();
+    size_t i;
+
+    for (i = 0; g != NULL && i < d->ngroups; i++)
+        (void)json_array_append_new(g, json_string(d->groups[i]));
+    /* "o" steals g. */
+    return json_pack("{s:o?, s:i}", "groups", g, "quorum", d->quorum);
+}
+
+/* The 201 body. */
+static json_t *
+build_response(struct intake_op *op, const char *verdict)
+{
+    const struct pol_decision *d = &op->decision;
+    json_t *v;
+
+    /* "O" adds a reference to the binding; "o" steals the reasons. */
+    v = json_pack("{s:s, s:s, s:O, s:s, s:o?, s:s, s:s, s:s}", "intent_id",
+                  op->intent_id, "intent_hash", op->intent_hash, "intent",
+                  op->binding, "decision", verdict, "reasons",
+                  reasons_array(d), "message", d->message, "policy_revision",
+                  op->revision, "decision_id", op->decision_id);
+    if (v == NULL)
+        return NULL;
+    if (op->verdict == POL_ALLOW &&
+        (json_object_set_new(v, "grant", json_string(op->grant.data)) != 0 ||
+         json_object_set_new(v, "grant_expires_at",
+                             json_string(op->grant_expires)) != 0))
+        goto fail;
+    if (op->verdict == POL_ESCALATE &&
+        json_object_set_new(v, "approval",
+                            json_pack("{s:s, s:s}", "id", op->approval_id,
+                                      "expires_at", op->approval_expires)))
+        goto fail;
+    return v;
+fail:
+    json_decref(v);
+    return NULL;
+}
+
+static int
+build_events(struct intake_op *op, const struct pdp_principal *agent,
+             const char *verdict)
+{
+    const struct pol_decision *d = &op->decision;
+    json_t *decided;
+
+    /* "O" adds a reference to the binding. */
+    op->events[0] = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:O}", "type", "intent.received",
+        "time", op->created, "intent_id", op->intent_id, "principal",
+        agent->id, "tenant", agent->tenant, "intent_hash", op->intent_hash,
+        "intent", op->binding);
+    /* "o" steals the reasons. */
+    decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s}", "type",
+                        "intent.decided", "time", op->created, "intent_id",
+                        op->intent_id, "decision_id", op->decision_id,
+                        "decision", verdict, "reasons", reasons_array(d),
+                        "message", d->message, "policy_revision",
+                        op->revision);
+    op->events[1] = decided;
+    op->nevents = 2;
+    if (op->events[0] == NULL || decided == NULL)
+        return -1;
+    if (op->verdict == POL_ALLOW)
+        return json_object_set_new(
+            decided, "grant",
+            json_pack("{s:s, s:s, s:s}", "jti", op->jti, "audience",
+                      op->executor->id, "expires_at", op->grant_expires));
+    if (op->verdict == POL_ESCALATE)
+        /* "o" steals the requirements. */
+        return json_object_set_new(
+            decided, "approval",
+            json_pack("{s:s, s:o?, s:s}", "approval_id", op->approval_id,
+                      "requirements", requirements(d), "expires_at",
+                      op->approval_expires));
+    return 0;
+}
+
+static int
+fill_texts(struct intake_op *op)
+{
+    json_t *reasons = reasons_array(&op->decision), *req = NULL;
+
+    op->reasons_text = reasons != NULL ? json_dumps(reasons, JSON_COMPACT)
+                                       : NULL;
+    json_decref(reasons);
+    if (op->verdict == POL_ESCALATE) {
+        req = requirements(&op->decision);
+        op->requirements_text =
+            req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+        json_decref(req);
+        if (op->requirements_text == NULL)
+            return -1;
+    }
+    op->response_text = json_dumps(op->response, JSON_COMPACT);
+    return op->reasons_text != NULL && op->response_text != NULL ? 0 : -1;
+}
+
+int
+intake_prepare_record(struct pdp_req *r, struct intake_op *op,
+                      const struct pdp_principal *agent,
+                      const struct intake_body *in)
+{
+    const char *verdict = pol_verdict_name(op->verdict);
+    struct pdp_intent_rec *rec = &op->rec;
+
+    op->response = build_response(op, verdict);
+    if (op->response == NULL || build_events(op, agent, verdict) != 0 ||
+        fill_texts(op) != 0)
+        return internal(r, "out of memory");
+    memset(rec, 0, sizeof(*rec));
+    rec->intent_id = op->intent_id;
+    rec->principal = agent->id;
+    rec->tenant = agent->tenant;
+    rec->action = json_string_value(json_object_get(op->binding, "action"));
+    rec->resource =
+        json_string_value(json_object_get(op->binding, "resource"));
+    rec->intent_hash = op->intent_hash;
+    rec->binding = op->canon.data;
+    rec->idempotency_key = in->idem != NULL ? op->idem : NULL;
+    rec->created_at = op->now;
+    rec->expires_at = op->expires_at;
+    rec->decision_id = op->decision_id;
+    rec->decision = verdict;
+    rec->reasons = op->reasons_text;
+    rec->message = op->decision.message;
+    rec->policy_revision = op->revision;
+    if (op->verdict == POL_ALLOW) {
+        rec->grant_jti = op->jti;
+        rec->grant_aud = op->executor->id;
+        rec->grant_expires_at = op->grant_expires_at;
+    } else if (op->verdict == POL_ESCALATE) {
+        rec->approval_id = op->approval_id;
+        rec->approval_requirements = op->requirements_text;
+        rec->approval_expires_at = op->approval_expires_at;
+    }
+    rec->response = op->response_text;
+    rec->events = op->events;
+    rec->nevents = op->nevents;
+    return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * pdp_metrics.c - Prometheus text exposition of the PDP's metrics.
+ *
+ * Histograms use fixed bucket bounds (50 µs to 5 s), cumulative at render
+ * time as the format requires. Rejections are counted per error code from
+ * a fixed list, so the label set is bounded whatever clients send.
+ */
+#include "pdp_metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const double bounds[PDP_HIST_BUCKETS] = {
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+    0.01,    0.025,  0.05,    0.1,    0.25,  1.0,    5.0};
+
+static const char *const reject_codes[PDP_REJECT_CODES] = {
+    "UNAUTHENTICATED",  "FORBIDDEN",         "NOT_FOUND",
+    "METHOD_NOT_ALLOWED", "UNSUPPORTED_MEDIA_TYPE", "BODY_TOO_LARGE",
+    "INVALID_JSON",     "JSON_LIMIT_EXCEEDED", "UNKNOWN_FIELD",
+    "MISSING_FIELD",    "INVALID_FIELD",     "GRANT_INVALID",
+    "GRANT_EXPIRED",    "GRANT_ALREADY_REDEEMED", "OUTCOME_ALREADY_RECORDED",
+    "NOT_REDEEMED",     "STORE_UNAVAILABLE", "INTERNAL",
+    "SHUTTING_DOWN",    "INVALID_QUERY",     "OTHER"};
+
+void
+pdp_hist_observe(struct pdp_hist *h, double seconds)
+{
+    size_t i = 0;
+
+    while (i < PDP_HIST_BUCKETS && seconds > bounds[i])
+        i++;
+    atomic_fetch_add(&h->bucket[i], 1);
+    atomic_fetch_add(&h->count, 1);
+    atomic_fetch_add(&h->sum_ns, (uint_fast64_t)(seconds * 1e9));
+}
+
+void
+pdp_metrics_reject(struct pdp_metrics *m, const char *code)
+{
+    size_t i;
+
+    for (i = 0; i < PDP_REJECT_CODES && reject_codes[i] != NULL; i++)
+        if (strcmp(code, reject_codes[i]) == 0)
+            break;
+    if (i >= PDP_REJECT_CODES || reject_codes[i] == NULL) {
+        for (i = 0; reject_codes[i] != NULL; i++)
+            if (strcmp(reject_codes[i], "OTHER") == 0)
+                break;
+    }
+    atomic_fetch_add(&m->rejected[i], 1);
+}
+
+static enum ig_status addf(struct ig_buf *b, const char *fmt, ...)
+    IG_PRINTF(2, 3);
+
+static enum ig_status
+addf(struct ig_buf *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return IG_ERR_LIMIT;
+    return ig_buf_add(b, line, (size_t)n);
+}
+
+static enum ig_status
+render_hist(struct ig_buf *b, const char *name, const char *help,
+            struct pdp_hist *h)
+{
+    uint_fast64_t cum = 0;
+    enum ig_status st;
+    size_t i;
+
+    st = addf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (i = 0; st == IG_OK && i < PDP_HIST_BUCKETS; i++) {
+        cum += atomic_load(&h->bucket[i]);
+        st = addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
+                  (unsigned long long)cum);
+    }
+    cum += atomic_load(&h->bucket[PDP_HIST_BUCKETS]);
+    if (st == IG_OK)
+        st = addf(b,
+                  "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n",
+                  name, (unsigned long long)cum, name,
+                  (double)atomic_load(&h->sum_ns) / 1e9, name,
+                  (unsigned long long)atomic_load(&h->count));
+    return st;
+}
+
+static enum ig_status
+render_counter(struct ig_buf *b, const char *name, const char *help,
+               atomic_uint_fast64_t *v)
+{
+    return addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help,
+                name, name, (unsigned long long)atomic_load(v));
+}
+
+enum ig_status
+pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
+{
+    static const char *const verdicts[3] = {"BLOCK", "ALLOW", "ESCALATE"};
+    enum ig_status st;
+    size_t i;
+
+    st = addf(out, "# HELP intentgate_decisions_total Decisions made, by "
+                   "result.\n# TYPE intentgate_decisions_total counter\n");
+    for (i = 0; st == IG_OK && i < 3; i++)
+        st = addf(out, "intentgate_decisions_total{decision=\"%s\"} %llu\n",
+                  verdicts[i],
+                  (unsigned long long)atomic_load(&m->decisions[i]));
+    if (st == IG_OK)
+        st = addf(out, "# HELP intentgate_requests_rejected_total Requests "
+                       "refused with an error, by code.\n# TYPE "
+                       "intentgate_requests_rejected_total counter\n");
+    for (i = 0; st == IG_OK && reject_codes[i] != NULL; i++)
+        st = addf(out, "intentgate_requests_rejected_total{code=\"%s\"} %llu\n",
+                  reject_codes[i],
+                  (unsigned long long)atomic_load(&m->rejected[i]));
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_policy_errors_total",
+                            "Evaluations that failed with POLICY_ERROR.",
+                            &m->policy_errors);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_policy_limit_hits_total",
+                            "Evaluations stopped by a sandbox limit.",
+                            &m->policy_limits);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_policy_reloads_total",
+                            "Policy bundles swapped in by a reload.",
+                            &m->reloads_ok);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_policy_reloads_refused_total",
+                            "Reloads refused (load or tests failed).",
+                            &m->reloads_refused);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_grants_redeemed_total",
+                            "Grants consumed by an executor.", &m->redeemed);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_idempotent_replays_total",
+                            "Intents answered from an earlier submission.",
+                            &m->idempotent_replays);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_store_commit_writes_total",
+                            "Writes made durable by group commits.",
+                            &m->commit_writes);
+    if (st == IG_OK)
+        st = render_hist(out, "intentgate_decision_seconds",
+                         "Intent request latency, body read to response.",
+                         &m->decision_seconds);
+    if (st == IG_OK)
+        st = render_hist(out, "intentgate_policy_eval_seconds",
+                         "Policy evaluation alone.", &m->policy_seconds);
+    if (st == IG_OK)
+        st = render_hist(out, "intentgate_store_commit_seconds",
+                         "One group commit, begin to durable.",
+                         &m->commit_seconds);
+    return st;
+}

@@ -1,0 +1,46 @@
+/*
+ * pdp_metrics.h - the PDP's counters and histograms, rendered in the
+ * Prometheus text exposition format on GET /metrics. Updates are lock-free
+ * atomics, safe from any thread.
+ */
+#ifndef PDP_METRICS_H
+#define PDP_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ig_buf.h"
+#include "ig_error.h"
+
+#define PDP_HIST_BUCKETS 14
+
+struct pdp_hist {
+    atomic_uint_fast64_t bucket[PDP_HIST_BUCKETS + 1]; /* last: +Inf */
+    atomic_uint_fast64_t count;
+    atomic_uint_fast64_t sum_ns;
+};
+
+/* Rejection codes counted by /metrics; pdp_metrics_reject() maps a code. */
+#define PDP_REJECT_CODES 24
+
+struct pdp_metrics {
+    atomic_uint_fast64_t decisions[3]; /* by enum pol_verdict */
+    atomic_uint_fast64_t policy_errors, policy_limits;
+    atomic_uint_fast64_t reloads_ok, reloads_refused;
+    atomic_uint_fast64_t redeemed, idempotent_replays;
+    atomic_uint_fast64_t rejected[PDP_REJECT_CODES];
+    struct pdp_hist decision_seconds; /* request in → response queued */
+    struct pdp_hist policy_seconds;   /* policy evaluation alone */
+    struct pdp_hist commit_seconds;   /* one group commit */
+    atomic_uint_fast64_t commit_writes; /* writes covered by commits */
+};
+
+void pdp_hist_observe(struct pdp_hist *h, double seconds);
+void pdp_metrics_reject(struct pdp_metrics *m, const char *code);
+
+/* Append the exposition text to out. */
+enum ig_status pdp_metrics_render(struct pdp_metrics *m,
+                                  struct ig_buf *out) IG_WUR;
+
+#endif

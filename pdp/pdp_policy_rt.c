@@ -1,0 +1,159 @@
+/*
+ * pdp_policy_rt.c - policies at run time: the current bundle, one
+ * long-lived evaluating engine per server thread, and reload.
+ *
+ * The server holds one reference to the current bundle, swapped under a
+ * mutex by a reload. Each thread that evaluates keeps its own pol_engine
+ * (a Lua state with the compiled bundle) in thread-specific storage; before
+ * evaluating it compares its engine's bundle with the current one and
+ * rebuilds only when a reload changed it. So a request never builds a Lua
+ * state, and a reload costs each thread one rebuild.
+ */
+#include "pdp_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int64_t
+count_hit(void *ctx, const char *key, int64_t window_seconds)
+{
+    struct pdp_server *s = ctx;
+
+    return pdp_store_count(s->store, key, window_seconds, ig_time_now());
+}
+
+static void
+engine_destroy(void *p)
+{
+    pol_engine_free(p);
+}
+
+/* Load dir and run its tests; a new bundle only when both pass. */
+static enum ig_status
+load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
+{
+    struct pol_bundle *b = NULL;
+    FILE *sink;
+    int failed;
+
+    if (pol_bundle_load(s->cfg->policy_dir, s->cfg->policy_settings, &b,
+                        err) != IG_OK)
+        return IG_ERR_INVALID;
+    sink = fopen("/dev/null", "w");
+    failed = pol_bundle_test(b, sink != NULL ? sink : stderr, err);
+    if (sink != NULL)
+        (void)fclose(sink);
+    if (failed != 0) {
+        if (failed > 0)
+            (void)ig_err_set(err, IG_ERR_INVALID,
+                             "%d policy test case(s) fail in %s (run "
+                             "`intentgate policy test %s`)",
+                             failed, s->cfg->policy_dir, s->cfg->policy_dir);
+        pol_bundle_unref(b);
+        return IG_ERR_INVALID;
+    }
+    *out = b;
+    return IG_OK;
+}
+
+enum ig_status
+pdp_policies_init(struct pdp_server *s, struct ig_err *err)
+{
+    if (pthread_mutex_init(&s->pol_mu, NULL) != 0 ||
+        pthread_key_create(&s->engine_key, engine_destroy) != 0)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot set up policy threads");
+    return load_tested(s, &s->bundle, err);
+}
+
+void
+pdp_policies_release(struct pdp_server *s)
+{
+    pol_bundle_unref(s->bundle);
+    s->bundle = NULL;
+}
+
+enum ig_status
+pdp_server_reload_policies(struct pdp_server *s, struct ig_err *err)
+{
+    struct pol_bundle *b = NULL, *old;
+
+    if (load_tested(s, &b, err) != IG_OK) {
+        atomic_fetch_add(&s->metrics.reloads_refused, 1);
+        pdp_log("error", "policy.reload_refused",
+                json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
+                          "kept_revision", pol_bundle_revision(s->bundle),
+                          "reason", err != NULL ? err->msg : "unknown"));
+        return IG_ERR_INVALID;
+    }
+    pthread_mutex_lock(&s->pol_mu);
+    old = s->bundle;
+    s->bundle = b;
+    pthread_mutex_unlock(&s->pol_mu);
+    atomic_fetch_add(&s->metrics.reloads_ok, 1);
+    pdp_log("info", "policy.reloaded",
+            json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
+                      "old_revision", pol_bundle_revision(old),
+                      "revision", pol_bundle_revision(b)));
+    pol_bundle_unref(old);
+    return IG_OK;
+}
+
+/* This thread's engine for the current bundle, built when needed. */
+static struct pol_engine *
+thread_engine(struct pdp_server *s, struct ig_err *err)
+{
+    struct pol_engine *e = pthread_getspecific(s->engine_key);
+    struct pol_bundle *cur;
+
+    pthread_mutex_lock(&s->pol_mu);
+    cur = s->bundle;
+    if (e != NULL && pol_engine_bundle(e) == cur) {
+        pthread_mutex_unlock(&s->pol_mu);
+        return e;
+    }
+    pol_bundle_ref(cur);
+    pthread_mutex_unlock(&s->pol_mu);
+    pol_engine_free(e);
+    (void)pthread_setspecific(s->engine_key, NULL);
+    e = NULL;
+    if (pol_engine_new(cur, NULL, count_hit, s, &e, err) == IG_OK)
+        (void)pthread_setspecific(s->engine_key, e);
+    pol_bundle_unref(cur);
+    return e;
+}
+
+void
+pdp_policies_eval(struct pdp_server *s, const json_t *intent,
+                  struct pol_decision *out, char revision[IG_HASH_STRLEN + 1])
+{
+    struct ig_err err;
+    struct pol_engine *e;
+    double t0 = pdp_mono_seconds();
+    const char *rev;
+
+    memset(out, 0, sizeof(*out)); /* BLOCK */
+    ig_err_clear(&err);
+    e = thread_engine(s, &err);
+    if (e == NULL) {
+        out->nreasons = 1;
+        (void)snprintf(out->reasons[0], POL_REASON_MAX, "POLICY_ERROR");
+        (void)snprintf(out->message, POL_MESSAGE_MAX,
+                       "policy engine unavailable: %.200s", err.msg);
+        atomic_fetch_add(&s->metrics.policy_errors, 1);
+        pthread_mutex_lock(&s->pol_mu);
+        rev = pol_bundle_revision(s->bundle);
+        (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s", rev);
+        pthread_mutex_unlock(&s->pol_mu);
+        return;
+    }
+    pol_engine_eval(e, intent, out);
+    pdp_hist_observe(&s->metrics.policy_seconds, pdp_mono_seconds() - t0);
+    (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s",
+                   pol_bundle_revision(pol_engine_bundle(e)));
+    if (out->verdict == POL_BLOCK && out->nreasons > 0) {
+        if (strcmp(out->reasons[0], "POLICY_ERROR") == 0)
+            atomic_fetch_add(&s->metrics.policy_errors, 1);
+        else if (strcmp(out->reasons[0], "POLICY_LIMIT") == 0)
+            atomic_fetch_add(&s->metrics.policy_limits, 1);
+    }
+}

@@ -1,0 +1,224 @@
+/*
+ * pdp_query.c - GET /v1/intents/{id}[?wait=N]: an intent's binding, its
+ * decision history and its state, for the agent that submitted it, any
+ * executor, or an admin.
+ *
+ * The state is derived from what is recorded and the clock:
+ *   BLOCKED, PENDING_APPROVAL, ALLOWED (grant issued, not yet redeemed),
+ *   EXPIRED (approval or grant ran out), REDEEMED (awaiting the outcome),
+ *   then the outcome itself (COMPLETED, FAILED_BEFORE_DISPATCH,
+ *   UNKNOWN_AFTER_DISPATCH, DEFINITELY_NOT_EXECUTED).
+ * With wait=N (1..60) and a state that can still change, the request is
+ * parked (pdp_wait.c) until a commit touches the intent, the state's own
+ * expiry passes, or N seconds pass; then it answers with the state then.
+ */
+#include "pdp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MAX 60
+
+struct query_op {
+    char id[IG_UUID_STRLEN + 1];
+    const struct pdp_principal *who;
+};
+
+static int64_t
+int_at(const json_t *obj, const char *k1, const char *k2)
+{
+    json_t *v = json_object_get(obj, k1);
+
+    if (k2 != NULL)
+        v = json_object_get(v, k2);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+const char *
+pdp_intent_state(const json_t *rec, int64_t now)
+{
+    json_t *ds = json_object_get(rec, "decisions"), *o;
+    const char *last;
+
+    o = json_object_get(json_object_get(rec, "outcome"), "outcome");
+    if (json_is_string(o))
+        return json_string_value(o);
+    if (json_object_get(rec, "redemption") != NULL)
+        return "REDEEMED";
+    last = json_string_value(json_object_get(
+        json_array_get(ds, json_array_size(ds) - 1), "decision"));
+    if (last == NULL || strcmp(last, "BLOCK") == 0)
+        return "BLOCKED";
+    if (strcmp(last, "ESCALATE") == 0)
+        return int_at(rec, "approval", "expires_at") <= now
+                   ? "EXPIRED"
+                   : "PENDING_APPROVAL";
+    return int_at(rec, "grant", "expires_at") <= now ? "EXPIRED" : "ALLOWED";
+}
+
+int
+pdp_state_is_open(const char *state)
+{
+    return strcmp(state, "PENDING_APPROVAL") == 0 ||
+           strcmp(state, "ALLOWED") == 0 || strcmp(state, "REDEEMED") == 0;
+}
+
+/* When the state will change by itself (an expiry), in wall seconds. */
+static int64_t
+state_deadline(const json_t *rec, const char *state)
+{
+    if (strcmp(state, "PENDING_APPROVAL") == 0)
+        return int_at(rec, "approval", "expires_at");
+    if (strcmp(state, "ALLOWED") == 0)
+        return int_at(rec, "grant", "expires_at");
+    return 0;
+}
+
+/* Replace integer times (seconds) in obj by RFC 3339 strings. */
+static void
+times_to_text(json_t *obj)
+{
+    static const char *const keys[] = {"created_at",  "expires_at",
+                                       "issued_at",   "decided_at",
+                                       "redeemed_at", "reported_at"};
+    char when[IG_TIME_STRLEN + 1];
+    json_t *v;
+    size_t i;
+
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        v = json_object_get(obj, keys[i]);
+        if (json_is_integer(v) &&
+            ig_time_format((int64_t)json_integer_value(v), when) == IG_OK)
+            (void)json_object_set_new(obj, keys[i], json_string(when));
+    }
+}
+
+static json_t *
+view(json_t *rec, int64_t now)
+{
+    static const char *const parts[] = {"grant", "redemption", "outcome",
+                                        "approval"};
+    json_t *ds = json_object_get(rec, "decisions"), *d;
+    size_t i;
+
+    (void)json_object_set_new(rec, "state",
+                              json_string(pdp_intent_state(rec, now)));
+    /* The binding is the intent as hashed; call it that. */
+    (void)json_object_set(rec, "intent", json_object_get(rec, "binding"));
+    (void)json_object_del(rec, "binding");
+    times_to_text(rec);
+    json_array_foreach(ds, i, d) times_to_text(d);
+    for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        times_to_text(json_object_get(rec, parts[i]));
+    return rec;
+}
+
+/* Read and check visibility; replies 404/503 and returns NULL on failure. */
+static json_t *
+read_visible(struct pdp_req *r, const struct query_op *q)
+{
+    json_t *rec = NULL;
+    enum ig_status st = pdp_store_get_intent(r->srv->store, q->id, &rec);
+    const char *owner;
+
+    if (st == IG_OK && q->who->role == PDP_ROLE_AGENT) {
+        owner = json_string_value(json_object_get(rec, "principal"));
+        if (owner == NULL || strcmp(owner, q->who->id) != 0)
+            st = IG_ERR_NOTFOUND; /* another agent's: do not confirm it */
+    }
+    if (st == IG_OK)
+        return rec;
+    json_decref(rec);
+    if (st == IG_ERR_NOTFOUND)
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", q->id);
+    else
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "cannot read the store; try again");
+    return NULL;
+}
+
+static void
+answer(struct pdp_req *r)
+{
+    json_t *rec = read_visible(r, r->op);
+
+    if (rec != NULL)
+        pdp_reply_json(r, 200, view(rec, ig_time_now()));
+}
+
+static int
+parse_wait(struct pdp_req *r, int *out)
+{
+    const char *w = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+                                                "wait");
+    char *end;
+    long n;
+
+    *out = 0;
+    if (w == NULL)
+        return 0;
+    n = strtol(w, &end, 10);
+    if (end == w || *end != '\0' || n < 0 || n > WAIT_MAX) {
+        pdp_reply_error(r, 400, "INVALID_QUERY", "wait",
+                        "wait must be a whole number of seconds, 0 to %d",
+                        WAIT_MAX);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+void
+pdp_get_intent(struct pdp_req *r, const char *id)
+{
+    const struct pdp_principal *who;
+    struct query_op *q;
+    json_t *rec;
+    const char *state;
+    double mono;
+    int64_t now, until;
+    int wait;
+
+    who = pdp_req_auth(r, (1u << PDP_ROLE_AGENT) | (1u << PDP_ROLE_EXECUTOR) |
+                              (1u << PDP_ROLE_ADMIN));
+    if (who == NULL || parse_wait(r, &wait) != 0)
+        return;
+    if (strlen(id) != IG_UUID_STRLEN) {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", id);
+        return;
+    }
+    q = calloc(1, sizeof(*q));
+    if (q == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        return;
+    }
+    memcpy(q->id, id, IG_UUID_STRLEN + 1);
+    q->who = who;
+    r->op = q;
+    r->op_free = free;
+    mono = pdp_mono_seconds();
+    if (wait > 0 && atomic_load(&r->srv->stopping))
+        wait = 0;
+    if (wait > 0 && pdp_waiters_add(r->srv->waiters, r, id, mono + wait) != 0)
+        wait = 0;
+    rec = read_visible(r, q);
+    if (rec == NULL)
+        return;
+    now = ig_time_now();
+    state = pdp_intent_state(rec, now);
+    if (wait > 0 && pdp_state_is_open(state)) {
+        until = state_deadline(rec, state);
+        r->on_resume = answer;
+        if (pdp_waiters_park(r->srv->waiters, r,
+                             until > 0 && until - now < wait
+                                 ? mono + (double)(until - now) + 0.05
+                                 : mono + wait) == 0) {
+            json_decref(rec);
+            return;
+        }
+        json_decref(rec);
+        answer(r); /* changed while we read: answer now */
+        return;
+    }
+    pdp_reply_json(r, 200, view(rec, now));
+}

@@ -1,0 +1,361 @@
+/*
+ * pdp_redeem.c - the executor's side of the PDP: POST /v1/grants/redeem
+ * consumes a grant exactly once; POST /v1/executions/{id}/outcome records
+ * what happened after.
+ *
+ * Redeem checks, in order: executor token; body {"grant","intent_id"}; the
+ * intent exists; the grant verifies against the PDP's keys with the
+ * RECORDED intent hash as implicit assertion and this executor as audience
+ * and is not expired; its intent_id claim names this intent. Then the
+ * single writer inserts the redemption: the first insert wins, every later
+ * one (concurrent or after a restart) gets 409.
+ */
+#include "pdp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_grant.h"
+#include "ig_limits.h"
+
+struct redeem_op {
+    json_t *intent, *claims, *events[1];
+    char intent_id[IG_UUID_STRLEN + 1];
+    char jti[IG_UUID_STRLEN + 1];
+    char outcome[32];
+    char *detail_text;
+    struct pdp_redeem_rec rec;
+    struct pdp_outcome_rec orec;
+};
+
+static void
+op_free(void *p)
+{
+    struct redeem_op *op = p;
+
+    if (op == NULL)
+        return;
+    json_decref(op->intent);
+    json_decref(op->claims);
+    json_decref(op->events[0]);
+    free(op->detail_text);
+    free(op);
+}
+
+static void
+on_done(void *ctx, enum ig_status st)
+{
+    struct pdp_req *r = ctx;
+
+    r->op_status = st;
+    pdp_req_resume(r);
+}
+
+static void
+write_async(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
+            int redeem)
+{
+    struct redeem_op *op = r->op;
+    enum ig_status st;
+
+    atomic_fetch_add(&r->srv->inflight, 1);
+    pdp_req_suspend(r, on_resume);
+    st = redeem ? pdp_store_redeem_async(r->srv->store, &op->rec, on_done, r)
+                : pdp_store_put_outcome_async(r->srv->store, &op->orec,
+                                              on_done, r);
+    if (st != IG_OK) {
+        r->op_status = st;
+        pdp_req_resume(r);
+    }
+}
+
+/* Exactly the keys in want (NULL-terminated) may appear. */
+static int
+only_keys(struct pdp_req *r, json_t *body, const char *const *want)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+
+    json_object_foreach(body, k, v)
+    {
+        for (i = 0; want[i] != NULL; i++)
+            if (strcmp(k, want[i]) == 0)
+                break;
+        if (want[i] == NULL) {
+            pdp_reply_error(r, 400, "UNKNOWN_FIELD", k, "unknown field \"%s\"",
+                            k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *
+string_field(struct pdp_req *r, json_t *body, const char *key, size_t max)
+{
+    json_t *v = json_object_get(body, key);
+
+    if (v == NULL) {
+        pdp_reply_error(r, 400, "MISSING_FIELD", key, "%s is required", key);
+        return NULL;
+    }
+    if (!json_is_string(v) || json_string_length(v) == 0 ||
+        json_string_length(v) > max ||
+        strlen(json_string_value(v)) != json_string_length(v)) {
+        pdp_reply_error(r, 400, "INVALID_FIELD", key,
+                        "%s must be a string of 1 to %zu characters", key,
+                        max);
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* ---- redeem ---- */
+
+static void
+on_redeemed(struct pdp_req *r)
+{
+    struct redeem_op *op = r->op;
+
+    atomic_fetch_sub(&r->srv->inflight, 1);
+    if (r->op_status == IG_OK) {
+        atomic_fetch_add(&r->srv->metrics.redeemed, 1);
+        /* "O" adds references. */
+        pdp_reply_json(r, 200,
+                       json_pack("{s:O, s:O}", "intent", op->intent, "claims",
+                                 op->claims));
+    } else if (r->op_status == IG_ERR_EXISTS) {
+        pdp_reply_error(r, 409, "GRANT_ALREADY_REDEEMED", NULL,
+                        "this grant was already redeemed");
+    } else if (r->op_status == IG_ERR_NOTFOUND) {
+        pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
+                        "no such grant was issued for this intent");
+    } else {
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "the redemption could not be recorded; the grant "
+                        "was not consumed");
+    }
+}
+
+/* Verify the grant against the recorded intent; replies on failure. */
+static int
+check_grant(struct pdp_req *r, struct redeem_op *op, const char *grant,
+            const char *executor, const char *recorded_hash)
+{
+    struct ig_err err;
+    enum ig_status st;
+    const char *cid, *jti;
+
+    ig_err_clear(&err);
+    st = ig_grant_verify(r->srv->keyring, grant, strlen(grant),
+                         recorded_hash, executor, ig_time_now(), &op->claims,
+                         &err);
+    if (st == IG_ERR_EXPIRED) {
+        pdp_reply_error(r, 410, "GRANT_EXPIRED", NULL, "the grant expired");
+        return -1;
+    }
+    if (st != IG_OK) {
+        pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
+                        "the grant does not verify for this intent and "
+                        "executor: %s",
+                        err.msg);
+        return -1;
+    }
+    cid = json_string_value(json_object_get(op->claims, "intent_id"));
+    jti = json_string_value(json_object_get(op->claims, "jti"));
+    if (cid == NULL || strcmp(cid, op->intent_id) != 0 || jti == NULL ||
+        strlen(jti) != IG_UUID_STRLEN) {
+        pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
+                        "the grant was issued for another intent");
+        return -1;
+    }
+    memcpy(op->jti, jti, IG_UUID_STRLEN + 1);
+    return 0;
+}
+
+/* Load the recorded intent named by intent_id into op; replies on
+   failure. */
+static int
+load_intent(struct pdp_req *r, struct redeem_op *op, const char *intent_id,
+            json_t **rec)
+{
+    enum ig_status st;
+
+    if (strlen(intent_id) != IG_UUID_STRLEN) {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", intent_id);
+        return -1;
+    }
+    memcpy(op->intent_id, intent_id, IG_UUID_STRLEN + 1);
+    st = pdp_store_get_intent(r->srv->store, intent_id, rec);
+    if (st == IG_ERR_NOTFOUND) {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", intent_id);
+        return -1;
+    }
+    if (st != IG_OK) {
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "cannot read the store; try again");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+new_op(struct pdp_req *r, struct redeem_op **out)
+{
+    *out = calloc(1, sizeof(**out));
+    if (*out == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        return -1;
+    }
+    r->op = *out;
+    r->op_free = op_free;
+    return 0;
+}
+
+void
+pdp_post_redeem(struct pdp_req *r)
+{
+    static const char *const keys[] = {"grant", "intent_id", NULL};
+    const struct pdp_principal *ex;
+    struct redeem_op *op;
+    json_t *body, *rec = NULL;
+    const char *grant, *intent_id;
+    char now[IG_TIME_STRLEN + 1];
+
+    ex = pdp_req_auth(r, 1u << PDP_ROLE_EXECUTOR);
+    if (ex == NULL || (body = pdp_req_json_object(r)) == NULL)
+        return;
+    if (only_keys(r, body, keys) != 0 ||
+        (grant = string_field(r, body, "grant", IG_TOKEN_MAX_BYTES)) == NULL ||
+        (intent_id = string_field(r, body, "intent_id", 64)) == NULL ||
+        new_op(r, &op) != 0 || load_intent(r, op, intent_id, &rec) != 0 ||
+        check_grant(r, op, grant, ex->id,
+                    json_string_value(json_object_get(rec, "intent_hash"))) !=
+            0)
+        goto out;
+    op->intent = json_incref(json_object_get(rec, "binding"));
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
+    op->events[0] = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
+                              "grant.redeemed", "time", now, "intent_id",
+                              op->intent_id, "jti", op->jti, "executor",
+                              ex->id);
+    if (op->events[0] == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        goto out;
+    }
+    op->rec.jti = op->jti;
+    op->rec.intent_id = op->intent_id;
+    op->rec.executor = ex->id;
+    op->rec.redeemed_at = ig_time_now();
+    op->rec.events = op->events;
+    op->rec.nevents = 1;
+    write_async(r, on_redeemed, 1);
+out:
+    json_decref(rec);
+    json_decref(body);
+}
+
+/* ---- outcome ---- */
+
+static const char *const outcomes[] = {"COMPLETED", "FAILED_BEFORE_DISPATCH",
+                                       "UNKNOWN_AFTER_DISPATCH",
+                                       "DEFINITELY_NOT_EXECUTED", NULL};
+
+static void
+on_outcome(struct pdp_req *r)
+{
+    struct redeem_op *op = r->op;
+
+    atomic_fetch_sub(&r->srv->inflight, 1);
+    if (r->op_status == IG_OK)
+        pdp_reply_json(r, 200,
+                       json_pack("{s:s, s:s}", "intent_id", op->intent_id,
+                                 "outcome", op->outcome));
+    else if (r->op_status == IG_ERR_EXISTS)
+        pdp_reply_error(r, 409, "OUTCOME_ALREADY_RECORDED", NULL,
+                        "an outcome is already recorded for this intent");
+    else if (r->op_status == IG_ERR_NOTFOUND)
+        pdp_reply_error(r, 409, "NOT_REDEEMED", NULL,
+                        "this executor has not redeemed a grant for this "
+                        "intent");
+    else
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "the outcome could not be recorded; try again");
+}
+
+static int
+read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
+{
+    static const char *const keys[] = {"outcome", "detail", NULL};
+    json_t *detail = json_object_get(body, "detail");
+    const char *o;
+    size_t i;
+
+    if (only_keys(r, body, keys) != 0 ||
+        (o = string_field(r, body, "outcome", 31)) == NULL)
+        return -1;
+    for (i = 0; outcomes[i] != NULL && strcmp(o, outcomes[i]) != 0; i++)
+        ;
+    if (outcomes[i] == NULL) {
+        pdp_reply_error(r, 400, "INVALID_FIELD", "outcome",
+                        "outcome must be COMPLETED, FAILED_BEFORE_DISPATCH, "
+                        "UNKNOWN_AFTER_DISPATCH or DEFINITELY_NOT_EXECUTED");
+        return -1;
+    }
+    memcpy(op->outcome, o, strlen(o) + 1);
+    if (detail != NULL && !json_is_object(detail)) {
+        pdp_reply_error(r, 400, "INVALID_FIELD", "detail",
+                        "detail must be an object");
+        return -1;
+    }
+    op->detail_text = detail != NULL ? json_dumps(detail, JSON_COMPACT)
+                                     : strdup("{}");
+    if (op->detail_text == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void
+pdp_post_outcome(struct pdp_req *r, const char *id)
+{
+    const struct pdp_principal *ex;
+    struct redeem_op *op;
+    json_t *body;
+    char now[IG_TIME_STRLEN + 1];
+
+    ex = pdp_req_auth(r, 1u << PDP_ROLE_EXECUTOR);
+    if (ex == NULL || (body = pdp_req_json_object(r)) == NULL)
+        return;
+    if (new_op(r, &op) != 0 || read_outcome(r, body, op) != 0)
+        goto out;
+    if (strlen(id) != IG_UUID_STRLEN) {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", id);
+        goto out;
+    }
+    memcpy(op->intent_id, id, IG_UUID_STRLEN + 1);
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
+    /* "O" adds a reference to detail (or null). */
+    op->events[0] = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:O?}", "type", "execution.outcome",
+        "time", now, "intent_id", op->intent_id, "executor", ex->id,
+        "outcome", op->outcome, "detail", json_object_get(body, "detail"));
+    if (op->events[0] == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        goto out;
+    }
+    op->orec.intent_id = op->intent_id;
+    op->orec.executor = ex->id;
+    op->orec.outcome = op->outcome;
+    op->orec.detail = op->detail_text;
+    op->orec.reported_at = ig_time_now();
+    op->orec.events = op->events;
+    op->orec.nevents = 1;
+    write_async(r, on_outcome, 0);
+out:
+    json_decref(body);
+}

@@ -1,0 +1,150 @@
+/*
+ * pdp_server.c - start and stop the PDP: store, keys, policies, long-poll
+ * registry and the HTTP daemon, in that order; stopped in reverse, with
+ * every suspended connection answered first.
+ */
+#include "pdp_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void
+pdp_log(const char *level, const char *event, json_t *fields)
+{
+    char when[IG_TIME_STRLEN + 1] = "";
+    json_t *line = fields != NULL ? fields : json_object();
+    char *s;
+
+    if (line == NULL)
+        return;
+    if (ig_time_format(ig_time_now(), when) != IG_OK)
+        when[0] = '\0';
+    (void)json_object_set_new(line, "time", json_string(when));
+    (void)json_object_set_new(line, "level", json_string(level));
+    (void)json_object_set_new(line, "event", json_string(event));
+    s = json_dumps(line, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(line);
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&log_mu);
+    (void)fprintf(stderr, "%s\n", s);
+    (void)fflush(stderr);
+    pthread_mutex_unlock(&log_mu);
+    free(s);
+}
+
+static void
+observe_commit(void *ctx, double seconds, size_t writes)
+{
+    struct pdp_metrics *m = ctx;
+
+    pdp_hist_observe(&m->commit_seconds, seconds);
+    atomic_fetch_add(&m->commit_writes, writes);
+}
+
+static enum ig_status
+load_keys(struct pdp_server *s, struct ig_err *err)
+{
+    const struct pdp_config *c = s->cfg;
+    struct ig_public_key pub;
+    size_t i;
+
+    if (ig_crypto_init() != IG_OK)
+        return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize libsodium");
+    if (ig_signing_key_load_file(c->signing_key, &s->key, err) != IG_OK)
+        return IG_ERR_IO;
+    if (ig_keyring_new(&s->keyring) != IG_OK)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    ig_signing_key_public(s->key, &pub);
+    if (ig_keyring_add(s->keyring, &pub) != IG_OK)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    for (i = 0; i < c->npublic_keys; i++) {
+        if (ig_public_key_load_file(c->public_keys[i], &pub, err) != IG_OK)
+            return IG_ERR_IO;
+        if (ig_keyring_find(s->keyring, pub.kid, strlen(pub.kid)) == NULL &&
+            ig_keyring_add(s->keyring, &pub) != IG_OK)
+            return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    return IG_OK;
+}
+
+static void
+server_free(struct pdp_server *s)
+{
+    pdp_store_close(s->store);
+    pdp_waiters_free(s->waiters);
+    pdp_policies_release(s);
+    ig_signing_key_free(s->key);
+    ig_keyring_free(s->keyring);
+    free(s);
+}
+
+enum ig_status
+pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
+                 struct ig_err *err)
+{
+    struct pdp_server *s = calloc(1, sizeof(*s));
+    struct pdp_store_opts so;
+
+    *out = NULL;
+    if (s == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    s->cfg = c;
+    if (pdp_waiters_new(s, &s->waiters) != IG_OK) {
+        free(s);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK)
+        goto fail;
+    memset(&so, 0, sizeof(so));
+    so.path = c->database;
+    so.synchronous_full = c->synchronous_full;
+    so.on_commit = pdp_waiters_notify;
+    so.on_commit_ctx = s->waiters;
+    if (pdp_store_open(&so, &s->store, err) != IG_OK)
+        goto fail;
+    pdp_store_set_observer(s->store, observe_commit, &s->metrics);
+    s->mhd = pdp_http_start(s, err);
+    if (s->mhd == NULL)
+        goto fail;
+    pdp_log("info", "server.started",
+            json_pack("{s:s, s:i, s:s, s:s, s:i}", "listen",
+                      c->listen_host, (int)s->port, "database", c->database,
+                      "policy_revision", pol_bundle_revision(s->bundle),
+                      "threads", c->threads));
+    *out = s;
+    return IG_OK;
+fail:
+    server_free(s);
+    return err != NULL && err->msg[0] != '\0' ? IG_ERR_INVALID : IG_ERR_IO;
+}
+
+unsigned short
+pdp_server_port(const struct pdp_server *s)
+{
+    return s->port;
+}
+
+void
+pdp_server_stop(struct pdp_server *s)
+{
+    int i;
+
+    if (s == NULL)
+        return;
+    atomic_store(&s->stopping, 1);
+    (void)MHD_quiesce_daemon(s->mhd);
+    pdp_waiters_resume_all(s->waiters);
+    /* Let store writes in flight finish and their clients be answered. */
+    for (i = 0; i < 500 && atomic_load(&s->inflight) > 0; i++) {
+        struct timespec ts = {0, 10000000L};
+        (void)nanosleep(&ts, NULL);
+    }
+    MHD_stop_daemon(s->mhd);
+    pdp_log("info", "server.stopped", NULL);
+    server_free(s);
+}

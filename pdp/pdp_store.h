@@ -1,0 +1,184 @@
+/*
+ * pdp_store.h - the PDP's durable record: intents, decisions, grants,
+ * redemptions, outcomes, approvals, quota hits and the append-only audit
+ * events. Kept narrow on purpose: a PostgreSQL backend can implement the
+ * same functions later; the SQLite one (pdp_store_sqlite.c) is the default.
+ *
+ * Writes go through one writer thread with group commit: every write call
+ * blocks until the transaction holding its records is durable
+ * (synchronous=FULL by default) and only then returns, so a caller may
+ * answer its client as soon as the call returns IG_OK. Reads use a pool of
+ * read-only connections and never wait for the writer (WAL).
+ *
+ * Recorded rows are immutable: the schema refuses UPDATE and DELETE on
+ * every table except the quota hits. Every write appends its audit events
+ * (canonical JSON, built by the caller) in the same transaction, in order.
+ *
+ * All functions are thread safe.
+ */
+#ifndef PDP_STORE_H
+#define PDP_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ig_error.h"
+
+struct pdp_store;
+
+struct pdp_store_opts {
+    const char *path; /* SQLite file, created on first open */
+    int synchronous_full; /* 1: synchronous=FULL (default); 0: NORMAL */
+    /* Called on the writer thread after each commit, once per intent id
+       whose state the commit changed. May be NULL. Must not block. */
+    void (*on_commit)(void *ctx, const char *intent_id);
+    void *on_commit_ctx;
+};
+
+/* One submitted intent with its first decision, recorded atomically. */
+struct pdp_intent_rec {
+    const char *intent_id, *principal, *tenant, *action, *resource;
+    const char *intent_hash;
+    const char *binding; /* canonical JSON of the binding */
+    const char *idempotency_key; /* NULL when none */
+    int64_t created_at, expires_at;
+
+    const char *decision_id, *decision; /* "ALLOW" | "ESCALATE" | "BLOCK" */
+    const char *reasons;                /* JSON array text */
+    const char *message, *policy_revision;
+
+    /* ALLOW: the grant issued (jti NULL otherwise). */
+    const char *grant_jti, *grant_aud;
+    int64_t grant_expires_at;
+
+    /* ESCALATE: the approval request (id NULL otherwise). */
+    const char *approval_id;
+    const char *approval_requirements; /* JSON object text */
+    int64_t approval_expires_at;
+
+    const char *response; /* the 201 body, replayed to idempotent retries */
+
+    json_t *const *events; /* audit events, appended in order */
+    size_t nevents;
+};
+
+struct pdp_redeem_rec {
+    const char *jti, *intent_id, *executor;
+    int64_t redeemed_at;
+    json_t *const *events;
+    size_t nevents;
+};
+
+struct pdp_outcome_rec {
+    const char *intent_id, *executor, *outcome;
+    const char *detail; /* JSON object text */
+    int64_t reported_at;
+    json_t *const *events;
+    size_t nevents;
+};
+
+/*
+ * Open (creating and migrating as needed) and start the writer thread.
+ * IG_ERR_IO with err naming the file and SQLite's message.
+ */
+enum ig_status pdp_store_open(const struct pdp_store_opts *opts,
+                              struct pdp_store **out,
+                              struct ig_err *err) IG_WUR;
+
+/* Finish queued writes, stop the writer, close. NULL is fine. */
+void pdp_store_close(struct pdp_store *s);
+
+/*
+ * Asynchronous writes: the _async variants queue the write and return at
+ * once; done(ctx, status) is called later on the writer thread, after the
+ * commit (or its failure), with the status the synchronous call would have
+ * returned. rec, everything it points to, and *replay must stay valid
+ * until then. done must not block. The synchronous calls wrap these.
+ * IG_ERR_IO without a callback when the store is shutting down.
+ */
+typedef void (*pdp_store_done_fn)(void *ctx, enum ig_status st);
+
+/*
+ * Record an intent and its decision. IG_ERR_EXISTS when the same principal
+ * already has an unexpired intent with the same idempotency key: then
+ * *replay receives that intent's original response (malloc'd; caller
+ * frees) and nothing is written. IG_ERR_IO on a store failure.
+ */
+enum ig_status pdp_store_put_intent(struct pdp_store *s,
+                                    const struct pdp_intent_rec *r,
+                                    char **replay) IG_WUR;
+
+enum ig_status pdp_store_put_intent_async(struct pdp_store *s,
+                                          const struct pdp_intent_rec *r,
+                                          char **replay,
+                                          pdp_store_done_fn done,
+                                          void *ctx) IG_WUR;
+
+/*
+ * Read-only check for an unexpired intent by (principal, key) at time now:
+ * IG_OK with *replay (malloc'd) or IG_ERR_NOTFOUND.
+ */
+enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
+                                         const char *principal,
+                                         const char *key, int64_t now,
+                                         char **replay) IG_WUR;
+
+/*
+ * Everything recorded about one intent, as a new JSON object:
+ *   intent_id, principal, tenant, intent_hash, created_at, expires_at
+ *   (seconds), binding (object), decisions (array of {decision_id,
+ *   decision, reasons, message, policy_revision, decided_at}), and when
+ *   present: grant {jti, audience, issued_at, expires_at}, redemption
+ *   {executor, redeemed_at}, outcome {outcome, detail, executor,
+ *   reported_at}, approval {approval_id, requirements, created_at,
+ *   expires_at}.
+ * IG_ERR_NOTFOUND, IG_ERR_IO.
+ */
+enum ig_status pdp_store_get_intent(struct pdp_store *s, const char *intent_id,
+                                    json_t **out) IG_WUR;
+
+/*
+ * Consume a grant: IG_OK for the first redemption of jti, IG_ERR_EXISTS for
+ * every later one (also across restarts), IG_ERR_NOTFOUND when no such
+ * grant was issued for that intent.
+ */
+enum ig_status pdp_store_redeem(struct pdp_store *s,
+                                const struct pdp_redeem_rec *r) IG_WUR;
+enum ig_status pdp_store_redeem_async(struct pdp_store *s,
+                                      const struct pdp_redeem_rec *r,
+                                      pdp_store_done_fn done,
+                                      void *ctx) IG_WUR;
+
+/*
+ * Record the outcome of a redeemed grant: IG_OK once, IG_ERR_EXISTS after,
+ * IG_ERR_NOTFOUND when the intent's grant was not redeemed by this
+ * executor.
+ */
+enum ig_status pdp_store_put_outcome(struct pdp_store *s,
+                                     const struct pdp_outcome_rec *r) IG_WUR;
+enum ig_status pdp_store_put_outcome_async(struct pdp_store *s,
+                                           const struct pdp_outcome_rec *r,
+                                           pdp_store_done_fn done,
+                                           void *ctx) IG_WUR;
+
+/*
+ * Quota counter: record one hit of key at now and return the number of
+ * hits in (now - window, now], this one included; -1 on error. Hits are
+ * kept in memory for speed and persisted (asynchronously) so counts survive
+ * a restart. window_seconds is 1..86400.
+ */
+int64_t pdp_store_count(struct pdp_store *s, const char *key,
+                        int64_t window_seconds, int64_t now);
+
+/* Number of audit events recorded (the next leaf index). */
+enum ig_status pdp_store_audit_size(struct pdp_store *s,
+                                    int64_t *out) IG_WUR;
+
+/* Commit latency observer for /metrics: called after each group commit
+   with the seconds it took and the number of writes it held. */
+typedef void (*pdp_commit_observer)(void *ctx, double seconds, size_t writes);
+void pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn,
+                            void *ctx);
+
+#endif

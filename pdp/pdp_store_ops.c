@@ -1,0 +1,270 @@
+/*
+ * pdp_store_ops.c - the SQL behind each store operation.
+ *
+ * Write operations run on the writer thread inside the group-commit
+ * transaction (each in its own savepoint, see pdp_store_sqlite.c); because
+ * there is exactly one writer, a check followed by an insert is atomic.
+ * Read operations borrow a read connection from the pool.
+ */
+#include "pdp_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_canon.h"
+
+const char *const pdp_wstmt_sql[W_COUNT] = {
+    [W_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
+               "idempotency_key = ?2 AND expires_at > ?3 "
+               "ORDER BY created_at DESC LIMIT 1",
+    [W_INTENT] = "INSERT INTO intents VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                 "?8, ?9, ?10, ?11)",
+    [W_DECISION] = "INSERT INTO decisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [W_GRANT] = "INSERT INTO grants VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [W_APPROVAL] = "INSERT INTO approvals VALUES (?1, ?2, ?3, ?4, ?5)",
+    [W_EVENT] = "INSERT INTO audit_events (event) VALUES (?1)",
+    [W_REDEEMED] = "SELECT 1 FROM redemptions WHERE jti = ?1 OR "
+                   "intent_id = ?2",
+    [W_REDEEM] = "INSERT INTO redemptions SELECT jti, intent_id, ?3, ?4 "
+                 "FROM grants WHERE jti = ?1 AND intent_id = ?2",
+    [W_REDEMPTION_BY] = "SELECT 1 FROM redemptions WHERE intent_id = ?1 AND "
+                        "executor = ?2",
+    [W_OUTCOME_EXISTS] = "SELECT 1 FROM outcomes WHERE intent_id = ?1",
+    [W_OUTCOME] = "INSERT INTO outcomes VALUES (?1, ?2, ?3, ?4, ?5)",
+    [W_HIT] = "INSERT INTO counter_hits VALUES (?1, ?2)",
+};
+
+const char *const pdp_rstmt_sql[R_COUNT] = {
+    [R_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
+               "idempotency_key = ?2 AND expires_at > ?3 "
+               "ORDER BY created_at DESC LIMIT 1",
+    [R_INTENT] = "SELECT intent_id, principal, tenant, intent_hash, binding, "
+                 "created_at, expires_at FROM intents WHERE intent_id = ?1",
+    [R_DECISIONS] = "SELECT decision_id, decision, reasons, message, "
+                    "policy_revision, decided_at FROM decisions "
+                    "WHERE intent_id = ?1 ORDER BY rowid",
+    [R_GRANT] = "SELECT jti, audience, issued_at, expires_at FROM grants "
+                "WHERE intent_id = ?1",
+    [R_REDEMPTION] = "SELECT executor, redeemed_at FROM redemptions "
+                     "WHERE intent_id = ?1",
+    [R_OUTCOME] = "SELECT outcome, detail, executor, reported_at FROM "
+                  "outcomes WHERE intent_id = ?1",
+    [R_APPROVAL] = "SELECT approval_id, requirements, created_at, expires_at "
+                   "FROM approvals WHERE intent_id = ?1",
+    [R_AUDIT_SIZE] = "SELECT count(*) FROM audit_events",
+};
+
+/* ---- helpers ---- */
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s == NULL)
+        (void)sqlite3_bind_null(st, i);
+    else
+        (void)sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Step a write statement to completion and reset it. */
+static enum ig_status
+exec_stmt(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    if (rc == SQLITE_DONE)
+        return IG_OK;
+    if ((rc & 0xff) == SQLITE_CONSTRAINT)
+        return IG_ERR_EXISTS;
+    return IG_ERR_IO;
+}
+
+/* 1 when the query returns a row, 0 when not, -1 on error; resets. */
+static int
+has_row(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+static enum ig_status
+append_events(struct pdp_store *s, json_t *const *ev, size_t n)
+{
+    sqlite3_stmt *st = s->wst[W_EVENT];
+    enum ig_status rc;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        ig_buf_reset(&s->canon);
+        rc = ig_canon_write(ev[i], &s->canon, NULL);
+        if (rc != IG_OK)
+            return rc;
+        (void)sqlite3_bind_text(st, 1, s->canon.data, (int)s->canon.len,
+                                SQLITE_STATIC);
+        rc = exec_stmt(st);
+        if (rc != IG_OK)
+            return rc == IG_ERR_EXISTS ? IG_ERR_IO : rc;
+    }
+    return IG_OK;
+}
+
+/* ---- writer jobs ---- */
+
+static enum ig_status
+idempotent_replay(struct pdp_store *s, const struct pdp_intent_rec *r,
+                  char **replay)
+{
+    sqlite3_stmt *st = s->wst[W_IDEM];
+    enum ig_status rc = IG_OK;
+
+    bind_text(st, 1, r->principal);
+    bind_text(st, 2, r->idempotency_key);
+    (void)sqlite3_bind_int64(st, 3, r->created_at);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW:
+        *replay = strdup((const char *)sqlite3_column_text(st, 0));
+        rc = *replay != NULL ? IG_ERR_EXISTS : IG_ERR_NOMEM;
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = IG_ERR_IO;
+    }
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+static enum ig_status
+insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r)
+{
+    sqlite3_stmt *st = s->wst[W_INTENT];
+    enum ig_status rc;
+
+    bind_text(st, 1, r->intent_id);
+    bind_text(st, 2, r->principal);
+    bind_text(st, 3, r->tenant);
+    bind_text(st, 4, r->action);
+    bind_text(st, 5, r->resource);
+    bind_text(st, 6, r->intent_hash);
+    bind_text(st, 7, r->binding);
+    bind_text(st, 8, r->idempotency_key);
+    (void)sqlite3_bind_int64(st, 9, r->created_at);
+    (void)sqlite3_bind_int64(st, 10, r->expires_at);
+    bind_text(st, 11, r->response);
+    if ((rc = exec_stmt(st)) != IG_OK)
+        return rc;
+    st = s->wst[W_DECISION];
+    bind_text(st, 1, r->decision_id);
+    bind_text(st, 2, r->intent_id);
+    bind_text(st, 3, r->decision);
+    bind_text(st, 4, r->reasons);
+    bind_text(st, 5, r->message);
+    bind_text(st, 6, r->policy_revision);
+    (void)sqlite3_bind_int64(st, 7, r->created_at);
+    return exec_stmt(st);
+}
+
+enum ig_status
+pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
+{
+    const struct pdp_intent_rec *r = j->rec;
+    sqlite3_stmt *st;
+    enum ig_status rc;
+
+    if (r->idempotency_key != NULL) {
+        rc = idempotent_replay(s, r, j->replay);
+        if (rc != IG_OK)
+            return rc;
+    }
+    if ((rc = insert_intent_rows(s, r)) != IG_OK)
+        return rc == IG_ERR_EXISTS ? IG_ERR_IO : rc;
+    if (r->grant_jti != NULL) {
+        st = s->wst[W_GRANT];
+        bind_text(st, 1, r->grant_jti);
+        bind_text(st, 2, r->intent_id);
+        bind_text(st, 3, r->decision_id);
+        bind_text(st, 4, r->grant_aud);
+        (void)sqlite3_bind_int64(st, 5, r->created_at);
+        (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
+        if ((rc = exec_stmt(st)) != IG_OK)
+            return IG_ERR_IO;
+    }
+    if (r->approval_id != NULL) {
+        st = s->wst[W_APPROVAL];
+        bind_text(st, 1, r->approval_id);
+        bind_text(st, 2, r->intent_id);
+        bind_text(st, 3, r->approval_requirements);
+        (void)sqlite3_bind_int64(st, 4, r->created_at);
+        (void)sqlite3_bind_int64(st, 5, r->approval_expires_at);
+        if ((rc = exec_stmt(st)) != IG_OK)
+            return IG_ERR_IO;
+    }
+    return append_events(s, r->events, r->nevents);
+}
+
+enum ig_status
+pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
+{
+    const struct pdp_redeem_rec *r = j->rec;
+    sqlite3_stmt *st = s->wst[W_REDEEMED];
+    int n;
+
+    bind_text(st, 1, r->jti);
+    bind_text(st, 2, r->intent_id);
+    n = has_row(st);
+    if (n != 0)
+        return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
+    st = s->wst[W_REDEEM];
+    bind_text(st, 1, r->jti);
+    bind_text(st, 2, r->intent_id);
+    bind_text(st, 3, r->executor);
+    (void)sqlite3_bind_int64(st, 4, r->redeemed_at);
+    if (exec_stmt(st) != IG_OK)
+        return IG_ERR_IO;
+    if (sqlite3_changes(s->wdb) != 1)
+        return IG_ERR_NOTFOUND;
+    return append_events(s, r->events, r->nevents);
+}
+
+enum ig_status
+pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
+{
+    const struct pdp_outcome_rec *r = j->rec;
+    sqlite3_stmt *st = s->wst[W_REDEMPTION_BY];
+    int n;
+
+    bind_text(st, 1, r->intent_id);
+    bind_text(st, 2, r->executor);
+    n = has_row(st);
+    if (n <= 0)
+        return n == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
+    st = s->wst[W_OUTCOME_EXISTS];
+    bind_text(st, 1, r->intent_id);
+    n = has_row(st);
+    if (n != 0)
+        return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
+    st = s->wst[W_OUTCOME];
+    bind_text(st, 1, r->intent_id);
+    bind_text(st, 2, r->outcome);
+    bind_text(st, 3, r->detail);
+    bind_text(st, 4, r->executor);
+    (void)sqlite3_bind_int64(st, 5, r->reported_at);
+    if (exec_stmt(st) != IG_OK)
+        return IG_ERR_IO;
+    return append_events(s, r->events, r->nevents);
+}
+
+enum ig_status
+pdp_job_hit(struct pdp_store *s, struct pdp_job *j)
+{
+    sqlite3_stmt *st = s->wst[W_HIT];
+
+    bind_text(st, 1, j->key);
+    (void)sqlite3_bind_int64(st, 2, j->at);
+    return exec_stmt(st);
+}

@@ -1,0 +1,256 @@
+/*
+ * pdp_store_read.c - read operations: idempotent replay lookup, the whole
+ * record of one intent, the audit log size. Each borrows a read-only
+ * connection from the pool (pdp_store_sqlite.c) and never waits for the
+ * writer: WAL readers see the last committed state.
+ */
+#include "pdp_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_json.h"
+
+static const char *
+col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *p = sqlite3_column_text(st, i);
+
+    return p != NULL ? (const char *)p : "";
+}
+
+/* Parse stored JSON text we wrote ourselves; NULL when it will not. */
+static json_t *
+col_json(sqlite3_stmt *st, int i)
+{
+    const char *p = col_text(st, i);
+    json_t *v = NULL;
+
+    if (ig_json_parse(p, strlen(p), &v, NULL) != IG_OK)
+        return NULL;
+    return v;
+}
+
+static void
+reset(sqlite3_stmt *st)
+{
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+}
+
+enum ig_status
+pdp_store_find_idempotent(struct pdp_store *s, const char *principal,
+                          const char *key, int64_t now, char **replay)
+{
+    struct pdp_rconn *c = pdp_rconn_get(s);
+    sqlite3_stmt *st;
+    enum ig_status rc = IG_ERR_NOTFOUND;
+
+    if (c == NULL)
+        return IG_ERR_IO;
+    st = c->st[R_IDEM];
+    (void)sqlite3_bind_text(st, 1, principal, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(st, 3, now);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW:
+        *replay = strdup(col_text(st, 0));
+        rc = *replay != NULL ? IG_OK : IG_ERR_NOMEM;
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = IG_ERR_IO;
+    }
+    reset(st);
+    pdp_rconn_put(s, c);
+    return rc;
+}
+
+/* Run st (bound to intent_id) and set key on obj to what row() builds. */
+static enum ig_status
+add_optional(json_t *obj, const char *key, sqlite3_stmt *st,
+             json_t *(*row)(sqlite3_stmt *st))
+{
+    enum ig_status rc = IG_OK;
+    json_t *v;
+
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW:
+        v = row(st);
+        /* json_object_set_new steals v. */
+        if (v == NULL || json_object_set_new(obj, key, v) != 0)
+            rc = IG_ERR_NOMEM;
+        break;
+    case SQLITE_DONE:
+        break;
+    default:
+        rc = IG_ERR_IO;
+    }
+    reset(st);
+    return rc;
+}
+
+static json_t *
+grant_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:s, s:s, s:I, s:I}", "jti", col_text(st, 0),
+                     "audience", col_text(st, 1), "issued_at",
+                     (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 3));
+}
+
+static json_t *
+redemption_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:s, s:I}", "executor", col_text(st, 0),
+                     "redeemed_at", (json_int_t)sqlite3_column_int64(st, 1));
+}
+
+static json_t *
+outcome_row(sqlite3_stmt *st)
+{
+    /* "o" steals the parsed detail. */
+    return json_pack("{s:s, s:o?, s:s, s:I}", "outcome", col_text(st, 0),
+                     "detail", col_json(st, 1), "executor", col_text(st, 2),
+                     "reported_at", (json_int_t)sqlite3_column_int64(st, 3));
+}
+
+static json_t *
+approval_row(sqlite3_stmt *st)
+{
+    /* "o" steals the parsed requirements. */
+    return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id",
+                     col_text(st, 0), "requirements", col_json(st, 1),
+                     "created_at", (json_int_t)sqlite3_column_int64(st, 2),
+                     "expires_at", (json_int_t)sqlite3_column_int64(st, 3));
+}
+
+static json_t *
+decision_row(sqlite3_stmt *st)
+{
+    /* "o" steals the parsed reasons. */
+    return json_pack("{s:s, s:s, s:o?, s:s, s:s, s:I}", "decision_id",
+                     col_text(st, 0), "decision", col_text(st, 1), "reasons",
+                     col_json(st, 2), "message", col_text(st, 3),
+                     "policy_revision", col_text(st, 4), "decided_at",
+                     (json_int_t)sqlite3_column_int64(st, 5));
+}
+
+static enum ig_status
+add_decisions(json_t *obj, sqlite3_stmt *st)
+{
+    json_t *arr = json_array(), *d;
+    enum ig_status rc = IG_OK;
+    int step;
+
+    if (arr == NULL)
+        return IG_ERR_NOMEM;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        d = decision_row(st);
+        /* json_array_append_new steals d. */
+        if (d == NULL || json_array_append_new(arr, d) != 0) {
+            rc = IG_ERR_NOMEM;
+            break;
+        }
+    }
+    if (rc == IG_OK && step != SQLITE_DONE)
+        rc = IG_ERR_IO;
+    reset(st);
+    /* json_object_set_new steals arr. */
+    if (json_object_set_new(obj, "decisions", arr) != 0 && rc == IG_OK)
+        rc = IG_ERR_NOMEM;
+    return rc;
+}
+
+static json_t *
+intent_row(sqlite3_stmt *st)
+{
+    /* "o" steals the parsed binding. */
+    return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:I, s:I}", "intent_id",
+                     col_text(st, 0), "principal", col_text(st, 1), "tenant",
+                     col_text(st, 2), "intent_hash", col_text(st, 3),
+                     "binding", col_json(st, 4), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 5), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 6));
+}
+
+static enum ig_status
+read_intent(struct pdp_rconn *c, const char *id, json_t **out)
+{
+    static const struct {
+        enum rstmt st;
+        const char *key;
+        json_t *(*row)(sqlite3_stmt *st);
+    } parts[] = {{R_GRANT, "grant", grant_row},
+                 {R_REDEMPTION, "redemption", redemption_row},
+                 {R_OUTCOME, "outcome", outcome_row},
+                 {R_APPROVAL, "approval", approval_row}};
+    sqlite3_stmt *st = c->st[R_INTENT];
+    enum ig_status rc = IG_OK;
+    json_t *obj = NULL;
+    size_t i;
+    int step;
+
+    (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW)
+        obj = intent_row(st);
+    reset(st);
+    if (step != SQLITE_ROW)
+        return step == SQLITE_DONE ? IG_ERR_NOTFOUND : IG_ERR_IO;
+    if (obj == NULL)
+        return IG_ERR_NOMEM;
+    (void)sqlite3_bind_text(c->st[R_DECISIONS], 1, id, -1, SQLITE_STATIC);
+    rc = add_decisions(obj, c->st[R_DECISIONS]);
+    for (i = 0; rc == IG_OK && i < sizeof(parts) / sizeof(parts[0]); i++) {
+        st = c->st[parts[i].st];
+        (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        rc = add_optional(obj, parts[i].key, st, parts[i].row);
+    }
+    if (rc != IG_OK) {
+        json_decref(obj);
+        return rc;
+    }
+    *out = obj;
+    return IG_OK;
+}
+
+enum ig_status
+pdp_store_get_intent(struct pdp_store *s, const char *intent_id, json_t **out)
+{
+    struct pdp_rconn *c = pdp_rconn_get(s);
+    enum ig_status rc;
+
+    *out = NULL;
+    if (c == NULL)
+        return IG_ERR_IO;
+    /* One read transaction, so the parts agree with each other. */
+    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        pdp_rconn_put(s, c);
+        return IG_ERR_IO;
+    }
+    rc = read_intent(c, intent_id, out);
+    (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    pdp_rconn_put(s, c);
+    return rc;
+}
+
+enum ig_status
+pdp_store_audit_size(struct pdp_store *s, int64_t *out)
+{
+    struct pdp_rconn *c = pdp_rconn_get(s);
+    sqlite3_stmt *st;
+    enum ig_status rc = IG_ERR_IO;
+
+    if (c == NULL)
+        return IG_ERR_IO;
+    st = c->st[R_AUDIT_SIZE];
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = IG_OK;
+    }
+    reset(st);
+    pdp_rconn_put(s, c);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/*
+ * pdp_store_schema.c - the SQLite schema and its versioned migrations.
+ *
+ * PRAGMA user_version holds the number of migrations applied. Each
+ * migration runs in its own transaction; a database newer than this binary
+ * is refused. Every table that records what happened refuses UPDATE and
+ * DELETE by trigger, so a row once written is never changed by intentgate
+ * (an operator with the file can still edit it - the audit log's signed
+ * Merkle tree is what detects that).
+ */
+#include "pdp_store_int.h"
+
+#include <stdio.h>
+
+#define IMMUTABLE(t)                                                           \
+    "CREATE TRIGGER " t "_no_update BEFORE UPDATE ON " t " BEGIN "            \
+    "SELECT RAISE(ABORT, '" t " rows are immutable'); END;"                    \
+    "CREATE TRIGGER " t "_no_delete BEFORE DELETE ON " t " BEGIN "            \
+    "SELECT RAISE(ABORT, '" t " rows are immutable'); END;"
+
+static const char *const migrations[] = {
+    /* 1: the first schema */
+    "CREATE TABLE intents ("
+    " intent_id TEXT PRIMARY KEY,"
+    " principal TEXT NOT NULL,"
+    " tenant TEXT NOT NULL,"
+    " action TEXT NOT NULL,"
+    " resource TEXT NOT NULL,"
+    " intent_hash TEXT NOT NULL,"
+    " binding TEXT NOT NULL,"
+    " idempotency_key TEXT,"
+    " created_at INTEGER NOT NULL,"
+    " expires_at INTEGER NOT NULL,"
+    " response TEXT NOT NULL);"
+    "CREATE INDEX intents_idem ON intents(principal, idempotency_key)"
+    " WHERE idempotency_key IS NOT NULL;"
+    "CREATE TABLE decisions ("
+    " decision_id TEXT PRIMARY KEY,"
+    " intent_id TEXT NOT NULL REFERENCES intents(intent_id),"
+    " decision TEXT NOT NULL"
+    "  CHECK (decision IN ('ALLOW', 'ESCALATE', 'BLOCK')),"
+    " reasons TEXT NOT NULL,"
+    " message TEXT NOT NULL,"
+    " policy_revision TEXT NOT NULL,"
+    " decided_at INTEGER NOT NULL);"
+    "CREATE INDEX decisions_intent ON decisions(intent_id);"
+    "CREATE TABLE grants ("
+    " jti TEXT PRIMARY KEY,"
+    " intent_id TEXT NOT NULL UNIQUE REFERENCES intents(intent_id),"
+    " decision_id TEXT NOT NULL REFERENCES decisions(decision_id),"
+    " audience TEXT NOT NULL,"
+    " issued_at INTEGER NOT NULL,"
+    " expires_at INTEGER NOT NULL);"
+    "CREATE TABLE redemptions ("
+    " jti TEXT PRIMARY KEY REFERENCES grants(jti),"
+    " intent_id TEXT NOT NULL UNIQUE REFERENCES intents(intent_id),"
+    " executor TEXT NOT NULL,"
+    " redeemed_at INTEGER NOT NULL);"
+    "CREATE TABLE outcomes ("
+    " intent_id TEXT PRIMARY KEY REFERENCES redemptions(intent_id),"
+    " outcome TEXT NOT NULL CHECK (outcome IN ('COMPLETED',"
+    "  'FAILED_BEFORE_DISPATCH', 'UNKNOWN_AFTER_DISPATCH',"
+    "  'DEFINITELY_NOT_EXECUTED')),"
+    " detail TEXT NOT NULL,"
+    " executor TEXT NOT NULL,"
+    " reported_at INTEGER NOT NULL);"
+    "CREATE TABLE approvals ("
+    " approval_id TEXT PRIMARY KEY,"
+    " intent_id TEXT NOT NULL UNIQUE REFERENCES intents(intent_id),"
+    " requirements TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL,"
+    " expires_at INTEGER NOT NULL);"
+    "CREATE TABLE audit_events ("
+    " seq INTEGER PRIMARY KEY,"
+    " event TEXT NOT NULL);"
+    "CREATE TABLE counter_hits ("
+    " key TEXT NOT NULL,"
+    " at INTEGER NOT NULL);"
+    "CREATE INDEX counter_hits_at ON counter_hits(at);" IMMUTABLE("intents")
+        IMMUTABLE("decisions") IMMUTABLE("grants") IMMUTABLE("redemptions")
+            IMMUTABLE("outcomes") IMMUTABLE("approvals")
+                IMMUTABLE("audit_events"),
+};
+
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static int
+user_version(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+enum ig_status
+pdp_store_migrate(sqlite3 *db, struct ig_err *err)
+{
+    char sql[64];
+    char *msg = NULL;
+    int v = user_version(db), i;
+
+    if (v < 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot read schema version: %s",
+                          sqlite3_errmsg(db));
+    if (v > NMIGRATIONS)
+        return ig_err_set(err, IG_ERR_IO,
+                          "database schema version %d is newer than this "
+                          "intentgate (%d): refusing to open it",
+                          v, NMIGRATIONS);
+    for (i = v; i < NMIGRATIONS; i++) {
+        (void)snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", i + 1);
+        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) !=
+                SQLITE_OK ||
+            sqlite3_exec(db, migrations[i], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            (void)ig_err_set(err, IG_ERR_IO, "schema migration %d failed: %s",
+                             i + 1, msg != NULL ? msg : "unknown error");
+            sqlite3_free(msg);
+            (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return IG_ERR_IO;
+        }
+    }
+    return IG_OK;
+}

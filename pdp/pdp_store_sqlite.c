@@ -1,0 +1,454 @@
+/*
+ * pdp_store_sqlite.c - the SQLite store: opening, the writer thread with
+ * group commit, the read connection pool.
+ *
+ * DESIGN
+ * Callers of a write operation enqueue a job and sleep on a condition
+ * variable. The single writer thread takes every queued job at once, runs
+ * them inside one BEGIN IMMEDIATE ... COMMIT, each in its own SAVEPOINT so
+ * that one failing job (a duplicate redeem, say) rolls back alone, then
+ * marks them all done and wakes the callers. With synchronous=FULL the
+ * COMMIT returns only once the WAL is on disk, so the callers' responses
+ * leave only after their records are durable; one fsync covers however many
+ * requests arrived while the previous one ran.
+ * Reads use separate read-only connections (WAL: readers never block the
+ * writer and see the last commit), handed out from a small pool.
+ */
+#include "pdp_store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ig_limits.h"
+
+#define MAX_READERS 32
+
+static double
+mono_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- connections ---- */
+
+static enum ig_status
+open_db(const char *path, int flags, sqlite3 **out, struct ig_err *err)
+{
+    sqlite3 *db = NULL;
+
+    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        (void)ig_err_set(err, IG_ERR_IO, "cannot open database %s: %s", path,
+                         db != NULL ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return IG_ERR_IO;
+    }
+    (void)sqlite3_busy_timeout(db, 5000);
+    (void)sqlite3_extended_result_codes(db, 1);
+    *out = db;
+    return IG_OK;
+}
+
+static enum ig_status
+setup_writer(struct pdp_store *s, struct ig_err *err)
+{
+    char *msg = NULL;
+    const char *sync = s->opts.synchronous_full ? "PRAGMA synchronous=FULL"
+                                                : "PRAGMA synchronous=NORMAL";
+    int i;
+
+    if (sqlite3_exec(s->wdb, "PRAGMA journal_mode=WAL", NULL, NULL, &msg) !=
+            SQLITE_OK ||
+        sqlite3_exec(s->wdb, sync, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(s->wdb, "PRAGMA foreign_keys=ON", NULL, NULL, &msg) !=
+            SQLITE_OK) {
+        (void)ig_err_set(err, IG_ERR_IO, "cannot configure database %s: %s",
+                         s->path, msg != NULL ? msg : "unknown error");
+        sqlite3_free(msg);
+        return IG_ERR_IO;
+    }
+    if (pdp_store_migrate(s->wdb, err) != IG_OK)
+        return IG_ERR_IO;
+    for (i = 0; i < W_COUNT; i++)
+        if (sqlite3_prepare_v3(s->wdb, pdp_wstmt_sql[i], -1,
+                               SQLITE_PREPARE_PERSISTENT, &s->wst[i],
+                               NULL) != SQLITE_OK)
+            return ig_err_set(err, IG_ERR_IO, "cannot prepare statement: %s",
+                              sqlite3_errmsg(s->wdb));
+    return IG_OK;
+}
+
+static struct pdp_rconn *
+rconn_new(struct pdp_store *s)
+{
+    struct pdp_rconn *c = calloc(1, sizeof(*c));
+    int i;
+
+    if (c == NULL)
+        return NULL;
+    if (open_db(s->path, SQLITE_OPEN_READONLY, &c->db, NULL) != IG_OK)
+        goto fail;
+    for (i = 0; i < R_COUNT; i++)
+        if (sqlite3_prepare_v3(c->db, pdp_rstmt_sql[i], -1,
+                               SQLITE_PREPARE_PERSISTENT, &c->st[i],
+                               NULL) != SQLITE_OK)
+            goto fail;
+    return c;
+fail:
+    for (i = 0; i < R_COUNT; i++)
+        sqlite3_finalize(c->st[i]);
+    sqlite3_close(c->db);
+    free(c);
+    return NULL;
+}
+
+static void
+rconn_free(struct pdp_rconn *c)
+{
+    int i;
+
+    for (i = 0; i < R_COUNT; i++)
+        sqlite3_finalize(c->st[i]);
+    sqlite3_close(c->db);
+    free(c);
+}
+
+struct pdp_rconn *
+pdp_rconn_get(struct pdp_store *s)
+{
+    struct pdp_rconn *c = NULL;
+
+    pthread_mutex_lock(&s->pool_mu);
+    while (s->free_rconns == NULL && s->nrconns >= MAX_READERS)
+        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+    if (s->free_rconns != NULL) {
+        c = s->free_rconns;
+        s->free_rconns = c->next;
+    } else {
+        s->nrconns++;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (c == NULL && (c = rconn_new(s)) == NULL) {
+        pthread_mutex_lock(&s->pool_mu);
+        s->nrconns--;
+        pthread_cond_signal(&s->pool_cv);
+        pthread_mutex_unlock(&s->pool_mu);
+    }
+    return c;
+}
+
+void
+pdp_rconn_put(struct pdp_store *s, struct pdp_rconn *c)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    c->next = s->free_rconns;
+    s->free_rconns = c;
+    pthread_cond_signal(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* ---- the writer ---- */
+
+static void
+run_batch(struct pdp_store *s, struct pdp_job *batch)
+{
+    struct pdp_job *j;
+    double t0 = mono_seconds();
+    size_t n = 0;
+    int ok;
+
+    ok = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+         SQLITE_OK;
+    for (j = batch; j != NULL; j = j->next, n++) {
+        if (!ok) {
+            j->status = IG_ERR_IO;
+            continue;
+        }
+        if (sqlite3_exec(s->wdb, "SAVEPOINT job", NULL, NULL, NULL) !=
+            SQLITE_OK) {
+            j->status = IG_ERR_IO;
+            continue;
+        }
+        j->status = j->run(s, j);
+        if (j->status != IG_OK)
+            (void)sqlite3_exec(s->wdb, "ROLLBACK TO job", NULL, NULL, NULL);
+        (void)sqlite3_exec(s->wdb, "RELEASE job", NULL, NULL, NULL);
+    }
+    if (ok && sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+        ok = 0;
+    }
+    for (j = batch; j != NULL; j = j->next) {
+        if (!ok)
+            j->status = IG_ERR_IO;
+        else if (j->status == IG_OK && j->notify[0] != '\0' &&
+                 s->opts.on_commit != NULL)
+            s->opts.on_commit(s->opts.on_commit_ctx, j->notify);
+    }
+    pthread_mutex_lock(&s->obs_mu);
+    if (s->observer != NULL)
+        s->observer(s->observer_ctx, mono_seconds() - t0, n);
+    pthread_mutex_unlock(&s->obs_mu);
+}
+
+static void *
+writer_main(void *arg)
+{
+    struct pdp_store *s = arg;
+    struct pdp_job *batch, *j, *next;
+
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->head == NULL && !s->stopping)
+            pthread_cond_wait(&s->wake, &s->mu);
+        if (s->head == NULL)
+            break;
+        batch = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->mu);
+        for (j = batch; j != NULL; j = next) {
+            next = j->next;
+            if (j->async) {
+                if (j->done_fn != NULL)
+                    j->done_fn(j->done_ctx, j->status);
+                free(j->key);
+                free(j);
+            } else {
+                j->done = 1;
+            }
+        }
+        pthread_cond_broadcast(&s->done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+enum ig_status
+pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
+{
+    int async = j->async;
+    enum ig_status st = IG_OK;
+
+    j->next = NULL;
+    j->done = 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->mu);
+        if (j->async) {
+            free(j->key);
+            free(j);
+        }
+        return IG_ERR_IO;
+    }
+    if (s->tail != NULL)
+        s->tail->next = j;
+    else
+        s->head = j;
+    s->tail = j;
+    pthread_cond_signal(&s->wake);
+    if (!async) {
+        while (!j->done)
+            pthread_cond_wait(&s->done, &s->mu);
+        st = j->status;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+/* ---- lifecycle ---- */
+
+enum ig_status
+pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
+               struct ig_err *err)
+{
+    struct pdp_store *s = calloc(1, sizeof(*s));
+    enum ig_status rc;
+
+    *out = NULL;
+    if (s == NULL || (s->path = strdup(opts->path)) == NULL) {
+        free(s);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    s->opts = *opts;
+    s->opts.path = s->path;
+    ig_buf_init(&s->canon, IG_CANON_MAX_BYTES);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    pthread_cond_init(&s->done, NULL);
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
+    pthread_mutex_init(&s->obs_mu, NULL);
+    rc = open_db(s->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s->wdb,
+                 err);
+    if (rc == IG_OK)
+        rc = setup_writer(s, err);
+    if (rc == IG_OK)
+        rc = pdp_counters_load(s, err);
+    if (rc == IG_OK && pthread_create(&s->writer, NULL, writer_main, s) != 0)
+        rc = ig_err_set(err, IG_ERR_IO, "cannot start the writer thread");
+    if (rc != IG_OK) {
+        s->stopping = 2; /* no writer thread to join */
+        pdp_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return IG_OK;
+}
+
+void
+pdp_store_close(struct pdp_store *s)
+{
+    struct pdp_rconn *c;
+    int i, joined = s != NULL && s->stopping != 2;
+
+    if (s == NULL)
+        return;
+    if (joined) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = 1;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->writer, NULL);
+    }
+    while ((c = s->free_rconns) != NULL) {
+        s->free_rconns = c->next;
+        rconn_free(c);
+    }
+    for (i = 0; i < W_COUNT; i++)
+        sqlite3_finalize(s->wst[i]);
+    sqlite3_close(s->wdb);
+    pdp_counters_free(s);
+    ig_buf_release(&s->canon);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->obs_mu);
+    free(s->path);
+    free(s);
+}
+
+void
+pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn, void *ctx)
+{
+    pthread_mutex_lock(&s->obs_mu);
+    s->observer = fn;
+    s->observer_ctx = ctx;
+    pthread_mutex_unlock(&s->obs_mu);
+}
+
+/* ---- write operations ---- */
+
+static enum ig_status
+fill_job(struct pdp_job *j, pdp_job_fn fn, const void *rec,
+         const char *notify, char **replay)
+{
+    size_t n = strlen(notify);
+
+    j->run = fn;
+    j->rec = rec;
+    j->replay = replay;
+    if (n >= sizeof(j->notify))
+        return IG_ERR_INVALID;
+    memcpy(j->notify, notify, n + 1);
+    return IG_OK;
+}
+
+static enum ig_status
+submit_sync(struct pdp_store *s, pdp_job_fn fn, const void *rec,
+            const char *notify, char **replay)
+{
+    struct pdp_job j;
+
+    memset(&j, 0, sizeof(j));
+    if (fill_job(&j, fn, rec, notify, replay) != IG_OK)
+        return IG_ERR_INVALID;
+    return pdp_store_submit(s, &j);
+}
+
+static enum ig_status
+submit_async(struct pdp_store *s, pdp_job_fn fn, const void *rec,
+             const char *notify, char **replay, pdp_store_done_fn done,
+             void *ctx)
+{
+    struct pdp_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL)
+        return IG_ERR_NOMEM;
+    if (fill_job(j, fn, rec, notify, replay) != IG_OK) {
+        free(j);
+        return IG_ERR_INVALID;
+    }
+    j->async = 1;
+    j->done_fn = done;
+    j->done_ctx = ctx;
+    return pdp_store_submit(s, j);
+}
+
+enum ig_status
+pdp_store_put_intent(struct pdp_store *s, const struct pdp_intent_rec *r,
+                     char **replay)
+{
+    *replay = NULL;
+    return submit_sync(s, pdp_job_put_intent, r, r->intent_id, replay);
+}
+
+enum ig_status
+pdp_store_put_intent_async(struct pdp_store *s,
+                           const struct pdp_intent_rec *r, char **replay,
+                           pdp_store_done_fn done, void *ctx)
+{
+    *replay = NULL;
+    return submit_async(s, pdp_job_put_intent, r, r->intent_id, replay, done,
+                        ctx);
+}
+
+enum ig_status
+pdp_store_redeem(struct pdp_store *s, const struct pdp_redeem_rec *r)
+{
+    return submit_sync(s, pdp_job_redeem, r, r->intent_id, NULL);
+}
+
+enum ig_status
+pdp_store_redeem_async(struct pdp_store *s, const struct pdp_redeem_rec *r,
+                       pdp_store_done_fn done, void *ctx)
+{
+    return submit_async(s, pdp_job_redeem, r, r->intent_id, NULL, done, ctx);
+}
+
+enum ig_status
+pdp_store_put_outcome(struct pdp_store *s, const struct pdp_outcome_rec *r)
+{
+    return submit_sync(s, pdp_job_put_outcome, r, r->intent_id, NULL);
+}
+
+enum ig_status
+pdp_store_put_outcome_async(struct pdp_store *s,
+                            const struct pdp_outcome_rec *r,
+                            pdp_store_done_fn done, void *ctx)
+{
+    return submit_async(s, pdp_job_put_outcome, r, r->intent_id, NULL, done,
+                        ctx);
+}
+
+enum ig_status
+pdp_store_persist_hit(struct pdp_store *s, const char *key, int64_t at)
+{
+    struct pdp_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL || (j->key = strdup(key)) == NULL) {
+        free(j);
+        return IG_ERR_NOMEM;
+    }
+    j->run = pdp_job_hit;
+    j->async = 1;
+    j->at = at;
+    return pdp_store_submit(s, j);
+}

@@ -1,0 +1,238 @@
+/*
+ * pdp_wait.c - the long-poll registry behind GET /v1/intents/{id}?wait=N.
+ *
+ * A waiting request registers (intent id, deadline) BEFORE it reads the
+ * intent's state, then parks: its connection is suspended unless a commit
+ * touched the intent in between, in which case it answers at once. The
+ * store's commit hook wakes every parked waiter of an intent; a ticker
+ * thread wakes those whose deadline passed (suspended connections never
+ * time out by themselves). Waking = unregister + MHD_resume_connection, so
+ * each waiter is resumed exactly once. At shutdown everyone is woken.
+ */
+#include "pdp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TICK_NS 50000000L /* deadline resolution: 50 ms */
+
+struct waiter {
+    struct pdp_req *r;
+    char intent_id[IG_UUID_STRLEN + 1];
+    double deadline;
+    int parked, woken;
+    struct waiter *next;
+};
+
+struct pdp_waiters {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct waiter *head;
+    pthread_t ticker;
+    int stop;
+};
+
+/* Wake w (caller holds mu): resume if parked, else mark for park(). */
+static void
+wake(struct waiter *w)
+{
+    w->woken = 1;
+    if (w->parked) {
+        w->parked = 0;
+        pdp_req_resume(w->r);
+    }
+}
+
+/* Unlink and free every woken waiter that is not parked (caller holds mu).
+   A woken-but-unparked waiter stays until park() or remove() sees it. */
+static void
+unlink_waiter(struct pdp_waiters *ws, struct waiter *target)
+{
+    struct waiter **pp = &ws->head;
+
+    while (*pp != NULL && *pp != target)
+        pp = &(*pp)->next;
+    if (*pp != NULL) {
+        *pp = target->next;
+        free(target);
+    }
+}
+
+static void *
+ticker_main(void *arg)
+{
+    struct pdp_waiters *ws = arg;
+    struct waiter *w, *next;
+    struct timespec ts;
+    double now;
+
+    pthread_mutex_lock(&ws->mu);
+    while (!ws->stop) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += TICK_NS;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&ws->cv, &ws->mu, &ts);
+        now = pdp_mono_seconds();
+        for (w = ws->head; w != NULL; w = next) {
+            next = w->next;
+            if (w->parked && w->deadline <= now) {
+                wake(w);
+                unlink_waiter(ws, w);
+            }
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+    return NULL;
+}
+
+enum ig_status
+pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
+{
+    struct pdp_waiters *ws = calloc(1, sizeof(*ws));
+    (void)s;
+
+    *out = NULL;
+    if (ws == NULL)
+        return IG_ERR_NOMEM;
+    pthread_mutex_init(&ws->mu, NULL);
+    pthread_cond_init(&ws->cv, NULL);
+    if (pthread_create(&ws->ticker, NULL, ticker_main, ws) != 0) {
+        pthread_mutex_destroy(&ws->mu);
+        pthread_cond_destroy(&ws->cv);
+        free(ws);
+        return IG_ERR_NOMEM;
+    }
+    *out = ws;
+    return IG_OK;
+}
+
+void
+pdp_waiters_free(struct pdp_waiters *ws)
+{
+    struct waiter *w;
+
+    if (ws == NULL)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    ws->stop = 1;
+    pthread_cond_signal(&ws->cv);
+    pthread_mutex_unlock(&ws->mu);
+    pthread_join(ws->ticker, NULL);
+    while ((w = ws->head) != NULL) {
+        ws->head = w->next;
+        free(w);
+    }
+    pthread_mutex_destroy(&ws->mu);
+    pthread_cond_destroy(&ws->cv);
+    free(ws);
+}
+
+int
+pdp_waiters_add(struct pdp_waiters *ws, struct pdp_req *r,
+                const char *intent_id, double deadline)
+{
+    struct waiter *w = calloc(1, sizeof(*w));
+    size_t n = strlen(intent_id);
+
+    if (w == NULL || n >= sizeof(w->intent_id)) {
+        free(w);
+        return -1;
+    }
+    w->r = r;
+    memcpy(w->intent_id, intent_id, n + 1);
+    w->deadline = deadline;
+    pthread_mutex_lock(&ws->mu);
+    w->next = ws->head;
+    ws->head = w;
+    pthread_mutex_unlock(&ws->mu);
+    return 0;
+}
+
+static struct waiter *
+find(struct pdp_waiters *ws, struct pdp_req *r)
+{
+    struct waiter *w;
+
+    for (w = ws->head; w != NULL; w = w->next)
+        if (w->r == r)
+            return w;
+    return NULL;
+}
+
+int
+pdp_waiters_park(struct pdp_waiters *ws, struct pdp_req *r, double deadline)
+{
+    struct waiter *w;
+    int rc = -1;
+
+    pthread_mutex_lock(&ws->mu);
+    w = find(ws, r);
+    if (w != NULL && !w->woken) {
+        w->parked = 1;
+        w->deadline = deadline;
+        r->phase = PH_WAITING;
+        MHD_suspend_connection(r->conn);
+        rc = 0;
+    } else if (w != NULL) {
+        unlink_waiter(ws, w);
+    }
+    pthread_mutex_unlock(&ws->mu);
+    return rc;
+}
+
+void
+pdp_waiters_remove(struct pdp_waiters *ws, struct pdp_req *r)
+{
+    struct waiter *w;
+
+    if (ws == NULL)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    w = find(ws, r);
+    if (w != NULL)
+        unlink_waiter(ws, w);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+void
+pdp_waiters_notify(void *ctx, const char *intent_id)
+{
+    struct pdp_waiters *ws = ctx;
+    struct waiter *w, *next;
+
+    pthread_mutex_lock(&ws->mu);
+    for (w = ws->head; w != NULL; w = next) {
+        next = w->next;
+        if (strcmp(w->intent_id, intent_id) != 0)
+            continue;
+        if (w->parked) {
+            wake(w);
+            unlink_waiter(ws, w);
+        } else {
+            w->woken = 1; /* park() will answer at once */
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+}
+
+void
+pdp_waiters_resume_all(struct pdp_waiters *ws)
+{
+    struct waiter *w, *next;
+
+    pthread_mutex_lock(&ws->mu);
+    for (w = ws->head; w != NULL; w = next) {
+        next = w->next;
+        if (w->parked) {
+            wake(w);
+            unlink_waiter(ws, w);
+        } else {
+            w->woken = 1;
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+}

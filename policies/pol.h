@@ -1,0 +1,138 @@
+/*
+ * pol.h - intentgate's policy engine: Lua 5.4 policies in a sandbox.
+ *
+ * A bundle is a directory of `*.lua` policy files (and `*_test.lua` test
+ * files). Each policy file returns a function(intent) that returns ALLOW,
+ * ESCALATE{...}, BLOCK{...} or nil (no opinion). The intent is a read-only
+ * table holding the intent binding (version, intent_id, principal, tenant,
+ * action, resource, params, context, created_at, expires_at, and later
+ * approval). Combination over all files: any BLOCK wins; else any ESCALATE
+ * (requirements merged, strictest wins); else ALLOW if any file allowed;
+ * else BLOCK NO_POLICY_MATCHED.
+ *
+ * Lifecycle: pol_bundle_load() reads and checks a directory once (source,
+ * revision); the bundle is immutable and reference counted, shared by all
+ * threads. Each evaluating thread owns a struct pol_engine: a long-lived
+ * Lua state holding the compiled bundle, reused for every evaluation (never
+ * rebuilt per request). Engines are not thread safe; bundles are.
+ *
+ * Every failure fails closed: pol_engine_eval() always fills a decision,
+ * and any error, limit or missing verdict yields BLOCK with a stable reason
+ * (POLICY_ERROR, POLICY_LIMIT, NO_POLICY_MATCHED) naming the file.
+ */
+#ifndef POL_H
+#define POL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ig_error.h"
+
+/* The zero value is BLOCK, so uninitialised memory and errors deny. */
+enum pol_verdict {
+    POL_BLOCK = 0,
+    POL_ALLOW = 1,
+    POL_ESCALATE = 2
+};
+
+#define POL_MAX_REASONS 8
+#define POL_REASON_MAX 64   /* one reason code, e.g. "PROTECTED_BRANCH" */
+#define POL_MESSAGE_MAX 256 /* human-readable message */
+#define POL_MAX_GROUPS 8
+#define POL_GROUP_MAX 64
+
+struct pol_decision {
+    enum pol_verdict verdict;
+    size_t nreasons;
+    char reasons[POL_MAX_REASONS][POL_REASON_MAX]; /* UPPER_SNAKE codes */
+    char message[POL_MESSAGE_MAX];
+    /* ESCALATE only: merged requirements (union of groups, largest
+       quorum, shortest ttl; 0 means "use the configured default"). */
+    size_t ngroups;
+    char groups[POL_MAX_GROUPS][POL_GROUP_MAX];
+    int quorum;
+    int64_t ttl_seconds;
+};
+
+/* Per-evaluation limits; pol_limits_default() fills the defaults from
+   ig_limits.h. */
+struct pol_limits {
+    size_t memory_bytes;       /* Lua heap cap per engine */
+    int64_t instructions;      /* VM instructions per evaluation */
+    int64_t wall_microseconds; /* wall clock per evaluation */
+};
+
+void pol_limits_default(struct pol_limits *l);
+
+/*
+ * Quota counter backed by the store: record one hit of key now and return
+ * how many hits key has had in the last window_seconds (this one included).
+ * Returns -1 on error (the policy then fails closed with POLICY_ERROR).
+ * Called from the evaluating thread.
+ */
+typedef int64_t (*pol_count_fn)(void *ctx, const char *key,
+                                int64_t window_seconds);
+
+struct pol_bundle;
+struct pol_engine;
+
+/*
+ * Load the bundle in dir: every `*.lua` file that is not `*_test.lua`,
+ * in name order. Each must compile as text (bytecode refused) and, run
+ * once in a sandbox, return a function. settings (may be NULL) is a JSON
+ * object exposed read-only to policies as the global `config` (e.g.
+ * quota_per_minute). The revision is "sha256:" + hex SHA-256 over the
+ * sorted (file name, NUL, size, NUL, content) of every .lua file in dir,
+ * tests included. IG_ERR_INVALID (err names the file and line),
+ * IG_ERR_NOTFOUND for a missing dir or a dir without policies, IG_ERR_IO.
+ * On IG_OK *out has one reference.
+ */
+enum ig_status pol_bundle_load(const char *dir, const json_t *settings,
+                               struct pol_bundle **out,
+                               struct ig_err *err) IG_WUR;
+
+/* Reference counting (thread safe). unref(NULL) is fine. */
+void pol_bundle_ref(struct pol_bundle *b);
+void pol_bundle_unref(struct pol_bundle *b);
+
+/* "sha256:…"; valid while the bundle lives. */
+const char *pol_bundle_revision(const struct pol_bundle *b);
+
+/*
+ * A new engine for bundle b (takes its own reference) with limits l (NULL
+ * for defaults) and counter callback count/count_ctx (count may be NULL:
+ * count() then fails closed). IG_ERR_INVALID when a policy fails to load.
+ */
+enum ig_status pol_engine_new(struct pol_bundle *b, const struct pol_limits *l,
+                              pol_count_fn count, void *count_ctx,
+                              struct pol_engine **out,
+                              struct ig_err *err) IG_WUR;
+
+void pol_engine_free(struct pol_engine *e);
+
+/* The bundle this engine evaluates (borrowed). */
+struct pol_bundle *pol_engine_bundle(const struct pol_engine *e);
+
+/*
+ * Evaluate intent (a JSON object, the binding) and fill *out. Never fails:
+ * errors become BLOCK POLICY_ERROR / POLICY_LIMIT with a message naming the
+ * file. Not thread safe: one engine per thread.
+ */
+void pol_engine_eval(struct pol_engine *e, const json_t *intent,
+                     struct pol_decision *out);
+
+/* "ALLOW", "ESCALATE" or "BLOCK". */
+const char *pol_verdict_name(enum pol_verdict v);
+
+/*
+ * Run every `*_test.lua` in the bundle's dir against the bundle and print
+ * one line per case ("ok", or "FAIL" with what differed) to out, then a
+ * summary "N passed, M failed". Returns the number of failures (0 = all
+ * passed); -1 when the tests could not run (err says why). A dir with no
+ * test files is an error: a bundle must be tested.
+ */
+int pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * pol_int.h - private declarations shared by the policy engine's files.
+ *
+ * The engine is split by concern:
+ *   pol_bundle.c   reading a bundle directory, its revision, refcounting
+ *   pol_sandbox.c  one Lua state: capped allocator, instruction and wall
+ *                  clock budget, the allowlisted environment, loading
+ *   pol_stdlib.c   the wrapped string/table functions (plain find, capped
+ *                  rep and concat, budget-charged insert/remove/sort/unpack)
+ *   pol_value.c    read-only tables: JSON -> Lua proxies, next/raw*
+ *   pol_helpers.c  glob, starts_with, ends_with, count
+ *   pol_net.c      cidr_contains, ip_is_private, parse_url
+ *   pol_verdict.c  ALLOW/ESCALATE/BLOCK values and combining them
+ *   pol_eval.c     struct pol_engine: compiled bundle, evaluation, recovery
+ *   pol_test.c     pol_bundle_test: running a bundle's *_test.lua cases
+ */
+#ifndef POL_INT_H
+#define POL_INT_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdatomic.h>
+
+#include "ig_hash.h"
+#include "ig_limits.h"
+#include "pol.h"
+
+/*
+ * Policy-internal limits. They refine the IG_POLICY_* limits of
+ * ig_limits.h and could move there.
+ */
+#define POL_GLOB_PATTERN_MAX 1024 /* longest glob() pattern */
+#define POL_URL_MAX 8192          /* longest URL parse_url() reads */
+#define POL_COUNT_KEY_MAX 512     /* longest count() key */
+#define POL_COUNT_WINDOW_MAX 86400
+#define POL_DEPTH_MAX 64           /* nesting of intent/config tables */
+#define POL_QUORUM_MAX 16          /* largest ESCALATE quorum */
+#define POL_TTL_MAX (7 * 86400)    /* longest ESCALATE ttl, seconds */
+#define POL_HOOK_GRAIN 1000        /* instructions between hook calls */
+#define POL_MEMORY_MIN (256 * 1024) /* smallest accepted memory cap */
+
+/* One file of a bundle, NUL-terminated source. */
+struct pol_file {
+    char *name;
+    char *src;
+    size_t len;
+};
+
+struct pol_bundle {
+    atomic_long refs;
+    char *dir;
+    struct pol_file *files; /* policies, in name order */
+    size_t nfiles;
+    struct pol_file *tests; /* *_test.lua, in name order */
+    size_t ntests;
+    json_t *settings; /* a JSON object, never NULL */
+    char revision[IG_HASH_STRLEN + 1];
+};
+
+/* How a protected call ended. */
+enum pol_status {
+    POL_OK = 0,
+    POL_FAIL_ERROR, /* -> BLOCK POLICY_ERROR */
+    POL_FAIL_LIMIT  /* -> BLOCK POLICY_LIMIT */
+};
+
+/*
+ * One sandboxed Lua state and its budget. The state's extra space points
+ * back at the struct, so the allocator, hook and helpers find it.
+ *
+ * Failures are sticky: once a limit trips (budget, memory, a size cap) or
+ * count() fails, the current run fails whatever the policy does next, even
+ * if it catches the error with pcall.
+ */
+struct pol_vm {
+    lua_State *L;
+    struct pol_limits lim;
+    size_t mem_used;
+    int mem_refused;     /* the allocator refused to grow the heap */
+    int budget_on;       /* a run is in progress */
+    int64_t steps_left;  /* instructions left in this run */
+    int hook_count;      /* current count-hook period */
+    int64_t deadline_us; /* CLOCK_MONOTONIC deadline of this run */
+    enum pol_status sticky;
+    char sticky_msg[POL_MESSAGE_MAX];
+    pol_count_fn count;
+    void *count_ctx;
+    const char *file; /* file running now, for messages */
+};
+
+/* ---- pol_bundle.c ---- */
+
+/* 1 when name ends in "_test.lua". */
+int pol_is_test_name(const char *name);
+
+/* ---- pol_sandbox.c ---- */
+
+/*
+ * Create the state with the allowlisted environment and the global config
+ * built from settings (a JSON object or NULL). IG_ERR_NOMEM or
+ * IG_ERR_INVALID (bad limits, settings too large for the heap).
+ */
+enum ig_status pol_vm_open(struct pol_vm *vm, const struct pol_limits *l,
+                           const json_t *settings, pol_count_fn count,
+                           void *count_ctx, struct ig_err *err) IG_WUR;
+/* Close the state (NULL-safe on an unopened vm). */
+void pol_vm_close(struct pol_vm *vm);
+/* The vm owning L. */
+struct pol_vm *pol_vm_of(lua_State *L);
+/* Start a budgeted run: reset budget, deadline and sticky state. */
+void pol_vm_begin(struct pol_vm *vm);
+/* End the run: remove the hook. */
+void pol_vm_end(struct pol_vm *vm);
+/*
+ * Compile f as text with the sandbox environment and push the chunk.
+ * On failure writes "name:line: msg" to msg and returns POL_FAIL_ERROR.
+ */
+enum pol_status pol_vm_load(struct pol_vm *vm, const struct pol_file *f,
+                            char *msg, size_t msgsz);
+/*
+ * lua_pcall the function below nargs arguments and map the result: limits
+ * (budget, memory, caps) -> POL_FAIL_LIMIT, errors -> POL_FAIL_ERROR, with
+ * a message naming vm->file written to msg (results are left on success).
+ */
+enum pol_status pol_vm_pcall(struct pol_vm *vm, int nargs, int nres,
+                             char *msg, size_t msgsz);
+/* Charge n units of C work to the budget; raises when it is spent. */
+void pol_vm_charge(lua_State *L, int64_t n);
+/*
+ * Fail the run with a sticky status and message ("file:line: " first) and
+ * raise it; use as `return pol_vm_fail(L, ...)`. Never returns.
+ */
+int pol_vm_fail(lua_State *L, enum pol_status st, const char *fmt, ...)
+    IG_PRINTF(3, 4);
+
+/* ---- pol_stdlib.c ---- */
+
+/*
+ * Push the sandbox string table (also installed as the string metatable's
+ * __index) and table table, built from the opened real libraries at
+ * string_idx and table_idx.
+ */
+void pol_push_string_lib(lua_State *L, int string_idx);
+void pol_push_table_lib(lua_State *L, int table_idx);
+
+/* ---- pol_value.c ---- */
+
+/* Replace the table on top of the stack by a read-only proxy for it. */
+void pol_freeze(lua_State *L);
+/* Like pol_freeze, for the global environment (friendlier write error). */
+void pol_freeze_env(lua_State *L);
+/* When the value at idx is a read-only proxy, push its data and return 1. */
+int pol_proxy_data(lua_State *L, int idx);
+/* Push v as read-only Lua values (raises on depth or memory). */
+void pol_push_json(lua_State *L, const json_t *v);
+/* Create the `null` sentinel, store it in the registry and push it. */
+void pol_push_new_null(lua_State *L);
+/* Push the `null` sentinel. */
+void pol_push_null(lua_State *L);
+/* Sandbox versions of next, rawget, rawset, rawlen (proxy-aware). */
+int pol_lua_next(lua_State *L);
+int pol_lua_rawget(lua_State *L);
+int pol_lua_rawset(lua_State *L);
+int pol_lua_rawlen(lua_State *L);
+
+/* ---- pol_helpers.c and pol_net.c ---- */
+
+/* Set the helper globals (glob, starts_with, ...) in the table at idx. */
+void pol_open_helpers(lua_State *L, int idx);
+void pol_open_net(lua_State *L, int idx);
+
+/* ---- pol_verdict.c ---- */
+
+/* Set ALLOW, ESCALATE and BLOCK in the table at idx. */
+void pol_open_verdicts(lua_State *L, int idx);
+
+/* Collects the verdicts of one evaluation. */
+struct pol_acc {
+    int any_allow, any_escalate, any_block;
+    struct pol_decision block;
+    struct pol_decision esc;
+};
+
+void pol_acc_init(struct pol_acc *a);
+/*
+ * Add the value at idx returned by file. Returns POL_OK, or
+ * POL_FAIL_ERROR with msg set for a value that is not a verdict or nil.
+ */
+enum pol_status pol_acc_add(struct pol_acc *a, lua_State *L, int idx,
+                            const char *file, char *msg, size_t msgsz);
+/* The combined decision (BLOCK NO_POLICY_MATCHED when nobody answered). */
+void pol_acc_finish(const struct pol_acc *a, struct pol_decision *out);
+/* Fill out as BLOCK with one reason and a message. */
+void pol_decision_fail(struct pol_decision *out, const char *reason,
+                       const char *msg);
+/*
+ * Copy n bytes of src into dst (size dstsz >= 1) as valid UTF-8 text: bad
+ * bytes and control characters become '?', truncation keeps whole
+ * characters, always NUL-terminated.
+ */
+void pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n);
+/* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
+int pol_reason_valid(const char *s, size_t n);
+
+#endif
