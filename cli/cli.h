@@ -24,6 +24,7 @@ enum {
 int cli_canon(int argc, char **argv);
 int cli_hash(int argc, char **argv);
 int cli_keygen(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /*
  * Print "intentgate CMD: message" and a newline on stderr. The message must

@@ -1,8 +1,10 @@
 /*
  * ig_canon.c - RFC 8785 (JCS) serializer for jansson values.
  *
- * How it works. A recursive writer appends to a capped struct ig_buf.
- * Objects: the members are gathered into an array of (key, length, value)
+ * How it works. A recursive writer stages its output in a 1 KiB chunk on
+ * the stack and moves it to the caller's capped struct ig_buf as the chunk
+ * fills (one ig_buf_add() per KiB instead of one per token). Objects: the
+ * members are gathered into an array of (key, length, value)
  * - on the stack for small objects, malloc'd for big ones - sorted, then
  * written. Keys compare as UTF-16 code-unit sequences without decoding:
  * UTF-8 byte order equals code-point order, and code-point order differs
@@ -29,7 +31,7 @@
 /* Output is staged in a stack chunk of this size, then added to the buf. */
 #define STAGE 1024
 
-/* 2^53: the largest integer magnitude a double holds exactly, and more. */
+/* 2^53: a json_integer beyond this magnitude may not equal any double. */
 #define MAX_SAFE_INT 9007199254740992LL
 
 struct member {
@@ -46,8 +48,7 @@ struct writer {
     char stage[STAGE];
 };
 
-static enum ig_status write_value(struct writer *w, const json_t *v,
-                                  int depth);
+static enum ig_status write_value(struct writer *w, const json_t *v, int depth);
 
 /* jansson's iterator API takes non-const pointers but does not write. */
 static json_t *
@@ -199,13 +200,12 @@ plain_run(const unsigned char *s, size_t n)
         memcpy(&x, s + i, 8);
         q = x ^ (ones * '"');
         b = x ^ (ones * '\\');
-        if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) |
-             ((b - ones) & ~b) | x) &
+        if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) |
+             x) &
             highs)
             break;
     }
-    while (i < n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' &&
-           s[i] < 0x80)
+    while (i < n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' && s[i] < 0x80)
         i++;
     return i;
 }
@@ -371,8 +371,7 @@ write_number(struct writer *w, const json_t *v)
         d = json_real_value(v);
     }
     if (ig_canon_number(d, num, &n) != IG_OK)
-        return ig_err_set(w->err, IG_ERR_INVALID,
-                          "number is NaN or infinite");
+        return ig_err_set(w->err, IG_ERR_INVALID, "number is NaN or infinite");
     return put(w, num, n);
 }
 

@@ -33,24 +33,16 @@ struct dec {
     int x;
 };
 
-static const uint64_t pow10_tab[18] = {1ULL,
-                                       10ULL,
-                                       100ULL,
-                                       1000ULL,
-                                       10000ULL,
-                                       100000ULL,
-                                       1000000ULL,
-                                       10000000ULL,
-                                       100000000ULL,
-                                       1000000000ULL,
-                                       10000000000ULL,
-                                       100000000000ULL,
-                                       1000000000000ULL,
-                                       10000000000000ULL,
-                                       100000000000000ULL,
-                                       1000000000000000ULL,
-                                       10000000000000000ULL,
-                                       100000000000000000ULL};
+/* 10^p for 0 <= p <= 19. */
+static uint64_t
+pow10u(int p)
+{
+    uint64_t r = 1;
+
+    while (p-- > 0)
+        r *= 10;
+    return r;
+}
 
 /*
  * The nearest p-digit decimal to a (> 0), from snprintf. The radix
@@ -127,14 +119,14 @@ other_side(const struct dec *c, double cv, double a, int p)
 
     if (cv < a) {
         o.m++;
-        if (o.m == pow10_tab[p]) {
-            o.m = pow10_tab[p - 1];
+        if (o.m == pow10u(p)) {
+            o.m = pow10u(p - 1);
             o.x++;
         }
     } else {
         o.m--;
-        if (o.m < pow10_tab[p - 1]) {
-            o.m = pow10_tab[p] - 1;
+        if (o.m < pow10u(p - 1)) {
+            o.m = pow10u(p) - 1;
             o.x--;
         }
     }

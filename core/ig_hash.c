@@ -33,8 +33,7 @@ ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1])
 }
 
 enum ig_status
-ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1],
-             struct ig_err *err)
+ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1], struct ig_err *err)
 {
     struct ig_buf b;
     enum ig_status st;

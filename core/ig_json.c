@@ -90,8 +90,7 @@ add_value(struct scan *s, size_t off, struct ig_err *err)
                   s->p, off);
     if (f != NULL && !f->obj && ++f->count > IG_JSON_MAX_ARRAY_LENGTH)
         return at(err,
-                  ig_err_set(err, IG_ERR_LIMIT,
-                             "array longer than %d elements",
+                  ig_err_set(err, IG_ERR_LIMIT, "array longer than %d elements",
                              IG_JSON_MAX_ARRAY_LENGTH),
                   s->p, off);
     return IG_OK;
@@ -156,24 +155,22 @@ scan_escape(const struct scan *s, size_t *i, struct ig_err *err)
         return IG_OK;
     }
     if (p[b + 1] != 'u')
-        return at(err, ig_err_set(err, IG_ERR_INVALID, "invalid escape"), p,
-                  b);
+        return at(err, ig_err_set(err, IG_ERR_INVALID, "invalid escape"), p, b);
     if ((u = hex4(p, b + 2, s->len)) < 0)
-        return at(err, ig_err_set(err, IG_ERR_INVALID, "invalid \\u escape"),
-                  p, b);
+        return at(err, ig_err_set(err, IG_ERR_INVALID, "invalid \\u escape"), p,
+                  b);
     *i = b + 6;
     if (u < 0xD800 || u > 0xDFFF)
         return IG_OK;
-    if (u <= 0xDBFF && b + 7 < s->len && p[b + 6] == '\\' &&
-        p[b + 7] == 'u' && (lo = hex4(p, b + 8, s->len)) >= 0xDC00 &&
-        lo <= 0xDFFF) {
+    if (u <= 0xDBFF && b + 7 < s->len && p[b + 6] == '\\' && p[b + 7] == 'u' &&
+        (lo = hex4(p, b + 8, s->len)) >= 0xDC00 && lo <= 0xDFFF) {
         *i = b + 12;
         return IG_OK;
     }
-    return at(err,
-              ig_err_set(err, IG_ERR_INVALID, "lone surrogate escape \\u%04lx",
-                         u),
-              p, b);
+    return at(
+        err,
+        ig_err_set(err, IG_ERR_INVALID, "lone surrogate escape \\u%04lx", u), p,
+        b);
 }
 
 /* The string opening at p[*pos] == '"': check it, move *pos past it. */
@@ -219,8 +216,7 @@ push(struct scan *s, size_t off, struct ig_err *err)
         return st;
     if (s->depth >= IG_JSON_MAX_DEPTH)
         return at(err,
-                  ig_err_set(err, IG_ERR_LIMIT,
-                             "nesting deeper than %d levels",
+                  ig_err_set(err, IG_ERR_LIMIT, "nesting deeper than %d levels",
                              IG_JSON_MAX_DEPTH),
                   s->p, off);
     f = &s->stack[s->depth++];
@@ -352,9 +348,8 @@ duplicate_key(const unsigned char *p, size_t len, size_t pos,
         more = "...";
     }
     return at(err,
-              ig_err_set(err, IG_ERR_INVALID,
-                         "duplicate object key \"%.*s%s\"", (int)n,
-                         (const char *)p + start + 1, more),
+              ig_err_set(err, IG_ERR_INVALID, "duplicate object key \"%.*s%s\"",
+                         (int)n, (const char *)p + start + 1, more),
               p, start);
 }
 
@@ -390,14 +385,13 @@ map_error(const json_error_t *je, const unsigned char *p, size_t len,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     case json_error_invalid_utf8:
         return at(err,
-                  ig_err_set(err, IG_ERR_INVALID,
-                             "invalid UTF-8 (byte 0x%02x)",
+                  ig_err_set(err, IG_ERR_INVALID, "invalid UTF-8 (byte 0x%02x)",
                              pos < len ? p[pos] : 0),
                   p, pos);
     case json_error_premature_end_of_input:
         return at(err,
-                  ig_err_set(err, IG_ERR_INVALID, "unexpected end of input"),
-                  p, len);
+                  ig_err_set(err, IG_ERR_INVALID, "unexpected end of input"), p,
+                  len);
     case json_error_duplicate_key:
         return duplicate_key(p, len, pos, err);
     case json_error_null_byte_in_key:
@@ -406,15 +400,15 @@ map_error(const json_error_t *je, const unsigned char *p, size_t len,
                              "\\u0000 in an object key is not supported"),
                   p, token_start(p, len, pos));
     case json_error_numeric_overflow:
-        return at(err,
-                  ig_err_set(err, IG_ERR_INVALID,
-                             "number too large for a double"),
-                  p, token_start(p, len, pos));
+        return at(
+            err,
+            ig_err_set(err, IG_ERR_INVALID, "number too large for a double"), p,
+            token_start(p, len, pos));
     case json_error_end_of_input_expected:
-        return at(err,
-                  ig_err_set(err, IG_ERR_INVALID,
-                             "unexpected text after the value"),
-                  p, token_start(p, len, pos));
+        return at(
+            err,
+            ig_err_set(err, IG_ERR_INVALID, "unexpected text after the value"),
+            p, token_start(p, len, pos));
     default:
         return syntax_error(je, p, len, pos, err);
     }

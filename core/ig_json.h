@@ -9,11 +9,12 @@
  *   - nesting at most IG_JSON_MAX_DEPTH, at most IG_JSON_MAX_OBJECT_MEMBERS
  *     per object, IG_JSON_MAX_ARRAY_LENGTH per array, IG_JSON_MAX_VALUES in
  *     the whole document;
- *   - "\u0000" is allowed inside strings and keys (jansson's JSON_ALLOW_NUL):
- *     use json_string_length(), never strlen(), on parsed strings;
+ *   - "\u0000" is allowed inside strings (jansson's JSON_ALLOW_NUL): use
+ *     json_string_length(), never strlen(), on parsed strings; jansson 2.14
+ *     refuses it inside object keys;
  *   - any top-level value is accepted; surrounding whitespace only.
  * On failure err->msg names the problem and err->line / err->column give its
- * 1-based position in the text.
+ * 1-based position in the text (columns count bytes).
  */
 #ifndef IG_JSON_H
 #define IG_JSON_H

@@ -112,8 +112,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (s->mhd == NULL)
         goto fail;
     pdp_log("info", "server.started",
-            json_pack("{s:s, s:i, s:s, s:s, s:i}", "listen",
-                      c->listen_host, (int)s->port, "database", c->database,
+            json_pack("{s:s, s:i, s:s, s:s, s:i}", "listen", c->listen_host,
+                      "port", (int)s->port, "database", c->database,
                       "policy_revision", pol_bundle_revision(s->bundle),
                       "threads", c->threads));
     *out = s;

@@ -199,6 +199,11 @@ void pol_decision_fail(struct pol_decision *out, const char *reason,
  * characters, always NUL-terminated.
  */
 void pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n);
+/*
+ * Length (1-4) of the valid UTF-8 character at s (n > 0 bytes left), or 0
+ * when the bytes there are not one (overlong, surrogate, truncated...).
+ */
+size_t pol_utf8_char(const unsigned char *s, size_t n);
 /* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
 int pol_reason_valid(const char *s, size_t n);
 

@@ -33,8 +33,9 @@ ig_install_packages() {
 
 # What building and running intentgate needs.
 IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
-    libsodium-dev libjansson-dev libcmocka-dev liblua5.4-dev)
+    libsodium-dev libjansson-dev libcmocka-dev liblua5.4-dev
+    libsqlite3-dev libmicrohttpd-dev)
 
 # What the whole test suite needs on top: clang for the fuzzers,
-# clang-format 14 for the style check.
-IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format)
+# clang-format 14 for the style check, python3 for the integration tests.
+IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3)

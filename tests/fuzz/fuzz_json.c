@@ -26,6 +26,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void
+check(int ok, const char *what, const struct ig_err *err)
+{
+    if (ok)
+        return;
+    (void)fprintf(stderr, "fuzz_json: %s (%s at %d:%d)\n", what, err->msg,
+                  err->line, err->column);
+    abort();
+}
+
 /* 1 when v breaks a limit of ig_limits.h (depth counts containers). */
 static int
 over_limits(json_t *v, int depth, size_t *values)
@@ -77,16 +87,6 @@ check_refusal(const uint8_t *data, size_t size, enum ig_status st,
         check(0, "refused what jansson accepts", err);
     }
     json_decref(j);
-}
-
-static void
-check(int ok, const char *what, const struct ig_err *err)
-{
-    if (ok)
-        return;
-    (void)fprintf(stderr, "fuzz_json: %s (%s at %d:%d)\n", what, err->msg,
-                  err->line, err->column);
-    abort();
 }
 
 int

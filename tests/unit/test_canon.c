@@ -19,8 +19,7 @@
 
 /* Canonicalize text; the result is malloc'd; *st gets the status. */
 static char *
-canon_text(const char *text, size_t len, enum ig_status *st,
-           struct ig_err *err)
+canon_text(const char *text, size_t len, enum ig_status *st, struct ig_err *err)
 {
     struct ig_buf b;
     char *s;
@@ -131,12 +130,11 @@ test_numbers_file(void **state)
         assert_non_null(nl);
         *nl = '\0';
         assert_int_equal(line[16], ' ');
-        assert_int_equal(ig_canon_number(bits_to_double(line), got, &n),
-                         IG_OK);
+        assert_int_equal(ig_canon_number(bits_to_double(line), got, &n), IG_OK);
         len = strlen(line + 17);
         if (n != len || strcmp(got, line + 17) != 0)
-            fail_msg("line %zu: %.16s: got %s want %s", lines + 1, line,
-                     got, line + 17);
+            fail_msg("line %zu: %.16s: got %s want %s", lines + 1, line, got,
+                     line + 17);
         lines++;
     }
     assert_int_equal(lines, 20000);
@@ -231,9 +229,10 @@ test_escapes(void **state)
     assert_non_null(v);
     check_value(v, want, sizeof(want) - 1);
     json_decref(v);
-    check_canon("\"\\b\\f\\n\\r\\t\\\"\\\\\\/\"", "\"\\b\\f\\n\\r\\t\\\"\\\\/\"");
+    check_canon("\"\\b\\f\\n\\r\\t\\\"\\\\\\/\"",
+                "\"\\b\\f\\n\\r\\t\\\"\\\\/\"");
     check_canon("\"\\u007f\\u2028\\u2029\\u00e9\"",
-                 "\"\x7f\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\"");
+                "\"\x7f\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\"");
     check_canon("\"\\u001F\\u000B\"", "\"\\u001f\\u000b\"");
     check_canon("\"\\u0000\"", "\"\\u0000\"");
     check_canon("\"<\\/script>\"", "\"</script>\"");
@@ -259,7 +258,7 @@ test_structure_edges(void **state)
     check_canon("1e-400", "0");
     check_canon("[1.0, 100, 1.50, 1e2]", "[1,100,1.5,100]");
     check_canon("{\"b\":[1,{\"d\":1,\"c\":2}],\"a\":\"x\"}",
-                 "{\"a\":\"x\",\"b\":[1,{\"c\":2,\"d\":1}]}");
+                "{\"a\":\"x\",\"b\":[1,{\"c\":2,\"d\":1}]}");
 }
 
 static void
@@ -268,36 +267,50 @@ test_key_order(void **state)
     (void)state;
     /* Keys that look like numbers still sort as strings. */
     check_canon("{\"9\":1,\"10\":2,\"1\":3,\"\":4}",
-                 "{\"\":4,\"1\":3,\"10\":2,\"9\":1}");
+                "{\"\":4,\"1\":3,\"10\":2,\"9\":1}");
     /* A prefix sorts first. */
-    check_canon("{\"ab\":1,\"a\":2,\"abc\":3}",
-                 "{\"a\":2,\"ab\":1,\"abc\":3}");
+    check_canon("{\"ab\":1,\"a\":2,\"abc\":3}", "{\"a\":2,\"ab\":1,\"abc\":3}");
     /* U+1F600 (D83D DE00) sorts below U+E000 and U+FFFD in UTF-16 order,
      * although its code point is larger. */
     check_canon("{\"\\uFFFD\":1,\"\\uE000\":2,\"\\ud83d\\ude00\":3,"
-                 "\"\\uD7FF\":4}",
-                 "{\"\xed\x9f\xbf\":4,\"\xf0\x9f\x98\x80\":3,"
-                 "\"\xee\x80\x80\":2,\"\xef\xbf\xbd\":1}");
+                "\"\\uD7FF\":4}",
+                "{\"\xed\x9f\xbf\":4,\"\xf0\x9f\x98\x80\":3,"
+                "\"\xee\x80\x80\":2,\"\xef\xbf\xbd\":1}");
     /* The same rule deeper in a key, after a common prefix. */
     check_canon("{\"a\\uE000\":1,\"a\\ud800\\udc00\":2}",
-                 "{\"a\xf0\x90\x80\x80\":2,\"a\xee\x80\x80\":1}");
+                "{\"a\xf0\x90\x80\x80\":2,\"a\xee\x80\x80\":1}");
     /* Two astral characters: ordered by their surrogates. */
     check_canon("{\"\\ud83d\\ude02\":1,\"\\ud800\\udc00\":2}",
-                 "{\"\xf0\x90\x80\x80\":2,\"\xf0\x9f\x98\x82\":1}");
+                "{\"\xf0\x90\x80\x80\":2,\"\xf0\x9f\x98\x82\":1}");
     /* Upper case before lower case; no locale. */
     check_canon("{\"b\":1,\"B\":2,\"a\":3,\"A\":4}",
-                 "{\"A\":4,\"B\":2,\"a\":3,\"b\":1}");
+                "{\"A\":4,\"B\":2,\"a\":3,\"b\":1}");
 }
 
 /* The qsort path (more than 16 members) orders keys as the small path. */
 static void
 test_key_order_large(void **state)
 {
-    static const char *keys[] = {
-        "\xef\xbf\xbd", "\xf0\x9f\x98\x80", "\xee\x80\x80", "z", "a",
-        "\xc3\xa9",     "10",               "9",            "1", "",
-        "\xed\x9f\xbf", "A",                "ab",           "b", "aa",
-        "\xf4\x8f\xbf\xbf", "Z",            "_",            "~", "a\x7f"};
+    static const char *keys[] = {"\xef\xbf\xbd",
+                                 "\xf0\x9f\x98\x80",
+                                 "\xee\x80\x80",
+                                 "z",
+                                 "a",
+                                 "\xc3\xa9",
+                                 "10",
+                                 "9",
+                                 "1",
+                                 "",
+                                 "\xed\x9f\xbf",
+                                 "A",
+                                 "ab",
+                                 "b",
+                                 "aa",
+                                 "\xf4\x8f\xbf\xbf",
+                                 "Z",
+                                 "_",
+                                 "~",
+                                 "a\x7f"};
     static const char want[] =
         "{\"\":0,\"1\":0,\"10\":0,\"9\":0,\"A\":0,\"Z\":0,\"_\":0,\"a\":0,"
         "\"aa\":0,\"ab\":0,\"a\x7f\":0,\"b\":0,\"z\":0,\"~\":0,"
@@ -309,10 +322,50 @@ test_key_order_large(void **state)
     (void)state;
     assert_non_null(o);
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        assert_int_equal(json_object_set_new(o, keys[i], json_integer(0)),
-                         0);
+        assert_int_equal(json_object_set_new(o, keys[i], json_integer(0)), 0);
     check_value(o, want, sizeof(want) - 1);
     json_decref(o);
+}
+
+/* Strings longer than the writer's stage, plain and full of escapes. */
+static void
+test_long_strings(void **state)
+{
+    size_t n = 100000, i, o = 0;
+    char *raw = malloc(n), *want = malloc(6 * n + 2);
+    json_t *v;
+
+    (void)state;
+    assert_non_null(raw);
+    assert_non_null(want);
+    memset(raw, 'x', n);
+    want[o++] = '"';
+    memset(want + o, 'x', n);
+    o += n;
+    want[o++] = '"';
+    v = json_stringn(raw, n);
+    check_value(v, want, o);
+    json_decref(v);
+    o = 0;
+    want[o++] = '"';
+    for (i = 0; i < n; i++) {
+        raw[i] = (char)(i % 3 == 0 ? 0x01 : i % 3 == 1 ? '"' : 'y');
+        if (i % 3 == 0) {
+            memcpy(want + o, "\\u0001", 6);
+            o += 6;
+        } else if (i % 3 == 1) {
+            memcpy(want + o, "\\\"", 2);
+            o += 2;
+        } else {
+            want[o++] = 'y';
+        }
+    }
+    want[o++] = '"';
+    v = json_stringn(raw, n);
+    check_value(v, want, o);
+    json_decref(v);
+    free(raw);
+    free(want);
 }
 
 /* A 1024-member object built in reverse comes out in order. */
@@ -382,10 +435,14 @@ test_code_built_numbers(void **state)
 static void
 test_invalid_utf8_built(void **state)
 {
-    static const char *bad[] = {"\xff",         "\xc0\xaf",
-                                "\xe0\x80\x80", "\xed\xa0\x80",
-                                "\xf4\x90\x80\x80", "ab\xe2\x82",
-                                "\x80",         "\xf8\x88\x80\x80\x80"};
+    static const char *bad[] = {"\xff",
+                                "\xc0\xaf",
+                                "\xe0\x80\x80",
+                                "\xed\xa0\x80",
+                                "\xf4\x90\x80\x80",
+                                "ab\xe2\x82",
+                                "\x80",
+                                "\xf8\x88\x80\x80\x80"};
     json_t *v, *o;
     size_t i;
 
@@ -528,6 +585,7 @@ main(void)
         cmocka_unit_test(test_structure_edges),
         cmocka_unit_test(test_key_order),
         cmocka_unit_test(test_key_order_large),
+        cmocka_unit_test(test_long_strings),
         cmocka_unit_test(test_many_members),
         cmocka_unit_test(test_code_built_numbers),
         cmocka_unit_test(test_invalid_utf8_built),

@@ -89,7 +89,8 @@ test_agent_safe_vectors(void **state)
 static void
 test_hash_ignores_layout(void **state)
 {
-    static const char a[] = "{\"b\":[1,2.0,{\"y\":null,\"x\":true}],\"a\":\"s\"}";
+    static const char a[] =
+        "{\"b\":[1,2.0,{\"y\":null,\"x\":true}],\"a\":\"s\"}";
     static const char b[] =
         "{ \"a\" : \"s\",\n \"b\" : [ 1e0, 2, { \"x\":true, \"y\":null } ] }";
     char ha[IG_HASH_STRLEN + 1], hb[IG_HASH_STRLEN + 1];

@@ -47,7 +47,7 @@ check_ok(const char *text)
 /* Refused with st at line:column, with msg (when not NULL) in the text. */
 static void
 check_err_n(const char *text, size_t len, enum ig_status st, int line,
-             int column, const char *msg)
+            int column, const char *msg)
 {
     struct ig_err err;
 
@@ -62,7 +62,7 @@ check_err_n(const char *text, size_t len, enum ig_status st, int line,
 
 static void
 check_err(const char *text, enum ig_status st, int line, int column,
-           const char *msg)
+          const char *msg)
 {
     check_err_n(text, strlen(text), st, line, column, msg);
 }
@@ -154,18 +154,18 @@ test_duplicate_keys(void **state)
     memcpy(longkey + 128, ":2}", 4);
     check_err(longkey, IG_ERR_INVALID, 1, 67, "aaaaaaaa...\"");
     check_err("{\"a\":1,\"a\":2}", IG_ERR_INVALID, 1, 8,
-               "duplicate object key \"a\"");
+              "duplicate object key \"a\"");
     check_err("{\"a\":1,\"b\":{\"x\":1,\"x\":[]}}", IG_ERR_INVALID, 1, 19,
-               "duplicate object key \"x\"");
+              "duplicate object key \"x\"");
     /* Same key once decoded. */
     check_err("{\"a\":1,\"\\u0061\":2}", IG_ERR_INVALID, 1, 8,
-               "duplicate object key \"\\u0061\"");
+              "duplicate object key \"\\u0061\"");
     check_err("{\"\":1,\"\":2}", IG_ERR_INVALID, 1, 7,
-               "duplicate object key \"\"");
+              "duplicate object key \"\"");
     check_err("{\"q\\\"\\\\\":1,\"q\\\"\\\\\":2}", IG_ERR_INVALID, 1, 12,
-               "duplicate object key");
+              "duplicate object key");
     check_err("{\n  \"a\": 1,\n  \"a\": 2\n}", IG_ERR_INVALID, 3, 3,
-               "duplicate object key \"a\"");
+              "duplicate object key \"a\"");
     /* Same key in different objects is fine. */
     check_ok("[{\"a\":1},{\"a\":2}]");
     check_ok("{\"a\":1,\"A\":2,\"a \":3}");
@@ -319,7 +319,7 @@ test_depth(void **state)
     free(s);
     s = nested(IG_JSON_MAX_DEPTH + 1, "[", "]");
     check_err(s, IG_ERR_LIMIT, 1, IG_JSON_MAX_DEPTH + 1,
-               "nesting deeper than 32 levels");
+              "nesting deeper than 32 levels");
     free(s);
     s = nested(IG_JSON_MAX_DEPTH + 1, "[\n  ", "]");
     check_err(s, IG_ERR_LIMIT, IG_JSON_MAX_DEPTH + 1, 3, "nesting deeper");
@@ -332,8 +332,7 @@ test_depth(void **state)
     check_ok(s);
     free(s);
     s = nested(IG_JSON_MAX_DEPTH + 1, "{\"k\":", "}");
-    check_err(s, IG_ERR_LIMIT, 1, 5 * IG_JSON_MAX_DEPTH + 1,
-               "nesting deeper");
+    check_err(s, IG_ERR_LIMIT, 1, 5 * IG_JSON_MAX_DEPTH + 1, "nesting deeper");
     free(s);
     /* Two siblings each 31 deep under the top array: 32 levels. */
     s = nested(IG_JSON_MAX_DEPTH - 1, "[", "]");
@@ -381,7 +380,7 @@ test_array_length(void **state)
     free(s);
     s = repeat(IG_JSON_MAX_ARRAY_LENGTH + 1, "0", 0);
     check_err(s, IG_ERR_LIMIT, 1, 2 * IG_JSON_MAX_ARRAY_LENGTH + 2,
-               "array longer than 4096 elements");
+              "array longer than 4096 elements");
     free(s);
     /* Strings, objects and arrays are elements; keys are not. */
     s = repeat(IG_JSON_MAX_ARRAY_LENGTH, "{\"a\":\"b\"}", 0);
@@ -404,7 +403,7 @@ test_object_members(void **state)
     /* Each member is "nnnnn":0, 9 bytes plus a comma. */
     s = repeat(IG_JSON_MAX_OBJECT_MEMBERS + 1, "0", 1);
     check_err(s, IG_ERR_LIMIT, 1, 10 * IG_JSON_MAX_OBJECT_MEMBERS + 2,
-               "object with more than 1024 members");
+              "object with more than 1024 members");
     free(s);
     s = repeat(IG_JSON_MAX_OBJECT_MEMBERS + 1, "\"v\"", 1);
     check_err(s, IG_ERR_LIMIT, 1, 12 * IG_JSON_MAX_OBJECT_MEMBERS + 2, NULL);
@@ -454,7 +453,7 @@ test_total_values(void **state)
     s = many_values(IG_JSON_MAX_VALUES - 65521 + 1);
     len = strlen(s);
     check_err(s, IG_ERR_LIMIT, 1, (int)len - 1,
-               "more than 65536 values in the document");
+              "more than 65536 values in the document");
     free(s);
 }
 
@@ -477,7 +476,7 @@ test_size(void **state)
     assert_int_equal(json_string_length(v), n - 2);
     json_decref(v);
     check_err_n(s, n + 1, IG_ERR_LIMIT, 1, IG_JSON_MAX_BYTES + 1,
-                 "text longer than 1048576 bytes");
+                "text longer than 1048576 bytes");
     s[10] = '\n';
     check_err_n(s, n + 1, IG_ERR_LIMIT, 2, IG_JSON_MAX_BYTES - 10, NULL);
     free(s);

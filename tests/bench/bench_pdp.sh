@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench_pdp.sh - decisions per second and latency of `intentgate serve` on
+# the ALLOW path of the example bundle, over loopback with keep-alive.
+#
+#   tests/bench/bench_pdp.sh [BUILD_DIR] [SECONDS]
+#
+# Starts the server on a free port with its own data dir (synchronous=FULL:
+# every reply waits for its records to be durable; grants signed), then
+# runs the loadgen on the same machine:
+#   1. closed loop, 64 connections: the most ALLOW decisions per second
+#   2. open loop at 5,000 requests/s: latency at that rate (p50/p99)
+# and prints the server's peak RSS. Each request is a distinct
+# payments.refund of 42 (ALLOW) with a unique idempotency key.
+set -euo pipefail
+build=${1:-build/release}
+secs=${2:-10}
+ig=$build/cli/intentgate
+loadgen=$build/tests/loadgen
+for f in "$ig" "$loadgen"; do
+    [ -x "$f" ] || { echo "missing $f: build $build first" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+"$ig" keygen --out "$tmp/keys" >/dev/null
+mkdir "$tmp/policies"
+cp "$(dirname "$0")/../../policies/bundle/"*.lua "$tmp/policies/"
+agent="igt_bench_agent_$RANDOM$RANDOM"
+exec_tok="igt_bench_exec_$RANDOM$RANDOM"
+h() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+cat >"$tmp/ig.conf" <<CONF
+listen = 127.0.0.1:0
+database = ig.db
+signing_key = keys/signing.key
+policy_dir = policies
+threads = 2
+synchronous = full
+[policy]
+quota_per_minute = 100000000
+[agent bench]
+tenant = bench
+token_sha256 = $(h "$agent")
+[executor bench-exec]
+actions = payments.
+token_sha256 = $(h "$exec_tok")
+CONF
+"$ig" serve --config "$tmp/ig.conf" 2>"$tmp/server.log" &
+pid=$!
+port=
+for _ in $(seq 100); do
+    port=$(grep -o '"port":[0-9]*' "$tmp/server.log" | head -1 | cut -d: -f2 || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { cat "$tmp/server.log" >&2; exit 1; }
+
+body='{"action":"payments.refund","resource":"orders/{{SEQ}}","params":{"amount":42,"currency":"EUR","order_id":"o-{{SEQ}}"},"context":{"requested_by":"bench","ticket":"B-1"},"idempotency_key":"bench-{{SEQ}}"}'
+run() {
+    "$loadgen" --url "http://127.0.0.1:$port/v1/intents" --method POST \
+        --header "Authorization: Bearer $agent" \
+        --header "Content-Type: application/json" \
+        --body "$body" --expect-status 201 "$@"
+}
+echo "== closed loop, 64 connections, ${secs}s (ALLOW, durable, signed)"
+run --connections 64 --duration "$secs" --warmup 2
+echo "== open loop at 5000/s, 64 connections, ${secs}s"
+run --connections 64 --duration "$secs" --warmup 2 --rate 5000
+echo "== server"
+grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
+curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
+    grep -E '^intentgate_(decisions_total|store_commit_(seconds_(sum|count)|writes_total)|policy_eval_seconds_(sum|count))' || true

@@ -1,0 +1,182 @@
+"""harness.py - start the real `intentgate serve` on a free loopback port and
+talk to it over HTTP. Python standard library only.
+
+    srv = Server.dev(binary)            # serve --dev in a fresh temp dir
+    srv = Server.custom(binary, conf)   # serve --config with a config you wrote
+    status, body, headers = srv.call("POST", "/v1/intents", token, {...})
+    srv.stop()
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+BIN = os.environ.get("INTENTGATE_BIN", "intentgate")
+
+
+class Server:
+    def __init__(self, proc, tmp, env, log_path):
+        self.proc = proc
+        self.tmp = tmp
+        self.env = env
+        self.log_path = log_path
+        url = env["INTENTGATE_URL"]
+        hostport = url.split("//", 1)[1]
+        self.host, port = hostport.rsplit(":", 1)
+        self.port = int(port)
+
+    # ---- lifecycle ----
+
+    @staticmethod
+    def _spawn(args, tmp):
+        log_path = os.path.join(tmp, "server.log")
+        log = open(log_path, "ab")
+        proc = subprocess.Popen(
+            [BIN, "serve"] + args,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        return proc, log_path
+
+    @classmethod
+    def dev(cls, tmp=None, listen="127.0.0.1:0"):
+        tmp = tmp or tempfile.mkdtemp(prefix="ig-it-")
+        data = os.path.join(tmp, "data")
+        proc, log_path = cls._spawn(["--dev", "--data", data, "--listen", listen], tmp)
+        env = {}
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            line = proc.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("server exited: " + open(log_path).read())
+            if line.startswith("#"):
+                continue
+            k, _, v = line.strip().partition("=")
+            env[k] = v
+            if k == "INTENTGATE_PUBLIC_KEY":
+                break
+        srv = cls(proc, tmp, env, log_path)
+        srv.data = data
+        srv.wait_healthy()
+        return srv
+
+    @classmethod
+    def custom(cls, conf_path, tmp, env):
+        """serve --config conf_path; env must hold the tokens you configured.
+        The config should listen on 127.0.0.1:0; the port is read from the
+        server's start log line."""
+        proc, log_path = cls._spawn(["--config", conf_path], tmp)
+        deadline = time.time() + 20
+        port = None
+        while time.time() < deadline and port is None:
+            if proc.poll() is not None:
+                raise RuntimeError("server exited: " + open(log_path).read())
+            for line in open(log_path):
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("event") == "server.started":
+                    port = rec["listen_port"] if "listen_port" in rec else rec["port"]
+            time.sleep(0.05)
+        if port is None:
+            raise RuntimeError("server did not start: " + open(log_path).read())
+        env = dict(env)
+        env["INTENTGATE_URL"] = "http://127.0.0.1:%d" % port
+        srv = cls(proc, tmp, env, log_path)
+        srv.wait_healthy()
+        return srv
+
+    def wait_healthy(self):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                if self.call("GET", "/healthz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("server never became healthy")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        return self.proc.returncode
+
+    def cleanup(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    # ---- HTTP ----
+
+    def call(self, method, path, token=None, body=None, headers=None, raw=None,
+             timeout=30):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        h = {}
+        if token:
+            h["Authorization"] = "Bearer " + token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        if raw is not None:
+            data = raw
+        if headers:
+            h.update(headers)
+        try:
+            conn.request(method, path, body=data, headers=h)
+            resp = conn.getresponse()
+            text = resp.read()
+            ctype = resp.getheader("Content-Type", "")
+            out = json.loads(text) if ctype.startswith("application/json") and text else text
+            return resp.status, out, dict(resp.getheaders())
+        finally:
+            conn.close()
+
+    def submit(self, action, resource, params, token=None, **extra):
+        body = {"action": action, "resource": resource, "params": params}
+        body.update(extra)
+        return self.call("POST", "/v1/intents",
+                         token or self.env["INTENTGATE_AGENT_TOKEN"], body)
+
+    def redeem(self, grant, intent_id, token=None):
+        return self.call("POST", "/v1/grants/redeem",
+                         token or self.env["INTENTGATE_EXECUTOR_TOKEN"],
+                         {"grant": grant, "intent_id": intent_id})
+
+
+def parallel(n, fn):
+    """Run fn(i) in n threads released at once; return the results."""
+    results = [None] * n
+    gate = threading.Barrier(n)
+
+    def run(i):
+        gate.wait()
+        results[i] = fn(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results

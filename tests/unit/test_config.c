@@ -1,0 +1,191 @@
+/*
+ * test_config.c - the PDP configuration file: a full valid file, defaults,
+ * relative paths, token authentication, executor routing, and every kind
+ * of mistake refused with the file and line named.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pdp_config.h"
+
+#define HASH_A "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+#define HASH_B "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+#define HASH_C "fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13"
+
+static char dir[64];
+
+static int
+setup(void **state)
+{
+    (void)state;
+    (void)snprintf(dir, sizeof(dir), "/tmp/ig-config-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    char cmd[128];
+    (void)state;
+
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    return 0;
+}
+
+/* Write text to dir/c.conf and load it. */
+static enum ig_status
+load(const char *text, struct pdp_config **c, struct ig_err *err)
+{
+    char path[128];
+    FILE *f;
+
+    (void)snprintf(path, sizeof(path), "%s/c.conf", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    return pdp_config_load(path, c, err);
+}
+
+#define BASE                                                                   \
+    "database = db.sqlite\nsigning_key = /etc/ig/signing.key\n"                \
+    "policy_dir = policies\n"
+
+static void
+test_full_file(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    char want[128];
+    (void)state;
+
+    assert_int_equal(load("# comment\n" BASE "listen = 127.0.0.1:9000\n"
+                          "intent_ttl = 30\nthreads = 4\n"
+                          "synchronous = normal\n"
+                          "[policy]\nquota_per_minute = 10\nname = x y\n"
+                          "[agent bot-1]\ntenant = acme\n"
+                          "token_sha256 = " HASH_A "\n"
+                          "[executor ex-1]\ntoken_sha256 = " HASH_B "\n"
+                          "actions = payments., payments.refund.big ,shell.\n"
+                          "  [admin ops]  \ntoken_sha256 = " HASH_C "\n",
+                          &c, &err),
+                     IG_OK);
+    assert_string_equal(c->listen_host, "127.0.0.1");
+    assert_int_equal(c->listen_port, 9000);
+    assert_int_equal(c->intent_ttl, 30);
+    assert_int_equal(c->intent_ttl_max, 300); /* default */
+    assert_int_equal(c->threads, 4);
+    assert_int_equal(c->synchronous_full, 0);
+    (void)snprintf(want, sizeof(want), "%s/db.sqlite", dir);
+    assert_string_equal(c->database, want);
+    assert_string_equal(c->signing_key, "/etc/ig/signing.key");
+    assert_true(json_real_value(json_object_get(c->policy_settings,
+                                                "quota_per_minute")) == 10);
+    assert_string_equal(
+        json_string_value(json_object_get(c->policy_settings, "name")),
+        "x y");
+    assert_int_equal(c->nprincipals, 3);
+    /* "test" hashes to HASH_A: the agent. */
+    assert_string_equal(pdp_config_authenticate(c, "test", 4)->id, "bot-1");
+    assert_null(pdp_config_authenticate(c, "tesu", 4));
+    assert_null(pdp_config_authenticate(c, "", 0));
+    assert_string_equal(pdp_config_executor_for(c, "payments.refund")->id,
+                        "ex-1");
+    assert_null(pdp_config_executor_for(c, "git.push"));
+    pdp_config_free(c);
+}
+
+static void
+expect_error(const char *text, const char *line_and_msg)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+
+    assert_int_equal(load(text, &c, &err), IG_ERR_INVALID);
+    assert_null(c);
+    if (strstr(err.msg, line_and_msg) == NULL)
+        fail_msg("error \"%s\" lacks \"%s\"", err.msg, line_and_msg);
+}
+
+static void
+test_mistakes_name_the_line(void **state)
+{
+    (void)state;
+    expect_error(BASE "bogus = 1\n", "c.conf:4: unknown key bogus");
+    expect_error(BASE "database = x\n", ":4: duplicate key database");
+    expect_error(BASE "no equals sign\n", ":4: expected key = value");
+    expect_error(BASE "intent_ttl = 0\n", ":4: intent_ttl must be");
+    expect_error(BASE "intent_ttl = 12x\n", ":4: intent_ttl must be");
+    expect_error(BASE "listen = nowhere\n", ":4: listen must be HOST:PORT");
+    expect_error(BASE "synchronous = maybe\n", ":4: synchronous must be");
+    expect_error(BASE "[planet earth]\n", ":4: unknown section [planet]");
+    expect_error(BASE "[agent]\n", ":4: [agent] needs an id");
+    expect_error(BASE "[agent a b]\n", ":4: [agent] needs an id");
+    expect_error(BASE "[agent a]\ntenant = t\n", ":4: a needs token_sha256");
+    expect_error(BASE "[agent a]\ntoken_sha256 = " HASH_A "\n",
+                 ":4: agent a needs a tenant");
+    expect_error(BASE "[agent a]\ntenant = t\ntoken_sha256 = abc\n",
+                 ":6: token_sha256 must be 64 hex digits");
+    expect_error(BASE "[executor e]\ntoken_sha256 = " HASH_A "\n",
+                 ":4: executor e needs actions");
+    expect_error(BASE "[admin a]\ntoken_sha256 = " HASH_A "\ntenant = t\n",
+                 ":6: unknown key tenant in this section");
+    expect_error(BASE "[agent a]\ntenant = t\ntoken_sha256 = " HASH_A
+                      "\n[admin b]\ntoken_sha256 = " HASH_A "\n",
+                 "a and b share a token");
+    expect_error(BASE "[admin a]\ntoken_sha256 = " HASH_A
+                      "\n[admin a]\ntoken_sha256 = " HASH_B "\n",
+                 "a is configured twice");
+    expect_error("database = x\npolicy_dir = p\n", "missing signing_key");
+    expect_error(BASE "intent_ttl = 400\n",
+                 "intent_ttl is larger than intent_ttl_max");
+    expect_error(BASE "[policy]\na = 1\na = 2\n", ":6: duplicate key a");
+}
+
+static void
+test_missing_file(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    (void)state;
+
+    assert_int_equal(pdp_config_load("/nonexistent/ig.conf", &c, &err),
+                     IG_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/ig.conf"));
+}
+
+static void
+test_new_token_matches_its_hash(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    char tok[48], hex[65], text[512];
+    (void)state;
+
+    pdp_token_new(tok, hex);
+    assert_int_equal(strncmp(tok, "igt_", 4), 0);
+    assert_int_equal(strlen(tok), 47);
+    (void)snprintf(text, sizeof(text),
+                   BASE "[agent a]\ntenant = t\ntoken_sha256 = %s\n", hex);
+    assert_int_equal(load(text, &c, &err), IG_OK);
+    assert_non_null(pdp_config_authenticate(c, tok, strlen(tok)));
+    pdp_config_free(c);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_file),
+        cmocka_unit_test(test_mistakes_name_the_line),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_new_token_matches_its_hash),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,430 @@
+/*
+ * test_store.c - the PDP's SQLite store: records, immutability, idempotent
+ * replay, exactly-once redemption (also concurrent and across a reopen),
+ * outcomes, audit events, quota counters, schema versions.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ig_time.h"
+#include "pdp_store.h"
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    struct pdp_store *s;
+};
+
+static struct pdp_store *
+open_store(const char *path)
+{
+    struct pdp_store_opts o;
+    struct pdp_store *s = NULL;
+    struct ig_err err;
+
+    memset(&o, 0, sizeof(o));
+    o.path = path;
+    o.synchronous_full = 1;
+    if (pdp_store_open(&o, &s, &err) != IG_OK)
+        fail_msg("open: %s", err.msg);
+    return s;
+}
+
+static int
+setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    (void)snprintf(f->dir, sizeof(f->dir), "/tmp/ig-store-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    (void)snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    f->s = open_store(f->path);
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *f = *state;
+    char cmd[200];
+
+    pdp_store_close(f->s);
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* An ALLOW record with a grant; ids derive from n. */
+static void
+make_rec(struct pdp_intent_rec *r, char ids[4][40], int n, const char *idem,
+         int64_t now, json_t **ev)
+{
+    (void)snprintf(ids[0], 40, "00000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[1], 40, "10000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[2], 40, "20000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[3], 40, "{\"n\":%d}", n);
+    memset(r, 0, sizeof(*r));
+    r->intent_id = ids[0];
+    r->principal = "agent-1";
+    r->tenant = "t";
+    r->action = "payments.refund";
+    r->resource = "orders/1";
+    r->intent_hash = "sha256:00";
+    r->binding = "{\"action\":\"payments.refund\"}";
+    r->idempotency_key = idem;
+    r->created_at = now;
+    r->expires_at = now + 60;
+    r->decision_id = ids[1];
+    r->decision = "ALLOW";
+    r->reasons = "[]";
+    r->message = "ok";
+    r->policy_revision = "sha256:11";
+    r->grant_jti = ids[2];
+    r->grant_aud = "exec-1";
+    r->grant_expires_at = now + 30;
+    r->response = ids[3];
+    ev[0] = json_pack("{s:s, s:s}", "type", "intent.received", "intent_id",
+                      ids[0]);
+    r->events = ev;
+    r->nevents = 1;
+}
+
+static void
+test_put_and_get(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    char ids[4][40], *replay = NULL;
+    json_t *ev[1], *rec = NULL;
+    int64_t n = -1;
+
+    make_rec(&r, ids, 1, NULL, ig_time_now(), ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_null(replay);
+    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_string_equal(json_string_value(json_object_get(rec, "principal")),
+                        "agent-1");
+    assert_int_equal(json_array_size(json_object_get(rec, "decisions")), 1);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(rec, "grant"),
+                                          "jti")),
+        ids[2]);
+    assert_null(json_object_get(rec, "redemption"));
+    json_decref(rec);
+    assert_int_equal(pdp_store_get_intent(f->s, "nope", &rec), IG_ERR_NOTFOUND);
+    assert_int_equal(pdp_store_audit_size(f->s, &n), IG_OK);
+    assert_int_equal(n, 1);
+    json_decref(ev[0]);
+}
+
+static void
+test_rows_are_immutable(void **state)
+{
+    static const char *const sql[] = {
+        "UPDATE intents SET principal = 'x'",
+        "DELETE FROM intents",
+        "UPDATE decisions SET decision = 'ALLOW'",
+        "DELETE FROM decisions",
+        "UPDATE grants SET audience = 'x'",
+        "DELETE FROM grants",
+        "UPDATE audit_events SET event = '{}'",
+        "DELETE FROM audit_events",
+        "UPDATE redemptions SET executor = 'x'",
+        "DELETE FROM redemptions",
+        "DELETE FROM outcomes",
+        "DELETE FROM approvals"};
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    struct pdp_redeem_rec rr;
+    char ids[4][40], *replay = NULL, *msg = NULL;
+    json_t *ev[1];
+    sqlite3 *db;
+    size_t i;
+
+    make_rec(&r, ids, 2, NULL, ig_time_now(), ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&rr, 0, sizeof(rr));
+    rr.jti = ids[2];
+    rr.intent_id = ids[0];
+    rr.executor = "exec-1";
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+        int rc = sqlite3_exec(db, sql[i], NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            fail_msg("allowed: %s", sql[i]);
+        assert_non_null(strstr(msg, "immutable"));
+        sqlite3_free(msg);
+        msg = NULL;
+    }
+    sqlite3_close(db);
+    json_decref(ev[0]);
+}
+
+static void
+test_idempotent_replay(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    char ids[4][40], ids2[4][40], *replay = NULL;
+    json_t *ev[1], *ev2[1];
+    int64_t now = ig_time_now();
+
+    make_rec(&r, ids, 3, "key-1", now, ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    make_rec(&r, ids2, 4, "key-1", now + 1, ev2);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_ERR_EXISTS);
+    assert_non_null(replay);
+    assert_string_equal(replay, ids[3]); /* the FIRST answer */
+    free(replay);
+    replay = NULL;
+    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-1", "key-1",
+                                               now + 1, &replay),
+                     IG_OK);
+    assert_string_equal(replay, ids[3]);
+    free(replay);
+    replay = NULL;
+    /* Another principal, or after the first intent expired: no replay. */
+    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-2", "key-1",
+                                               now + 1, &replay),
+                     IG_ERR_NOTFOUND);
+    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-1", "key-1",
+                                               now + 60, &replay),
+                     IG_ERR_NOTFOUND);
+    make_rec(&r, ids2, 5, "key-1", now + 61, ev2);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    json_decref(ev[0]);
+    json_decref(ev2[0]);
+}
+
+static void
+test_redeem_once_across_reopen(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    struct pdp_redeem_rec rr;
+    char ids[4][40], *replay = NULL;
+    json_t *ev[1], *rec = NULL;
+
+    make_rec(&r, ids, 6, NULL, ig_time_now(), ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&rr, 0, sizeof(rr));
+    rr.jti = "20000000-0000-4000-8000-999999999999";
+    rr.intent_id = ids[0];
+    rr.executor = "exec-1";
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_NOTFOUND);
+    rr.jti = ids[2];
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_EXISTS);
+    pdp_store_close(f->s);
+    f->s = open_store(f->path);
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_EXISTS);
+    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(rec, "redemption"), "executor")),
+                        "exec-1");
+    json_decref(rec);
+    json_decref(ev[0]);
+}
+
+struct race {
+    struct pdp_store *s;
+    const struct pdp_redeem_rec *rr;
+    enum ig_status st;
+};
+
+static void *
+race_main(void *arg)
+{
+    struct race *x = arg;
+
+    x->st = pdp_store_redeem(x->s, x->rr);
+    return NULL;
+}
+
+static void
+test_redeem_race(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    struct pdp_redeem_rec rr;
+    struct race x[100];
+    pthread_t t[100];
+    char ids[4][40], *replay = NULL;
+    json_t *ev[1];
+    int i, ok = 0, dup = 0;
+
+    make_rec(&r, ids, 7, NULL, ig_time_now(), ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&rr, 0, sizeof(rr));
+    rr.jti = ids[2];
+    rr.intent_id = ids[0];
+    rr.executor = "exec-1";
+    for (i = 0; i < 100; i++) {
+        x[i].s = f->s;
+        x[i].rr = &rr;
+        assert_int_equal(pthread_create(&t[i], NULL, race_main, &x[i]), 0);
+    }
+    for (i = 0; i < 100; i++) {
+        pthread_join(t[i], NULL);
+        ok += x[i].st == IG_OK;
+        dup += x[i].st == IG_ERR_EXISTS;
+    }
+    assert_int_equal(ok, 1);
+    assert_int_equal(dup, 99);
+    json_decref(ev[0]);
+}
+
+static void
+test_outcome_rules(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r;
+    struct pdp_redeem_rec rr;
+    struct pdp_outcome_rec o;
+    char ids[4][40], *replay = NULL;
+    json_t *ev[1], *rec = NULL;
+
+    make_rec(&r, ids, 8, NULL, ig_time_now(), ev);
+    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&o, 0, sizeof(o));
+    o.intent_id = ids[0];
+    o.executor = "exec-1";
+    o.outcome = "COMPLETED";
+    o.detail = "{\"status\":200}";
+    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
+    memset(&rr, 0, sizeof(rr));
+    rr.jti = ids[2];
+    rr.intent_id = ids[0];
+    rr.executor = "exec-1";
+    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
+    o.executor = "exec-2"; /* not the redeemer */
+    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
+    o.executor = "exec-1";
+    o.outcome = "MAYBE"; /* refused by the schema's CHECK */
+    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_IO);
+    o.outcome = "COMPLETED";
+    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
+    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(json_object_get(rec, "outcome"),
+                                         "detail"),
+                         "status")),
+                     200);
+    json_decref(rec);
+    json_decref(ev[0]);
+}
+
+static void
+async_done(void *ctx, enum ig_status st)
+{
+    atomic_store((atomic_int *)ctx, (int)st);
+}
+
+static void
+test_async_and_failed_job_isolated(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_intent_rec r, dup;
+    char ids[4][40], *replay = NULL, *replay2 = NULL;
+    json_t *ev[1];
+    atomic_int st1 = IG_ERR_NOMEM, st2 = IG_ERR_NOMEM;
+    int64_t n0 = 0, n1 = 0;
+    int i;
+
+    assert_int_equal(pdp_store_audit_size(f->s, &n0), IG_OK);
+    make_rec(&r, ids, 9, NULL, ig_time_now(), ev);
+    dup = r; /* same intent id twice: the second insert fails alone */
+    assert_int_equal(pdp_store_put_intent_async(f->s, &r, &replay, async_done,
+                                                &st1),
+                     IG_OK);
+    assert_int_equal(pdp_store_put_intent_async(f->s, &dup, &replay2,
+                                                async_done, &st2),
+                     IG_OK);
+    for (i = 0; i < 500 && (st1 == IG_ERR_NOMEM || st2 == IG_ERR_NOMEM); i++) {
+        struct timespec ts = {0, 10000000L};
+        (void)nanosleep(&ts, NULL);
+    }
+    assert_int_equal(st1, IG_OK);
+    assert_int_equal(st2, IG_ERR_IO);
+    assert_int_equal(pdp_store_audit_size(f->s, &n1), IG_OK);
+    assert_int_equal(n1, n0 + 1); /* the failed job's event rolled back */
+    json_decref(ev[0]);
+}
+
+static void
+test_counters(void **state)
+{
+    struct fixture *f = *state;
+    int64_t now = ig_time_now();
+
+    assert_int_equal(pdp_store_count(f->s, "k", 60, now - 100), 1);
+    assert_int_equal(pdp_store_count(f->s, "k", 60, now - 10), 1);
+    assert_int_equal(pdp_store_count(f->s, "k", 60, now), 2);
+    assert_int_equal(pdp_store_count(f->s, "k", 60, now), 3);
+    assert_int_equal(pdp_store_count(f->s, "k", 1, now), 3); /* same second */
+    assert_int_equal(pdp_store_count(f->s, "other", 60, now), 1);
+    assert_int_equal(pdp_store_count(f->s, "k", 0, now), -1);
+    assert_int_equal(pdp_store_count(f->s, "k", 86401, now), -1);
+    assert_int_equal(pdp_store_count(f->s, "", 60, now), -1);
+    /* Persisted: a reopened store still counts them. */
+    pdp_store_close(f->s);
+    f->s = open_store(f->path);
+    assert_int_equal(pdp_store_count(f->s, "k", 3600, now), 6);
+}
+
+static void
+test_newer_schema_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_store_opts o;
+    struct pdp_store *s = NULL;
+    struct ig_err err;
+    sqlite3 *db;
+
+    pdp_store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "PRAGMA user_version = 999", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    memset(&o, 0, sizeof(o));
+    o.path = f->path;
+    assert_int_equal(pdp_store_open(&o, &s, &err), IG_ERR_IO);
+    assert_non_null(strstr(err.msg, "newer"));
+    assert_null(s);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_put_and_get, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_are_immutable, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_idempotent_replay, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_redeem_once_across_reopen, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_redeem_race, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outcome_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_and_failed_job_isolated,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
