@@ -15,15 +15,12 @@
 #include "ig_buf.h"
 #include "ig_error.h"
 
-enum {
-    CLI_EXIT_OK = 0,
-    CLI_EXIT_FAIL = 1,
-    CLI_EXIT_USAGE = 2
-};
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 int cli_canon(int argc, char **argv);
 int cli_hash(int argc, char **argv);
 int cli_keygen(int argc, char **argv);
+int cli_policy(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 
 /*

@@ -42,8 +42,7 @@ cli_keygen(int argc, char **argv)
         } else if (strncmp(argv[i], "--out=", 6) == 0 && dir == NULL) {
             dir = argv[i] + 6;
         } else {
-            cli_error(argv[0], "unexpected argument %s (see --help)",
-                      argv[i]);
+            cli_error(argv[0], "unexpected argument %s (see --help)", argv[i]);
             return CLI_EXIT_USAGE;
         }
     }

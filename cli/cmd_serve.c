@@ -136,12 +136,14 @@ wait_for_signals(struct pdp_server *srv, const sigset_t *set)
             continue;
         if (sig == SIGHUP) {
             ig_err_clear(&err);
-            (void)pdp_server_reload_policies(srv, &err);
+            /* A refused bundle is logged there; the old one stays. */
+            if (pdp_server_reload_policies(srv, &err) != IG_OK)
+                ig_err_clear(&err);
             continue;
         }
-        pdp_log("info", "server.stopping",
-                json_pack("{s:s}", "signal",
-                          sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        pdp_log(
+            "info", "server.stopping",
+            json_pack("{s:s}", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
         return;
     }
 }
@@ -170,10 +172,9 @@ cli_serve(int argc, char **argv)
     (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
     (void)signal(SIGPIPE, SIG_IGN);
     ig_err_clear(&err);
-    if (a.dev && pdp_dev_prepare(a.data,
-                                 a.listen != NULL ? a.listen
-                                                  : "127.0.0.1:8700",
-                                 confpath, sizeof(confpath), &err) != IG_OK) {
+    if (a.dev &&
+        pdp_dev_prepare(a.data, a.listen != NULL ? a.listen : "127.0.0.1:8700",
+                        confpath, sizeof(confpath), &err) != IG_OK) {
         cli_error(argv[0], "%s", err.msg);
         return CLI_EXIT_FAIL;
     }

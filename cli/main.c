@@ -16,6 +16,7 @@ static const struct command commands[] = {
     {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
+    {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
 };
 

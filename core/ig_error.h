@@ -17,11 +17,11 @@
 
 enum ig_status {
     IG_OK = 0,
-    IG_ERR_NOMEM,   /* allocation failed */
-    IG_ERR_INVALID, /* malformed or refused input */
-    IG_ERR_LIMIT,   /* input over a limit named in ig_limits.h */
-    IG_ERR_CRYPTO,  /* signature, key or token check failed */
-    IG_ERR_IO,      /* file or system call failed */
+    IG_ERR_NOMEM,    /* allocation failed */
+    IG_ERR_INVALID,  /* malformed or refused input */
+    IG_ERR_LIMIT,    /* input over a limit named in ig_limits.h */
+    IG_ERR_CRYPTO,   /* signature, key or token check failed */
+    IG_ERR_IO,       /* file or system call failed */
     IG_ERR_NOTFOUND, /* a named thing does not exist */
     IG_ERR_EXPIRED,  /* a token or request is past its expiry */
     IG_ERR_EXISTS    /* already recorded: a duplicate or a replay */

@@ -26,17 +26,17 @@
 
 /* What a grant says. All strings required and NUL-terminated. */
 struct ig_grant_claims {
-    const char *iss;             /* issuing PDP */
-    const char *aud;             /* executor id that may redeem it */
-    const char *sub;             /* principal that asked */
-    const char *jti;             /* unique grant id (UUIDv4) */
+    const char *iss; /* issuing PDP */
+    const char *aud; /* executor id that may redeem it */
+    const char *sub; /* principal that asked */
+    const char *jti; /* unique grant id (UUIDv4) */
     const char *intent_id;
-    const char *intent_hash;     /* "sha256:…" */
+    const char *intent_hash; /* "sha256:…" */
     const char *action;
     const char *resource;
     const char *decision_id;
     const char *policy_revision;
-    int64_t iat, nbf, exp;       /* seconds since the epoch */
+    int64_t iat, nbf, exp; /* seconds since the epoch */
 };
 
 /*

@@ -107,8 +107,8 @@ void ig_public_key_to_paserk(const struct ig_public_key *k, char *out,
  * dir/signing.key (k4.secret, mode 0600, created exclusively: an existing
  * key is never overwritten) and dir/signing.pub (k4.public, 0644).
  */
-enum ig_status ig_key_write_dir(const struct ig_signing_key *k,
-                                const char *dir, struct ig_err *err) IG_WUR;
+enum ig_status ig_key_write_dir(const struct ig_signing_key *k, const char *dir,
+                                struct ig_err *err) IG_WUR;
 
 /* ---- keyring ---- */
 

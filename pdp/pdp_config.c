@@ -115,8 +115,7 @@ read_lines(struct cfg_parse *p, FILE *f)
         size_t n = strlen(line);
         p->line++;
         if (n > CFG_LINE_MAX && line[n - 1] != '\n')
-            return cfg_error(p, "line longer than %d characters",
-                             CFG_LINE_MAX);
+            return cfg_error(p, "line longer than %d characters", CFG_LINE_MAX);
         if (parse_line(p, line) != 0)
             return -1;
     }

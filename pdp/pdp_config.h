@@ -75,9 +75,9 @@ void pdp_config_free(struct pdp_config *c);
  * The principal whose token this is, or NULL. Hashes the token and compares
  * it with every configured hash in constant time.
  */
-const struct pdp_principal *
-pdp_config_authenticate(const struct pdp_config *c, const char *token,
-                        size_t len);
+const struct pdp_principal *pdp_config_authenticate(const struct pdp_config *c,
+                                                    const char *token,
+                                                    size_t len);
 
 /* The executor whose action prefixes match action (longest match), or
    NULL. */

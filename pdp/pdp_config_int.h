@@ -11,11 +11,7 @@
 #define CFG_LINE_MAX 4096
 #define CFG_MAX_PRINCIPALS 10000
 
-enum cfg_section {
-    SEC_TOP = 0,
-    SEC_POLICY,
-    SEC_PRINCIPAL
-};
+enum cfg_section { SEC_TOP = 0, SEC_POLICY, SEC_PRINCIPAL };
 
 struct cfg_parse {
     struct pdp_config *c;

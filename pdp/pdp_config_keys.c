@@ -24,8 +24,8 @@ cfg_error(struct cfg_parse *p, const char *fmt, ...)
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (p->line > 0)
-        (void)ig_err_set(p->err, IG_ERR_INVALID, "%s:%d: %s", p->path,
-                         p->line, msg);
+        (void)ig_err_set(p->err, IG_ERR_INVALID, "%s:%d: %s", p->path, p->line,
+                         msg);
     else
         (void)ig_err_set(p->err, IG_ERR_INVALID, "%s: %s", p->path, msg);
     return -1;
@@ -70,8 +70,8 @@ parse_int(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
     errno = 0;
     n = strtoll(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
-        return cfg_error(p, "%s must be a whole number from %lld to %lld",
-                         key, (long long)lo, (long long)hi);
+        return cfg_error(p, "%s must be a whole number from %lld to %lld", key,
+                         (long long)lo, (long long)hi);
     *out = n;
     return 0;
 }
@@ -166,10 +166,9 @@ enum topkey {
 };
 
 static const char *const topkeys[K_NKEYS] = {
-    "listen",        "database",       "signing_key", "public_keys",
-    "policy_dir",    "issuer",         "intent_ttl",  "intent_ttl_max",
-    "grant_ttl",     "approval_ttl",   "threads",     "synchronous",
-    "max_body_bytes"};
+    "listen",  "database",    "signing_key",    "public_keys", "policy_dir",
+    "issuer",  "intent_ttl",  "intent_ttl_max", "grant_ttl",   "approval_ttl",
+    "threads", "synchronous", "max_body_bytes"};
 
 static int
 set_ttl(struct cfg_parse *p, const char *key, const char *v, int64_t *dst)
@@ -285,17 +284,18 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
            : strcmp(kind, "admin") == 0    ? PDP_ROLE_ADMIN
                                            : PDP_ROLE_NONE;
     if (role == PDP_ROLE_NONE)
-        return cfg_error(p, "unknown section [%s] (want [policy], [agent ID], "
-                            "[executor ID] or [admin ID])",
+        return cfg_error(p,
+                         "unknown section [%s] (want [policy], [agent ID], "
+                         "[executor ID] or [admin ID])",
                          kind);
     if (id == NULL || !valid_id(id))
-        return cfg_error(p, "[%s] needs an id of letters, digits and ._:@- "
-                            "(at most 64)",
+        return cfg_error(p,
+                         "[%s] needs an id of letters, digits and ._:@- "
+                         "(at most 64)",
                          kind);
     if (p->c->nprincipals >= CFG_MAX_PRINCIPALS)
         return cfg_error(p, "more than %d principals", CFG_MAX_PRINCIPALS);
-    arr = realloc(p->c->principals,
-                  (p->c->nprincipals + 1) * sizeof(*arr));
+    arr = realloc(p->c->principals, (p->c->nprincipals + 1) * sizeof(*arr));
     if (arr == NULL)
         return cfg_error(p, "out of memory");
     p->c->principals = arr;
@@ -359,8 +359,9 @@ cfg_section_end(struct cfg_parse *p)
     if (pr->role == PDP_ROLE_AGENT && pr->tenant == NULL)
         return cfg_error(p, "agent %s needs a tenant", pr->id);
     if (pr->role == PDP_ROLE_EXECUTOR && pr->nactions == 0)
-        return cfg_error(p, "executor %s needs actions (the action "
-                            "prefixes it handles)",
+        return cfg_error(p,
+                         "executor %s needs actions (the action "
+                         "prefixes it handles)",
                          pr->id);
     p->line = line;
     return 0;
@@ -421,8 +422,9 @@ check_principals(struct cfg_parse *p)
                                  c->principals[i].id);
             if (sodium_memcmp(c->principals[i].token_hash,
                               c->principals[j].token_hash, 32) == 0)
-                return cfg_error(p, "%s and %s share a token: every "
-                                    "principal needs its own",
+                return cfg_error(p,
+                                 "%s and %s share a token: every "
+                                 "principal needs its own",
                                  c->principals[i].id, c->principals[j].id);
         }
     return 0;

@@ -123,8 +123,8 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
 }
 
 static enum ig_status
-write_first_env(const char *dir, const struct dev_tokens *t,
-                const char *pubkey, struct ig_err *err)
+write_first_env(const char *dir, const struct dev_tokens *t, const char *pubkey,
+                struct ig_err *err)
 {
     char path[PATH_CAP], text[ENV_CAP];
     int n;

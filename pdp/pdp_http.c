@@ -121,9 +121,8 @@ pdp_req_json_object(struct pdp_req *r)
         return NULL;
     }
     if (st != IG_OK) {
-        pdp_reply_error(r, 400, "INVALID_JSON", NULL,
-                        "line %d, column %d: %s", err.line, err.column,
-                        err.msg);
+        pdp_reply_error(r, 400, "INVALID_JSON", NULL, "line %d, column %d: %s",
+                        err.line, err.column, err.msg);
         return NULL;
     }
     if (!json_is_object(v)) {
@@ -188,8 +187,8 @@ is_method(const char *m, const char *want)
 static void
 method_not_allowed(struct pdp_req *r, const char *allow)
 {
-    pdp_reply_error(r, 405, "METHOD_NOT_ALLOWED", NULL,
-                    "use %s for this path", allow);
+    pdp_reply_error(r, 405, "METHOD_NOT_ALLOWED", NULL, "use %s for this path",
+                    allow);
     r->reply.allow = allow;
 }
 
@@ -267,8 +266,8 @@ route(struct pdp_req *r, const char *url, const char *method)
             pdp_get_intent(r, id);
         else
             method_not_allowed(r, "GET");
-    } else if (path_param(url, "/v1/executions/", "/outcome", id,
-                          sizeof(id)) != NULL) {
+    } else if (path_param(url, "/v1/executions/", "/outcome", id, sizeof(id)) !=
+               NULL) {
         if (is_method(method, "POST"))
             pdp_post_outcome(r, id);
         else
@@ -410,15 +409,15 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
                          srv->cfg->listen_host);
         return NULL;
     }
-    d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-            MHD_ALLOW_SUSPEND_RESUME,
-        0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_END);
+    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                             MHD_ALLOW_SUSPEND_RESUME,
+                         0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+                         (unsigned int)srv->cfg->threads,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                         (size_t)(64 * 1024), MHD_OPTION_END);
     if (d == NULL) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
                          srv->cfg->listen_host, srv->cfg->listen_port);

@@ -75,8 +75,7 @@ struct pdp_req {
 
 /* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
 void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
-                     const char *field, const char *fmt, ...)
-    IG_PRINTF(5, 6);
+                     const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
 
 /* JSON reply; v is stolen. */
 void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
@@ -105,9 +104,9 @@ double pdp_mono_seconds(void);
 struct MHD_Daemon *pdp_http_start(struct pdp_server *srv, struct ig_err *err);
 
 /* ---- endpoints ---- */
-void pdp_post_intent(struct pdp_req *r);                 /* pdp_intake.c */
-void pdp_get_intent(struct pdp_req *r, const char *id);  /* pdp_query.c */
-void pdp_post_redeem(struct pdp_req *r);                 /* pdp_redeem.c */
+void pdp_post_intent(struct pdp_req *r);                  /* pdp_intake.c */
+void pdp_get_intent(struct pdp_req *r, const char *id);   /* pdp_query.c */
+void pdp_post_redeem(struct pdp_req *r);                  /* pdp_redeem.c */
 void pdp_post_outcome(struct pdp_req *r, const char *id); /* pdp_redeem.c */
 
 /* ---- pdp_policy_rt.c: policies per thread ---- */
@@ -137,8 +136,7 @@ int pdp_waiters_add(struct pdp_waiters *w, struct pdp_req *r,
 /* Suspend r until woken or deadline (which replaces the one given to add):
    0. When it was woken already, unregister it and return -1: read the
    state again and answer now. */
-int pdp_waiters_park(struct pdp_waiters *w, struct pdp_req *r,
-                     double deadline);
+int pdp_waiters_park(struct pdp_waiters *w, struct pdp_req *r, double deadline);
 /* Remove r if still registered (request finished or cancelled). */
 void pdp_waiters_remove(struct pdp_waiters *w, struct pdp_req *r);
 /* Store commit hook: resume everyone waiting on intent_id. */

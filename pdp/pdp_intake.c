@@ -103,16 +103,15 @@ record(struct pdp_req *r, struct intake_op *op)
 
 /* Step 3: an earlier answer for this (principal, key)? Replies if so. */
 static int
-replayed(struct pdp_req *r, const struct pdp_principal *agent,
-         const char *key)
+replayed(struct pdp_req *r, const struct pdp_principal *agent, const char *key)
 {
     char *text = NULL;
     enum ig_status st;
 
     if (key == NULL)
         return 0;
-    st = pdp_store_find_idempotent(r->srv->store, agent->id, key,
-                                   ig_time_now(), &text);
+    st = pdp_store_find_idempotent(r->srv->store, agent->id, key, ig_time_now(),
+                                   &text);
     if (st == IG_ERR_NOTFOUND)
         return 0;
     if (st != IG_OK) {

@@ -15,7 +15,7 @@ struct intake_body {
 };
 
 struct intake_op {
-    json_t *binding; /* the full binding (version … expires_at) */
+    json_t *binding;     /* the full binding (version … expires_at) */
     struct ig_buf canon; /* its canonical bytes */
     char intent_hash[IG_HASH_STRLEN + 1];
     char intent_id[IG_UUID_STRLEN + 1];

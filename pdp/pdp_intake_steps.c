@@ -74,8 +74,8 @@ check_keys(struct pdp_req *r, json_t *body)
 static int
 missing(struct pdp_req *r, const char *field, const char *what)
 {
-    pdp_reply_error(r, 400, "MISSING_FIELD", field, "%s is required: %s",
-                    field, what);
+    pdp_reply_error(r, 400, "MISSING_FIELD", field, "%s is required: %s", field,
+                    what);
     return -1;
 }
 
@@ -122,8 +122,7 @@ intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
         return missing(r, "action", "the action to take, e.g. git.push");
     if (!json_is_string(v) || !valid_action(json_string_value(v)) ||
         json_string_length(v) != strlen(json_string_value(v)))
-        return invalid(r, "action",
-                       "must match ^[a-z][a-z0-9._:-]{0,119}$");
+        return invalid(r, "action", "must match ^[a-z][a-z0-9._:-]{0,119}$");
     in->action = json_string_value(v);
     v = json_object_get(body, "resource");
     if (v == NULL)
@@ -132,8 +131,9 @@ intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
         strlen(json_string_value(v)) != json_string_length(v) ||
         utf8_chars(json_string_value(v), json_string_length(v)) >
             RESOURCE_MAX_CHARS)
-        return invalid(r, "resource", "must be a string of 1 to 500 "
-                                      "characters, without NUL");
+        return invalid(r, "resource",
+                       "must be a string of 1 to 500 "
+                       "characters, without NUL");
     in->resource = json_string_value(v);
     in->params = json_object_get(body, "params");
     if (in->params == NULL)
@@ -160,8 +160,8 @@ intake_bind(struct pdp_req *r, struct intake_op *op,
             const struct pdp_principal *agent, const struct intake_body *in)
 {
     const struct pdp_config *c = r->srv->cfg;
-    json_t *ctx = in->context != NULL ? json_incref(in->context)
-                                      : json_object();
+    json_t *ctx =
+        in->context != NULL ? json_incref(in->context) : json_object();
     struct ig_err err;
 
     op->now = ig_time_now();
@@ -321,9 +321,9 @@ build_response(struct intake_op *op, const char *verdict)
     /* "O" adds a reference to the binding; "o" steals the reasons. */
     v = json_pack("{s:s, s:s, s:O, s:s, s:o?, s:s, s:s, s:s}", "intent_id",
                   op->intent_id, "intent_hash", op->intent_hash, "intent",
-                  op->binding, "decision", verdict, "reasons",
-                  reasons_array(d), "message", d->message, "policy_revision",
-                  op->revision, "decision_id", op->decision_id);
+                  op->binding, "decision", verdict, "reasons", reasons_array(d),
+                  "message", d->message, "policy_revision", op->revision,
+                  "decision_id", op->decision_id);
     if (v == NULL)
         return NULL;
     if (op->verdict == POL_ALLOW &&
@@ -350,34 +350,33 @@ build_events(struct intake_op *op, const struct pdp_principal *agent,
     json_t *decided;
 
     /* "O" adds a reference to the binding. */
-    op->events[0] = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:O}", "type", "intent.received",
-        "time", op->created, "intent_id", op->intent_id, "principal",
-        agent->id, "tenant", agent->tenant, "intent_hash", op->intent_hash,
-        "intent", op->binding);
+    op->events[0] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}", "type",
+                              "intent.received", "time", op->created,
+                              "intent_id", op->intent_id, "principal",
+                              agent->id, "tenant", agent->tenant, "intent_hash",
+                              op->intent_hash, "intent", op->binding);
     /* "o" steals the reasons. */
     decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s}", "type",
                         "intent.decided", "time", op->created, "intent_id",
                         op->intent_id, "decision_id", op->decision_id,
                         "decision", verdict, "reasons", reasons_array(d),
-                        "message", d->message, "policy_revision",
-                        op->revision);
+                        "message", d->message, "policy_revision", op->revision);
     op->events[1] = decided;
     op->nevents = 2;
     if (op->events[0] == NULL || decided == NULL)
         return -1;
     if (op->verdict == POL_ALLOW)
-        return json_object_set_new(
-            decided, "grant",
-            json_pack("{s:s, s:s, s:s}", "jti", op->jti, "audience",
-                      op->executor->id, "expires_at", op->grant_expires));
+        return json_object_set_new(decided, "grant",
+                                   json_pack("{s:s, s:s, s:s}", "jti", op->jti,
+                                             "audience", op->executor->id,
+                                             "expires_at", op->grant_expires));
     if (op->verdict == POL_ESCALATE)
         /* "o" steals the requirements. */
-        return json_object_set_new(
-            decided, "approval",
-            json_pack("{s:s, s:o?, s:s}", "approval_id", op->approval_id,
-                      "requirements", requirements(d), "expires_at",
-                      op->approval_expires));
+        return json_object_set_new(decided, "approval",
+                                   json_pack("{s:s, s:o?, s:s}", "approval_id",
+                                             op->approval_id, "requirements",
+                                             requirements(d), "expires_at",
+                                             op->approval_expires));
     return 0;
 }
 
@@ -386,8 +385,8 @@ fill_texts(struct intake_op *op)
 {
     json_t *reasons = reasons_array(&op->decision), *req = NULL;
 
-    op->reasons_text = reasons != NULL ? json_dumps(reasons, JSON_COMPACT)
-                                       : NULL;
+    op->reasons_text =
+        reasons != NULL ? json_dumps(reasons, JSON_COMPACT) : NULL;
     json_decref(reasons);
     if (op->verdict == POL_ESCALATE) {
         req = requirements(&op->decision);
@@ -418,8 +417,7 @@ intake_prepare_record(struct pdp_req *r, struct intake_op *op,
     rec->principal = agent->id;
     rec->tenant = agent->tenant;
     rec->action = json_string_value(json_object_get(op->binding, "action"));
-    rec->resource =
-        json_string_value(json_object_get(op->binding, "resource"));
+    rec->resource = json_string_value(json_object_get(op->binding, "resource"));
     rec->intent_hash = op->intent_hash;
     rec->binding = op->canon.data;
     rec->idempotency_key = in->idem != NULL ? op->idem : NULL;

@@ -16,13 +16,27 @@ static const double bounds[PDP_HIST_BUCKETS] = {
     0.01,    0.025,  0.05,    0.1,    0.25,  1.0,    5.0};
 
 static const char *const reject_codes[PDP_REJECT_CODES] = {
-    "UNAUTHENTICATED",  "FORBIDDEN",         "NOT_FOUND",
-    "METHOD_NOT_ALLOWED", "UNSUPPORTED_MEDIA_TYPE", "BODY_TOO_LARGE",
-    "INVALID_JSON",     "JSON_LIMIT_EXCEEDED", "UNKNOWN_FIELD",
-    "MISSING_FIELD",    "INVALID_FIELD",     "GRANT_INVALID",
-    "GRANT_EXPIRED",    "GRANT_ALREADY_REDEEMED", "OUTCOME_ALREADY_RECORDED",
-    "NOT_REDEEMED",     "STORE_UNAVAILABLE", "INTERNAL",
-    "SHUTTING_DOWN",    "INVALID_QUERY",     "OTHER"};
+    "UNAUTHENTICATED",
+    "FORBIDDEN",
+    "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "BODY_TOO_LARGE",
+    "INVALID_JSON",
+    "JSON_LIMIT_EXCEEDED",
+    "UNKNOWN_FIELD",
+    "MISSING_FIELD",
+    "INVALID_FIELD",
+    "GRANT_INVALID",
+    "GRANT_EXPIRED",
+    "GRANT_ALREADY_REDEEMED",
+    "OUTCOME_ALREADY_RECORDED",
+    "NOT_REDEEMED",
+    "STORE_UNAVAILABLE",
+    "INTERNAL",
+    "SHUTTING_DOWN",
+    "INVALID_QUERY",
+    "OTHER"};
 
 void
 pdp_hist_observe(struct pdp_hist *h, double seconds)
@@ -86,11 +100,11 @@ render_hist(struct ig_buf *b, const char *name, const char *help,
     }
     cum += atomic_load(&h->bucket[PDP_HIST_BUCKETS]);
     if (st == IG_OK)
-        st = addf(b,
-                  "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n",
-                  name, (unsigned long long)cum, name,
-                  (double)atomic_load(&h->sum_ns) / 1e9, name,
-                  (unsigned long long)atomic_load(&h->count));
+        st =
+            addf(b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n",
+                 name, (unsigned long long)cum, name,
+                 (double)atomic_load(&h->sum_ns) / 1e9, name,
+                 (unsigned long long)atomic_load(&h->count));
     return st;
 }
 

@@ -30,9 +30,9 @@ struct pdp_metrics {
     atomic_uint_fast64_t reloads_ok, reloads_refused;
     atomic_uint_fast64_t redeemed, idempotent_replays;
     atomic_uint_fast64_t rejected[PDP_REJECT_CODES];
-    struct pdp_hist decision_seconds; /* request in → response queued */
-    struct pdp_hist policy_seconds;   /* policy evaluation alone */
-    struct pdp_hist commit_seconds;   /* one group commit */
+    struct pdp_hist decision_seconds;   /* request in → response queued */
+    struct pdp_hist policy_seconds;     /* policy evaluation alone */
+    struct pdp_hist commit_seconds;     /* one group commit */
     atomic_uint_fast64_t commit_writes; /* writes covered by commits */
 };
 

@@ -36,8 +36,8 @@ load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
     FILE *sink;
     int failed;
 
-    if (pol_bundle_load(s->cfg->policy_dir, s->cfg->policy_settings, &b,
-                        err) != IG_OK)
+    if (pol_bundle_load(s->cfg->policy_dir, s->cfg->policy_settings, &b, err) !=
+        IG_OK)
         return IG_ERR_INVALID;
     sink = fopen("/dev/null", "w");
     failed = pol_bundle_test(b, sink != NULL ? sink : stderr, err);
@@ -92,8 +92,8 @@ pdp_server_reload_policies(struct pdp_server *s, struct ig_err *err)
     atomic_fetch_add(&s->metrics.reloads_ok, 1);
     pdp_log("info", "policy.reloaded",
             json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
-                      "old_revision", pol_bundle_revision(old),
-                      "revision", pol_bundle_revision(b)));
+                      "old_revision", pol_bundle_revision(old), "revision",
+                      pol_bundle_revision(b)));
     pol_bundle_unref(old);
     return IG_OK;
 }

@@ -149,8 +149,8 @@ answer(struct pdp_req *r)
 static int
 parse_wait(struct pdp_req *r, int *out)
 {
-    const char *w = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
-                                                "wait");
+    const char *w =
+        MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "wait");
     char *end;
     long n;
 

@@ -52,8 +52,7 @@ on_done(void *ctx, enum ig_status st)
 }
 
 static void
-write_async(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
-            int redeem)
+write_async(struct pdp_req *r, void (*on_resume)(struct pdp_req *r), int redeem)
 {
     struct redeem_op *op = r->op;
     enum ig_status st;
@@ -61,8 +60,8 @@ write_async(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
     atomic_fetch_add(&r->srv->inflight, 1);
     pdp_req_suspend(r, on_resume);
     st = redeem ? pdp_store_redeem_async(r->srv->store, &op->rec, on_done, r)
-                : pdp_store_put_outcome_async(r->srv->store, &op->orec,
-                                              on_done, r);
+                : pdp_store_put_outcome_async(r->srv->store, &op->orec, on_done,
+                                              r);
     if (st != IG_OK) {
         r->op_status = st;
         pdp_req_resume(r);
@@ -104,8 +103,7 @@ string_field(struct pdp_req *r, json_t *body, const char *key, size_t max)
         json_string_length(v) > max ||
         strlen(json_string_value(v)) != json_string_length(v)) {
         pdp_reply_error(r, 400, "INVALID_FIELD", key,
-                        "%s must be a string of 1 to %zu characters", key,
-                        max);
+                        "%s must be a string of 1 to %zu characters", key, max);
         return NULL;
     }
     return json_string_value(v);
@@ -148,9 +146,8 @@ check_grant(struct pdp_req *r, struct redeem_op *op, const char *grant,
     const char *cid, *jti;
 
     ig_err_clear(&err);
-    st = ig_grant_verify(r->srv->keyring, grant, strlen(grant),
-                         recorded_hash, executor, ig_time_now(), &op->claims,
-                         &err);
+    st = ig_grant_verify(r->srv->keyring, grant, strlen(grant), recorded_hash,
+                         executor, ig_time_now(), &op->claims, &err);
     if (st == IG_ERR_EXPIRED) {
         pdp_reply_error(r, 410, "GRANT_EXPIRED", NULL, "the grant expired");
         return -1;
@@ -237,10 +234,9 @@ pdp_post_redeem(struct pdp_req *r)
     op->intent = json_incref(json_object_get(rec, "binding"));
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
-    op->events[0] = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
-                              "grant.redeemed", "time", now, "intent_id",
-                              op->intent_id, "jti", op->jti, "executor",
-                              ex->id);
+    op->events[0] = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s}", "type", "grant.redeemed", "time", now,
+        "intent_id", op->intent_id, "jti", op->jti, "executor", ex->id);
     if (op->events[0] == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         goto out;
@@ -310,8 +306,8 @@ read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
                         "detail must be an object");
         return -1;
     }
-    op->detail_text = detail != NULL ? json_dumps(detail, JSON_COMPACT)
-                                     : strdup("{}");
+    op->detail_text =
+        detail != NULL ? json_dumps(detail, JSON_COMPACT) : strdup("{}");
     if (op->detail_text == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         return -1;
@@ -341,9 +337,9 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
         now[0] = '\0';
     /* "O" adds a reference to detail (or null). */
     op->events[0] = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:O?}", "type", "execution.outcome",
-        "time", now, "intent_id", op->intent_id, "executor", ex->id,
-        "outcome", op->outcome, "detail", json_object_get(body, "detail"));
+        "{s:s, s:s, s:s, s:s, s:s, s:O?}", "type", "execution.outcome", "time",
+        now, "intent_id", op->intent_id, "executor", ex->id, "outcome",
+        op->outcome, "detail", json_object_get(body, "detail"));
     if (op->events[0] == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         goto out;

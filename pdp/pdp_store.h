@@ -28,7 +28,7 @@
 struct pdp_store;
 
 struct pdp_store_opts {
-    const char *path; /* SQLite file, created on first open */
+    const char *path;     /* SQLite file, created on first open */
     int synchronous_full; /* 1: synchronous=FULL (default); 0: NORMAL */
     /* Called on the writer thread after each commit, once per intent id
        whose state the commit changed. May be NULL. Must not block. */
@@ -40,7 +40,7 @@ struct pdp_store_opts {
 struct pdp_intent_rec {
     const char *intent_id, *principal, *tenant, *action, *resource;
     const char *intent_hash;
-    const char *binding; /* canonical JSON of the binding */
+    const char *binding;         /* canonical JSON of the binding */
     const char *idempotency_key; /* NULL when none */
     int64_t created_at, expires_at;
 
@@ -111,8 +111,7 @@ enum ig_status pdp_store_put_intent(struct pdp_store *s,
 
 enum ig_status pdp_store_put_intent_async(struct pdp_store *s,
                                           const struct pdp_intent_rec *r,
-                                          char **replay,
-                                          pdp_store_done_fn done,
+                                          char **replay, pdp_store_done_fn done,
                                           void *ctx) IG_WUR;
 
 /*
@@ -120,9 +119,8 @@ enum ig_status pdp_store_put_intent_async(struct pdp_store *s,
  * IG_OK with *replay (malloc'd) or IG_ERR_NOTFOUND.
  */
 enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
-                                         const char *principal,
-                                         const char *key, int64_t now,
-                                         char **replay) IG_WUR;
+                                         const char *principal, const char *key,
+                                         int64_t now, char **replay) IG_WUR;
 
 /*
  * Everything recorded about one intent, as a new JSON object:
@@ -147,8 +145,7 @@ enum ig_status pdp_store_redeem(struct pdp_store *s,
                                 const struct pdp_redeem_rec *r) IG_WUR;
 enum ig_status pdp_store_redeem_async(struct pdp_store *s,
                                       const struct pdp_redeem_rec *r,
-                                      pdp_store_done_fn done,
-                                      void *ctx) IG_WUR;
+                                      pdp_store_done_fn done, void *ctx) IG_WUR;
 
 /*
  * Record the outcome of a redeemed grant: IG_OK once, IG_ERR_EXISTS after,
@@ -172,8 +169,7 @@ int64_t pdp_store_count(struct pdp_store *s, const char *key,
                         int64_t window_seconds, int64_t now);
 
 /* Number of audit events recorded (the next leaf index). */
-enum ig_status pdp_store_audit_size(struct pdp_store *s,
-                                    int64_t *out) IG_WUR;
+enum ig_status pdp_store_audit_size(struct pdp_store *s, int64_t *out) IG_WUR;
 
 /* Commit latency observer for /metrics: called after each group commit
    with the seconds it took and the number of writes it held. */

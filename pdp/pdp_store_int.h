@@ -54,7 +54,7 @@ struct pdp_job {
     char **replay;
     enum ig_status status;
     int done;
-    int async; /* nobody waits: the writer frees it */
+    int async;                 /* nobody waits: the writer frees it */
     pdp_store_done_fn done_fn; /* async with a completion callback */
     void *done_ctx;
     char notify[IG_UUID_STRLEN + 1]; /* intent id whose state changed */

@@ -94,8 +94,8 @@ add_optional(json_t *obj, const char *key, sqlite3_stmt *st,
 static json_t *
 grant_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:s, s:I, s:I}", "jti", col_text(st, 0),
-                     "audience", col_text(st, 1), "issued_at",
+    return json_pack("{s:s, s:s, s:I, s:I}", "jti", col_text(st, 0), "audience",
+                     col_text(st, 1), "issued_at",
                      (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
                      (json_int_t)sqlite3_column_int64(st, 3));
 }
@@ -103,8 +103,8 @@ grant_row(sqlite3_stmt *st)
 static json_t *
 redemption_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:I}", "executor", col_text(st, 0),
-                     "redeemed_at", (json_int_t)sqlite3_column_int64(st, 1));
+    return json_pack("{s:s, s:I}", "executor", col_text(st, 0), "redeemed_at",
+                     (json_int_t)sqlite3_column_int64(st, 1));
 }
 
 static json_t *
@@ -120,10 +120,10 @@ static json_t *
 approval_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed requirements. */
-    return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id",
-                     col_text(st, 0), "requirements", col_json(st, 1),
-                     "created_at", (json_int_t)sqlite3_column_int64(st, 2),
-                     "expires_at", (json_int_t)sqlite3_column_int64(st, 3));
+    return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id", col_text(st, 0),
+                     "requirements", col_json(st, 1), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 3));
 }
 
 static json_t *
@@ -169,8 +169,8 @@ intent_row(sqlite3_stmt *st)
     /* "o" steals the parsed binding. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:I, s:I}", "intent_id",
                      col_text(st, 0), "principal", col_text(st, 1), "tenant",
-                     col_text(st, 2), "intent_hash", col_text(st, 3),
-                     "binding", col_json(st, 4), "created_at",
+                     col_text(st, 2), "intent_hash", col_text(st, 3), "binding",
+                     col_json(st, 4), "created_at",
                      (json_int_t)sqlite3_column_int64(st, 5), "expires_at",
                      (json_int_t)sqlite3_column_int64(st, 6));
 }

@@ -13,9 +13,9 @@
 #include <stdio.h>
 
 #define IMMUTABLE(t)                                                           \
-    "CREATE TRIGGER " t "_no_update BEFORE UPDATE ON " t " BEGIN "            \
+    "CREATE TRIGGER " t "_no_update BEFORE UPDATE ON " t " BEGIN "             \
     "SELECT RAISE(ABORT, '" t " rows are immutable'); END;"                    \
-    "CREATE TRIGGER " t "_no_delete BEFORE DELETE ON " t " BEGIN "            \
+    "CREATE TRIGGER " t "_no_delete BEFORE DELETE ON " t " BEGIN "             \
     "SELECT RAISE(ABORT, '" t " rows are immutable'); END;"
 
 static const char *const migrations[] = {

@@ -161,8 +161,7 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     size_t n = 0;
     int ok;
 
-    ok = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
-         SQLITE_OK;
+    ok = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
     for (j = batch; j != NULL; j = j->next, n++) {
         if (!ok) {
             j->status = IG_ERR_IO;
@@ -347,8 +346,8 @@ pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn, void *ctx)
 /* ---- write operations ---- */
 
 static enum ig_status
-fill_job(struct pdp_job *j, pdp_job_fn fn, const void *rec,
-         const char *notify, char **replay)
+fill_job(struct pdp_job *j, pdp_job_fn fn, const void *rec, const char *notify,
+         char **replay)
 {
     size_t n = strlen(notify);
 
@@ -401,9 +400,8 @@ pdp_store_put_intent(struct pdp_store *s, const struct pdp_intent_rec *r,
 }
 
 enum ig_status
-pdp_store_put_intent_async(struct pdp_store *s,
-                           const struct pdp_intent_rec *r, char **replay,
-                           pdp_store_done_fn done, void *ctx)
+pdp_store_put_intent_async(struct pdp_store *s, const struct pdp_intent_rec *r,
+                           char **replay, pdp_store_done_fn done, void *ctx)
 {
     *replay = NULL;
     return submit_async(s, pdp_job_put_intent, r, r->intent_id, replay, done,

@@ -196,7 +196,7 @@ pol_engine_rebuild(struct pol_engine *e)
     if (pol_engine_load(e, &err) == IG_OK)
         return 1;
     (void)snprintf(e->broken, sizeof(e->broken),
-                   "policy engine unusable: %s", err.msg);
+                   "policy engine unusable: %.200s", err.msg);
     return 0;
 }
 

@@ -2,11 +2,12 @@
 # scripts/dev.sh - set up and run intentgate on a fresh Debian 12 machine.
 #
 # Installs the missing Debian packages, builds a release build in
-# build/release, and runs intentgate's main job on the sample intent in
-# docs/examples/: prints its RFC 8785 canonical form and its intent hash,
-# and creates a grant signing key in .intentgate-dev/keys on first run.
-# (The PDP server, `intentgate serve --dev`, replaces this demo when it
-# lands.)
+# build/release, and runs intentgate's main job: the policy decision point
+# in dev mode, on the embedded SQLite default with the example policies.
+# The first run creates .intentgate-dev/ (signing key, example policies,
+# agent/executor/admin tokens, SQLite database); later runs keep it.
+# It prints .intentgate-dev/dev.env - the URL and tokens - then serves on
+# 127.0.0.1:8700 (INTENTGATE_LISTEN to change) until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
@@ -16,19 +17,5 @@ ig_install_packages "${IG_RUNTIME_PACKAGES[@]}"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"$(nproc)" --target intentgate >/dev/null
 
-ig=build/release/cli/intentgate
-sample=docs/examples/sample-intent.json
-data=.intentgate-dev
-
-echo "== intentgate canon $sample"
-"$ig" canon "$sample"
-echo
-echo "== intentgate hash $sample"
-"$ig" hash "$sample"
-if [ ! -f "$data/keys/signing.key" ]; then
-    echo "== intentgate keygen --out $data/keys"
-    "$ig" keygen --out "$data/keys"
-else
-    echo "== signing key already in $data/keys (kept)"
-fi
-echo "== public key: $(cat "$data/keys/signing.pub")"
+exec build/release/cli/intentgate serve --dev --data .intentgate-dev \
+    --listen "${INTENTGATE_LISTEN:-127.0.0.1:8700}"

@@ -169,8 +169,7 @@ case_bare_verify(void *p)
 {
     struct ctx *c = p;
 
-    if (crypto_sign_verify_detached(c->sig, c->pae, c->pae_len, c->pub.pk) !=
-        0)
+    if (crypto_sign_verify_detached(c->sig, c->pae, c->pae_len, c->pub.pk) != 0)
         die("crypto_sign_verify_detached failed");
     sink++;
 }
@@ -290,7 +289,8 @@ setup(struct ctx *c)
     c->claims.resource = "orders/ord_10293";
     c->claims.decision_id = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
     c->claims.policy_revision =
-        "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+        "sha256:"
+        "1111111111111111111111111111111111111111111111111111111111111111";
     c->claims.iat = ig_time_now();
     c->claims.nbf = c->claims.iat;
     c->claims.exp = c->claims.iat + 3600;
@@ -348,8 +348,7 @@ main(int argc, char **argv)
     printf("%-40s %10.0f ns/op\n", "libsodium crypto_sign_detached (PAE)", bs);
     printf("%-40s %10.3f\n", "  sign ratio paseto/bare", ps / bs);
     printf("%-40s %10.0f ns/op\n", "paseto v4.public verify", pv);
-    printf("%-40s %10.0f ns/op\n", "libsodium crypto_sign_verify_detached",
-           bv);
+    printf("%-40s %10.0f ns/op\n", "libsodium crypto_sign_verify_detached", bv);
     printf("%-40s %10.3f\n", "  verify ratio paseto/bare", pv / bv);
     printf("%-40s %10.0f ns/op\n", "grant sign (claims -> token)",
            measure(case_grant_sign, &c, round_ns));

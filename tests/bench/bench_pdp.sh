@@ -64,7 +64,8 @@ run() {
 echo "== closed loop, 64 connections, ${secs}s (ALLOW, durable, signed)"
 run --connections 64 --duration "$secs" --warmup 2
 echo "== open loop at 5000/s, 64 connections, ${secs}s"
-run --connections 64 --duration "$secs" --warmup 2 --rate 5000
+run --connections 64 --duration "$secs" --warmup 2 --rate 5000 \
+    --seq-start 100000000
 echo "== server"
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
 curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |

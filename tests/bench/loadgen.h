@@ -1,8 +1,9 @@
 /*
- * loadgen.h - what the load generator's two halves share: the latency
- * histogram, the read-only run plan, and the per-thread worker and its
- * counters. loadgen.c parses options and reports; loadgen_run.c drives the
- * connections. Not a library: a benchmark program's private header.
+ * loadgen.h - what the load generator's parts share: the latency histogram,
+ * the read-only run plan, the HTTP wire format, and the per-thread worker
+ * and its counters. loadgen.c parses options and reports, loadgen_http.c
+ * builds requests and parses responses, loadgen_run.c drives connections.
+ * Not a library: a benchmark program's private header.
  */
 #ifndef LOADGEN_H
 #define LOADGEN_H
@@ -56,12 +57,48 @@ struct lg_plan {
     int head_method;   /* HEAD: responses carry no body */
     int expect_status; /* 0: any 2xx counts as a success */
     unsigned conns_total;
-    double rate;          /* requests/s over all connections; 0: closed loop */
+    double rate;           /* requests/s over all connections; 0: closed loop */
     _Atomic uint64_t *seq; /* next {{SEQ}} value, shared by all threads */
     uint64_t t0;           /* run start (lg_now clock) */
     uint64_t warm_end;     /* responses count from here ... */
     uint64_t end;          /* ... to here, when every worker stops */
 };
+
+/* Response parser state; zero it (memset) before each response. */
+enum lg_resp_state {
+    LG_R_HEAD,
+    LG_R_BODY,
+    LG_R_CHUNK_SIZE,
+    LG_R_CHUNK_DATA,
+    LG_R_CHUNK_CRLF,
+    LG_R_TRAILER,
+    LG_R_UNTIL_EOF, /* no length: the body ends when the server closes */
+    LG_R_DONE
+};
+
+struct lg_resp {
+    enum lg_resp_state state;
+    int status;
+    int close;   /* the server closes after this response */
+    int chunked; /* Transfer-Encoding: chunked */
+    int has_length;
+    uint64_t length; /* Content-Length */
+    uint64_t remain; /* of the body or the current chunk */
+    size_t nread;    /* bytes of this response received so far (caller's) */
+};
+
+/*
+ * Consumes what it can of buf[0..*len) and moves the rest to the front,
+ * updating *len. Returns 1 when the response is complete (exactly: bytes
+ * beyond it are an error, we never pipeline), 0 when it needs more, -1 on a
+ * protocol error or a head/line that fills all cap bytes. head_method: the
+ * request was HEAD, so no body follows.
+ */
+int lg_resp_feed(struct lg_resp *r, char *buf, size_t *len, size_t cap,
+                 int head_method);
+/* Writes the next request (taking a {{SEQ}} value if the body has any) to
+ * out, which holds p->req_cap bytes; returns its length. Thread-safe. */
+size_t lg_request_build(const struct lg_plan *p, char *out);
 
 /* Counters of responses and errors that completed inside the window. */
 struct lg_stats {
@@ -70,6 +107,7 @@ struct lg_stats {
     uint64_t errors;     /* connect, read, write and protocol errors */
     uint64_t reconnects; /* connections opened after the first */
     uint64_t retries;    /* requests resent after a keep-alive close */
+    uint64_t in_flight;  /* requests unanswered when the run ended */
     uint64_t status[LG_STATUS_SLOTS];
     struct lg_hist hist; /* latency of every complete response */
 };

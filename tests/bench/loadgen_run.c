@@ -7,10 +7,8 @@
  *
  *   CLOSED -> CONNECTING -> [IDLE ->] WRITING -> READING -> (next request)
  *
- * It has at most one request in flight (no pipelining). The response is
- * parsed incrementally from a fixed buffer: status line and headers, then a
- * Content-Length body, a chunked body (sizes, data, trailers) or a body that
- * ends when the server closes. Bodies are skipped, never stored.
+ * It has at most one request in flight (no pipelining); its response is
+ * read into a fixed buffer and parsed as it arrives (loadgen_http.c).
  *
  * Closed loop: the next request goes out as soon as a response completes and
  * latency runs from the first write. With a rate, connection g of N sends at
@@ -30,12 +28,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -48,28 +44,6 @@
 #define WAIT_MS 50             /* longest epoll wait: end-of-run check */
 
 enum conn_state { ST_CLOSED, ST_CONNECTING, ST_IDLE, ST_WRITING, ST_READING };
-enum resp_state {
-    R_HEAD,
-    R_BODY,
-    R_CHUNK_SIZE,
-    R_CHUNK_DATA,
-    R_CHUNK_CRLF,
-    R_TRAILER,
-    R_UNTIL_EOF,
-    R_DONE
-};
-
-struct resp {
-    enum resp_state state;
-    int status;
-    int close;   /* the server closes after this response */
-    int chunked; /* Transfer-Encoding: chunked */
-    int has_length;
-    uint64_t length; /* Content-Length */
-    uint64_t remain; /* of the body or the current chunk */
-    size_t nread;    /* bytes of this response received so far */
-};
-
 struct conn {
     int fd;
     enum conn_state state;
@@ -82,7 +56,7 @@ struct conn {
     uint64_t start;   /* latency origin of the request in flight */
     char *wbuf;
     size_t wlen, woff;
-    struct resp resp;
+    struct lg_resp resp;
     size_t rlen;
     char rbuf[RBUF_CAP];
 };
@@ -91,7 +65,8 @@ struct loop {
     struct lg_worker *w;
     const struct lg_plan *p;
     int epfd, tfd;
-    int dirty;         /* some connection waits for a time: rescan */
+    int dirty;         /* a connection waits for a time before armed */
+    uint64_t armed;    /* when the timer fires; 0: not armed */
     uint64_t interval; /* rate: ns between one connection's requests */
     struct conn *conns;
 };
@@ -105,205 +80,19 @@ lg_now(void)
     return (uint64_t)ts.tv_sec * LG_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-size_t
-lg_find(const char *b, size_t from, size_t len, const char *pat, size_t plen)
-{
-    size_t i;
-
-    for (i = from; i + plen <= len; i++)
-        if (b[i] == pat[0] && memcmp(b + i, pat, plen) == 0)
-            return i;
-    return SIZE_MAX;
-}
-
 static int
 in_window(const struct loop *l, uint64_t now)
 {
     return now >= l->p->warm_end && now < l->p->end;
 }
 
-/* Case-insensitive: does v[0..n) contain the word w? */
-static int
-has_token(const char *v, size_t n, const char *w)
+/* c waits until at: rescan unless the timer fires before then anyway.
+ * (Re-arming a timerfd costs ~30 us on some VMs, so it is done rarely.) */
+static void
+loop_wake(struct loop *l, uint64_t at)
 {
-    size_t i, wl = strlen(w);
-
-    for (i = 0; i + wl <= n; i++)
-        if (strncasecmp(v + i, w, wl) == 0)
-            return 1;
-    return 0;
-}
-
-static int
-parse_u64(const char *s, size_t n, int base, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i;
-    int d;
-
-    if (n == 0 || n > 15)
-        return -1;
-    for (i = 0; i < n; i++) {
-        char ch = s[i];
-        if (ch >= '0' && ch <= '9')
-            d = ch - '0';
-        else if (base == 16 && ch >= 'a' && ch <= 'f')
-            d = ch - 'a' + 10;
-        else if (base == 16 && ch >= 'A' && ch <= 'F')
-            d = ch - 'A' + 10;
-        else
-            return -1;
-        v = v * (uint64_t)base + (uint64_t)d;
-    }
-    *out = v;
-    return 0;
-}
-
-static int
-header_line(struct resp *r, const char *s, size_t n)
-{
-    const char *colon = memchr(s, ':', n);
-    size_t nl, vl;
-    const char *v;
-
-    if (colon == NULL)
-        return -1;
-    nl = (size_t)(colon - s);
-    v = colon + 1;
-    vl = n - nl - 1;
-    while (vl > 0 && (*v == ' ' || *v == '\t'))
-        v++, vl--;
-    while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-        vl--;
-    if (nl == 14 && strncasecmp(s, "content-length", nl) == 0) {
-        r->has_length = 1;
-        return parse_u64(v, vl, 10, &r->length);
-    }
-    if (nl == 17 && strncasecmp(s, "transfer-encoding", nl) == 0)
-        r->chunked = has_token(v, vl, "chunked");
-    if (nl == 10 && strncasecmp(s, "connection", nl) == 0) {
-        if (has_token(v, vl, "close"))
-            r->close = 1;
-        else if (has_token(v, vl, "keep-alive"))
-            r->close = 0;
-    }
-    return 0;
-}
-
-/* Parses a head b[0..n) that ends with its blank line. */
-static int
-parse_head(struct resp *r, const char *b, size_t n)
-{
-    size_t pos, eol;
-    int i;
-
-    if (n < 16 || memcmp(b, "HTTP/1.", 7) != 0 ||
-        (b[7] != '0' && b[7] != '1') || b[8] != ' ')
-        return -1;
-    for (i = 9; i < 12; i++)
-        if (b[i] < '0' || b[i] > '9')
-            return -1;
-    r->status = (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
-    r->close = b[7] == '0'; /* HTTP/1.0 closes unless it says keep-alive */
-    r->chunked = r->has_length = 0;
-    pos = lg_find(b, 0, n, "\r\n", 2) + 2;
-    while ((eol = lg_find(b, pos, n, "\r\n", 2)) != SIZE_MAX && eol > pos) {
-        if (header_line(r, b + pos, eol - pos) < 0)
-            return -1;
-        pos = eol + 2;
-    }
-    return 0;
-}
-
-static enum resp_state
-body_state(struct resp *r, int head_method)
-{
-    if (head_method || r->status == 204 || r->status == 304)
-        return R_DONE;
-    if (r->chunked)
-        return R_CHUNK_SIZE;
-    if (r->has_length) {
-        r->remain = r->length;
-        return r->remain ? R_BODY : R_DONE;
-    }
-    r->close = 1;
-    return R_UNTIL_EOF;
-}
-
-/* One parsing step at b[*pos..len): 1 progressed, 0 needs more, -1 bad. */
-static int
-resp_step(struct resp *r, const char *b, size_t *pos, size_t len, int head)
-{
-    size_t e, n;
-
-    switch (r->state) {
-    case R_HEAD:
-        if ((e = lg_find(b, *pos, len, "\r\n\r\n", 4)) == SIZE_MAX)
-            return 0;
-        if (parse_head(r, b + *pos, e + 4 - *pos) < 0)
-            return -1;
-        *pos = e + 4;
-        if (r->status >= 200) /* else an interim 1xx: read the next head */
-            r->state = body_state(r, head);
-        return 1;
-    case R_BODY:
-    case R_CHUNK_DATA:
-        n = len - *pos < r->remain ? len - *pos : (size_t)r->remain;
-        *pos += n;
-        r->remain -= n;
-        if (r->remain == 0)
-            r->state = r->state == R_BODY ? R_DONE : R_CHUNK_CRLF;
-        return 1;
-    case R_CHUNK_SIZE:
-        if ((e = lg_find(b, *pos, len, "\r\n", 2)) == SIZE_MAX)
-            return 0;
-        n = *pos;
-        while (n < e && b[n] != ';' && b[n] != ' ' && b[n] != '\t')
-            n++;
-        if (parse_u64(b + *pos, n - *pos, 16, &r->remain) < 0)
-            return -1;
-        *pos = e + 2;
-        r->state = r->remain ? R_CHUNK_DATA : R_TRAILER;
-        return 1;
-    case R_CHUNK_CRLF:
-        if (len - *pos < 2)
-            return 0;
-        if (b[*pos] != '\r' || b[*pos + 1] != '\n')
-            return -1;
-        *pos += 2;
-        r->state = R_CHUNK_SIZE;
-        return 1;
-    case R_TRAILER:
-        if ((e = lg_find(b, *pos, len, "\r\n", 2)) == SIZE_MAX)
-            return 0;
-        r->state = e == *pos ? R_DONE : R_TRAILER;
-        *pos = e + 2;
-        return 1;
-    case R_UNTIL_EOF:
-        *pos = len;
-        return 1;
-    case R_DONE:
-        break;
-    }
-    return -1; /* bytes after a complete response: we never pipelined */
-}
-
-/* Consumes what it can of c->rbuf: 1 response complete, 0 more, -1 bad. */
-static int
-resp_feed(struct conn *c, int head_method)
-{
-    size_t pos = 0;
-    int rc = 1;
-
-    while (pos < c->rlen && rc > 0 && c->resp.state != R_DONE)
-        rc = resp_step(&c->resp, c->rbuf, &pos, c->rlen, head_method);
-    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
-    c->rlen -= pos;
-    if (rc < 0 || (c->resp.state == R_DONE && c->rlen > 0))
-        return -1;
-    if (c->resp.state == R_DONE)
-        return 1;
-    return c->rlen == RBUF_CAP ? -1 : 0; /* a head or line too long */
+    if (l->armed == 0 || at < l->armed)
+        l->dirty = 1;
 }
 
 static void
@@ -315,7 +104,7 @@ conn_close(struct loop *l, struct conn *c, uint64_t at)
     c->state = ST_CLOSED;
     c->next_at = at;
     c->rlen = 0;
-    l->dirty = 1;
+    loop_wake(l, at);
 }
 
 /* The connection broke: resend once or count an error, then reconnect. */
@@ -337,40 +126,6 @@ conn_error(struct loop *l, struct conn *c, uint64_t now, int connecting)
     if (l->p->rate > 0 && c->sched <= now)
         c->sched += l->interval; /* that request's slot is lost */
     conn_close(l, c, connecting ? now + BACKOFF_NS : now);
-}
-
-static void
-conn_build(struct loop *l, struct conn *c)
-{
-    const struct lg_plan *p = l->p;
-    char num[24] = "";
-    size_t nlen = 0, blen = p->body_len, off, pos = 0, at;
-    int n;
-
-    if (p->nseq > 0) {
-        n = snprintf(num, sizeof num, "%" PRIu64,
-                     atomic_fetch_add(p->seq, 1));
-        nlen = n > 0 ? (size_t)n : 0;
-        blen = p->body_len - p->nseq * LG_SEQ_MARK_LEN + p->nseq * nlen;
-    }
-    memcpy(c->wbuf, p->head, p->head_len);
-    off = p->head_len;
-    if (p->send_length) {
-        n = snprintf(c->wbuf + off, 48, "Content-Length: %zu\r\n", blen);
-        off += n > 0 ? (size_t)n : 0;
-    }
-    memcpy(c->wbuf + off, "\r\n", 2);
-    off += 2;
-    while (p->nseq > 0 && (at = lg_find(p->body, pos, p->body_len,
-                                        LG_SEQ_MARK, LG_SEQ_MARK_LEN)) !=
-                              SIZE_MAX) {
-        memcpy(c->wbuf + off, p->body + pos, at - pos);
-        memcpy(c->wbuf + off + (at - pos), num, nlen);
-        off += at - pos + nlen;
-        pos = at + LG_SEQ_MARK_LEN;
-    }
-    memcpy(c->wbuf + off, p->body + pos, p->body_len - pos);
-    c->wlen = off + p->body_len - pos;
 }
 
 static void
@@ -398,8 +153,8 @@ static void
 conn_send(struct loop *l, struct conn *c, uint64_t now)
 {
     if (!c->retrying) {
-        conn_build(l, c);
-        c->start = l->p->rate > 0 ? c->sched : now;
+        c->wlen = lg_request_build(l->p, c->wbuf);
+        c->start = l->p->rate > 0 ? c->sched : lg_now();
     }
     memset(&c->resp, 0, sizeof c->resp);
     c->woff = 0;
@@ -413,7 +168,7 @@ conn_next(struct loop *l, struct conn *c, uint64_t now)
     if (l->p->rate > 0 && c->sched > now && !c->retrying) {
         c->state = ST_IDLE;
         c->next_at = c->sched;
-        l->dirty = 1;
+        loop_wake(l, c->next_at);
         return;
     }
     conn_send(l, c, now);
@@ -422,9 +177,8 @@ conn_next(struct loop *l, struct conn *c, uint64_t now)
 static void
 conn_connect(struct loop *l, struct conn *c, uint64_t now)
 {
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP |
-                                       EPOLLET,
-                             .data.ptr = c};
+    struct epoll_event ev = {
+        .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = c};
     int one = 1, rc;
 
     if (c->opened && in_window(l, now))
@@ -438,8 +192,8 @@ conn_connect(struct loop *l, struct conn *c, uint64_t now)
         return;
     }
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    rc = connect(c->fd, (const struct sockaddr *)&l->p->addr,
-                 sizeof l->p->addr);
+    rc =
+        connect(c->fd, (const struct sockaddr *)&l->p->addr, sizeof l->p->addr);
     if ((rc < 0 && errno != EINPROGRESS) ||
         epoll_ctl(l->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
         conn_error(l, c, now, 1);
@@ -447,9 +201,10 @@ conn_connect(struct loop *l, struct conn *c, uint64_t now)
 }
 
 static void
-conn_done(struct loop *l, struct conn *c, uint64_t now)
+conn_done(struct loop *l, struct conn *c)
 {
     struct lg_stats *s = &l->w->stats;
+    uint64_t now = lg_now();
     int st = c->resp.status, expect = l->p->expect_status;
 
     if (in_window(l, now)) {
@@ -474,32 +229,33 @@ static void
 conn_readable(struct loop *l, struct conn *c, uint64_t now)
 {
     ssize_t n;
-    int rc;
+    int rc = 0;
 
-    for (;;) {
+    while (rc == 0) {
         n = read(c->fd, c->rbuf + c->rlen, RBUF_CAP - c->rlen);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (n == 0 && c->state == ST_IDLE)
-            conn_close(l, c, now); /* idle keep-alive closed: fine */
-        else if (n == 0 && c->resp.state == R_UNTIL_EOF)
-            conn_done(l, c, now);
-        else if (n <= 0 || c->state == ST_IDLE)
-            conn_error(l, c, now, 0);
         if (n <= 0 || c->state == ST_IDLE)
-            return;
+            break;
         c->rlen += (size_t)n;
         c->resp.nread += (size_t)n;
-        rc = resp_feed(c, l->p->head_method);
+        rc = lg_resp_feed(&c->resp, c->rbuf, &c->rlen, RBUF_CAP,
+                          l->p->head_method);
         if (rc < 0)
             conn_error(l, c, now, 0);
         else if (rc > 0)
-            conn_done(l, c, now);
-        if (rc != 0)
-            return; /* the next response's data raises a new edge */
+            conn_done(l, c);
     }
+    if (rc != 0)
+        return; /* the next response's data raises a new edge */
+    if (c->state == ST_IDLE && n <= 0)
+        conn_close(l, c, now); /* an idle keep-alive closed: fine */
+    else if (n == 0 && c->resp.state == LG_R_UNTIL_EOF)
+        conn_done(l, c);
+    else
+        conn_error(l, c, now, 0);
 }
 
 static void
@@ -525,7 +281,7 @@ conn_event(struct loop *l, struct conn *c, uint32_t events, uint64_t now)
         conn_readable(l, c, now);
 }
 
-/* Starts what is due, arms the timer for what is not. */
+/* Starts what is due, arms the timer for the earliest of what is not. */
 static void
 loop_scan(struct loop *l, uint64_t now)
 {
@@ -539,18 +295,17 @@ loop_scan(struct loop *l, uint64_t now)
             conn_connect(l, c, now);
         else if (c->state == ST_IDLE && c->next_at <= now)
             conn_send(l, c, now);
-        if ((c->state == ST_CLOSED || c->state == ST_IDLE) &&
-            c->next_at < min)
+        if ((c->state == ST_CLOSED || c->state == ST_IDLE) && c->next_at < min)
             min = c->next_at;
     }
     l->dirty = 0;
+    if (min == UINT64_MAX || (l->armed != 0 && l->armed <= min))
+        return; /* an early expiry only costs a rescan */
     memset(&its, 0, sizeof its);
-    if (min != UINT64_MAX) {
-        min = min > 0 ? min : 1; /* zero would disarm */
-        its.it_value.tv_sec = (time_t)(min / LG_NS_PER_S);
-        its.it_value.tv_nsec = (long)(min % LG_NS_PER_S);
-    }
-    timerfd_settime(l->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    its.it_value.tv_sec = (time_t)(min / LG_NS_PER_S);
+    its.it_value.tv_nsec = (long)(min % LG_NS_PER_S);
+    if (timerfd_settime(l->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+        l->armed = min;
 }
 
 static int
@@ -566,6 +321,8 @@ loop_init(struct loop *l, struct lg_worker *w)
     l->epfd = epoll_create1(0);
     l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
     l->conns = calloc(w->nconn, sizeof *l->conns);
+    for (i = 0; l->conns != NULL && i < w->nconn; i++)
+        l->conns[i].fd = -1;
     if (l->epfd < 0 || l->tfd < 0 || l->conns == NULL ||
         epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->tfd, &ev) < 0)
         return -1;
@@ -573,7 +330,6 @@ loop_init(struct loop *l, struct lg_worker *w)
         l->interval = (uint64_t)((double)p->conns_total * 1e9 / p->rate);
     for (i = 0; i < w->nconn; i++) {
         struct conn *c = &l->conns[i];
-        c->fd = -1;
         c->index = w->first + i;
         c->next_at = p->t0;
         if (p->rate > 0)
@@ -627,12 +383,16 @@ lg_worker_run(void *arg)
             if (ev[i].data.ptr == NULL) {
                 if (read(l.tfd, &expired, sizeof expired) < 0)
                     expired = 0;
+                l.armed = 0;
                 l.dirty = 1;
             } else {
                 conn_event(&l, ev[i].data.ptr, ev[i].events, now);
             }
         }
     }
+    for (i = 0; i < (int)w->nconn; i++)
+        if (l.conns[i].state == ST_WRITING || l.conns[i].state == ST_READING)
+            w->stats.in_flight++;
     loop_release(&l);
     return NULL;
 }

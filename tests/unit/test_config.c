@@ -12,9 +12,12 @@
 
 #include "pdp_config.h"
 
-#define HASH_A "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-#define HASH_B "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
-#define HASH_C "fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13"
+#define HASH_A                                                                 \
+    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+#define HASH_B                                                                 \
+    "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+#define HASH_C                                                                 \
+    "fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13"
 
 static char dir[64];
 
@@ -88,8 +91,7 @@ test_full_file(void **state)
     assert_true(json_real_value(json_object_get(c->policy_settings,
                                                 "quota_per_minute")) == 10);
     assert_string_equal(
-        json_string_value(json_object_get(c->policy_settings, "name")),
-        "x y");
+        json_string_value(json_object_get(c->policy_settings, "name")), "x y");
     assert_int_equal(c->nprincipals, 3);
     /* "test" hashes to HASH_A: the agent. */
     assert_string_equal(pdp_config_authenticate(c, "test", 4)->id, "bot-1");

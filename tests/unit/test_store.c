@@ -6,8 +6,8 @@
 #include "testutil.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +93,8 @@ make_rec(struct pdp_intent_rec *r, char ids[4][40], int n, const char *idem,
     r->grant_aud = "exec-1";
     r->grant_expires_at = now + 30;
     r->response = ids[3];
-    ev[0] = json_pack("{s:s, s:s}", "type", "intent.received", "intent_id",
-                      ids[0]);
+    ev[0] =
+        json_pack("{s:s, s:s}", "type", "intent.received", "intent_id", ids[0]);
     r->events = ev;
     r->nevents = 1;
 }
@@ -115,10 +115,9 @@ test_put_and_get(void **state)
     assert_string_equal(json_string_value(json_object_get(rec, "principal")),
                         "agent-1");
     assert_int_equal(json_array_size(json_object_get(rec, "decisions")), 1);
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(rec, "grant"),
-                                          "jti")),
-        ids[2]);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(rec, "grant"), "jti")),
+                        ids[2]);
     assert_null(json_object_get(rec, "redemption"));
     json_decref(rec);
     assert_int_equal(pdp_store_get_intent(f->s, "nope", &rec), IG_ERR_NOTFOUND);
@@ -130,19 +129,18 @@ test_put_and_get(void **state)
 static void
 test_rows_are_immutable(void **state)
 {
-    static const char *const sql[] = {
-        "UPDATE intents SET principal = 'x'",
-        "DELETE FROM intents",
-        "UPDATE decisions SET decision = 'ALLOW'",
-        "DELETE FROM decisions",
-        "UPDATE grants SET audience = 'x'",
-        "DELETE FROM grants",
-        "UPDATE audit_events SET event = '{}'",
-        "DELETE FROM audit_events",
-        "UPDATE redemptions SET executor = 'x'",
-        "DELETE FROM redemptions",
-        "DELETE FROM outcomes",
-        "DELETE FROM approvals"};
+    static const char *const sql[] = {"UPDATE intents SET principal = 'x'",
+                                      "DELETE FROM intents",
+                                      "UPDATE decisions SET decision = 'ALLOW'",
+                                      "DELETE FROM decisions",
+                                      "UPDATE grants SET audience = 'x'",
+                                      "DELETE FROM grants",
+                                      "UPDATE audit_events SET event = '{}'",
+                                      "DELETE FROM audit_events",
+                                      "UPDATE redemptions SET executor = 'x'",
+                                      "DELETE FROM redemptions",
+                                      "DELETE FROM outcomes",
+                                      "DELETE FROM approvals"};
     struct fixture *f = *state;
     struct pdp_intent_rec r;
     struct pdp_redeem_rec rr;
@@ -188,19 +186,19 @@ test_idempotent_replay(void **state)
     assert_string_equal(replay, ids[3]); /* the FIRST answer */
     free(replay);
     replay = NULL;
-    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-1", "key-1",
-                                               now + 1, &replay),
-                     IG_OK);
+    assert_int_equal(
+        pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 1, &replay),
+        IG_OK);
     assert_string_equal(replay, ids[3]);
     free(replay);
     replay = NULL;
     /* Another principal, or after the first intent expired: no replay. */
-    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-2", "key-1",
-                                               now + 1, &replay),
-                     IG_ERR_NOTFOUND);
-    assert_int_equal(pdp_store_find_idempotent(f->s, "agent-1", "key-1",
-                                               now + 60, &replay),
-                     IG_ERR_NOTFOUND);
+    assert_int_equal(
+        pdp_store_find_idempotent(f->s, "agent-2", "key-1", now + 1, &replay),
+        IG_ERR_NOTFOUND);
+    assert_int_equal(
+        pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 60, &replay),
+        IG_ERR_NOTFOUND);
     make_rec(&r, ids2, 5, "key-1", now + 61, ev2);
     assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
     json_decref(ev[0]);
@@ -317,11 +315,11 @@ test_outcome_rules(void **state)
     assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
     assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
     assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
-    assert_int_equal(json_integer_value(json_object_get(
-                         json_object_get(json_object_get(rec, "outcome"),
-                                         "detail"),
-                         "status")),
-                     200);
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(rec, "outcome"), "detail"),
+            "status")),
+        200);
     json_decref(rec);
     json_decref(ev[0]);
 }
@@ -346,12 +344,11 @@ test_async_and_failed_job_isolated(void **state)
     assert_int_equal(pdp_store_audit_size(f->s, &n0), IG_OK);
     make_rec(&r, ids, 9, NULL, ig_time_now(), ev);
     dup = r; /* same intent id twice: the second insert fails alone */
-    assert_int_equal(pdp_store_put_intent_async(f->s, &r, &replay, async_done,
-                                                &st1),
-                     IG_OK);
-    assert_int_equal(pdp_store_put_intent_async(f->s, &dup, &replay2,
-                                                async_done, &st2),
-                     IG_OK);
+    assert_int_equal(
+        pdp_store_put_intent_async(f->s, &r, &replay, async_done, &st1), IG_OK);
+    assert_int_equal(
+        pdp_store_put_intent_async(f->s, &dup, &replay2, async_done, &st2),
+        IG_OK);
     for (i = 0; i < 500 && (st1 == IG_ERR_NOMEM || st2 == IG_ERR_NOMEM); i++) {
         struct timespec ts = {0, 10000000L};
         (void)nanosleep(&ts, NULL);

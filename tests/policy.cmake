@@ -1,0 +1,35 @@
+# Policy engine tests (included from tests/CMakeLists.txt): the cmocka unit
+# tests, the example bundle's own tests run through `intentgate policy
+# test`, a negative CLI test (a failing case must exit 1), and the
+# benchmark.
+set(IG_POLICY_BUNDLE_DIR ${CMAKE_SOURCE_DIR}/policies/bundle)
+
+if(TARGET igpolicy AND NOT IG_FUZZ)
+  add_executable(test_policy
+    unit/test_policy.c
+    unit/test_policy_sandbox.c
+    unit/test_policy_helpers.c
+    unit/policy_util.c
+    unit/testutil.c)
+  target_include_directories(test_policy PRIVATE unit)
+  target_compile_definitions(test_policy PRIVATE
+    IG_VECTORS_DIR="${IG_VECTORS_DIR}"
+    IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
+  target_link_libraries(test_policy PRIVATE igpolicy PkgConfig::CMOCKA)
+  add_test(NAME policy.unit COMMAND test_policy)
+
+  if(TARGET intentgate)
+    add_test(NAME policy.bundle
+      COMMAND intentgate policy test ${IG_POLICY_BUNDLE_DIR})
+    add_test(NAME policy.cli
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_cli.sh
+              $<TARGET_FILE:intentgate>)
+  endif()
+endif()
+
+if(TARGET igpolicy AND IG_BENCH AND NOT IG_FUZZ)
+  add_executable(bench_policy bench/bench_policy.c)
+  target_compile_definitions(bench_policy PRIVATE
+    IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
+  target_link_libraries(bench_policy PRIVATE igpolicy)
+endif()
