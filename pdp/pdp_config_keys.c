@@ -96,7 +96,7 @@ parse_listen(struct cfg_parse *p, const char *v)
 {
     const char *colon = strrchr(v, ':');
     char host[64];
-    int64_t port;
+    int64_t port = 0;
     size_t n;
 
     if (colon == NULL || colon == v || (n = (size_t)(colon - v)) >= 64)
@@ -180,7 +180,7 @@ static int
 set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
 {
     struct pdp_config *c = p->c;
-    int64_t n;
+    int64_t n = 0;
 
     switch (k) {
     case K_LISTEN:

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "ig_canon.h"
 #include "ig_json.h"
+#include "ig_limits.h"
 
 double
 pdp_mono_seconds(void)
@@ -47,10 +49,23 @@ reply_set(struct pdp_req *r, unsigned int status, char *body, size_t len,
     r->phase = PH_READY;
 }
 
+char *
+pdp_json_text(const json_t *v)
+{
+    struct ig_buf b;
+
+    ig_buf_init(&b, IG_CANON_MAX_BYTES);
+    if (v == NULL || ig_canon_write(v, &b, NULL) != IG_OK) {
+        ig_buf_release(&b);
+        return NULL;
+    }
+    return ig_buf_take(&b, NULL);
+}
+
 void
 pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v)
 {
-    char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    char *s = pdp_json_text(v);
 
     json_decref(v);
     if (s == NULL) {

@@ -77,7 +77,12 @@ struct pdp_req {
 void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
                      const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
 
-/* JSON reply; v is stolen. */
+/* The RFC 8785 text of v (compact, sorted keys, numbers as ECMAScript
+   writes them: 42 not 42.0): every JSON the PDP writes. malloc'd; NULL on
+   failure. */
+char *pdp_json_text(const json_t *v);
+
+/* JSON reply (canonical text); v is stolen. */
 void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
 
 /* Raw JSON text reply (copied). */

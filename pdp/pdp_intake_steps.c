@@ -385,18 +385,16 @@ fill_texts(struct intake_op *op)
 {
     json_t *reasons = reasons_array(&op->decision), *req = NULL;
 
-    op->reasons_text =
-        reasons != NULL ? json_dumps(reasons, JSON_COMPACT) : NULL;
+    op->reasons_text = reasons != NULL ? pdp_json_text(reasons) : NULL;
     json_decref(reasons);
     if (op->verdict == POL_ESCALATE) {
         req = requirements(&op->decision);
-        op->requirements_text =
-            req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+        op->requirements_text = pdp_json_text(req);
         json_decref(req);
         if (op->requirements_text == NULL)
             return -1;
     }
-    op->response_text = json_dumps(op->response, JSON_COMPACT);
+    op->response_text = pdp_json_text(op->response);
     return op->reasons_text != NULL && op->response_text != NULL ? 0 : -1;
 }
 

@@ -306,8 +306,7 @@ read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
                         "detail must be an object");
         return -1;
     }
-    op->detail_text =
-        detail != NULL ? json_dumps(detail, JSON_COMPACT) : strdup("{}");
+    op->detail_text = detail != NULL ? pdp_json_text(detail) : strdup("{}");
     if (op->detail_text == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         return -1;

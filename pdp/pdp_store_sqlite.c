@@ -239,11 +239,7 @@ pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
         pthread_mutex_unlock(&s->mu);
-        if (j->async) {
-            free(j->key);
-            free(j);
-        }
-        return IG_ERR_IO;
+        return IG_ERR_IO; /* an async caller frees its job */
     }
     if (s->tail != NULL)
         s->tail->next = j;
@@ -388,7 +384,11 @@ submit_async(struct pdp_store *s, pdp_job_fn fn, const void *rec,
     j->async = 1;
     j->done_fn = done;
     j->done_ctx = ctx;
-    return pdp_store_submit(s, j);
+    if (pdp_store_submit(s, j) != IG_OK) {
+        free(j);
+        return IG_ERR_IO;
+    }
+    return IG_OK;
 }
 
 enum ig_status
@@ -448,5 +448,10 @@ pdp_store_persist_hit(struct pdp_store *s, const char *key, int64_t at)
     j->run = pdp_job_hit;
     j->async = 1;
     j->at = at;
-    return pdp_store_submit(s, j);
+    if (pdp_store_submit(s, j) != IG_OK) {
+        free(j->key);
+        free(j);
+        return IG_ERR_IO;
+    }
+    return IG_OK;
 }

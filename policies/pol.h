@@ -86,7 +86,8 @@ struct pol_engine;
  * quota_per_minute). The revision is "sha256:" + hex SHA-256 over the
  * sorted (file name, NUL, size, NUL, content) of every .lua file in dir,
  * tests included. IG_ERR_INVALID (err names the file and line),
- * IG_ERR_NOTFOUND for a missing dir or a dir without policies, IG_ERR_IO.
+ * IG_ERR_NOTFOUND for a missing dir or a dir without policies, IG_ERR_IO,
+ * IG_ERR_LIMIT over IG_POLICY_MAX_FILES or IG_POLICY_FILE_MAX_BYTES.
  * On IG_OK *out has one reference.
  */
 enum ig_status pol_bundle_load(const char *dir, const json_t *settings,

@@ -75,8 +75,7 @@ pol_name_wanted(const char *name, int *bad)
         return 0;
     for (p = name; *p != '\0'; p++) {
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
-              *p == '.'))
+              (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
             *bad = 1;
     }
     return 1;
@@ -129,9 +128,8 @@ pol_list_dir(const char *dir, char ***out, size_t *nout, struct ig_err *err)
             goto out;
         }
         if (n == IG_POLICY_MAX_FILES) {
-            st = ig_err_set(err, IG_ERR_LIMIT,
-                            "%s: more than %d .lua files", dir,
-                            IG_POLICY_MAX_FILES);
+            st = ig_err_set(err, IG_ERR_LIMIT, "%s: more than %d .lua files",
+                            dir, IG_POLICY_MAX_FILES);
             goto out;
         }
         names[n] = strdup(de->d_name);
@@ -229,8 +227,8 @@ pol_revision(struct pol_file *all, size_t n, char out[IG_HASH_STRLEN + 1],
     size_t i;
     enum ig_status st = IG_OK;
 
-    ig_buf_init(&b, (size_t)IG_POLICY_MAX_FILES *
-                        (IG_POLICY_FILE_MAX_BYTES + 512));
+    ig_buf_init(&b,
+                (size_t)IG_POLICY_MAX_FILES * (IG_POLICY_FILE_MAX_BYTES + 512));
     for (i = 0; i < n && st == IG_OK; i++) {
         (void)snprintf(size, sizeof(size), "%zu", all[i].len);
         st = ig_buf_add(&b, all[i].name, strlen(all[i].name) + 1);

@@ -229,8 +229,7 @@ pol_run(lua_State *L)
         lua_rawgeti(L, 3, (lua_Integer)i + 1);
         lua_pushvalue(L, 2);
         lua_call(L, 1, 1);
-        c->st = pol_acc_add(&c->acc, L, -1, e->vm.file, c->msg,
-                            sizeof(c->msg));
+        c->st = pol_acc_add(&c->acc, L, -1, e->vm.file, c->msg, sizeof(c->msg));
         if (c->st != POL_OK)
             return 0;
         lua_pop(L, 1);
@@ -270,10 +269,8 @@ pol_engine_eval(struct pol_engine *e, const json_t *intent,
         memcpy(msg, c.msg, sizeof(msg));
     }
     if (st != POL_OK) {
-        pol_decision_fail(out,
-                          st == POL_FAIL_LIMIT ? "POLICY_LIMIT"
-                                               : "POLICY_ERROR",
-                          msg);
+        pol_decision_fail(
+            out, st == POL_FAIL_LIMIT ? "POLICY_LIMIT" : "POLICY_ERROR", msg);
         pol_engine_recover(e);
         return;
     }

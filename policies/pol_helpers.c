@@ -138,8 +138,7 @@ pol_count(lua_State *L)
     int64_t n;
 
     luaL_argcheck(L,
-                  klen > 0 && klen <= POL_COUNT_KEY_MAX &&
-                      strlen(key) == klen,
+                  klen > 0 && klen <= POL_COUNT_KEY_MAX && strlen(key) == klen,
                   1, "key must be 1 to 512 bytes, without NUL");
     luaL_argcheck(L, window >= 1 && window <= POL_COUNT_WINDOW_MAX, 2,
                   "window must be 1 to 86400 seconds");
@@ -153,10 +152,11 @@ pol_count(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg pol_helpers[] = {
-    {"glob", pol_glob},       {"starts_with", pol_starts_with},
-    {"ends_with", pol_ends_with}, {"count", pol_count},
-    {NULL, NULL}};
+static const luaL_Reg pol_helpers[] = {{"glob", pol_glob},
+                                       {"starts_with", pol_starts_with},
+                                       {"ends_with", pol_ends_with},
+                                       {"count", pol_count},
+                                       {NULL, NULL}};
 
 void
 pol_open_helpers(lua_State *L, int idx)

@@ -33,10 +33,10 @@
 #define POL_URL_MAX 8192          /* longest URL parse_url() reads */
 #define POL_COUNT_KEY_MAX 512     /* longest count() key */
 #define POL_COUNT_WINDOW_MAX 86400
-#define POL_DEPTH_MAX 64           /* nesting of intent/config tables */
-#define POL_QUORUM_MAX 16          /* largest ESCALATE quorum */
-#define POL_TTL_MAX (7 * 86400)    /* longest ESCALATE ttl, seconds */
-#define POL_HOOK_GRAIN 1000        /* instructions between hook calls */
+#define POL_DEPTH_MAX 64            /* nesting of intent/config tables */
+#define POL_QUORUM_MAX 16           /* largest ESCALATE quorum */
+#define POL_TTL_MAX (7 * 86400)     /* longest ESCALATE ttl, seconds */
+#define POL_HOOK_GRAIN 1000         /* instructions between hook calls */
 #define POL_MEMORY_MIN (256 * 1024) /* smallest accepted memory cap */
 
 /* One file of a bundle, NUL-terminated source. */
@@ -122,8 +122,8 @@ enum pol_status pol_vm_load(struct pol_vm *vm, const struct pol_file *f,
  * (budget, memory, caps) -> POL_FAIL_LIMIT, errors -> POL_FAIL_ERROR, with
  * a message naming vm->file written to msg (results are left on success).
  */
-enum pol_status pol_vm_pcall(struct pol_vm *vm, int nargs, int nres,
-                             char *msg, size_t msgsz);
+enum pol_status pol_vm_pcall(struct pol_vm *vm, int nargs, int nres, char *msg,
+                             size_t msgsz);
 /* Charge n units of C work to the budget; raises when it is spent. */
 void pol_vm_charge(lua_State *L, int64_t n);
 /*

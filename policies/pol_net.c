@@ -118,8 +118,8 @@ pol_v4_private(const unsigned char *a)
 {
     return a[0] == 0 || a[0] == 10 || a[0] == 127 ||
            (a[0] == 100 && (a[1] & 0xC0) == 64) ||
-           (a[0] == 169 && a[1] == 254) || (a[0] == 172 && (a[1] & 0xF0) == 16) ||
-           (a[0] == 192 && a[1] == 168);
+           (a[0] == 169 && a[1] == 254) ||
+           (a[0] == 172 && (a[1] & 0xF0) == 16) || (a[0] == 192 && a[1] == 168);
 }
 
 static int
@@ -372,9 +372,8 @@ pol_url_split(const char *s, size_t n, struct pol_url *u)
     for (start = 0; start < i; start++)
         u->scheme[start] = pol_lower(s[start]);
     start = i + 3;
-    for (auth = start; auth < n && s[auth] != '/' && s[auth] != '?' &&
-                       s[auth] != '#';
-         auth++)
+    for (auth = start;
+         auth < n && s[auth] != '/' && s[auth] != '?' && s[auth] != '#'; auth++)
         ;
     for (hs = start, i = start; i < auth; i++)
         if (s[i] == '@')
@@ -439,11 +438,10 @@ pol_parse_url(lua_State *L)
     return 1;
 }
 
-static const luaL_Reg pol_net_funcs[] = {
-    {"cidr_contains", pol_cidr_contains},
-    {"ip_is_private", pol_ip_is_private},
-    {"parse_url", pol_parse_url},
-    {NULL, NULL}};
+static const luaL_Reg pol_net_funcs[] = {{"cidr_contains", pol_cidr_contains},
+                                         {"ip_is_private", pol_ip_is_private},
+                                         {"parse_url", pol_parse_url},
+                                         {NULL, NULL}};
 
 void
 pol_open_net(lua_State *L, int idx)

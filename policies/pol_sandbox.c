@@ -13,6 +13,9 @@
  *     the hook is re-armed with count 1, so every further instruction
  *     raises again: `pcall` cannot swallow the failure. C helpers that loop
  *     charge their work to the same budget (pol_vm_charge).
+ *   - Message handlers: Lua runs an xpcall handler at the error point,
+ *     which for a budget error is inside the hook, with hooks off. So the
+ *     sandbox's xpcall calls the handler after unwinding instead.
  *   - Environment: the real libraries are opened into the registry only.
  *     The sandbox environment is a new table holding copies of allowlisted
  *     functions, read-only library tables, the helpers and verdicts, `null`
@@ -36,8 +39,8 @@ static char pol_key_env; /* registry key of the sandbox environment */
 
 /* Base functions copied as they are (the raw* and next are wrapped). */
 static const char *const pol_base_names[] = {
-    "assert", "error",    "ipairs", "pairs",    "pcall",  "select",
-    "tonumber", "tostring", "type",   "xpcall", "rawequal", NULL};
+    "assert",   "error",    "ipairs", "pairs",    "pcall", "select",
+    "tonumber", "tostring", "type",   "rawequal", NULL};
 
 struct pol_setup {
     const json_t *settings;
@@ -101,15 +104,23 @@ static void
 pol_set_sticky(struct pol_vm *vm, enum pol_status st, const char *where,
                const char *text)
 {
+    char *m = vm->sticky_msg;
+    size_t n;
+
     if (vm->sticky != POL_OK)
         return;
     vm->sticky = st;
-    if (where[0] != '\0')
-        (void)snprintf(vm->sticky_msg, sizeof(vm->sticky_msg), "%s%s", where,
-                       text);
-    else
-        (void)snprintf(vm->sticky_msg, sizeof(vm->sticky_msg), "%s: %s",
-                       vm->file != NULL ? vm->file : "policy", text);
+    /* where + text, or file + ": " + text; capped, as all messages. */
+    if (where[0] != '\0') {
+        pol_copy_text(m, sizeof(vm->sticky_msg), where, strlen(where));
+    } else {
+        where = vm->file != NULL ? vm->file : "policy";
+        pol_copy_text(m, sizeof(vm->sticky_msg) - 2, where, strlen(where));
+        n = strlen(m);
+        memcpy(m + n, ": ", 3);
+    }
+    n = strlen(m);
+    pol_copy_text(m + n, sizeof(vm->sticky_msg) - n, text, strlen(text));
 }
 
 static void pol_hook(lua_State *L, lua_Debug *ar);
@@ -182,13 +193,18 @@ pol_vm_fail(lua_State *L, enum pol_status st, const char *fmt, ...)
 void
 pol_vm_begin(struct pol_vm *vm)
 {
+    int64_t now;
+
     vm->sticky = POL_OK;
     vm->sticky_msg[0] = '\0';
     vm->mem_refused = 0;
     vm->steps_left = vm->lim.instructions;
-    vm->hook_count = vm->steps_left < POL_HOOK_GRAIN ? (int)vm->steps_left
-                                                     : POL_HOOK_GRAIN;
-    vm->deadline_us = pol_now_us() + vm->lim.wall_microseconds;
+    vm->hook_count =
+        vm->steps_left < POL_HOOK_GRAIN ? (int)vm->steps_left : POL_HOOK_GRAIN;
+    now = pol_now_us();
+    vm->deadline_us = vm->lim.wall_microseconds > INT64_MAX - now
+                          ? INT64_MAX
+                          : now + vm->lim.wall_microseconds;
     vm->budget_on = 1;
     lua_sethook(vm->L, pol_hook, LUA_MASKCOUNT, vm->hook_count);
 }
@@ -275,6 +291,36 @@ pol_undefined_global(lua_State *L)
     return luaL_error(L, "undefined global (a %s key)", luaL_typename(L, 2));
 }
 
+/*
+ * xpcall(f, msgh, ...) with msgh called after the stack has unwound, not at
+ * the error point. Lua's own xpcall calls the handler from inside the hook
+ * that raised a budget error, where hooks are off: a looping handler would
+ * run forever. (Policies have no debug library, so nothing else differs.)
+ */
+static int
+pol_xpcall(lua_State *L)
+{
+    int n = lua_gettop(L), i, st;
+
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    luaL_checkstack(L, n + 2, "too many arguments");
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    for (i = 3; i <= n; i++)
+        lua_pushvalue(L, i);
+    st = lua_pcall(L, n - 2, LUA_MULTRET, 0);
+    if (st == LUA_OK)
+        return lua_gettop(L) - n;
+    if (st != LUA_ERRMEM) {
+        lua_pushvalue(L, 2);
+        lua_insert(L, -2);
+        (void)lua_pcall(L, 1, 1, 0);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
 /* Copy every field of the table at from into a new table, except skip. */
 static void
 pol_push_copy(lua_State *L, int from, const char *skip)
@@ -302,6 +348,8 @@ pol_set_libs(lua_State *L, int base, int g)
         lua_getfield(L, g, pol_base_names[i]);
         lua_setfield(L, base, pol_base_names[i]);
     }
+    lua_pushcfunction(L, pol_xpcall);
+    lua_setfield(L, base, "xpcall");
     lua_pushcfunction(L, pol_lua_next);
     lua_setfield(L, base, "next");
     lua_pushcfunction(L, pol_lua_rawget);
@@ -338,13 +386,13 @@ pol_build_env(lua_State *L)
     const struct pol_setup *s = lua_touserdata(L, 1);
     int g = 2, base = 8;
 
-    luaL_requiref(L, LUA_GNAME, luaopen_base, 0);          /* 2 */
-    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 0);   /* 3 */
-    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 0);    /* 4 */
-    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 0);    /* 5 */
-    luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 0);    /* 6 */
-    luaL_requiref(L, LUA_OSLIBNAME, luaopen_os, 0);        /* 7 */
-    lua_createtable(L, 0, 40);                             /* 8: base */
+    luaL_requiref(L, LUA_GNAME, luaopen_base, 0);        /* 2 */
+    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 0); /* 3 */
+    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 0);  /* 4 */
+    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 0);  /* 5 */
+    luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 0);  /* 6 */
+    luaL_requiref(L, LUA_OSLIBNAME, luaopen_os, 0);      /* 7 */
+    lua_createtable(L, 0, 40);                           /* 8: base */
     pol_set_libs(L, base, g);
     pol_open_helpers(L, base);
     pol_open_net(L, base);

@@ -23,8 +23,7 @@
 
 /* Real string functions exposed as they are. */
 static const char *const pol_string_names[] = {
-    "byte", "char", "format", "len", "lower", "reverse", "sub", "upper",
-    NULL};
+    "byte", "char", "format", "len", "lower", "reverse", "sub", "upper", NULL};
 
 #define POL_KMP_MIN 32 /* needles longer than this use KMP */
 

@@ -91,14 +91,13 @@ pol_table_kind(lua_State *L, int t)
     return ints ? (max == n ? 'a' : 0) : 'o';
 }
 
-static int pol_json_put(lua_State *L, int idx, json_t *parent,
-                        const char *key, size_t klen, int depth, char *why,
-                        size_t whysz);
+static int pol_json_put(lua_State *L, int idx, json_t *parent, const char *key,
+                        size_t klen, int depth, char *why, size_t whysz);
 
 /* Fill the empty container dst (already in the tree) from table t. */
 static int
-pol_json_fill(lua_State *L, int t, json_t *dst, int kind, int depth,
-              char *why, size_t whysz)
+pol_json_fill(lua_State *L, int t, json_t *dst, int kind, int depth, char *why,
+              size_t whysz)
 {
     lua_Integer i, n;
     const char *k;
@@ -118,47 +117,26 @@ pol_json_fill(lua_State *L, int t, json_t *dst, int kind, int depth,
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
         k = lua_tolstring(L, -2, &klen);
-        if (pol_json_put(L, lua_gettop(L), dst, k, klen, depth, why,
-                         whysz) != 0)
+        if (pol_json_put(L, lua_gettop(L), dst, k, klen, depth, why, whysz) !=
+            0)
             return -1;
         lua_pop(L, 1);
     }
     return 0;
 }
 
-/* Convert the value at idx and add it to parent; why says what failed. */
-static int
-pol_json_put(lua_State *L, int idx, json_t *parent, const char *key,
-             size_t klen, int depth, char *why, size_t whysz)
+/* A new JSON scalar for the value at idx, or NULL. */
+static json_t *
+pol_json_scalar(lua_State *L, int idx)
 {
     json_t *v = NULL;
     const char *s;
     size_t n;
-    int kind;
 
-    luaL_checkstack(L, 8, "test case nested too deeply");
     switch (lua_type(L, idx)) {
-    case LUA_TTABLE:
-        if (depth >= IG_JSON_MAX_DEPTH) {
-            (void)snprintf(why, whysz, "nested deeper than %d levels",
-                           IG_JSON_MAX_DEPTH);
-            return -1;
-        }
-        if (pol_proxy_data(L, idx))
-            lua_replace(L, idx);
-        kind = pol_table_kind(L, idx);
-        if (kind == 0) {
-            (void)snprintf(why, whysz, "a table mixes array and object "
-                                       "keys, or has holes");
-            return -1;
-        }
-        v = kind == 'a' ? json_array() : json_object();
-        if (pol_attach(parent, key, klen, v) != 0)
-            goto bad;
-        return pol_json_fill(L, idx, v, kind, depth + 1, why, whysz);
     case LUA_TSTRING:
         s = lua_tolstring(L, idx, &n);
-        v = json_stringn(s, n);
+        v = json_stringn(s, n); /* NULL for invalid UTF-8 */
         break;
     case LUA_TNUMBER:
         if (lua_isinteger(L, idx))
@@ -178,13 +156,47 @@ pol_json_put(lua_State *L, int idx, json_t *parent, const char *key,
     default:
         break;
     }
-    if (v == NULL) {
-        (void)snprintf(why, whysz, "a %s value that JSON cannot hold",
-                       luaL_typename(L, idx));
+    return v;
+}
+
+/* Convert the value at idx and add it to parent; why says what failed. */
+static int
+pol_json_put(lua_State *L, int idx, json_t *parent, const char *key,
+             size_t klen, int depth, char *why, size_t whysz)
+{
+    json_t *v;
+    int kind;
+
+    luaL_checkstack(L, 8, "test case nested too deeply");
+    if (lua_type(L, idx) != LUA_TTABLE) {
+        v = pol_json_scalar(L, idx);
+        if (v == NULL) {
+            (void)snprintf(why, whysz,
+                           "a %s value that JSON cannot hold (or bad UTF-8)",
+                           luaL_typename(L, idx));
+            return -1;
+        }
+        if (pol_attach(parent, key, klen, v) == 0)
+            return 0;
+        goto bad;
+    }
+    if (depth >= IG_JSON_MAX_DEPTH) {
+        (void)snprintf(why, whysz, "nested deeper than %d levels",
+                       IG_JSON_MAX_DEPTH);
         return -1;
     }
+    if (pol_proxy_data(L, idx))
+        lua_replace(L, idx);
+    kind = pol_table_kind(L, idx);
+    if (kind == 0) {
+        (void)snprintf(why, whysz,
+                       "a table mixes array and object keys, or "
+                       "has holes");
+        return -1;
+    }
+    v = kind == 'a' ? json_array() : json_object();
     if (pol_attach(parent, key, klen, v) == 0)
-        return 0;
+        return pol_json_fill(L, idx, v, kind, depth + 1, why, whysz);
 bad:
     (void)snprintf(why, whysz, "a key that is not valid UTF-8");
     return -1;
@@ -228,9 +240,8 @@ pol_case_intent(lua_State *L, int idx, struct pol_case *c)
         return 0;
     }
     c->holder = json_array();
-    if (c->holder == NULL ||
-        pol_json_put(L, lua_gettop(L), c->holder, NULL, 0, 0, why,
-                     sizeof(why)) != 0) {
+    if (c->holder == NULL || pol_json_put(L, lua_gettop(L), c->holder, NULL, 0,
+                                          0, why, sizeof(why)) != 0) {
         (void)snprintf(c->error, sizeof(c->error), "intent: %s", why);
         return 0;
     }
@@ -337,9 +348,9 @@ pol_case_fields_ok(lua_State *L, int idx, struct pol_case *c)
     lua_pushnil(L);
     while (lua_next(L, idx) != 0) {
         lua_pop(L, 1);
-        for (i = 0; lua_type(L, -1) == LUA_TSTRING &&
-                    pol_case_fields[i] != NULL &&
-                    strcmp(lua_tostring(L, -1), pol_case_fields[i]) != 0;
+        for (i = 0;
+             lua_type(L, -1) == LUA_TSTRING && pol_case_fields[i] != NULL &&
+             strcmp(lua_tostring(L, -1), pol_case_fields[i]) != 0;
              i++)
             ;
         if (lua_type(L, -1) != LUA_TSTRING || pol_case_fields[i] == NULL) {
@@ -462,7 +473,8 @@ pol_case_run(struct pol_engine *e, struct pol_counter *k, const char *file,
     k->cur = c;
     pol_engine_eval(e, json_array_get(c->holder, 0), &d);
     k->cur = NULL;
-    if (d.verdict == c->expect && (!c->has_reasons || pol_same_reasons(c, &d))) {
+    if (d.verdict == c->expect &&
+        (!c->has_reasons || pol_same_reasons(c, &d))) {
         (void)fprintf(out, "ok   %s: %s\n", file, c->name);
         return 0;
     }

@@ -229,8 +229,7 @@ pol_push_container(lua_State *L, const json_t *v, int depth)
     void *it;
 
     if (depth >= POL_DEPTH_MAX)
-        (void)luaL_error(L, "JSON nested deeper than %d levels",
-                         POL_DEPTH_MAX);
+        (void)luaL_error(L, "JSON nested deeper than %d levels", POL_DEPTH_MAX);
     if (json_is_array(v)) {
         n = json_array_size(v);
         lua_createtable(L, n > 4096 ? 4096 : (int)n, 0);

@@ -81,9 +81,8 @@ pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n)
         if (len <= 1) {
             if (o + 1 >= dstsz)
                 break;
-            dst[o++] = (len == 0 || s[i] < 0x20 || s[i] == 0x7f)
-                           ? '?'
-                           : (char)s[i];
+            dst[o++] =
+                (len == 0 || s[i] < 0x20 || s[i] == 0x7f) ? '?' : (char)s[i];
             i++;
             continue;
         }
@@ -123,8 +122,8 @@ pol_group_valid(const char *s, size_t n)
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
             (c >= '0' && c <= '9'))
             continue;
-        if (i == 0 || (c != '_' && c != '.' && c != ':' && c != '@' &&
-                       c != '-'))
+        if (i == 0 ||
+            (c != '_' && c != '.' && c != ':' && c != '@' && c != '-'))
             return 0;
     }
     return 1;
@@ -239,8 +238,9 @@ pol_set_groups(lua_State *L, struct pol_vobj *o, int idx)
         lua_geti(L, idx, i);
         s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : "";
         if (!pol_group_valid(s, strlen(s)) || strlen(s) != len)
-            (void)luaL_error(L, "ESCALATE: approver group %d is not a group "
-                                "name ([A-Za-z0-9][A-Za-z0-9_.:@-]*)",
+            (void)luaL_error(L,
+                             "ESCALATE: approver group %d is not a group "
+                             "name ([A-Za-z0-9][A-Za-z0-9_.:@-]*)",
                              (int)i);
         for (j = 0; j < o->ngroups && strcmp(o->groups[j], s) != 0; j++)
             ;
@@ -269,9 +269,8 @@ pol_int_field(lua_State *L, const char *name, lua_Integer max)
 static int
 pol_escalate(lua_State *L)
 {
-    static const char *const fields[] = {"reason", "message", "approvers",
-                                         "groups", "quorum",  "ttl",
-                                         NULL};
+    static const char *const fields[] = {
+        "reason", "message", "approvers", "groups", "quorum", "ttl", NULL};
     struct pol_vobj *o;
     int t = lua_type(L, 1);
 
@@ -294,8 +293,8 @@ pol_escalate(lua_State *L)
     if (!lua_isnil(L, -2) && !lua_isnil(L, -1))
         return luaL_error(L, "ESCALATE: give approvers or groups, not both");
     if (!lua_isnil(L, -2) || !lua_isnil(L, -1))
-        pol_set_groups(L, o, lua_isnil(L, -2) ? lua_gettop(L)
-                                              : lua_gettop(L) - 1);
+        pol_set_groups(L, o,
+                       lua_isnil(L, -2) ? lua_gettop(L) : lua_gettop(L) - 1);
     lua_pop(L, 2);
     o->quorum = (int)pol_int_field(L, "quorum", POL_QUORUM_MAX);
     o->ttl = (int64_t)pol_int_field(L, "ttl", POL_TTL_MAX);
@@ -353,8 +352,8 @@ pol_add_reason(struct pol_decision *d, const char *r)
 }
 
 static enum pol_status
-pol_acc_escalate(struct pol_acc *a, const struct pol_vobj *o,
-                 const char *file, char *msg, size_t msgsz)
+pol_acc_escalate(struct pol_acc *a, const struct pol_vobj *o, const char *file,
+                 char *msg, size_t msgsz)
 {
     struct pol_decision *d = &a->esc;
     size_t i, j;
@@ -442,8 +441,7 @@ pol_acc_finish(const struct pol_acc *a, struct pol_decision *out)
 }
 
 void
-pol_decision_fail(struct pol_decision *out, const char *reason,
-                  const char *msg)
+pol_decision_fail(struct pol_decision *out, const char *reason, const char *msg)
 {
     memset(out, 0, sizeof(*out));
     out->verdict = POL_BLOCK;

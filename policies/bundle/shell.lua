@@ -23,14 +23,17 @@ local SHELLS = { sh = true, bash = true, zsh = true, dash = true, ksh = true }
 local FETCHERS = { curl = true, wget = true }
 local MAX_BYTES = 8192
 
--- Bytes that end a word: blanks and quotes; and shell operators, which
--- are also tokens of their own.
+-- Bytes that end a word: blanks, quotes and '=' (so `core.pager=sudo`
+-- shows its command); and shell operators, which are also tokens.
 local BLANK = { [9] = true, [10] = true, [13] = true, [32] = true,
-                [34] = true, [39] = true }
+                [34] = true, [39] = true, [61] = true }
 local OPERATOR = { [38] = "&", [40] = "(", [41] = ")", [59] = ";",
                    [60] = "<", [62] = ">", [96] = "`", [124] = "|" }
 
 local function basename(word)
+  if not string.find(word, "/", 1, true) then
+    return word
+  end
   local i = #word
   while i > 0 and word:byte(i) ~= 47 do -- '/'
     i = i - 1

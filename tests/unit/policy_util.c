@@ -39,8 +39,7 @@ pt_write(const char *dir, const char *name, const char *content)
     f = fopen(path, "wb");
     if (f == NULL)
         fail_msg("cannot create %s", path);
-    assert_int_equal(fwrite(content, 1, strlen(content), f),
-                     strlen(content));
+    assert_int_equal(fwrite(content, 1, strlen(content), f), strlen(content));
     assert_int_equal(fclose(f), 0);
 }
 
@@ -76,8 +75,8 @@ pt_load(const char *dir, const json_t *settings)
 }
 
 struct pol_engine *
-pt_engine(struct pol_bundle *b, const struct pol_limits *l,
-          pol_count_fn count, void *ctx)
+pt_engine(struct pol_bundle *b, const struct pol_limits *l, pol_count_fn count,
+          void *ctx)
 {
     struct pol_engine *e = NULL;
     struct ig_err err;
@@ -135,8 +134,8 @@ pt_eval1(const char *src, const char *intent, struct pol_decision *out)
 }
 
 void
-pt_expect(const struct pol_decision *d, enum pol_verdict v,
-          const char *reason, const char *msg)
+pt_expect(const struct pol_decision *d, enum pol_verdict v, const char *reason,
+          const char *msg)
 {
     if (d->verdict == v &&
         (reason == NULL ||

@@ -1,4 +1,4 @@
--- payments_test.lua - cases for payments.lua (payments.refund).
+-- refund_test.lua - cases for refund.lua (payments.refund).
 local function refund(amount)
   return { action = "payments.refund", resource = "orders/ord_1",
            params = { amount = amount, currency = "EUR" } }

@@ -1,4 +1,4 @@
--- payments.lua - payments.refund: small refunds pass, larger ones need
+-- refund.lua - payments.refund: small refunds pass, larger ones need
 -- finance, the largest never go through an agent.
 --
 --   0 < params.amount <= 100     -> ALLOW
