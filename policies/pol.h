@@ -31,11 +31,7 @@
 #include "ig_error.h"
 
 /* The zero value is BLOCK, so uninitialised memory and errors deny. */
-enum pol_verdict {
-    POL_BLOCK = 0,
-    POL_ALLOW = 1,
-    POL_ESCALATE = 2
-};
+enum pol_verdict { POL_BLOCK = 0, POL_ALLOW = 1, POL_ESCALATE = 2 };
 
 #define POL_MAX_REASONS 8
 #define POL_REASON_MAX 64   /* one reason code, e.g. "PROTECTED_BRANCH" */
