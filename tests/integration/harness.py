@@ -78,13 +78,15 @@ class Server:
         while time.time() < deadline and port is None:
             if proc.poll() is not None:
                 raise RuntimeError("server exited: " + open(log_path).read())
-            for line in open(log_path):
+            with open(log_path) as f:
+                lines = f.readlines()
+            for line in lines:
                 try:
                     rec = json.loads(line)
                 except ValueError:
                     continue
                 if rec.get("event") == "server.started":
-                    port = rec["listen_port"] if "listen_port" in rec else rec["port"]
+                    port = rec["port"]
             time.sleep(0.05)
         if port is None:
             raise RuntimeError("server did not start: " + open(log_path).read())

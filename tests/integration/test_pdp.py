@@ -42,8 +42,12 @@ class DevServer(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.stop()
+        rc = cls.srv.stop()
+        log = cls.srv.log()
         cls.srv.cleanup()
+        # A clean exit: no sanitizer report, no leak, status 0.
+        if rc != 0 or "Sanitizer" in log:
+            raise AssertionError("server exit %s:\n%s" % (rc, log[-4000:]))
 
     def decide(self, action, resource, params, want, reasons=None, **extra):
         status, body, _ = self.srv.submit(action, resource, params, **extra)
@@ -524,8 +528,11 @@ class CustomServer(unittest.TestCase):
         self.assertError = DevServer.assertError.__get__(self)
 
     def tearDown(self):
-        self.srv.stop()
+        rc = self.srv.stop()
+        log = self.srv.log()
         self.srv.cleanup()
+        self.assertEqual(rc, 0, log[-4000:])
+        self.assertNotIn("Sanitizer", log)
 
 
 class ShortGrants(CustomServer):
@@ -661,7 +668,8 @@ class Reload(CustomServer):
         rev0 = self.revision()
         refund = os.path.join(pol, [f for f in os.listdir(pol)
                                     if "refund" in f and "test" not in f][0])
-        good = open(refund).read()
+        with open(refund) as f:
+            good = f.read()
         with open(refund, "w") as f:
             f.write("return function(intent) this is not lua\n")
         self.srv.signal(signal.SIGHUP)

@@ -210,6 +210,7 @@ test_idempotent_replay(void **state)
     assert_int_equal(
         pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 60, &replay),
         IG_ERR_NOTFOUND);
+    json_decref(ev2[0]);
     make_rec(&r, ids2, 5, "key-1", now + 61, ev2);
     assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
     json_decref(ev[0]);
