@@ -95,6 +95,14 @@ struct pdp_store {
     void *observer_ctx;
 
     struct pdp_counter *counters;
+
+    /* Checkpointer: copies the WAL into the database off the writer
+       thread (pdp_store_checkpoint.c). */
+    pthread_t ckpt;
+    pthread_mutex_t ckpt_mu;
+    pthread_cond_t ckpt_cv;
+    sqlite3 *ckpt_db;
+    int ckpt_wanted, ckpt_stop, ckpt_running;
 };
 
 /* pdp_store_ops.c */
@@ -118,6 +126,11 @@ enum ig_status pdp_store_persist_hit(struct pdp_store *s, const char *key,
 enum ig_status pdp_counters_load(struct pdp_store *s,
                                  struct ig_err *err) IG_WUR;
 void pdp_counters_free(struct pdp_store *s);
+
+/* pdp_store_checkpoint.c */
+enum ig_status pdp_checkpointer_start(struct pdp_store *s,
+                                      struct ig_err *err) IG_WUR;
+void pdp_checkpointer_stop(struct pdp_store *s);
 
 /* pdp_store_schema.c */
 enum ig_status pdp_store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

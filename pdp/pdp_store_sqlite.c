@@ -65,6 +65,8 @@ setup_writer(struct pdp_store *s, struct ig_err *err)
             SQLITE_OK ||
         sqlite3_exec(s->wdb, sync, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(s->wdb, "PRAGMA foreign_keys=ON", NULL, NULL, &msg) !=
+            SQLITE_OK ||
+        sqlite3_exec(s->wdb, "PRAGMA cache_size=-65536", NULL, NULL, &msg) !=
             SQLITE_OK) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot configure database %s: %s",
                          s->path, msg != NULL ? msg : "unknown error");
@@ -285,6 +287,8 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
         rc = setup_writer(s, err);
     if (rc == IG_OK)
         rc = pdp_counters_load(s, err);
+    if (rc == IG_OK)
+        rc = pdp_checkpointer_start(s, err);
     if (rc == IG_OK && pthread_create(&s->writer, NULL, writer_main, s) != 0)
         rc = ig_err_set(err, IG_ERR_IO, "cannot start the writer thread");
     if (rc != IG_OK) {
@@ -311,6 +315,7 @@ pdp_store_close(struct pdp_store *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->writer, NULL);
     }
+    pdp_checkpointer_stop(s);
     while ((c = s->free_rconns) != NULL) {
         s->free_rconns = c->next;
         rconn_free(c);
