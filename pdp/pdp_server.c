@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -132,12 +133,15 @@ pdp_server_port(const struct pdp_server *s)
 void
 pdp_server_stop(struct pdp_server *s)
 {
+    MHD_socket lsock;
     int i;
 
     if (s == NULL)
         return;
     atomic_store(&s->stopping, 1);
-    (void)MHD_quiesce_daemon(s->mhd);
+    lsock = MHD_quiesce_daemon(s->mhd); /* stop accepting; ours to close */
+    if (lsock != MHD_INVALID_SOCKET)
+        (void)close(lsock);
     pdp_waiters_resume_all(s->waiters);
     /* Let store writes in flight finish and their clients be answered. */
     for (i = 0; i < 500 && atomic_load(&s->inflight) > 0; i++) {

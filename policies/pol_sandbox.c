@@ -418,6 +418,19 @@ pol_build_env(lua_State *L)
     return 0;
 }
 
+/* An error outside any protected call: Lua aborts after this returns.
+   Every call into a policy is protected, so this is a bug: say so. */
+static int
+pol_panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+
+    (void)fprintf(stderr, "intentgate: Lua panic (a bug): %s\n",
+                  msg != NULL ? msg : "(no message)");
+    (void)fflush(stderr);
+    return 0;
+}
+
 enum ig_status
 pol_vm_open(struct pol_vm *vm, const struct pol_limits *l,
             const json_t *settings, pol_count_fn count, void *count_ctx,
@@ -442,6 +455,7 @@ pol_vm_open(struct pol_vm *vm, const struct pol_limits *l,
     vm->L = lua_newstate(pol_alloc, vm);
     if (vm->L == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "cannot create a Lua state");
+    lua_atpanic(vm->L, pol_panic);
     memcpy(lua_getextraspace(vm->L), &vm, sizeof(vm));
     lua_pushcfunction(vm->L, pol_build_env);
     lua_pushlightuserdata(vm->L, &setup);

@@ -36,11 +36,14 @@ class Server:
     def _spawn(args, tmp):
         log_path = os.path.join(tmp, "server.log")
         log = open(log_path, "ab")
+        env = dict(os.environ)
+        env["LIBC_FATAL_STDERR_"] = "1"  # glibc's fatal messages into the log
         proc = subprocess.Popen(
             [BIN, "serve"] + args,
             stdout=subprocess.PIPE,
             stderr=log,
             stdin=subprocess.DEVNULL,
+            env=env,
         )
         log.close()
         return proc, log_path

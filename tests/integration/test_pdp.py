@@ -487,8 +487,11 @@ def write_custom(tmp, policy_files=None, extra="", policy_settings=""):
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                        "policies", "bundle")
     if policy_files is None:
-        policy_files = {f: open(os.path.join(src, f)).read()
-                        for f in os.listdir(src) if f.endswith(".lua")}
+        policy_files = {}
+        for name in os.listdir(src):
+            if name.endswith(".lua"):
+                with open(os.path.join(src, name)) as f:
+                    policy_files[name] = f.read()
     for name, text in policy_files.items():
         with open(os.path.join(pol, name), "w") as f:
             f.write(text)
