@@ -37,6 +37,7 @@ struct intake_op {
     json_t *response; /* the 201 body */
     char *response_text, *reasons_text, *requirements_text;
     json_t *events[2];
+    char *event_text[2]; /* their canonical text, what the store appends */
     size_t nevents;
 
     struct pdp_intent_rec rec;

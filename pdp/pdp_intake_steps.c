@@ -395,7 +395,12 @@ fill_texts(struct intake_op *op)
             return -1;
     }
     op->response_text = pdp_json_text(op->response);
-    return op->reasons_text != NULL && op->response_text != NULL ? 0 : -1;
+    op->event_text[0] = pdp_json_text(op->events[0]);
+    op->event_text[1] = pdp_json_text(op->events[1]);
+    return op->reasons_text != NULL && op->response_text != NULL &&
+                   op->event_text[0] != NULL && op->event_text[1] != NULL
+               ? 0
+               : -1;
 }
 
 int
@@ -436,7 +441,7 @@ intake_prepare_record(struct pdp_req *r, struct intake_op *op,
         rec->approval_expires_at = op->approval_expires_at;
     }
     rec->response = op->response_text;
-    rec->events = op->events;
+    rec->events = (const char *const *)op->event_text;
     rec->nevents = op->nevents;
     return 0;
 }

@@ -20,6 +20,7 @@
 
 struct redeem_op {
     json_t *intent, *claims, *events[1];
+    char *event_text[1];
     char intent_id[IG_UUID_STRLEN + 1];
     char jti[IG_UUID_STRLEN + 1];
     char outcome[32];
@@ -38,6 +39,7 @@ op_free(void *p)
     json_decref(op->intent);
     json_decref(op->claims);
     json_decref(op->events[0]);
+    free(op->event_text[0]);
     free(op->detail_text);
     free(op);
 }
@@ -237,7 +239,9 @@ pdp_post_redeem(struct pdp_req *r)
     op->events[0] = json_pack(
         "{s:s, s:s, s:s, s:s, s:s}", "type", "grant.redeemed", "time", now,
         "intent_id", op->intent_id, "jti", op->jti, "executor", ex->id);
-    if (op->events[0] == NULL) {
+    if (op->events[0] != NULL)
+        op->event_text[0] = pdp_json_text(op->events[0]);
+    if (op->event_text[0] == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         goto out;
     }
@@ -245,7 +249,7 @@ pdp_post_redeem(struct pdp_req *r)
     op->rec.intent_id = op->intent_id;
     op->rec.executor = ex->id;
     op->rec.redeemed_at = ig_time_now();
-    op->rec.events = op->events;
+    op->rec.events = (const char *const *)op->event_text;
     op->rec.nevents = 1;
     write_async(r, on_redeemed, 1);
 out:
@@ -339,7 +343,9 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
         "{s:s, s:s, s:s, s:s, s:s, s:O?}", "type", "execution.outcome", "time",
         now, "intent_id", op->intent_id, "executor", ex->id, "outcome",
         op->outcome, "detail", json_object_get(body, "detail"));
-    if (op->events[0] == NULL) {
+    if (op->events[0] != NULL)
+        op->event_text[0] = pdp_json_text(op->events[0]);
+    if (op->event_text[0] == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         goto out;
     }
@@ -348,7 +354,7 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     op->orec.outcome = op->outcome;
     op->orec.detail = op->detail_text;
     op->orec.reported_at = ig_time_now();
-    op->orec.events = op->events;
+    op->orec.events = (const char *const *)op->event_text;
     op->orec.nevents = 1;
     write_async(r, on_outcome, 0);
 out:

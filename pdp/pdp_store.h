@@ -12,7 +12,8 @@
  *
  * Recorded rows are immutable: the schema refuses UPDATE and DELETE on
  * every table except the quota hits. Every write appends its audit events
- * (canonical JSON, built by the caller) in the same transaction, in order.
+ * (canonical JSON text, made by the caller off the writer thread) in the
+ * same transaction, in order.
  *
  * All functions are thread safe.
  */
@@ -59,14 +60,14 @@ struct pdp_intent_rec {
 
     const char *response; /* the 201 body, replayed to idempotent retries */
 
-    json_t *const *events; /* audit events, appended in order */
+    const char *const *events; /* audit events (canonical JSON), in order */
     size_t nevents;
 };
 
 struct pdp_redeem_rec {
     const char *jti, *intent_id, *executor;
     int64_t redeemed_at;
-    json_t *const *events;
+    const char *const *events;
     size_t nevents;
 };
 
@@ -74,7 +75,7 @@ struct pdp_outcome_rec {
     const char *intent_id, *executor, *outcome;
     const char *detail; /* JSON object text */
     int64_t reported_at;
-    json_t *const *events;
+    const char *const *events;
     size_t nevents;
 };
 
@@ -168,7 +169,7 @@ enum ig_status pdp_store_put_outcome_async(struct pdp_store *s,
 int64_t pdp_store_count(struct pdp_store *s, const char *key,
                         int64_t window_seconds, int64_t now);
 
-/* Number of audit events recorded (the next leaf index). */
+/* Number of audit events recorded (the next leaf index). Read-only. */
 enum ig_status pdp_store_audit_size(struct pdp_store *s, int64_t *out) IG_WUR;
 
 /* Commit latency observer for /metrics: called after each group commit

@@ -28,6 +28,10 @@ enum wstmt {
     W_OUTCOME_EXISTS,
     W_OUTCOME,
     W_HIT,
+    W_SEQ,
+    W_SAVEPOINT,
+    W_RELEASE,
+    W_ROLLBACK_TO,
     W_COUNT
 };
 
@@ -76,7 +80,6 @@ struct pdp_store {
     char *path;
     sqlite3 *wdb;
     sqlite3_stmt *wst[W_COUNT];
-    struct ig_buf canon; /* writer thread's scratch for audit events */
 
     pthread_t writer;
     pthread_mutex_t mu;

@@ -11,47 +11,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ig_canon.h"
-
 const char *const pdp_wstmt_sql[W_COUNT] = {
     [W_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
-    [W_INTENT] = "INSERT INTO intents VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                 "?8, ?9, ?10, ?11)",
-    [W_DECISION] = "INSERT INTO decisions VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [W_INTENT] = "INSERT INTO intents (intent_id, principal, tenant, action, "
+                 "resource, intent_hash, binding, idempotency_key, "
+                 "created_at, expires_at, response) VALUES (?1, ?2, ?3, ?4, "
+                 "?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    [W_DECISION] = "INSERT INTO decisions (intent_seq, decision_id, decision, "
+                   "reasons, message, policy_revision, decided_at) VALUES "
+                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [W_GRANT] = "INSERT INTO grants VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [W_APPROVAL] = "INSERT INTO approvals VALUES (?1, ?2, ?3, ?4, ?5)",
     [W_EVENT] = "INSERT INTO audit_events (event) VALUES (?1)",
-    [W_REDEEMED] = "SELECT 1 FROM redemptions WHERE jti = ?1 OR "
-                   "intent_id = ?2",
-    [W_REDEEM] = "INSERT INTO redemptions SELECT jti, intent_id, ?3, ?4 "
-                 "FROM grants WHERE jti = ?1 AND intent_id = ?2",
-    [W_REDEMPTION_BY] = "SELECT 1 FROM redemptions WHERE intent_id = ?1 AND "
-                        "executor = ?2",
-    [W_OUTCOME_EXISTS] = "SELECT 1 FROM outcomes WHERE intent_id = ?1",
+    [W_REDEEMED] = "SELECT 1 FROM redemptions WHERE intent_seq = ?1",
+    [W_REDEEM] = "INSERT INTO redemptions SELECT intent_seq, jti, ?3, ?4 "
+                 "FROM grants WHERE intent_seq = ?1 AND jti = ?2",
+    [W_REDEMPTION_BY] = "SELECT 1 FROM redemptions WHERE intent_seq = ?1 "
+                        "AND executor = ?2",
+    [W_OUTCOME_EXISTS] = "SELECT 1 FROM outcomes WHERE intent_seq = ?1",
     [W_OUTCOME] = "INSERT INTO outcomes VALUES (?1, ?2, ?3, ?4, ?5)",
     [W_HIT] = "INSERT INTO counter_hits VALUES (?1, ?2)",
+    [W_SEQ] = "SELECT seq FROM intents WHERE intent_id = ?1",
+    [W_SAVEPOINT] = "SAVEPOINT job",
+    [W_RELEASE] = "RELEASE job",
+    [W_ROLLBACK_TO] = "ROLLBACK TO job",
 };
 
 const char *const pdp_rstmt_sql[R_COUNT] = {
     [R_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
-    [R_INTENT] = "SELECT intent_id, principal, tenant, intent_hash, binding, "
-                 "created_at, expires_at FROM intents WHERE intent_id = ?1",
+    [R_INTENT] = "SELECT seq, intent_id, principal, tenant, intent_hash, "
+                 "binding, created_at, expires_at FROM intents "
+                 "WHERE intent_id = ?1",
     [R_DECISIONS] = "SELECT decision_id, decision, reasons, message, "
                     "policy_revision, decided_at FROM decisions "
-                    "WHERE intent_id = ?1 ORDER BY rowid",
+                    "WHERE intent_seq = ?1 ORDER BY seq",
     [R_GRANT] = "SELECT jti, audience, issued_at, expires_at FROM grants "
-                "WHERE intent_id = ?1",
+                "WHERE intent_seq = ?1",
     [R_REDEMPTION] = "SELECT executor, redeemed_at FROM redemptions "
-                     "WHERE intent_id = ?1",
+                     "WHERE intent_seq = ?1",
     [R_OUTCOME] = "SELECT outcome, detail, executor, reported_at FROM "
-                  "outcomes WHERE intent_id = ?1",
+                  "outcomes WHERE intent_seq = ?1",
     [R_APPROVAL] = "SELECT approval_id, requirements, created_at, expires_at "
-                   "FROM approvals WHERE intent_id = ?1",
-    [R_AUDIT_SIZE] = "SELECT count(*) FROM audit_events",
+                   "FROM approvals WHERE intent_seq = ?1",
+    [R_AUDIT_SIZE] = "SELECT max(seq) FROM audit_events",
 };
 
 /* ---- helpers ---- */
@@ -92,24 +98,37 @@ has_row(sqlite3_stmt *st)
 }
 
 static enum ig_status
-append_events(struct pdp_store *s, json_t *const *ev, size_t n)
+append_events(struct pdp_store *s, const char *const *ev, size_t n)
 {
     sqlite3_stmt *st = s->wst[W_EVENT];
     enum ig_status rc;
     size_t i;
 
     for (i = 0; i < n; i++) {
-        ig_buf_reset(&s->canon);
-        rc = ig_canon_write(ev[i], &s->canon, NULL);
-        if (rc != IG_OK)
-            return rc;
-        (void)sqlite3_bind_text(st, 1, s->canon.data, (int)s->canon.len,
-                                SQLITE_STATIC);
+        bind_text(st, 1, ev[i]);
         rc = exec_stmt(st);
         if (rc != IG_OK)
-            return rc == IG_ERR_EXISTS ? IG_ERR_IO : rc;
+            return IG_ERR_IO;
     }
     return IG_OK;
+}
+
+/* The seq of intent_id: > 0, 0 when unknown, -1 on error. */
+static sqlite3_int64
+intent_seq(struct pdp_store *s, const char *intent_id)
+{
+    sqlite3_stmt *st = s->wst[W_SEQ];
+    sqlite3_int64 seq;
+    int rc;
+
+    bind_text(st, 1, intent_id);
+    rc = sqlite3_step(st);
+    seq = rc == SQLITE_ROW    ? sqlite3_column_int64(st, 0)
+          : rc == SQLITE_DONE ? 0
+                              : -1;
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return seq;
 }
 
 /* ---- writer jobs ---- */
@@ -140,7 +159,8 @@ idempotent_replay(struct pdp_store *s, const struct pdp_intent_rec *r,
 }
 
 static enum ig_status
-insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r)
+insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
+                   sqlite3_int64 *seq)
 {
     sqlite3_stmt *st = s->wst[W_INTENT];
     enum ig_status rc;
@@ -158,9 +178,10 @@ insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r)
     bind_text(st, 11, r->response);
     if ((rc = exec_stmt(st)) != IG_OK)
         return rc;
+    *seq = sqlite3_last_insert_rowid(s->wdb);
     st = s->wst[W_DECISION];
-    bind_text(st, 1, r->decision_id);
-    bind_text(st, 2, r->intent_id);
+    (void)sqlite3_bind_int64(st, 1, *seq);
+    bind_text(st, 2, r->decision_id);
     bind_text(st, 3, r->decision);
     bind_text(st, 4, r->reasons);
     bind_text(st, 5, r->message);
@@ -173,6 +194,7 @@ enum ig_status
 pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
 {
     const struct pdp_intent_rec *r = j->rec;
+    sqlite3_int64 seq = 0;
     sqlite3_stmt *st;
     enum ig_status rc;
 
@@ -181,12 +203,12 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
         if (rc != IG_OK)
             return rc;
     }
-    if ((rc = insert_intent_rows(s, r)) != IG_OK)
+    if ((rc = insert_intent_rows(s, r, &seq)) != IG_OK)
         return rc == IG_ERR_EXISTS ? IG_ERR_IO : rc;
     if (r->grant_jti != NULL) {
         st = s->wst[W_GRANT];
-        bind_text(st, 1, r->grant_jti);
-        bind_text(st, 2, r->intent_id);
+        (void)sqlite3_bind_int64(st, 1, seq);
+        bind_text(st, 2, r->grant_jti);
         bind_text(st, 3, r->decision_id);
         bind_text(st, 4, r->grant_aud);
         (void)sqlite3_bind_int64(st, 5, r->created_at);
@@ -196,8 +218,8 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
     }
     if (r->approval_id != NULL) {
         st = s->wst[W_APPROVAL];
-        bind_text(st, 1, r->approval_id);
-        bind_text(st, 2, r->intent_id);
+        (void)sqlite3_bind_int64(st, 1, seq);
+        bind_text(st, 2, r->approval_id);
         bind_text(st, 3, r->approval_requirements);
         (void)sqlite3_bind_int64(st, 4, r->created_at);
         (void)sqlite3_bind_int64(st, 5, r->approval_expires_at);
@@ -211,17 +233,19 @@ enum ig_status
 pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
 {
     const struct pdp_redeem_rec *r = j->rec;
+    sqlite3_int64 seq = intent_seq(s, r->intent_id);
     sqlite3_stmt *st = s->wst[W_REDEEMED];
     int n;
 
-    bind_text(st, 1, r->jti);
-    bind_text(st, 2, r->intent_id);
+    if (seq <= 0)
+        return seq == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
+    (void)sqlite3_bind_int64(st, 1, seq);
     n = has_row(st);
     if (n != 0)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_REDEEM];
-    bind_text(st, 1, r->jti);
-    bind_text(st, 2, r->intent_id);
+    (void)sqlite3_bind_int64(st, 1, seq);
+    bind_text(st, 2, r->jti);
     bind_text(st, 3, r->executor);
     (void)sqlite3_bind_int64(st, 4, r->redeemed_at);
     if (exec_stmt(st) != IG_OK)
@@ -235,21 +259,24 @@ enum ig_status
 pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
 {
     const struct pdp_outcome_rec *r = j->rec;
+    sqlite3_int64 seq = intent_seq(s, r->intent_id);
     sqlite3_stmt *st = s->wst[W_REDEMPTION_BY];
     int n;
 
-    bind_text(st, 1, r->intent_id);
+    if (seq <= 0)
+        return seq == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
+    (void)sqlite3_bind_int64(st, 1, seq);
     bind_text(st, 2, r->executor);
     n = has_row(st);
     if (n <= 0)
         return n == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
     st = s->wst[W_OUTCOME_EXISTS];
-    bind_text(st, 1, r->intent_id);
+    (void)sqlite3_bind_int64(st, 1, seq);
     n = has_row(st);
     if (n != 0)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_OUTCOME];
-    bind_text(st, 1, r->intent_id);
+    (void)sqlite3_bind_int64(st, 1, seq);
     bind_text(st, 2, r->outcome);
     bind_text(st, 3, r->detail);
     bind_text(st, 4, r->executor);

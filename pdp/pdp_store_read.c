@@ -166,13 +166,13 @@ add_decisions(json_t *obj, sqlite3_stmt *st)
 static json_t *
 intent_row(sqlite3_stmt *st)
 {
-    /* "o" steals the parsed binding. */
+    /* Column 0 is the seq. "o" steals the parsed binding. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                     col_text(st, 0), "principal", col_text(st, 1), "tenant",
-                     col_text(st, 2), "intent_hash", col_text(st, 3), "binding",
-                     col_json(st, 4), "created_at",
-                     (json_int_t)sqlite3_column_int64(st, 5), "expires_at",
-                     (json_int_t)sqlite3_column_int64(st, 6));
+                     col_text(st, 1), "principal", col_text(st, 2), "tenant",
+                     col_text(st, 3), "intent_hash", col_text(st, 4), "binding",
+                     col_json(st, 5), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 6), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 7));
 }
 
 static enum ig_status
@@ -188,24 +188,27 @@ read_intent(struct pdp_rconn *c, const char *id, json_t **out)
                  {R_APPROVAL, "approval", approval_row}};
     sqlite3_stmt *st = c->st[R_INTENT];
     enum ig_status rc = IG_OK;
+    sqlite3_int64 seq = 0;
     json_t *obj = NULL;
     size_t i;
     int step;
 
     (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     step = sqlite3_step(st);
-    if (step == SQLITE_ROW)
+    if (step == SQLITE_ROW) {
+        seq = sqlite3_column_int64(st, 0);
         obj = intent_row(st);
+    }
     reset(st);
     if (step != SQLITE_ROW)
         return step == SQLITE_DONE ? IG_ERR_NOTFOUND : IG_ERR_IO;
     if (obj == NULL)
         return IG_ERR_NOMEM;
-    (void)sqlite3_bind_text(c->st[R_DECISIONS], 1, id, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(c->st[R_DECISIONS], 1, seq);
     rc = add_decisions(obj, c->st[R_DECISIONS]);
     for (i = 0; rc == IG_OK && i < sizeof(parts) / sizeof(parts[0]); i++) {
         st = c->st[parts[i].st];
-        (void)sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        (void)sqlite3_bind_int64(st, 1, seq);
         rc = add_optional(obj, parts[i].key, st, parts[i].row);
     }
     if (rc != IG_OK) {
@@ -247,7 +250,7 @@ pdp_store_audit_size(struct pdp_store *s, int64_t *out)
         return IG_ERR_IO;
     st = c->st[R_AUDIT_SIZE];
     if (sqlite3_step(st) == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
+        *out = sqlite3_column_int64(st, 0); /* NULL (0) when empty */
         rc = IG_OK;
     }
     reset(st);

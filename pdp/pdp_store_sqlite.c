@@ -155,6 +155,15 @@ pdp_rconn_put(struct pdp_store *s, struct pdp_rconn *c)
 
 /* ---- the writer ---- */
 
+static int
+step_reset(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+
+    (void)sqlite3_reset(st);
+    return rc;
+}
+
 static void
 run_batch(struct pdp_store *s, struct pdp_job *batch)
 {
@@ -169,15 +178,14 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
             j->status = IG_ERR_IO;
             continue;
         }
-        if (sqlite3_exec(s->wdb, "SAVEPOINT job", NULL, NULL, NULL) !=
-            SQLITE_OK) {
+        if (step_reset(s->wst[W_SAVEPOINT]) != SQLITE_DONE) {
             j->status = IG_ERR_IO;
             continue;
         }
         j->status = j->run(s, j);
         if (j->status != IG_OK)
-            (void)sqlite3_exec(s->wdb, "ROLLBACK TO job", NULL, NULL, NULL);
-        (void)sqlite3_exec(s->wdb, "RELEASE job", NULL, NULL, NULL);
+            (void)step_reset(s->wst[W_ROLLBACK_TO]);
+        (void)step_reset(s->wst[W_RELEASE]);
     }
     if (ok && sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
@@ -274,7 +282,6 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
     }
     s->opts = *opts;
     s->opts.path = s->path;
-    ig_buf_init(&s->canon, IG_CANON_MAX_BYTES);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
@@ -324,7 +331,6 @@ pdp_store_close(struct pdp_store *s)
         sqlite3_finalize(s->wst[i]);
     sqlite3_close(s->wdb);
     pdp_counters_free(s);
-    ig_buf_release(&s->canon);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->done);
