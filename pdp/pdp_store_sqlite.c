@@ -66,7 +66,7 @@ setup_writer(struct pdp_store *s, struct ig_err *err)
         sqlite3_exec(s->wdb, sync, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(s->wdb, "PRAGMA foreign_keys=ON", NULL, NULL, &msg) !=
             SQLITE_OK ||
-        sqlite3_exec(s->wdb, "PRAGMA cache_size=-65536", NULL, NULL, &msg) !=
+        sqlite3_exec(s->wdb, "PRAGMA cache_size=-32768", NULL, NULL, &msg) !=
             SQLITE_OK) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot configure database %s: %s",
                          s->path, msg != NULL ? msg : "unknown error");
@@ -92,7 +92,9 @@ rconn_new(struct pdp_store *s)
 
     if (c == NULL)
         return NULL;
-    if (open_db(s->path, SQLITE_OPEN_READONLY, &c->db, NULL) != IG_OK)
+    if (open_db(s->path, SQLITE_OPEN_READONLY, &c->db, NULL) != IG_OK ||
+        sqlite3_exec(c->db, "PRAGMA cache_size=-1024", NULL, NULL, NULL) !=
+            SQLITE_OK)
         goto fail;
     for (i = 0; i < R_COUNT; i++)
         if (sqlite3_prepare_v3(c->db, pdp_rstmt_sql[i], -1,
