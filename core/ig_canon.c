@@ -50,19 +50,6 @@ struct writer {
 
 static enum ig_status write_value(struct writer *w, const json_t *v, int depth);
 
-/* jansson's iterator API takes non-const pointers but does not write. */
-static json_t *
-unconst(const json_t *v)
-{
-    union {
-        const json_t *c;
-        json_t *m;
-    } u;
-
-    u.c = v;
-    return u.m;
-}
-
 static enum ig_status
 add(struct writer *w, const void *p, size_t n)
 {
@@ -317,8 +304,8 @@ write_object(struct writer *w, const json_t *obj, int depth)
         if (n > SIZE_MAX / sizeof(*m) || (m = malloc(n * sizeof(*m))) == NULL)
             return ig_err_set(w->err, IG_ERR_NOMEM, "out of memory");
     }
-    for (it = json_object_iter(unconst(obj)); it != NULL && i < n;
-         it = json_object_iter_next(unconst(obj), it), i++) {
+    for (it = json_object_iter(ig_json_unconst(obj)); it != NULL && i < n;
+         it = json_object_iter_next(ig_json_unconst(obj), it), i++) {
         m[i].key = (const unsigned char *)json_object_iter_key(it);
         m[i].klen = json_object_iter_key_len(it);
         m[i].val = json_object_iter_value(it);

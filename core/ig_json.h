@@ -33,4 +33,21 @@
 enum ig_status ig_json_parse(const char *text, size_t len, json_t **out,
                              struct ig_err *err) IG_WUR;
 
+/*
+ * jansson's iterator functions take non-const pointers but do not write
+ * through them: this drops the const without a cast warning, for walking a
+ * const value.
+ */
+static inline json_t *
+ig_json_unconst(const json_t *v)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u;
+
+    u.c = v;
+    return u.m;
+}
+
 #endif

@@ -191,6 +191,35 @@ pdp_req_resume(struct pdp_req *r)
     MHD_resume_connection(r->conn);
 }
 
+void
+pdp_req_write_done(void *ctx, enum ig_status st)
+{
+    struct pdp_req *r = ctx;
+
+    r->op_status = st;
+    pdp_req_resume(r);
+}
+
+void
+pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
+              enum ig_status (*submit)(struct pdp_req *r))
+{
+    enum ig_status st;
+
+    atomic_fetch_add(&r->srv->inflight, 1);
+    /* Suspend first: the writer may finish before submit returns. */
+    pdp_req_suspend(r, on_resume);
+    st = submit(r);
+    if (st != IG_OK)
+        pdp_req_write_done(r, st);
+}
+
+void
+pdp_req_write_end(struct pdp_req *r)
+{
+    atomic_fetch_sub(&r->srv->inflight, 1);
+}
+
 /* ---- routing ---- */
 
 static int

@@ -95,6 +95,19 @@ void pdp_req_suspend(struct pdp_req *r, void (*on_resume)(struct pdp_req *r));
 /* Resume a suspended request from any thread. */
 void pdp_req_resume(struct pdp_req *r);
 
+/*
+ * Durable write from a request: counts it in flight, suspends r, and calls
+ * submit(store, op, pdp_req_write_done, r). When the write finishes (or
+ * could not be queued) r->op_status holds the status and on_resume runs on
+ * an MHD thread; it must call pdp_req_write_end(r) first.
+ */
+void pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
+                   enum ig_status (*submit)(struct pdp_req *r));
+/* The store's completion callback for pdp_req_write (writer thread). */
+void pdp_req_write_done(void *ctx, enum ig_status st);
+/* Leave the in-flight count; call first in on_resume. */
+void pdp_req_write_end(struct pdp_req *r);
+
 /* Parse the body as a strict JSON object; on failure replies 400 and
    returns NULL. */
 json_t *pdp_req_json_object(struct pdp_req *r);

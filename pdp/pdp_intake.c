@@ -60,7 +60,7 @@ on_recorded(struct pdp_req *r)
 {
     struct intake_op *op = r->op;
 
-    atomic_fetch_sub(&r->srv->inflight, 1);
+    pdp_req_write_end(r);
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
         finish_reply(r, 201, op->response_text);
@@ -78,29 +78,13 @@ on_recorded(struct pdp_req *r)
     }
 }
 
-/* On the writer thread. */
-static void
-on_commit_done(void *ctx, enum ig_status st)
+static enum ig_status
+submit_intent(struct pdp_req *r)
 {
-    struct pdp_req *r = ctx;
+    struct intake_op *op = r->op;
 
-    r->op_status = st;
-    pdp_req_resume(r);
-}
-
-static void
-record(struct pdp_req *r, struct intake_op *op)
-{
-    enum ig_status st;
-
-    atomic_fetch_add(&r->srv->inflight, 1);
-    pdp_req_suspend(r, on_recorded);
-    st = pdp_store_put_intent_async(r->srv->store, &op->rec, &op->replay,
-                                    on_commit_done, r);
-    if (st != IG_OK) {
-        r->op_status = st;
-        pdp_req_resume(r);
-    }
+    return pdp_store_put_intent_async(r->srv->store, &op->rec, &op->replay,
+                                      pdp_req_write_done, r);
 }
 
 /* Step 3: an earlier answer for this (principal, key)? Replies if so. */
@@ -155,7 +139,7 @@ pdp_post_intent(struct pdp_req *r)
     if (intake_bind(r, op, agent, &in) != 0 || intake_decide(r, op) != 0 ||
         intake_prepare_record(r, op, agent, &in) != 0)
         goto out;
-    record(r, op);
+    pdp_req_write(r, on_recorded, submit_intent);
 out:
     json_decref(body);
 }

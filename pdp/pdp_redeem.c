@@ -44,30 +44,22 @@ op_free(void *p)
     free(op);
 }
 
-static void
-on_done(void *ctx, enum ig_status st)
-{
-    struct pdp_req *r = ctx;
-
-    r->op_status = st;
-    pdp_req_resume(r);
-}
-
-static void
-write_async(struct pdp_req *r, void (*on_resume)(struct pdp_req *r), int redeem)
+static enum ig_status
+submit_redeem(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
-    enum ig_status st;
 
-    atomic_fetch_add(&r->srv->inflight, 1);
-    pdp_req_suspend(r, on_resume);
-    st = redeem ? pdp_store_redeem_async(r->srv->store, &op->rec, on_done, r)
-                : pdp_store_put_outcome_async(r->srv->store, &op->orec, on_done,
-                                              r);
-    if (st != IG_OK) {
-        r->op_status = st;
-        pdp_req_resume(r);
-    }
+    return pdp_store_redeem_async(r->srv->store, &op->rec, pdp_req_write_done,
+                                  r);
+}
+
+static enum ig_status
+submit_outcome(struct pdp_req *r)
+{
+    struct redeem_op *op = r->op;
+
+    return pdp_store_put_outcome_async(r->srv->store, &op->orec,
+                                       pdp_req_write_done, r);
 }
 
 /* Exactly the keys in want (NULL-terminated) may appear. */
@@ -118,7 +110,7 @@ on_redeemed(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    atomic_fetch_sub(&r->srv->inflight, 1);
+    pdp_req_write_end(r);
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.redeemed, 1);
         /* "O" adds references. */
@@ -251,7 +243,7 @@ pdp_post_redeem(struct pdp_req *r)
     op->rec.redeemed_at = ig_time_now();
     op->rec.events = (const char *const *)op->event_text;
     op->rec.nevents = 1;
-    write_async(r, on_redeemed, 1);
+    pdp_req_write(r, on_redeemed, submit_redeem);
 out:
     json_decref(rec);
     json_decref(body);
@@ -268,7 +260,7 @@ on_outcome(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    atomic_fetch_sub(&r->srv->inflight, 1);
+    pdp_req_write_end(r);
     if (r->op_status == IG_OK)
         pdp_reply_json(r, 200,
                        json_pack("{s:s, s:s}", "intent_id", op->intent_id,
@@ -356,7 +348,7 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     op->orec.reported_at = ig_time_now();
     op->orec.events = (const char *const *)op->event_text;
     op->orec.nevents = 1;
-    write_async(r, on_outcome, 0);
+    pdp_req_write(r, on_outcome, submit_outcome);
 out:
     json_decref(body);
 }

@@ -20,6 +20,8 @@
 
 #include <string.h>
 
+#include "ig_json.h"
+
 static char pol_key_null; /* registry key of the null sentinel */
 
 static int
@@ -208,23 +210,10 @@ pol_push_number(lua_State *L, double d)
 
 static void pol_push_value(lua_State *L, const json_t *v, int depth);
 
-/* jansson's iterator API takes non-const pointers but does not write. */
-static json_t *
-pol_unconst(const json_t *v)
-{
-    union {
-        const json_t *c;
-        json_t *m;
-    } u;
-
-    u.c = v;
-    return u.m;
-}
-
 static void
 pol_push_container(lua_State *L, const json_t *v, int depth)
 {
-    json_t *obj = pol_unconst(v);
+    json_t *obj = ig_json_unconst(v);
     size_t i, n;
     void *it;
 
