@@ -136,6 +136,28 @@ void pdp_policies_eval(struct pdp_server *s, const json_t *intent,
                        struct pol_decision *out,
                        char revision[IG_HASH_STRLEN + 1]);
 
+/* ---- pdp_answer.c: the answer to POST /v1/intents ---- */
+
+/* The fields of an intent's first answer; pointers borrowed, reasons
+   stolen. grant/approval fields NULL when not ALLOW/ESCALATE. */
+struct pdp_answer {
+    const char *intent_id, *intent_hash, *decision, *message;
+    const char *policy_revision, *decision_id;
+    json_t *binding;
+    json_t *reasons;
+    const char *grant, *grant_expires_at;
+    const char *approval_id, *approval_expires_at;
+};
+
+/* The answer object; NULL on out-of-memory. Always steals a->reasons. */
+json_t *pdp_answer_json(const struct pdp_answer *a);
+
+/* Rebuild, from what is recorded, the answer intent_id got when it was
+   submitted (byte for byte: the same canonical text). *text malloc'd.
+   IG_ERR_NOTFOUND, IG_ERR_IO, IG_ERR_NOMEM. */
+enum ig_status pdp_answer_replay(struct pdp_server *s, const char *intent_id,
+                                 char **text) IG_WUR;
+
 /* ---- pdp_query.c: intent state ---- */
 /* The state name of a stored intent record at time now. */
 const char *pdp_intent_state(const json_t *rec, int64_t now);

@@ -54,6 +54,24 @@ finish_reply(struct pdp_req *r, unsigned int status, const char *text)
                      pdp_mono_seconds() - r->t_start);
 }
 
+/* Answer 200 with the first answer of intent_id; 0, or -1 when it could
+   not be rebuilt (replied 503). */
+static int
+reply_replay(struct pdp_req *r, const char *intent_id)
+{
+    char *text = NULL;
+
+    if (pdp_answer_replay(r->srv, intent_id, &text) != IG_OK) {
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "cannot read the store; try again");
+        return -1;
+    }
+    atomic_fetch_add(&r->srv->metrics.idempotent_replays, 1);
+    finish_reply(r, 200, text);
+    free(text);
+    return 0;
+}
+
 /* On the MHD thread, after the store write finished. */
 static void
 on_recorded(struct pdp_req *r)
@@ -65,9 +83,9 @@ on_recorded(struct pdp_req *r)
         atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
         finish_reply(r, 201, op->response_text);
     } else if (r->op_status == IG_ERR_EXISTS && op->replay != NULL) {
-        /* A concurrent twin with the same idempotency key won. */
-        atomic_fetch_add(&r->srv->metrics.idempotent_replays, 1);
-        finish_reply(r, 200, op->replay);
+        /* A concurrent twin with the same idempotency key won: its answer,
+           and the grant signed here is dropped unseen. */
+        (void)reply_replay(r, op->replay);
     } else {
         pdp_log("error", "store.write_failed",
                 json_pack("{s:s, s:s}", "intent_id", op->intent_id, "status",
@@ -91,23 +109,21 @@ submit_intent(struct pdp_req *r)
 static int
 replayed(struct pdp_req *r, const struct pdp_principal *agent, const char *key)
 {
-    char *text = NULL;
+    char *id = NULL;
     enum ig_status st;
 
     if (key == NULL)
         return 0;
     st = pdp_store_find_idempotent(r->srv->store, agent->id, key, ig_time_now(),
-                                   &text);
+                                   &id);
     if (st == IG_ERR_NOTFOUND)
         return 0;
-    if (st != IG_OK) {
+    if (st != IG_OK)
         pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
                         "cannot read the store; try again");
-        return 1;
-    }
-    atomic_fetch_add(&r->srv->metrics.idempotent_replays, 1);
-    finish_reply(r, 200, text);
-    free(text);
+    else
+        (void)reply_replay(r, id);
+    free(id);
     return 1;
 }
 

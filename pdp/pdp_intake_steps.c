@@ -315,31 +315,25 @@ requirements(const struct pol_decision *d)
 static json_t *
 build_response(struct intake_op *op, const char *verdict)
 {
-    const struct pol_decision *d = &op->decision;
-    json_t *v;
+    struct pdp_answer a;
 
-    /* "O" adds a reference to the binding; "o" steals the reasons. */
-    v = json_pack("{s:s, s:s, s:O, s:s, s:o?, s:s, s:s, s:s}", "intent_id",
-                  op->intent_id, "intent_hash", op->intent_hash, "intent",
-                  op->binding, "decision", verdict, "reasons", reasons_array(d),
-                  "message", d->message, "policy_revision", op->revision,
-                  "decision_id", op->decision_id);
-    if (v == NULL)
-        return NULL;
-    if (op->verdict == POL_ALLOW &&
-        (json_object_set_new(v, "grant", json_string(op->grant.data)) != 0 ||
-         json_object_set_new(v, "grant_expires_at",
-                             json_string(op->grant_expires)) != 0))
-        goto fail;
-    if (op->verdict == POL_ESCALATE &&
-        json_object_set_new(v, "approval",
-                            json_pack("{s:s, s:s}", "id", op->approval_id,
-                                      "expires_at", op->approval_expires)))
-        goto fail;
-    return v;
-fail:
-    json_decref(v);
-    return NULL;
+    memset(&a, 0, sizeof(a));
+    a.intent_id = op->intent_id;
+    a.intent_hash = op->intent_hash;
+    a.binding = op->binding;
+    a.decision = verdict;
+    a.reasons = reasons_array(&op->decision);
+    a.message = op->decision.message;
+    a.policy_revision = op->revision;
+    a.decision_id = op->decision_id;
+    if (op->verdict == POL_ALLOW) {
+        a.grant = op->grant.data;
+        a.grant_expires_at = op->grant_expires;
+    } else if (op->verdict == POL_ESCALATE) {
+        a.approval_id = op->approval_id;
+        a.approval_expires_at = op->approval_expires;
+    }
+    return pdp_answer_json(&a);
 }
 
 static int
@@ -434,13 +428,13 @@ intake_prepare_record(struct pdp_req *r, struct intake_op *op,
     if (op->verdict == POL_ALLOW) {
         rec->grant_jti = op->jti;
         rec->grant_aud = op->executor->id;
+        rec->grant_token = op->grant.data;
         rec->grant_expires_at = op->grant_expires_at;
     } else if (op->verdict == POL_ESCALATE) {
         rec->approval_id = op->approval_id;
         rec->approval_requirements = op->requirements_text;
         rec->approval_expires_at = op->approval_expires_at;
     }
-    rec->response = op->response_text;
     rec->events = (const char *const *)op->event_text;
     rec->nevents = op->nevents;
     return 0;

@@ -103,6 +103,8 @@ view(json_t *rec, int64_t now)
 
     (void)json_object_set_new(rec, "state",
                               json_string(pdp_intent_state(rec, now)));
+    /* The grant token is for the agent that asked, in its answer only. */
+    (void)json_object_del(json_object_get(rec, "grant"), "token");
     /* The binding is the intent as hashed; call it that. */
     (void)json_object_set(rec, "intent", json_object_get(rec, "binding"));
     (void)json_object_del(rec, "binding");

@@ -49,16 +49,15 @@ struct pdp_intent_rec {
     const char *reasons;                /* JSON array text */
     const char *message, *policy_revision;
 
-    /* ALLOW: the grant issued (jti NULL otherwise). */
-    const char *grant_jti, *grant_aud;
+    /* ALLOW: the grant issued (jti NULL otherwise). The token is kept so
+       an idempotent retry gets the same grant back. */
+    const char *grant_jti, *grant_aud, *grant_token;
     int64_t grant_expires_at;
 
     /* ESCALATE: the approval request (id NULL otherwise). */
     const char *approval_id;
     const char *approval_requirements; /* JSON object text */
     int64_t approval_expires_at;
-
-    const char *response; /* the 201 body, replayed to idempotent retries */
 
     const char *const *events; /* audit events (canonical JSON), in order */
     size_t nevents;
@@ -103,8 +102,8 @@ typedef void (*pdp_store_done_fn)(void *ctx, enum ig_status st);
 /*
  * Record an intent and its decision. IG_ERR_EXISTS when the same principal
  * already has an unexpired intent with the same idempotency key: then
- * *replay receives that intent's original response (malloc'd; caller
- * frees) and nothing is written. IG_ERR_IO on a store failure.
+ * *replay receives that intent's id (malloc'd; caller frees) and nothing is
+ * written. IG_ERR_IO on a store failure.
  */
 enum ig_status pdp_store_put_intent(struct pdp_store *s,
                                     const struct pdp_intent_rec *r,
@@ -117,7 +116,7 @@ enum ig_status pdp_store_put_intent_async(struct pdp_store *s,
 
 /*
  * Read-only check for an unexpired intent by (principal, key) at time now:
- * IG_OK with *replay (malloc'd) or IG_ERR_NOTFOUND.
+ * IG_OK with its id in *replay (malloc'd) or IG_ERR_NOTFOUND.
  */
 enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
                                          const char *principal, const char *key,
@@ -128,7 +127,7 @@ enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
  *   intent_id, principal, tenant, intent_hash, created_at, expires_at
  *   (seconds), binding (object), decisions (array of {decision_id,
  *   decision, reasons, message, policy_revision, decided_at}), and when
- *   present: grant {jti, audience, issued_at, expires_at}, redemption
+ *   present: grant {jti, audience, issued_at, expires_at, token}, redemption
  *   {executor, redeemed_at}, outcome {outcome, detail, executor,
  *   reported_at}, approval {approval_id, requirements, created_at,
  *   expires_at}.

@@ -12,17 +12,17 @@
 #include <string.h>
 
 const char *const pdp_wstmt_sql[W_COUNT] = {
-    [W_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
+    [W_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
     [W_INTENT] = "INSERT INTO intents (intent_id, principal, tenant, action, "
                  "resource, intent_hash, binding, idempotency_key, "
-                 "created_at, expires_at, response) VALUES (?1, ?2, ?3, ?4, "
-                 "?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 "created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                 "?7, ?8, ?9, ?10)",
     [W_DECISION] = "INSERT INTO decisions (intent_seq, decision_id, decision, "
                    "reasons, message, policy_revision, decided_at) VALUES "
                    "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [W_GRANT] = "INSERT INTO grants VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [W_GRANT] = "INSERT INTO grants VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [W_APPROVAL] = "INSERT INTO approvals VALUES (?1, ?2, ?3, ?4, ?5)",
     [W_EVENT] = "INSERT INTO audit_events (event) VALUES (?1)",
     [W_REDEEMED] = "SELECT 1 FROM redemptions WHERE intent_seq = ?1",
@@ -40,7 +40,7 @@ const char *const pdp_wstmt_sql[W_COUNT] = {
 };
 
 const char *const pdp_rstmt_sql[R_COUNT] = {
-    [R_IDEM] = "SELECT response FROM intents WHERE principal = ?1 AND "
+    [R_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
     [R_INTENT] = "SELECT seq, intent_id, principal, tenant, intent_hash, "
@@ -49,7 +49,8 @@ const char *const pdp_rstmt_sql[R_COUNT] = {
     [R_DECISIONS] = "SELECT decision_id, decision, reasons, message, "
                     "policy_revision, decided_at FROM decisions "
                     "WHERE intent_seq = ?1 ORDER BY seq",
-    [R_GRANT] = "SELECT jti, audience, issued_at, expires_at FROM grants "
+    [R_GRANT] = "SELECT jti, audience, issued_at, expires_at, token FROM "
+                "grants "
                 "WHERE intent_seq = ?1",
     [R_REDEMPTION] = "SELECT executor, redeemed_at FROM redemptions "
                      "WHERE intent_seq = ?1",
@@ -175,7 +176,6 @@ insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
     bind_text(st, 8, r->idempotency_key);
     (void)sqlite3_bind_int64(st, 9, r->created_at);
     (void)sqlite3_bind_int64(st, 10, r->expires_at);
-    bind_text(st, 11, r->response);
     if ((rc = exec_stmt(st)) != IG_OK)
         return rc;
     *seq = sqlite3_last_insert_rowid(s->wdb);
@@ -213,6 +213,7 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
         bind_text(st, 4, r->grant_aud);
         (void)sqlite3_bind_int64(st, 5, r->created_at);
         (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
+        bind_text(st, 7, r->grant_token);
         if ((rc = exec_stmt(st)) != IG_OK)
             return IG_ERR_IO;
     }

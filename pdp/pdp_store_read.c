@@ -94,10 +94,11 @@ add_optional(json_t *obj, const char *key, sqlite3_stmt *st,
 static json_t *
 grant_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:s, s:I, s:I}", "jti", col_text(st, 0), "audience",
-                     col_text(st, 1), "issued_at",
+    return json_pack("{s:s, s:s, s:I, s:I, s:s}", "jti", col_text(st, 0),
+                     "audience", col_text(st, 1), "issued_at",
                      (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
-                     (json_int_t)sqlite3_column_int64(st, 3));
+                     (json_int_t)sqlite3_column_int64(st, 3), "token",
+                     col_text(st, 4));
 }
 
 static json_t *

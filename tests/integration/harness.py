@@ -135,7 +135,7 @@ class Server:
     # ---- HTTP ----
 
     def call(self, method, path, token=None, body=None, headers=None, raw=None,
-             timeout=30):
+             timeout=30, raw_response=False):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         h = {}
         if token:
@@ -153,6 +153,8 @@ class Server:
             resp = conn.getresponse()
             text = resp.read()
             ctype = resp.getheader("Content-Type", "")
+            if raw_response:
+                return resp.status, text, dict(resp.getheaders())
             out = json.loads(text) if ctype.startswith("application/json") and text else text
             return resp.status, out, dict(resp.getheaders())
         finally:

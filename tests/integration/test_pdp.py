@@ -177,6 +177,18 @@ class Intake(DevServer):
                                     idempotency_key=key)
         self.assertEqual((s1, s2), (201, 200))
         self.assertEqual(b1, b2)  # the same grant, never a second one
+        # Byte for byte, also for an ESCALATE and a BLOCK.
+        for params in ({"amount": 5}, {"amount": 500}, {"amount": 5000}):
+            body = {"action": "payments.refund", "resource": "o/11",
+                    "params": params,
+                    "idempotency_key": "%s-%s" % (key, params["amount"])}
+            tok = self.env["INTENTGATE_AGENT_TOKEN"]
+            first = self.srv.call("POST", "/v1/intents", tok, body,
+                                  raw_response=True)
+            again = self.srv.call("POST", "/v1/intents", tok, body,
+                                  raw_response=True)
+            self.assertEqual((first[0], again[0]), (201, 200))
+            self.assertEqual(first[1], again[1])
         results = parallel(20, lambda i: self.srv.submit(
             "payments.refund", "o/10", {"amount": 5},
             idempotency_key=key + "-par"))

@@ -91,8 +91,8 @@ make_rec(struct pdp_intent_rec *r, char ids[4][40], int n, const char *idem,
     r->policy_revision = "sha256:11";
     r->grant_jti = ids[2];
     r->grant_aud = "exec-1";
+    r->grant_token = ids[3];
     r->grant_expires_at = now + 30;
-    r->response = ids[3];
     ev[0] = strdup("{\"type\":\"intent.received\"}");
     assert_non_null(ev[0]);
     r->events = (const char *const *)ev;
@@ -195,13 +195,13 @@ test_idempotent_replay(void **state)
     make_rec(&r, ids2, 4, "key-1", now + 1, ev2);
     assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_ERR_EXISTS);
     assert_non_null(replay);
-    assert_string_equal(replay, ids[3]); /* the FIRST answer */
+    assert_string_equal(replay, ids[0]); /* the FIRST intent */
     free(replay);
     replay = NULL;
     assert_int_equal(
         pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 1, &replay),
         IG_OK);
-    assert_string_equal(replay, ids[3]);
+    assert_string_equal(replay, ids[0]);
     free(replay);
     replay = NULL;
     /* Another principal, or after the first intent expired: no replay. */
