@@ -206,11 +206,35 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     pthread_mutex_unlock(&s->obs_mu);
 }
 
+/* After a commit: run the async jobs' callbacks and free them, without
+   holding the queue lock (a callback resumes an HTTP connection); return
+   the synchronous jobs, still linked, for the caller to mark done. */
+static struct pdp_job *
+complete_async(struct pdp_job *batch)
+{
+    struct pdp_job *sync = NULL, **tail = &sync, *j, *next;
+
+    for (j = batch; j != NULL; j = next) {
+        next = j->next;
+        if (j->async) {
+            if (j->done_fn != NULL)
+                j->done_fn(j->done_ctx, j->status);
+            free(j->key);
+            free(j);
+        } else {
+            *tail = j;
+            tail = &j->next;
+        }
+    }
+    *tail = NULL;
+    return sync;
+}
+
 static void *
 writer_main(void *arg)
 {
     struct pdp_store *s = arg;
-    struct pdp_job *batch, *j, *next;
+    struct pdp_job *batch, *j;
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -222,18 +246,12 @@ writer_main(void *arg)
         s->head = s->tail = NULL;
         pthread_mutex_unlock(&s->mu);
         run_batch(s, batch);
+        batch = complete_async(batch);
         pthread_mutex_lock(&s->mu);
-        for (j = batch; j != NULL; j = next) {
-            next = j->next;
-            if (j->async) {
-                if (j->done_fn != NULL)
-                    j->done_fn(j->done_ctx, j->status);
-                free(j->key);
-                free(j);
-            } else {
-                j->done = 1;
-            }
-        }
+        /* A waiter frees its job once it sees done, which needs the lock:
+           walking the list under the lock is safe. */
+        for (j = batch; j != NULL; j = j->next)
+            j->done = 1;
         pthread_cond_broadcast(&s->done);
     }
     pthread_mutex_unlock(&s->mu);
