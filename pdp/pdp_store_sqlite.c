@@ -180,6 +180,11 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
             j->status = IG_ERR_IO;
             continue;
         }
+        if (j->key != NULL) {
+            /* A quota hit is one INSERT, atomic by itself: no savepoint. */
+            j->status = j->run(s, j);
+            continue;
+        }
         if (step_reset(s->wst[W_SAVEPOINT]) != SQLITE_DONE) {
             j->status = IG_ERR_IO;
             continue;
