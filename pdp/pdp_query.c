@@ -115,7 +115,21 @@ view(json_t *rec, int64_t now)
     return rec;
 }
 
-/* Read and check visibility; replies 404/503 and returns NULL on failure. */
+/* 1 when executor ex handles action (one of its prefixes matches). */
+static int
+handles(const struct pdp_principal *ex, const char *action)
+{
+    size_t i;
+
+    for (i = 0; action != NULL && i < ex->nactions; i++)
+        if (strncmp(action, ex->actions[i], strlen(ex->actions[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Read and check visibility: an agent sees its own intents, an executor
+   those whose action it handles, an admin all. Replies 404/503 and returns
+   NULL on failure. */
 static json_t *
 read_visible(struct pdp_req *r, const struct query_op *q)
 {
@@ -128,6 +142,10 @@ read_visible(struct pdp_req *r, const struct query_op *q)
         if (owner == NULL || strcmp(owner, q->who->id) != 0)
             st = IG_ERR_NOTFOUND; /* another agent's: do not confirm it */
     }
+    if (st == IG_OK && q->who->role == PDP_ROLE_EXECUTOR &&
+        !handles(q->who, json_string_value(json_object_get(
+                             json_object_get(rec, "binding"), "action"))))
+        st = IG_ERR_NOTFOUND; /* an action this executor never runs */
     if (st == IG_OK)
         return rec;
     json_decref(rec);

@@ -572,10 +572,15 @@ class Audiences(CustomServer):
         self.assertError(self.srv.redeem(body["grant"], body["intent_id"],
                                          token=self.env["INTENTGATE_EXECUTOR2_TOKEN"]),
                          403, "GRANT_INVALID")
-        # Another agent cannot see it (and learns nothing of it).
-        self.assertError(self.srv.call("GET", "/v1/intents/" + body["intent_id"],
-                                       self.env["INTENTGATE_AGENT2_TOKEN"]),
-                         404, "NOT_FOUND")
+        # Another agent cannot see it (and learns nothing of it), nor an
+        # executor that does not handle its action; the right one can.
+        for tok in ("INTENTGATE_AGENT2_TOKEN", "INTENTGATE_EXECUTOR2_TOKEN"):
+            self.assertError(self.srv.call("GET", "/v1/intents/" +
+                                           body["intent_id"], self.env[tok]),
+                             404, "NOT_FOUND")
+        self.assertEqual(self.srv.call("GET", "/v1/intents/" + body["intent_id"],
+                                       self.env["INTENTGATE_EXECUTOR_TOKEN"])[0],
+                         200)
         self.assertEqual(self.srv.redeem(body["grant"], body["intent_id"])[0],
                          200)
         # An allowed action no executor handles is not granted.
