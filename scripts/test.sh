@@ -4,7 +4,8 @@
 #   1. style: clang-format 14 check, banned-function check
 #   2. gcc build with warnings as errors, whole ctest suite
 #   3. Debug build with ASan+UBSan, whole ctest suite again
-#   4. clang libFuzzer targets, each run briefly (IG_FUZZ_SECONDS, default 20)
+#   4. clang libFuzzer targets (JSON reader, tokens, the PDP intake path),
+#      each run briefly (IG_FUZZ_SECONDS, default 20)
 #
 # Installs the missing Debian packages first. Build trees live in build/.
 set -euo pipefail
@@ -21,8 +22,8 @@ scripts/check-style.sh
 echo "== fuzz targets (${fuzz_seconds}s each)"
 CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token >/dev/null
-for t in json token; do
+cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake >/dev/null
+for t in json token intake; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/"$t"/* "$corpus"/
     build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \
