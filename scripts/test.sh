@@ -2,10 +2,11 @@
 # scripts/test.sh - build and run every test intentgate has.
 #
 #   1. style: clang-format 14 check, banned-function check
-#   2. gcc build with warnings as errors, whole ctest suite
-#   3. Debug build with ASan+UBSan, whole ctest suite again
-#   4. clang libFuzzer targets (JSON reader, tokens, the PDP intake path),
+#   2. clang libFuzzer targets (JSON reader, tokens, the PDP intake path),
 #      each run briefly (IG_FUZZ_SECONDS, default 20)
+#   3. Debug build with ASan+UBSan, the whole ctest suite
+#   4. release build with warnings as errors, the whole ctest suite again
+#      (its summary is the last thing printed)
 #
 # Installs the missing Debian packages first. Build trees live in build/.
 set -euo pipefail
