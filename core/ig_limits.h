@@ -47,4 +47,17 @@
 #define IG_POLICY_MAX_FILES 256
 #define IG_POLICY_FILE_MAX_BYTES (256 * 1024)
 
+/* ---- Executor action registry (executor/exec_registry.c) ---- */
+
+/* Largest registry file, in bytes. */
+#define IG_EXEC_REGISTRY_MAX_BYTES (1024 * 1024)
+/* Most parameters one action declares. */
+#define IG_EXEC_MAX_PARAMS 256
+/* Largest max_length a string parameter may declare, in characters. */
+#define IG_EXEC_MAX_STRING_CHARS (1024 * 1024)
+/* Largest max_response_bytes / max_output_bytes a handler may declare. */
+#define IG_EXEC_MAX_OUTPUT_BYTES (16 * 1024 * 1024)
+/* Most elements in an exec handler's argv template. */
+#define IG_EXEC_MAX_ARGV 256
+
 #endif

@@ -1,0 +1,305 @@
+/*
+ * exec_http.c - the `http` handler (see exec_http.h).
+ *
+ * Building the request never lets a parameter change where it goes: path
+ * placeholders are percent-encoded whole (a "/" or "?" in a value stays
+ * data), query values likewise, and the body is the canonical JSON of the
+ * declared fields. After the call the outcome is classified from what
+ * libcurl reports: no connection -> FAILED_BEFORE_DISPATCH; an error once
+ * the request was (even partly) sent -> UNKNOWN_AFTER_DISPATCH; a response
+ * -> COMPLETED with its status.
+ */
+#include "exec_http.h"
+
+#include <curl/curl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ig_buf.h"
+#include "ig_canon.h"
+#include "ig_limits.h"
+
+#define URL_MAX 4096
+#define HEADER_MAX (EXEC_HEADER_NAME_MAX + 16384)
+#define EXEC_HEADER_NAME_MAX 128
+
+const char *
+exec_outcome_name(enum exec_outcome o)
+{
+    switch (o) {
+    case EXEC_OUTCOME_COMPLETED:
+        return "COMPLETED";
+    case EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH:
+        return "UNKNOWN_AFTER_DISPATCH";
+    case EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED:
+        return "DEFINITELY_NOT_EXECUTED";
+    case EXEC_OUTCOME_FAILED_BEFORE_DISPATCH:
+        break;
+    }
+    return "FAILED_BEFORE_DISPATCH";
+}
+
+/* Append a parameter's value, percent-encoded (RFC 3986 unreserved kept). */
+static enum ig_status
+add_encoded(struct ig_buf *b, const json_t *v)
+{
+    char num[IG_NUMBER_STRMAX], esc[4];
+    const char *s;
+    size_t i, n;
+
+    if (json_is_string(v)) {
+        s = json_string_value(v);
+        n = json_string_length(v);
+    } else if (json_is_number(v) &&
+               ig_canon_number(json_number_value(v), num, &n) == IG_OK) {
+        s = num;
+    } else {
+        return IG_ERR_INVALID;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+            c == '~') {
+            if (ig_buf_addc(b, (char)c) != IG_OK)
+                return IG_ERR_LIMIT;
+            continue;
+        }
+        (void)snprintf(esc, sizeof(esc), "%%%02X", c);
+        if (ig_buf_add(b, esc, 3) != IG_OK)
+            return IG_ERR_LIMIT;
+    }
+    return IG_OK;
+}
+
+/* The URL template with {name} replaced, then ?query fields. */
+static enum ig_status
+build_url(const json_t *settings, const json_t *params, struct ig_buf *url,
+          struct ig_err *err)
+{
+    const char *t = json_string_value(json_object_get(settings, "url"));
+    const json_t *q = json_object_get(settings, "query_fields"), *v;
+    const char *close, *sep = strchr(t != NULL ? t : "", '?') ? "&" : "?";
+    char name[128];
+    size_t i, n;
+
+    if (t == NULL)
+        return ig_err_set(err, IG_ERR_INVALID, "no url in the registry");
+    while (*t != '\0') {
+        if (*t != '{') {
+            if (ig_buf_addc(url, *t++) != IG_OK)
+                return ig_err_set(err, IG_ERR_LIMIT, "URL too long");
+            continue;
+        }
+        close = strchr(t, '}');
+        n = close != NULL ? (size_t)(close - t - 1) : 0;
+        if (close == NULL || n == 0 || n >= sizeof(name))
+            return ig_err_set(err, IG_ERR_INVALID, "bad URL placeholder");
+        memcpy(name, t + 1, n);
+        name[n] = '\0';
+        if (add_encoded(url, json_object_get(params, name)) != IG_OK)
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "parameter %s cannot fill the URL", name);
+        t = close + 1;
+    }
+    for (i = 0; i < json_array_size(q); i++) {
+        const char *k = json_string_value(json_array_get(q, i));
+        v = json_object_get(params, k != NULL ? k : "");
+        if (v == NULL)
+            continue; /* optional and absent */
+        if (ig_buf_adds(url, sep) != IG_OK || ig_buf_adds(url, k) != IG_OK ||
+            ig_buf_addc(url, '=') != IG_OK || add_encoded(url, v) != IG_OK)
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "parameter %s cannot fill the query", k);
+        sep = "&";
+    }
+    return IG_OK;
+}
+
+/* The canonical JSON body of the declared body fields (none: no body). */
+static enum ig_status
+build_body(const json_t *settings, const json_t *params, struct ig_buf *body,
+           int *has_body)
+{
+    const json_t *f = json_object_get(settings, "body_fields");
+    json_t *obj;
+    enum ig_status st;
+    size_t i;
+
+    *has_body = json_array_size(f) > 0;
+    if (!*has_body)
+        return IG_OK;
+    obj = json_object();
+    if (obj == NULL)
+        return IG_ERR_NOMEM;
+    for (i = 0; i < json_array_size(f); i++) {
+        const char *k = json_string_value(json_array_get(f, i));
+        json_t *v = json_object_get(params, k != NULL ? k : "");
+        if (v != NULL)
+            (void)json_object_set(obj, k, v);
+    }
+    st = ig_canon_write(obj, body, NULL);
+    json_decref(obj);
+    return st;
+}
+
+struct sink {
+    struct ig_buf body;
+    int truncated;
+};
+
+static size_t
+on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t n = size * nmemb, room = s->body.max - s->body.len;
+
+    if (n > room) {
+        s->truncated = 1;
+        if (room > 0 && ig_buf_add(&s->body, ptr, room) != IG_OK)
+            return 0;
+        return n; /* keep reading, keep nothing more */
+    }
+    return ig_buf_add(&s->body, ptr, n) == IG_OK ? n : 0;
+}
+
+/* "Header: prefix+credential" in sodium_malloc'd memory, or NULL. */
+static char *
+credential_header(const json_t *settings, const unsigned char *cred,
+                  size_t cred_len, size_t *alloc)
+{
+    const char *h =
+        json_string_value(json_object_get(settings, "credential_header"));
+    const char *pre =
+        json_string_value(json_object_get(settings, "credential_prefix"));
+    size_t n;
+    char *line;
+
+    if (h == NULL || cred == NULL)
+        return NULL;
+    if (pre == NULL)
+        pre = "";
+    n = strlen(h) + 2 + strlen(pre) + cred_len + 1;
+    line = sodium_malloc(n);
+    if (line == NULL)
+        return NULL;
+    (void)snprintf(line, n, "%s: %s", h, pre);
+    memcpy(line + strlen(line), cred, cred_len);
+    line[n - 1] = '\0';
+    *alloc = n;
+    return line;
+}
+
+/* Wipe every header line (one holds the credential) before freeing. */
+static void
+wipe_headers(struct curl_slist *h)
+{
+    for (; h != NULL; h = h->next)
+        if (h->data != NULL)
+            sodium_memzero(h->data, strlen(h->data));
+}
+
+/* Classify a finished call; fill out. */
+static void
+classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_http_result *out)
+{
+    curl_off_t sent = 0;
+    long status = 0;
+
+    (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    (void)curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+    if (rc == CURLE_OK) {
+        out->outcome = EXEC_OUTCOME_COMPLETED;
+        out->status = status;
+        /* "s#" copies the body text (may hold any bytes jansson accepts). */
+        out->detail =
+            json_pack("{s:i, s:s%, s:b}", "status", (int)status, "body",
+                      sink->body.data != NULL ? sink->body.data : "",
+                      sink->body.len, "truncated", sink->truncated);
+        if (out->detail == NULL) /* a body that is not UTF-8 */
+            out->detail = json_pack("{s:i, s:s, s:b}", "status", (int)status,
+                                    "body", "(not UTF-8)", "truncated", 1);
+        return;
+    }
+    out->outcome =
+        (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+         rc == CURLE_COULDNT_RESOLVE_PROXY || sent == 0)
+            ? EXEC_OUTCOME_FAILED_BEFORE_DISPATCH
+            : EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH;
+    out->detail = json_pack("{s:s}", "error", curl_easy_strerror(rc));
+}
+
+enum ig_status
+exec_http_run(const json_t *settings, const json_t *params,
+              const unsigned char *cred, size_t cred_len,
+              struct exec_http_result *out, struct ig_err *err)
+{
+    const char *method = json_string_value(json_object_get(settings, "method"));
+    /* The registry writes its numbers as reals (I-JSON): read them so. */
+    double timeout = json_number_value(json_object_get(settings, "timeout_ms"));
+    double cap =
+        json_number_value(json_object_get(settings, "max_response_bytes"));
+    struct curl_slist *h = NULL, *t;
+    struct ig_buf url, body;
+    struct sink sink;
+    char *cred_line = NULL;
+    size_t cred_alloc = 0;
+    enum ig_status st;
+    int has_body = 0;
+    CURL *c = NULL;
+    CURLcode rc;
+
+    memset(out, 0, sizeof(*out));
+    ig_buf_init(&url, URL_MAX);
+    ig_buf_init(&body, IG_JSON_MAX_BYTES);
+    ig_buf_init(&sink.body, cap > 0 ? (size_t)cap : 65536);
+    sink.truncated = 0;
+    st = build_url(settings, params, &url, err);
+    if (st == IG_OK && build_body(settings, params, &body, &has_body) != IG_OK)
+        st = ig_err_set(err, IG_ERR_INVALID, "cannot build the request body");
+    if (st != IG_OK)
+        goto out;
+    cred_line = credential_header(settings, cred, cred_len, &cred_alloc);
+    if (cred != NULL && json_object_get(settings, "credential_header") &&
+        cred_line == NULL) {
+        st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    c = curl_easy_init();
+    t = cred_line != NULL ? curl_slist_append(h, cred_line) : h;
+    h = t != NULL ? t : h;
+    if (has_body &&
+        (t = curl_slist_append(h, "Content-Type: application/json")) != NULL)
+        h = t;
+    if (c == NULL || (cred_line != NULL && h == NULL)) {
+        st = ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
+        goto out;
+    }
+    (void)curl_easy_setopt(c, CURLOPT_URL, url.data);
+    (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (has_body)
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data);
+    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                           (long)(timeout > 0 ? timeout : 5000));
+    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                           (long)(timeout > 0 ? timeout : 5000));
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    rc = curl_easy_perform(c);
+    classify(c, rc, &sink, out);
+out:
+    wipe_headers(h); /* curl_slist_append copied the credential line */
+    curl_slist_free_all(h);
+    if (cred_line != NULL)
+        sodium_free(cred_line); /* wipes */
+    curl_easy_cleanup(c);
+    ig_buf_release(&url);
+    ig_buf_release(&body);
+    ig_buf_release(&sink.body);
+    return st;
+}

@@ -1,0 +1,209 @@
+/*
+ * exec_pdp.c - PDP client over libcurl (see exec_pdp.h).
+ */
+#include "exec_pdp.h"
+
+#include <curl/curl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_buf.h"
+#include "ig_canon.h"
+#include "ig_json.h"
+#include "ig_limits.h"
+
+#define REPLY_MAX (256 * 1024)
+
+struct exec_pdp {
+    char *base;
+    char *auth; /* "Authorization: Bearer …", sodium_malloc'd */
+    size_t auth_len;
+    long timeout_ms;
+};
+
+enum ig_status
+exec_pdp_new(const char *base_url, const char *token, long timeout_ms,
+             struct exec_pdp **out, struct ig_err *err)
+{
+    struct exec_pdp *p = calloc(1, sizeof(*p));
+    size_t n;
+
+    *out = NULL;
+    if (p == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (strncmp(base_url, "http://", 7) != 0 &&
+        strncmp(base_url, "https://", 8) != 0) {
+        free(p);
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the PDP URL must start with http:// or https://");
+    }
+    p->base = strdup(base_url);
+    n = strlen("Authorization: Bearer ") + strlen(token) + 1;
+    p->auth = sodium_malloc(n);
+    if (p->base == NULL || p->auth == NULL) {
+        exec_pdp_free(p);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    (void)snprintf(p->auth, n, "Authorization: Bearer %s", token);
+    p->auth_len = n;
+    n = strlen(p->base);
+    while (n > 0 && p->base[n - 1] == '/')
+        p->base[--n] = '\0';
+    p->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    *out = p;
+    return IG_OK;
+}
+
+void
+exec_pdp_free(struct exec_pdp *p)
+{
+    if (p == NULL)
+        return;
+    if (p->auth != NULL)
+        sodium_free(p->auth); /* wipes */
+    free(p->base);
+    free(p);
+}
+
+static size_t
+on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct ig_buf *b = ud;
+
+    if (ig_buf_add(b, ptr, size * nmemb) != IG_OK)
+        return 0; /* over the cap: abort the transfer */
+    return size * nmemb;
+}
+
+/* POST body to path; *status gets the HTTP status, reply the body. */
+static enum ig_status
+post(struct exec_pdp *p, const char *path, const char *body, long *status,
+     struct ig_buf *reply, struct ig_err *err)
+{
+    struct curl_slist *h = NULL, *h2;
+    char url[2048];
+    CURL *c = curl_easy_init();
+    CURLcode rc;
+
+    *status = 0;
+    if (c == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
+    (void)snprintf(url, sizeof(url), "%s%s", p->base, path);
+    h = curl_slist_append(h, p->auth);
+    h2 = h != NULL ? curl_slist_append(h, "Content-Type: application/json")
+                   : NULL;
+    if (h2 == NULL) {
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    (void)curl_easy_setopt(c, CURLOPT_URL, url);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h2);
+    (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
+    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->timeout_ms);
+    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
+    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    rc = curl_easy_perform(c);
+    if (rc == CURLE_OK)
+        (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_slist_free_all(h2);
+    curl_easy_cleanup(c);
+    if (rc != CURLE_OK)
+        return ig_err_set(err, IG_ERR_IO, "PDP unreachable: %s",
+                          curl_easy_strerror(rc));
+    return IG_OK;
+}
+
+/* Map a PDP answer to a status; err gets its error code and message. */
+static enum ig_status
+map_status(long status, const struct ig_buf *reply, struct ig_err *err)
+{
+    json_t *v = NULL, *e;
+    enum ig_status st;
+
+    if (status == 200)
+        return IG_OK;
+    st = status == 409   ? IG_ERR_EXISTS
+         : status == 410 ? IG_ERR_EXPIRED
+         : status == 403 ? IG_ERR_CRYPTO
+         : status == 404 ? IG_ERR_NOTFOUND
+                         : IG_ERR_IO;
+    if (ig_json_parse(reply->data != NULL ? reply->data : "", reply->len, &v,
+                      NULL) == IG_OK &&
+        (e = json_object_get(v, "error")) != NULL)
+        (void)ig_err_set(err, st, "PDP answered %ld %.64s: %.160s", status,
+                         json_string_value(json_object_get(e, "code")),
+                         json_string_value(json_object_get(e, "message")));
+    else
+        (void)ig_err_set(err, st, "PDP answered %ld", status);
+    json_decref(v);
+    return st;
+}
+
+enum ig_status
+exec_pdp_redeem(struct exec_pdp *p, const char *grant, const char *intent_id,
+                json_t **claims, struct ig_err *err)
+{
+    struct ig_buf reply, body;
+    json_t *req, *v = NULL;
+    enum ig_status st;
+    long status;
+
+    if (claims != NULL)
+        *claims = NULL;
+    ig_buf_init(&reply, REPLY_MAX);
+    ig_buf_init(&body, IG_TOKEN_MAX_BYTES * 2);
+    req = json_pack("{s:s, s:s}", "grant", grant, "intent_id", intent_id);
+    st = req != NULL ? ig_canon_write(req, &body, err) : IG_ERR_NOMEM;
+    json_decref(req);
+    if (st == IG_OK)
+        st = post(p, "/v1/grants/redeem", body.data, &status, &reply, err);
+    if (st == IG_OK)
+        st = map_status(status, &reply, err);
+    if (st == IG_OK && claims != NULL) {
+        if (ig_json_parse(reply.data != NULL ? reply.data : "", reply.len, &v,
+                          NULL) != IG_OK ||
+            !json_is_object(json_object_get(v, "claims")))
+            st = ig_err_set(err, IG_ERR_IO, "the PDP's answer is malformed");
+        else
+            *claims = json_incref(json_object_get(v, "claims"));
+    }
+    json_decref(v);
+    ig_buf_release(&reply);
+    ig_buf_release(&body);
+    return st;
+}
+
+enum ig_status
+exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
+                 const json_t *detail, struct ig_err *err)
+{
+    struct ig_buf reply, body;
+    char path[128];
+    json_t *req, *d;
+    enum ig_status st;
+    long status;
+
+    if (strlen(intent_id) > 64)
+        return ig_err_set(err, IG_ERR_INVALID, "intent id too long");
+    (void)snprintf(path, sizeof(path), "/v1/executions/%s/outcome", intent_id);
+    ig_buf_init(&reply, REPLY_MAX);
+    ig_buf_init(&body, IG_JSON_MAX_BYTES);
+    d = detail != NULL ? json_incref(ig_json_unconst(detail)) : json_object();
+    /* "o" steals d, also when packing fails. */
+    req = json_pack("{s:s, s:o}", "outcome", outcome, "detail", d);
+    st = req != NULL ? ig_canon_write(req, &body, err) : IG_ERR_NOMEM;
+    json_decref(req);
+    if (st == IG_OK)
+        st = post(p, path, body.data, &status, &reply, err);
+    if (st == IG_OK)
+        st = map_status(status, &reply, err);
+    ig_buf_release(&reply);
+    ig_buf_release(&body);
+    return st;
+}

@@ -1,0 +1,45 @@
+/*
+ * exec_pdp.h - the executor's client for the PDP: redeem a grant, report
+ * an outcome. libcurl, one easy handle per call (thread safe), short
+ * timeouts, no redirects, responses capped. Fail closed: an unreachable
+ * PDP, a timeout or any unexpected answer is a refusal, never a success.
+ */
+#ifndef EXEC_PDP_H
+#define EXEC_PDP_H
+
+#include <jansson.h>
+
+#include "ig_error.h"
+
+struct exec_pdp;
+
+/*
+ * base_url: "http://127.0.0.1:8700" (no trailing slash needed). token:
+ * this executor's bearer token (kept in sodium_malloc'd memory, wiped on
+ * free). curl_global_init must have been called.
+ */
+enum ig_status exec_pdp_new(const char *base_url, const char *token,
+                            long timeout_ms, struct exec_pdp **out,
+                            struct ig_err *err) IG_WUR;
+void exec_pdp_free(struct exec_pdp *p);
+
+/*
+ * POST /v1/grants/redeem. IG_OK (200; *claims gets the PDP's claims, a new
+ * reference, when not NULL); IG_ERR_EXISTS (409, already redeemed);
+ * IG_ERR_EXPIRED (410); IG_ERR_CRYPTO (403, refused); IG_ERR_NOTFOUND
+ * (404); IG_ERR_IO for everything else, the PDP unreachable included.
+ * err carries the PDP's error code and message when it sent one.
+ */
+enum ig_status exec_pdp_redeem(struct exec_pdp *p, const char *grant,
+                               const char *intent_id, json_t **claims,
+                               struct ig_err *err) IG_WUR;
+
+/*
+ * POST /v1/executions/{id}/outcome with {"outcome", "detail"} (detail may
+ * be NULL). IG_OK, IG_ERR_EXISTS (409), IG_ERR_IO. Never retried here.
+ */
+enum ig_status exec_pdp_outcome(struct exec_pdp *p, const char *intent_id,
+                                const char *outcome, const json_t *detail,
+                                struct ig_err *err) IG_WUR;
+
+#endif

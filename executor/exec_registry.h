@@ -1,0 +1,85 @@
+/*
+ * exec_registry.h - the executor's sealed action registry.
+ *
+ * Loaded once at start from a JSON file and never changed while running:
+ * the agent picks nothing but the action name. Each entry maps an action to
+ * a handler, a parameter schema, the name of the one credential it may
+ * use, and handler settings. Format (docs/executor.md):
+ *
+ *   {"actions": {
+ *     "payments.refund": {
+ *       "handler": "http",
+ *       "credential": "refund-api",
+ *       "params": {
+ *         "amount":   {"type": "number", "required": true,
+ *                      "min": 0.01, "max": 1000},
+ *         "currency": {"type": "string", "required": true,
+ *                      "enum": ["EUR", "USD"]},
+ *         "order_id": {"type": "string", "required": true,
+ *                      "max_length": 64, "pattern": "^[A-Za-z0-9_-]+$"}
+ *       },
+ *       "http": {"method": "POST", "url": "${INTENTGATE_DEV_UPSTREAM}/refunds",
+ *                "credential_header": "Authorization",
+ *                "credential_prefix": "Bearer ",
+ *                "body_fields": ["amount", "currency", "order_id"],
+ *                "query_fields": [], "timeout_ms": 5000}
+ *     },
+ *     "shell.exec": {
+ *       "handler": "exec",
+ *       "params": {"argv": {"type": "array", "items": "string",
+ *                           "max_items": 16, "required": true}},
+ *       "exec": {"argv": ["{argv...}"], "allow": ["ls", "cat", "echo"],
+ *                "timeout_ms": 10000, "network": false,
+ *                "sandbox": "bwrap", "max_output_bytes": 65536}
+ *     }}}
+ *
+ * "${NAME}" in strings is replaced from the environment at load (an unset
+ * variable is an error). Every key is checked: unknown keys, wrong types,
+ * patterns that do not compile, bad limits are errors naming the action
+ * and key. Parameter types: string (pattern as POSIX ERE, max_length in
+ * characters, enum), number / integer (min, max), boolean, array (items:
+ * the element type, max_items), object (max_keys). Parameters not in the
+ * schema are refused.
+ *
+ * A loaded registry is immutable and may be read from any thread.
+ */
+#ifndef EXEC_REGISTRY_H
+#define EXEC_REGISTRY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ig_error.h"
+
+enum exec_handler_kind { EXEC_HANDLER_HTTP = 1, EXEC_HANDLER_EXEC = 2 };
+
+struct exec_registry;
+struct exec_action; /* one entry; opaque */
+
+enum ig_status exec_registry_load(const char *path, struct exec_registry **out,
+                                  struct ig_err *err) IG_WUR;
+void exec_registry_free(struct exec_registry *r);
+
+/* The entry for action, or NULL (unknown actions are refused). */
+const struct exec_action *exec_registry_find(const struct exec_registry *r,
+                                             const char *action);
+
+/* Number of entries. */
+size_t exec_registry_size(const struct exec_registry *r);
+
+/*
+ * Check params (the intent's params object) against the entry's schema:
+ * IG_OK, or IG_ERR_INVALID with err naming the parameter and the rule.
+ */
+enum ig_status exec_params_check(const struct exec_action *a,
+                                 const json_t *params,
+                                 struct ig_err *err) IG_WUR;
+
+/* Accessors. Strings valid while the registry lives. */
+const char *exec_action_name(const struct exec_action *a);
+enum exec_handler_kind exec_action_handler(const struct exec_action *a);
+const char *exec_action_credential(const struct exec_action *a); /* NULL */
+/* The handler settings object ("http" or "exec"), validated at load. */
+const json_t *exec_action_settings(const struct exec_action *a);
+
+#endif
