@@ -1,0 +1,229 @@
+/*
+ * exec_dev.c - the executor's dev mode (see exec_dev.h).
+ */
+#include "exec_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec_secrets.h"
+#include "ig_key.h"
+
+#define PATH_CAP 4096
+#define DEV_UPSTREAM "http://127.0.0.1:8702"
+
+static const char demo_registry[] =
+    "{\"actions\": {\n"
+    "  \"payments.refund\": {\n"
+    "    \"handler\": \"http\",\n"
+    "    \"credential\": \"refund-api\",\n"
+    "    \"params\": {\n"
+    "      \"amount\": {\"type\": \"number\", \"required\": true, "
+    "\"min\": 0.01, \"max\": 1000},\n"
+    "      \"currency\": {\"type\": \"string\", \"required\": true, "
+    "\"pattern\": \"^[A-Z]{3}$\"},\n"
+    "      \"order_id\": {\"type\": \"string\", \"required\": true, "
+    "\"max_length\": 64, \"pattern\": \"^[A-Za-z0-9_-]+$\"}\n"
+    "    },\n"
+    "    \"http\": {\"method\": \"POST\", "
+    "\"url\": \"${INTENTGATE_DEV_UPSTREAM}/refunds\",\n"
+    "             \"credential_header\": \"Authorization\", "
+    "\"credential_prefix\": \"Bearer \",\n"
+    "             \"body_fields\": [\"amount\", \"currency\", \"order_id\"],"
+    " \"timeout_ms\": 5000}\n"
+    "  }\n"
+    "}}\n";
+
+struct pdp_env {
+    char url[256], id[128], token[256], pubkey[128];
+};
+
+/* Read KEY=VALUE lines of the PDP's dev.env. */
+static enum ig_status
+read_pdp_env(const char *path, struct pdp_env *e, struct ig_err *err)
+{
+    char line[1024];
+    FILE *f = fopen(path, "r");
+
+    memset(e, 0, sizeof(*e));
+    if (f == NULL)
+        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
+                          strerror(errno));
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *eq = strchr(line, '='), *v;
+        if (eq == NULL)
+            continue;
+        *eq = '\0';
+        v = eq + 1;
+        v[strcspn(v, "\r\n")] = '\0';
+        if (strcmp(line, "INTENTGATE_URL") == 0)
+            (void)snprintf(e->url, sizeof(e->url), "%s", v);
+        else if (strcmp(line, "INTENTGATE_EXECUTOR_ID") == 0)
+            (void)snprintf(e->id, sizeof(e->id), "%s", v);
+        else if (strcmp(line, "INTENTGATE_EXECUTOR_TOKEN") == 0)
+            (void)snprintf(e->token, sizeof(e->token), "%s", v);
+        else if (strcmp(line, "INTENTGATE_PUBLIC_KEY") == 0)
+            (void)snprintf(e->pubkey, sizeof(e->pubkey), "%s", v);
+    }
+    (void)fclose(f);
+    sodium_memzero(line, sizeof(line));
+    if (e->url[0] == '\0' || e->id[0] == '\0' || e->token[0] == '\0' ||
+        e->pubkey[0] == '\0')
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "%s lacks the PDP URL, executor id, token or "
+                          "public key: start `intentgate serve --dev` first",
+                          path);
+    return IG_OK;
+}
+
+/* dir of path + "/" + name into out. */
+static enum ig_status
+sibling(const char *path, const char *name, char out[PATH_CAP],
+        struct ig_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    int n = slash == NULL ? snprintf(out, PATH_CAP, "%s", name)
+                          : snprintf(out, PATH_CAP, "%.*s/%s",
+                                     (int)(slash - path), path, name);
+
+    if (n < 0 || n >= PATH_CAP)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long");
+    return IG_OK;
+}
+
+static enum ig_status
+write_file(const char *dir, const char *name, const char *text, mode_t mode,
+           int replace, struct ig_err *err)
+{
+    char path[PATH_CAP];
+    size_t len = strlen(text);
+    int fd;
+
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= PATH_CAP)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long");
+    if (!replace && access(path, F_OK) == 0)
+        return IG_OK;
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
+        if (fd >= 0)
+            (void)close(fd);
+        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
+                          strerror(errno));
+    }
+    (void)fchmod(fd, mode);
+    (void)close(fd);
+    return IG_OK;
+}
+
+/* First run: the secrets key and the dev credential. */
+static enum ig_status
+make_secrets(const char *dir, struct ig_err *err)
+{
+    char key[PATH_CAP], file[PATH_CAP], value[48];
+    unsigned char raw[16];
+    struct exec_secrets *s = NULL;
+    enum ig_status st;
+
+    (void)snprintf(key, sizeof(key), "%s/secrets.key", dir);
+    (void)snprintf(file, sizeof(file), "%s/secrets.enc", dir);
+    if (access(key, F_OK) == 0)
+        return IG_OK;
+    if ((st = exec_secrets_keygen(key, err)) != IG_OK ||
+        (st = exec_secrets_open(file, key, &s, err)) != IG_OK)
+        return st;
+    randombytes_buf(raw, sizeof(raw));
+    memcpy(value, "dev-refund-", 11);
+    sodium_bin2hex(value + 11, sizeof(value) - 11, raw, sizeof(raw));
+    st = exec_secrets_set(s, "refund-api", (const unsigned char *)value,
+                          strlen(value), err);
+    sodium_memzero(value, sizeof(value));
+    sodium_memzero(raw, sizeof(raw));
+    exec_secrets_free(s);
+    return st;
+}
+
+static enum ig_status
+write_config(const char *dir, const struct pdp_env *e, const char *listen,
+             struct ig_err *err)
+{
+    char text[2048];
+    int n = snprintf(text, sizeof(text),
+                     "# written by `intentgate-executor serve --dev` at "
+                     "every start\n"
+                     "id = %s\nlisten = %s\npdp_url = %s\n"
+                     "pdp_token_file = pdp.token\npdp_public_keys = "
+                     "pdp.pub\nregistry = registry.json\n"
+                     "secrets = secrets.enc\nsecrets_key = secrets.key\n"
+                     "work_dir = work\n",
+                     e->id, listen != NULL ? listen : "127.0.0.1:8701", e->url);
+
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return ig_err_set(err, IG_ERR_INVALID, "config too long");
+    return write_file(dir, "executor.conf", text, 0644, 1, err);
+}
+
+enum ig_status
+exec_dev_prepare(const char *pdp_env, const char *listen, char *config_path,
+                 size_t cap, struct ig_err *err)
+{
+    char dir[PATH_CAP], line[300];
+    struct pdp_env e;
+    enum ig_status st;
+
+    if ((st = read_pdp_env(pdp_env, &e, err)) != IG_OK ||
+        (st = sibling(pdp_env, "executor", dir, err)) != IG_OK)
+        goto out;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        st = ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", dir,
+                        strerror(errno));
+        goto out;
+    }
+    if (ig_crypto_init() != IG_OK) {
+        st = ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize libsodium");
+        goto out;
+    }
+    (void)snprintf(line, sizeof(line), "%s\n", e.token);
+    if ((st = write_file(dir, "pdp.token", line, 0600, 1, err)) != IG_OK)
+        goto out;
+    (void)snprintf(line, sizeof(line), "%s\n", e.pubkey);
+    if ((st = write_file(dir, "pdp.pub", line, 0644, 1, err)) != IG_OK ||
+        (st = write_file(dir, "registry.json", demo_registry, 0644, 0, err)) !=
+            IG_OK ||
+        (st = make_secrets(dir, err)) != IG_OK ||
+        (st = write_config(dir, &e, listen, err)) != IG_OK)
+        goto out;
+    if (getenv("INTENTGATE_DEV_UPSTREAM") == NULL)
+        (void)setenv("INTENTGATE_DEV_UPSTREAM", DEV_UPSTREAM, 0);
+    if ((size_t)snprintf(config_path, cap, "%s/executor.conf", dir) >= cap)
+        st = ig_err_set(err, IG_ERR_INVALID, "path too long");
+out:
+    sodium_memzero(&e, sizeof(e));
+    sodium_memzero(line, sizeof(line));
+    return st;
+}
+
+enum ig_status
+exec_dev_announce(const char *pdp_env, const char *url, struct ig_err *err)
+{
+    char dir[PATH_CAP], text[512];
+    const char *slash = strrchr(pdp_env, '/');
+    enum ig_status st;
+
+    if (slash == NULL)
+        (void)snprintf(dir, sizeof(dir), ".");
+    else
+        (void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - pdp_env),
+                       pdp_env);
+    (void)snprintf(text, sizeof(text), "INTENTGATE_EXECUTOR_URL=%s\n", url);
+    st = write_file(dir, "executor.env", text, 0644, 1, err);
+    if (st == IG_OK)
+        (void)printf("%s", text);
+    (void)fflush(stdout);
+    return st;
+}

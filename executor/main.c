@@ -1,0 +1,152 @@
+/*
+ * main.c - `intentgate-executor`: the process that alone holds the
+ * credentials.
+ *
+ *   intentgate-executor serve --config FILE [--listen HOST:PORT]
+ *   intentgate-executor serve --dev --pdp-env DIR/dev.env [--listen ...]
+ *   intentgate-executor secret keygen|set|list ...
+ *
+ * Signals are blocked before any thread starts and taken with sigwait:
+ * SIGINT/SIGTERM stop.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_cli.h"
+#include "exec_config.h"
+#include "exec_dev.h"
+#include "exec_server.h"
+
+static const char usage[] =
+    "usage: intentgate-executor serve --config FILE [--listen HOST:PORT]\n"
+    "       intentgate-executor serve --dev --pdp-env DIR/dev.env "
+    "[--listen HOST:PORT]\n"
+    "       intentgate-executor secret keygen|set|list ... (secret --help)\n"
+    "\n"
+    "Redeems single-use grants from the intentgate PDP and runs the action\n"
+    "they allow, with credentials the agent never sees (docs/executor.md).\n";
+
+static int
+override_listen(struct exec_config *c, const char *listen)
+{
+    const char *colon = strrchr(listen, ':');
+    char *end, *host;
+    long port;
+
+    if (colon == NULL || colon == listen)
+        return -1;
+    port = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || end == colon + 1 || port < 0 || port > 65535)
+        return -1;
+    host = strndup(listen, (size_t)(colon - listen));
+    if (host == NULL)
+        return -1;
+    free(c->listen_host);
+    c->listen_host = host;
+    c->listen_port = (unsigned short)port;
+    return 0;
+}
+
+static int
+serve(int argc, char **argv)
+{
+    const char *config = NULL, *pdp_env = NULL, *listen = NULL;
+    char confpath[4096], url[128];
+    struct exec_config *cfg = NULL;
+    struct exec_server *srv = NULL;
+    struct ig_err err;
+    sigset_t set;
+    int i, dev = 0, sig, rc = 1;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dev") == 0)
+            dev = 1;
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            config = argv[++i];
+        else if (strcmp(argv[i], "--pdp-env") == 0 && i + 1 < argc)
+            pdp_env = argv[++i];
+        else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
+            listen = argv[++i];
+        else {
+            (void)fprintf(stderr,
+                          "intentgate-executor serve: unexpected "
+                          "argument %s (see --help)\n",
+                          argv[i]);
+            return 2;
+        }
+    }
+    if (dev ? pdp_env == NULL || config != NULL : config == NULL) {
+        (void)fputs("intentgate-executor serve: need --config FILE, or "
+                    "--dev --pdp-env DIR/dev.env\n",
+                    stderr);
+        return 2;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+    (void)signal(SIGPIPE, SIG_IGN);
+    ig_err_clear(&err);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        (void)fputs("intentgate-executor: cannot initialize libcurl\n", stderr);
+        return 1;
+    }
+    if (dev && exec_dev_prepare(pdp_env, listen, confpath, sizeof(confpath),
+                                &err) != IG_OK)
+        goto fail;
+    if (exec_config_load(dev ? confpath : config, &cfg, &err) != IG_OK)
+        goto fail;
+    if (listen != NULL && override_listen(cfg, listen) != 0) {
+        (void)fputs("intentgate-executor serve: --listen must be "
+                    "HOST:PORT\n",
+                    stderr);
+        rc = 2;
+        goto out;
+    }
+    if (exec_server_start(cfg, &srv, &err) != IG_OK)
+        goto fail;
+    (void)snprintf(url, sizeof(url), "http://%s:%u", cfg->listen_host,
+                   exec_server_port(srv));
+    (void)fprintf(stderr,
+                  "{\"event\":\"executor.started\",\"id\":\"%s\","
+                  "\"url\":\"%s\"}\n",
+                  cfg->id, url);
+    if (dev && exec_dev_announce(pdp_env, url, &err) != IG_OK)
+        goto fail;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    rc = 0;
+    goto out;
+fail:
+    (void)fprintf(stderr, "intentgate-executor: %s\n", err.msg);
+out:
+    exec_server_stop(srv);
+    exec_config_free(cfg);
+    curl_global_cleanup();
+    return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        (void)fputs(usage, stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        (void)fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "serve") == 0)
+        return serve(argc - 1, argv + 1);
+    if (strcmp(argv[1], "secret") == 0)
+        return exec_cli_secret(argc - 1, argv + 1);
+    (void)fprintf(stderr,
+                  "intentgate-executor: unknown command '%s' (see --help)\n",
+                  argv[1]);
+    return 2;
+}
