@@ -30,3 +30,10 @@ target_compile_definitions(test_http PRIVATE
   IG_VECTORS_DIR="${IG_VECTORS_DIR}")
 target_link_libraries(test_http PRIVATE igexec PkgConfig::MHD PkgConfig::CMOCKA)
 add_test(NAME executor.http COMMAND test_http)
+
+# End to end: a dev PDP, the real executor, a fake upstream on loopback.
+add_test(NAME executor.integration
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_executor.py)
+set_tests_properties(executor.integration PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
+  TIMEOUT 600)

@@ -1,0 +1,247 @@
+"""test_executor.py - the executor end to end: a dev PDP, the real
+`intentgate-executor serve --dev` wired to it, and a fake upstream on
+loopback that records what it receives.
+
+    INTENTGATE_BIN=.../intentgate INTENTGATE_EXECUTOR_BIN=.../intentgate-executor \\
+        python3 tests/integration/test_executor.py
+"""
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Server, parallel  # noqa: E402
+
+EXEC_BIN = os.environ.get("INTENTGATE_EXECUTOR_BIN", "intentgate-executor")
+
+
+class Upstream:
+    """A fake payments API: records every request, answers 201."""
+
+    def __init__(self):
+        self.seen = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(n).decode()
+                with lock:
+                    outer.seen.append({"path": self.path, "body": body,
+                                       "auth": self.headers.get("Authorization")})
+                self.send_response(201)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"refund":"ok"}')
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+
+
+class Executor:
+    def __init__(self, pdp, upstream_url):
+        self.log_path = os.path.join(pdp.tmp, "executor.log")
+        env = dict(os.environ, INTENTGATE_DEV_UPSTREAM=upstream_url,
+                   LIBC_FATAL_STDERR_="1")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [EXEC_BIN, "serve", "--dev", "--pdp-env",
+                 os.path.join(pdp.data, "dev.env"), "--listen", "127.0.0.1:0"],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                env=env)
+        line = self.proc.stdout.readline().decode().strip()
+        if not line.startswith("INTENTGATE_EXECUTOR_URL="):
+            raise RuntimeError("executor did not start: " + self.log())
+        hostport = line.split("//", 1)[1]
+        self.host, port = hostport.rsplit(":", 1)
+        self.port = int(port)
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def execute(self, intent, grant, raw=None):
+        import http.client
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        body = raw if raw is not None else json.dumps(
+            {k: v for k, v in (("intent", intent), ("grant", grant))
+             if v is not None}).encode()
+        try:
+            conn.request("POST", "/v1/execute", body=body,
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            return resp.status, json.loads(resp.read())
+        finally:
+            conn.close()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+
+class ExecutorFlow(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pdp = Server.dev()
+        cls.up = Upstream()
+        cls.ex = Executor(cls.pdp, cls.up.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.ex.stop()
+        log = cls.ex.log()
+        cls.up.stop()
+        cls.pdp.stop()
+        # The credential never appears in anything the executor wrote.
+        secret = cls.credential()
+        cls.pdp.cleanup()
+        if rc != 0 or "Sanitizer" in log or (secret and secret in log):
+            raise AssertionError("executor exit %s:\n%s" % (rc, log[-3000:]))
+
+    @classmethod
+    def credential(cls):
+        seen = [s["auth"] for s in cls.up.seen if s["auth"]]
+        return seen[0].split(" ", 1)[1] if seen else None
+
+    def refund(self, amount=42, **params):
+        p = {"amount": amount, "currency": "EUR", "order_id": "o-1"}
+        p.update(params)
+        st, body, _ = self.pdp.submit("payments.refund", "orders/1", p)
+        self.assertEqual(body["decision"], "ALLOW", body)
+        return body
+
+    def refused(self, resp, status, code):
+        st, body = resp
+        self.assertEqual(st, status, body)
+        self.assertEqual(body["error"]["code"], code, body)
+
+    def test_end_to_end_credential_injected_once(self):
+        before = len(self.up.seen)
+        b = self.refund()
+        st, out = self.ex.execute(b["intent"], b["grant"])
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["outcome"], "COMPLETED")
+        self.assertTrue(out["outcome_recorded"])
+        self.assertEqual(len(self.up.seen), before + 1)
+        req = self.up.seen[-1]
+        self.assertEqual(req["path"], "/refunds")
+        self.assertEqual(json.loads(req["body"]),
+                         {"amount": 42, "currency": "EUR", "order_id": "o-1"})
+        self.assertTrue(req["auth"].startswith("Bearer dev-refund-"))
+        secret = req["auth"].split(" ", 1)[1]
+        # Nothing the agent received holds the credential.
+        self.assertNotIn(secret, json.dumps(b))
+        self.assertNotIn(secret, json.dumps(out))
+        st, rec, _ = self.pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                   self.pdp.env["INTENTGATE_ADMIN_TOKEN"])
+        self.assertEqual(rec["state"], "COMPLETED")
+        self.assertNotIn(secret, json.dumps(rec))
+        # A replay of the same grant is refused and reaches nobody.
+        self.refused(self.ex.execute(b["intent"], b["grant"]), 409,
+                     "ALREADY_REDEEMED")
+        self.assertEqual(len(self.up.seen), before + 1)
+
+    def test_refusals_before_redemption_leave_the_grant_unspent(self):
+        b = self.refund(43)
+        changed = dict(b["intent"], resource="orders/2")
+        cases = [
+            (self.ex.execute(b["intent"], None), 400, "NO_GRANT"),
+            (self.ex.execute(b["intent"], "v4.public.garbage"), 400,
+             "GRANT_MALFORMED"),
+            (self.ex.execute(changed, b["grant"]), 403, "INTENT_CHANGED"),
+            (self.ex.execute(dict(b["intent"], params={"amount": 43}),
+                             b["grant"]), 403, "INTENT_CHANGED"),
+        ]
+        parts = b["grant"].split(".")
+        sig = parts[2]
+        flipped = sig[:-5] + ("A" if sig[-5] != "A" else "B") + sig[-4:]
+        cases.append((self.ex.execute(b["intent"], ".".join(
+            parts[:2] + [flipped] + parts[3:])), 403, "BAD_SIGNATURE"))
+        for resp, status, code in cases:
+            self.refused(resp, status, code)
+        # The grant is still good: nothing above spent it.
+        st, out = self.ex.execute(b["intent"], b["grant"])
+        self.assertEqual(st, 200, out)
+
+    def test_foreign_grant_unknown_kid(self):
+        other = Server.dev()
+        try:
+            st, b, _ = other.submit("payments.refund", "orders/1",
+                                    {"amount": 5, "currency": "EUR",
+                                     "order_id": "o-9"})
+            self.refused(self.ex.execute(b["intent"], b["grant"]), 403,
+                         "UNKNOWN_KID")
+        finally:
+            other.stop()
+            other.cleanup()
+
+    def test_action_not_registered_and_params_invalid(self):
+        st, b, _ = self.pdp.submit("http.request", "https://api.github.com/x",
+                                   {})
+        self.assertEqual(b["decision"], "ALLOW", b)
+        self.refused(self.ex.execute(b["intent"], b["grant"]), 403,
+                     "ACTION_NOT_REGISTERED")
+        st, b, _ = self.pdp.submit("payments.refund", "orders/3",
+                                   {"amount": 7, "currency": "eur",
+                                    "order_id": "o-3"})
+        self.refused(self.ex.execute(b["intent"], b["grant"]), 400,
+                     "PARAMS_INVALID")
+        st, rec, _ = self.pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                   self.pdp.env["INTENTGATE_ADMIN_TOKEN"])
+        self.assertEqual(rec["state"], "ALLOWED")  # not burnt
+
+    def test_concurrent_executes_of_one_grant_reach_upstream_once(self):
+        b = self.refund(44)
+        before = len(self.up.seen)
+        res = parallel(100, lambda i: self.ex.execute(b["intent"],
+                                                       b["grant"])[0])
+        self.assertEqual(res.count(200), 1, res)
+        self.assertEqual(len(self.up.seen), before + 1)
+        for st in res:
+            self.assertIn(st, (200, 409, 429))
+
+
+class PdpDown(unittest.TestCase):
+    def test_pdp_unreachable_nothing_runs(self):
+        pdp = Server.dev()
+        up = Upstream()
+        ex = Executor(pdp, up.url)
+        try:
+            st, b, _ = pdp.submit("payments.refund", "orders/1",
+                                  {"amount": 5, "currency": "EUR",
+                                   "order_id": "o-5"})
+            pdp.stop()
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual(st, 503, out)
+            self.assertEqual(out["error"]["code"], "PDP_UNAVAILABLE")
+            self.assertEqual(up.seen, [])
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
