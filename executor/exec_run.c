@@ -394,3 +394,94 @@ poll_once(struct exec_run *r, double slice, struct exec_run_result *res,
                         &res->err_truncated, fn, ctx);
     return st;
 }
+
+/* Outcome, exit status and captured text from a finished run. */
+static enum ig_status
+fill_result(struct exec_run *r, struct exec_run_result *res,
+            struct ig_buf bufs[2], struct ig_err *err)
+{
+    res->exit_code = -1;
+    res->elapsed_ms = now_ms() - r->t0;
+    res->timed_out = r->timeout_kill;
+    res->cancelled = r->cancel_kill;
+    if (r->pid > 0 && WIFEXITED(r->status))
+        res->exit_code = WEXITSTATUS(r->status);
+    else if (r->pid > 0 && WIFSIGNALED(r->status))
+        res->term_signal = WTERMSIG(r->status);
+    if (r->spawn_failed) {
+        res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
+        res->spawn_errno = r->spawn_errno;
+    } else if (r->killed) {
+        res->outcome = EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH;
+    } else {
+        res->outcome = EXEC_OUTCOME_COMPLETED;
+    }
+    res->out = ig_buf_take(&bufs[0], &res->out_len);
+    res->err = ig_buf_take(&bufs[1], &res->err_len);
+    if (res->out == NULL || res->err == NULL) {
+        exec_run_result_release(res);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    return IG_OK;
+}
+
+enum ig_status
+exec_run_wait(struct exec_run *r, exec_output_fn fn, void *ctx,
+              struct exec_run_result *res, struct ig_err *err)
+{
+    struct ig_buf bufs[2];
+    enum ig_status st = IG_OK;
+    double now, reaped_at = 0, slice;
+
+    memset(res, 0, sizeof(*res));
+    ig_buf_init(&bufs[0], r->max_output);
+    ig_buf_init(&bufs[1], r->max_output);
+    for (;;) {
+        now = now_ms();
+        enforce(r, now);
+        try_reap(r);
+        if (r->reaped || r->pid <= 0) {
+            if (reaped_at == 0)
+                reaped_at = now;
+            if ((r->out_fd < 0 && r->err_fd < 0) ||
+                now - reaped_at >= EXEC_DRAIN_GRACE_MS)
+                break;
+        }
+        slice = r->t0 + r->timeout_ms - now;
+        if (r->killed || slice > EXEC_POLL_SLICE_MS)
+            slice = EXEC_POLL_SLICE_MS;
+        if ((st = poll_once(r, slice, res, bufs, fn, ctx)) != IG_OK) {
+            st = ig_err_set(err, st, "exec: reading output: %s",
+                            st == IG_ERR_NOMEM ? "out of memory"
+                                               : strerror(errno));
+            break;
+        }
+    }
+    if (st == IG_OK) {
+        st = fill_result(r, res, bufs, err);
+    } else {
+        (void)pthread_mutex_lock(&r->mu);
+        if (r->pid > 0 && !r->reaped)
+            kill_group_locked(r);
+        r->killed = 1;
+        (void)pthread_mutex_unlock(&r->mu);
+        res->outcome = r->spawn_failed ? EXEC_OUTCOME_FAILED_BEFORE_DISPATCH
+                                       : EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH;
+    }
+    ig_buf_release(&bufs[0]);
+    ig_buf_release(&bufs[1]);
+    close_fd(&r->out_fd);
+    close_fd(&r->err_fd);
+    return st;
+}
+
+void
+exec_run_result_release(struct exec_run_result *res)
+{
+    if (res == NULL)
+        return;
+    free(res->out);
+    free(res->err);
+    res->out = res->err = NULL;
+    res->out_len = res->err_len = 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * exec_run_int.h - private to exec_run.c and exec_run_plan.c: the state of
+ * one run, and the spawn plan built in the parent before fork.
+ */
+#ifndef EXEC_RUN_INT_H
+#define EXEC_RUN_INT_H
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "exec_sandbox.h"
+
+/* Where the child failed before its program ran. */
+enum exec_stage {
+    EXEC_STAGE_SETSID = 1,
+    EXEC_STAGE_FDS,
+    EXEC_STAGE_RLIMIT,
+    EXEC_STAGE_CHDIR,
+    EXEC_STAGE_EXEC
+};
+
+#define EXEC_PLAN_NLIMITS 4
+
+/* Everything the forked child needs, so it allocates nothing. */
+struct exec_plan {
+    char *prog;  /* path given to execve */
+    char **argv; /* NULL-terminated */
+    char **envp; /* NULL-terminated */
+    size_t argc, envc;
+    const char *cwd;      /* workdir or "/"; borrowed from the options */
+    int prog_missing;     /* the program was not found: do not fork */
+    int lim_res[EXEC_PLAN_NLIMITS];
+    rlim_t lim_val[EXEC_PLAN_NLIMITS];
+};
+
+/*
+ * Build the plan from o: resolve argv[0], prefix bwrap when sandboxed
+ * (probing first: fails closed), copy argv and env. IG_ERR_INVALID,
+ * IG_ERR_NOMEM, or the probe's error. Release with exec_plan_release.
+ */
+enum ig_status exec_plan_build(const struct exec_run_opts *o,
+                               struct exec_plan *p, struct ig_err *err) IG_WUR;
+void exec_plan_release(struct exec_plan *p);
+
+struct exec_run {
+    pthread_mutex_t mu; /* guards pid reaping, killing and the flags */
+    pid_t pid;          /* -1 when nothing was forked */
+    int status;         /* from waitpid */
+    int reaped, killed, cancel_req, cancel_kill, timeout_kill;
+    int spawn_failed, spawn_stage, spawn_errno;
+    int out_fd, err_fd, wake[2];
+    double t0, timeout_ms; /* CLOCK_MONOTONIC, ms */
+    size_t max_output;
+};
+
+#endif
