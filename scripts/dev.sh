@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 ig_install_packages "${IG_RUNTIME_PACKAGES[@]}"
 
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release -j"$(nproc)" --target intentgate >/dev/null
+cmake --build build/release -j"$(nproc)" --target intentgate intentgate-executor \
+    >/dev/null
 
 exec build/release/cli/intentgate serve --dev --data .intentgate-dev \
     --listen "${INTENTGATE_LISTEN:-127.0.0.1:8700}"
