@@ -37,6 +37,15 @@ static const char demo_registry[] =
     "\"credential_prefix\": \"Bearer \",\n"
     "             \"body_fields\": [\"amount\", \"currency\", \"order_id\"],"
     " \"timeout_ms\": 5000}\n"
+    "  },\n"
+    "  \"shell.exec\": {\n"
+    "    \"handler\": \"exec\",\n"
+    "    \"params\": {\"argv\": {\"type\": \"array\", \"items\": \"string\", "
+    "\"max_items\": 16, \"max_length\": 256, \"required\": true}},\n"
+    "    \"exec\": {\"argv\": [\"{argv...}\"], \"allow\": [\"ls\", \"cat\", "
+    "\"echo\", \"pwd\", \"wc\", \"head\", \"tail\", \"grep\"],\n"
+    "             \"timeout_ms\": 10000, \"network\": false, "
+    "\"sandbox\": \"bwrap\", \"max_output_bytes\": 65536}\n"
     "  }\n"
     "}}\n";
 
@@ -130,8 +139,9 @@ make_secrets(const char *dir, struct ig_err *err)
     struct exec_secrets *s = NULL;
     enum ig_status st;
 
-    (void)snprintf(key, sizeof(key), "%s/secrets.key", dir);
-    (void)snprintf(file, sizeof(file), "%s/secrets.enc", dir);
+    if (snprintf(key, sizeof(key), "%s/secrets.key", dir) >= PATH_CAP ||
+        snprintf(file, sizeof(file), "%s/secrets.enc", dir) >= PATH_CAP)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long: %s", dir);
     if (access(key, F_OK) == 0)
         return IG_OK;
     if ((st = exec_secrets_keygen(key, err)) != IG_OK ||

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "exec_http.h"
+#include "exec_runner.h"
+#include "exec_sandbox.h"
 #include "exec_verify.h"
 #include "ig_time.h"
 
@@ -77,10 +79,11 @@ precheck(struct exec_ctx *x, const json_t *body, const json_t *intent,
         *status = 400;
         return exec_error("PARAMS_INVALID", err.msg);
     }
-    if (exec_action_handler(*act) != EXEC_HANDLER_HTTP) {
+    if (exec_action_handler(*act) == EXEC_HANDLER_EXEC &&
+        exec_runner_needs_sandbox(exec_action_settings(*act)) &&
+        exec_sandbox_probe(&err) != IG_OK) {
         *status = 503;
-        return exec_error("HANDLER_UNAVAILABLE",
-                          "this executor cannot run exec actions yet");
+        return exec_error("SANDBOX_UNAVAILABLE", err.msg);
     }
     cred = exec_action_credential(*act);
     if (cred != NULL && !has_secret(x->secrets, cred)) {
@@ -172,7 +175,12 @@ exec_execute(struct exec_ctx *x, const json_t *body, unsigned int *status)
     }
     reply = redeem(x, body, intent_id, status);
     if (reply == NULL) {
-        run_http(x, act, json_object_get(intent, "params"), &res);
+        if (exec_action_handler(act) == EXEC_HANDLER_EXEC)
+            exec_runner_run(exec_action_settings(act),
+                            json_object_get(intent, "params"), x->cfg->work_dir,
+                            &res);
+        else
+            run_http(x, act, json_object_get(intent, "params"), &res);
         ig_err_clear(&err);
         recorded =
             exec_pdp_outcome(x->pdp, intent_id, exec_outcome_name(res.outcome),

@@ -387,11 +387,11 @@ poll_once(struct exec_run *r, double slice, struct exec_run_result *res,
     if (pf[0].revents != 0)
         (void)read(r->wake[0], sink, sizeof(sink));
     if (pf[1].revents != 0)
-        st = read_chunk(r, &r->out_fd, "stdout", &bufs[0],
-                        &res->out_truncated, fn, ctx);
+        st = read_chunk(r, &r->out_fd, "stdout", &bufs[0], &res->out_truncated,
+                        fn, ctx);
     if (st == IG_OK && pf[2].revents != 0)
-        st = read_chunk(r, &r->err_fd, "stderr", &bufs[1],
-                        &res->err_truncated, fn, ctx);
+        st = read_chunk(r, &r->err_fd, "stderr", &bufs[1], &res->err_truncated,
+                        fn, ctx);
     return st;
 }
 

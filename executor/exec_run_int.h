@@ -28,8 +28,8 @@ struct exec_plan {
     char **argv; /* NULL-terminated */
     char **envp; /* NULL-terminated */
     size_t argc, envc;
-    const char *cwd;      /* workdir or "/"; borrowed from the options */
-    int prog_missing;     /* the program was not found: do not fork */
+    const char *cwd;  /* workdir or "/"; borrowed from the options */
+    int prog_missing; /* the program was not found: do not fork */
     int lim_res[EXEC_PLAN_NLIMITS];
     rlim_t lim_val[EXEC_PLAN_NLIMITS];
 };

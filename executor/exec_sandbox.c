@@ -72,8 +72,7 @@ fill_one(struct argv_acc *a, const json_t *params, const char *name)
                               name);
         return acc_push(a, num, len, name);
     }
-    return ig_err_set(a->err, IG_ERR_INVALID,
-                      "exec: parameter %.64s: %s", name,
+    return ig_err_set(a->err, IG_ERR_INVALID, "exec: parameter %.64s: %s", name,
                       v == NULL ? "missing" : "must be a string or number");
 }
 
@@ -144,8 +143,8 @@ check_allow(const json_t *allow, const char *prog, struct ig_err *err)
 }
 
 enum ig_status
-exec_argv_build(const json_t *settings, const json_t *params,
-                char ***argv_out, size_t *argc_out, struct ig_err *err)
+exec_argv_build(const json_t *settings, const json_t *params, char ***argv_out,
+                size_t *argc_out, struct ig_err *err)
 {
     const json_t *tmpl = json_object_get(settings, "argv"), *e;
     struct argv_acc a = {NULL, 0, err};
@@ -164,8 +163,7 @@ exec_argv_build(const json_t *settings, const json_t *params,
             st = ig_err_set(err, IG_ERR_INVALID, "exec: bad argv template");
             goto out;
         }
-        st = fill_elem(&a, params, json_string_value(e),
-                       json_string_length(e));
+        st = fill_elem(&a, params, json_string_value(e), json_string_length(e));
         if (st != IG_OK)
             goto out;
     }
@@ -239,11 +237,20 @@ find_bwrap(void)
 static void
 probe_run(void)
 {
-    static const char *const args[] = {
-        "--ro-bind",     "/",         "/",      "--dev",
-        "/dev",          "--proc",    "/proc",  "--tmpfs",
-        "/tmp",          "--unshare-all", "--die-with-parent",
-        "--new-session", "/bin/true", NULL};
+    static const char *const args[] = {"--ro-bind",
+                                       "/",
+                                       "/",
+                                       "--dev",
+                                       "/dev",
+                                       "--proc",
+                                       "/proc",
+                                       "--tmpfs",
+                                       "/tmp",
+                                       "--unshare-all",
+                                       "--die-with-parent",
+                                       "--new-session",
+                                       "/bin/true",
+                                       NULL};
     char store[256], *argv[16], *p = store;
     size_t i, n;
     struct exec_run_opts o = {0};
@@ -267,16 +274,17 @@ probe_run(void)
     if (probe_status == IG_OK)
         probe_status = exec_run_wait(r, NULL, NULL, &res, &e);
     if (probe_status != IG_OK) {
-        (void)snprintf(probe_reason, sizeof(probe_reason), "%s: %s",
+        (void)snprintf(probe_reason, sizeof(probe_reason), "%.60s: %.180s",
                        bwrap_path, e.msg);
         probe_status = IG_ERR_IO;
     } else if (res.outcome != EXEC_OUTCOME_COMPLETED || res.exit_code != 0) {
         (void)snprintf(probe_reason, sizeof(probe_reason),
-                       "%s fails (exit %d, signal %d): %.160s", bwrap_path,
+                       "%.60s fails (exit %d, signal %d): %.150s", bwrap_path,
                        res.exit_code, res.term_signal,
                        res.err != NULL ? res.err : "");
         probe_status = IG_ERR_IO;
     }
+    probe_reason[strcspn(probe_reason, "\n")] = '\0'; /* one line */
     exec_run_result_release(&res);
     exec_run_free(r);
 }

@@ -64,9 +64,9 @@ struct exec_run_opts {
     char *const *argv; /* argv[0]: a path, or a name looked up in
                           /usr/bin:/bin */
     size_t argc;
-    int sandbox; /* 1: inside bwrap (fails closed when the probe fails) */
-    int network; /* sandbox only: 1 keeps the host network */
-    double timeout_ms;       /* wall clock; > 0 */
+    int sandbox;       /* 1: inside bwrap (fails closed when the probe fails) */
+    int network;       /* sandbox only: 1 keeps the host network */
+    double timeout_ms; /* wall clock; > 0 */
     size_t max_output_bytes; /* captured per stream; > 0 */
     const char *workdir;     /* NULL, or an existing writable directory:
                                 the cwd, bound read-write in the sandbox */
@@ -81,8 +81,8 @@ struct exec_run_opts {
 };
 
 /* Called for every chunk read, as it arrives (all of it, beyond the cap). */
-typedef void (*exec_output_fn)(void *ctx, const char *stream,
-                               const char *data, size_t len);
+typedef void (*exec_output_fn)(void *ctx, const char *stream, const char *data,
+                               size_t len);
 
 struct exec_run_result {
     enum exec_outcome outcome;
@@ -112,8 +112,7 @@ struct exec_run;
  * IG_ERR_NOMEM. Thread safe.
  */
 enum ig_status exec_run_start(const struct exec_run_opts *o,
-                              struct exec_run **out,
-                              struct ig_err *err) IG_WUR;
+                              struct exec_run **out, struct ig_err *err) IG_WUR;
 
 /*
  * Block until the child is reaped: stream its output to fn (may be NULL),

@@ -38,4 +38,4 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests.
-IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3)
+IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 bubblewrap)

@@ -243,5 +243,43 @@ class PdpDown(unittest.TestCase):
             pdp.cleanup()
 
 
+
+
+class ExecHandler(unittest.TestCase):
+    def test_shell_exec_in_the_sandbox(self):
+        pdp = Server.dev()
+        up = Upstream()
+        ex = Executor(pdp, up.url)
+        try:
+            st, b, _ = pdp.submit("shell.exec", "host",
+                                  {"argv": ["echo", "hello from the box"]})
+            self.assertEqual(b["decision"], "ALLOW", b)
+            st, out = ex.execute(b["intent"], b["grant"])
+            if st == 503 and out["error"]["code"] == "SANDBOX_UNAVAILABLE":
+                print("SKIP: bubblewrap cannot run here: %s"
+                      % out["error"]["message"], file=sys.stderr)
+                # Fail closed: refused before redemption, grant unspent.
+                st, rec, _ = pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                      pdp.env["INTENTGATE_ADMIN_TOKEN"])
+                self.assertEqual(rec["state"], "ALLOWED")
+                return
+            self.assertEqual(st, 200, out)
+            self.assertEqual(out["outcome"], "COMPLETED")
+            self.assertEqual(out["result"]["exit_code"], 0)
+            self.assertEqual(out["result"]["stdout"], "hello from the box\n")
+            # Parameters fill whole argv elements: no shell ever sees them.
+            st, b, _ = pdp.submit("shell.exec", "host",
+                                  {"argv": ["echo", "$(id); touch /tmp/x && echo pwned"]})
+            self.assertEqual(b["decision"], "ALLOW", b)
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual(st, 200, out)
+            self.assertEqual(out["result"]["stdout"], "$(id); touch /tmp/x && echo pwned\n")
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

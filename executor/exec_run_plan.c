@@ -1,0 +1,282 @@
+/*
+ * exec_run_plan.c - turn exec_run_opts into the exact execve call, in the
+ * parent, before fork.
+ *
+ * The program name is resolved against PATH=/usr/bin:/bin (the only PATH
+ * the child gets); a name found nowhere means nothing is started. The
+ * envp is built from scratch - PATH plus the registry entry's env - and
+ * never copies the executor's own environment. With a sandbox the real
+ * command becomes the tail of a bwrap command line: read-only root, fresh
+ * /dev, /proc and /tmp, the workdir bound read-write and used as cwd,
+ * every namespace unshared (the network kept only on request), killed with
+ * its parent, a new session, and the same minimal environment set inside.
+ */
+#include "exec_run_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ig_json.h"
+#include "ig_limits.h"
+
+#define EXEC_PATH "/usr/bin:/bin"
+#define EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
+/* bwrap options before the command, without env: see push_bwrap. */
+#define EXEC_BWRAP_MAX_OPTS 32
+
+struct strvec {
+    char **v;
+    size_t n, cap;
+};
+
+/* Append the concatenation of a, b and c (b, c may be NULL). */
+static int
+vec_push(struct strvec *s, const char *a, const char *b, const char *c)
+{
+    const char *parts[3];
+    size_t len[3], total = 0, i;
+    char *d;
+
+    parts[0] = a;
+    parts[1] = b;
+    parts[2] = c;
+    if (s->n + 1 >= s->cap)
+        return -1; /* capacity is computed up front */
+    for (i = 0; i < 3; i++)
+        total += len[i] = parts[i] != NULL ? strlen(parts[i]) : 0;
+    if ((d = malloc(total + 1)) == NULL)
+        return -1;
+    for (total = 0, i = 0; i < 3; total += len[i++])
+        if (len[i] > 0)
+            memcpy(d + total, parts[i], len[i]);
+    d[total] = '\0';
+    s->v[s->n++] = d;
+    s->v[s->n] = NULL;
+    return 0;
+}
+
+static void
+vec_free(char **v)
+{
+    size_t i;
+
+    for (i = 0; v != NULL && v[i] != NULL; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int
+vec_init(struct strvec *s, size_t cap)
+{
+    s->n = 0;
+    s->cap = cap + 1;
+    s->v = calloc(s->cap, sizeof(*s->v));
+    return s->v == NULL ? -1 : 0;
+}
+
+/* The executable path for name, or NULL when it is found nowhere. */
+static char *
+resolve(const char *name, int must_exist)
+{
+    static const char *const dirs[] = {"/usr/bin/", "/bin/", NULL};
+    struct strvec one;
+    size_t i;
+
+    if (strchr(name, '/') != NULL) {
+        if (must_exist && access(name, X_OK) != 0)
+            return NULL;
+        return strdup(name);
+    }
+    for (i = 0; dirs[i] != NULL; i++) {
+        if (vec_init(&one, 1) != 0)
+            return NULL;
+        if (vec_push(&one, dirs[i], name, NULL) == 0 &&
+            access(one.v[0], X_OK) == 0) {
+            char *found = one.v[0];
+            free(one.v);
+            return found;
+        }
+        vec_free(one.v);
+    }
+    return NULL;
+}
+
+static enum ig_status
+check_opts(const struct exec_run_opts *o, struct ig_err *err)
+{
+    const char *k;
+    json_t *v;
+
+    if (o->argv == NULL || o->argc == 0 || o->argc > IG_EXEC_MAX_ARGV ||
+        o->argv[0] == NULL || o->argv[0][0] == '\0')
+        return ig_err_set(err, IG_ERR_INVALID, "exec: empty argv");
+    if (!isfinite(o->timeout_ms) || o->timeout_ms <= 0 ||
+        o->timeout_ms > EXEC_TIMEOUT_MAX_MS)
+        return ig_err_set(err, IG_ERR_INVALID, "exec: bad timeout");
+    if (o->max_output_bytes == 0 ||
+        o->max_output_bytes > IG_EXEC_MAX_OUTPUT_BYTES)
+        return ig_err_set(err, IG_ERR_INVALID, "exec: bad max_output_bytes");
+    if (o->workdir != NULL && o->workdir[0] != '/')
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "exec: workdir must be an absolute path");
+    if (o->env != NULL && !json_is_object(o->env))
+        return ig_err_set(err, IG_ERR_INVALID, "exec: env: not an object");
+    json_object_foreach(ig_json_unconst(o->env), k, v)
+    {
+        if (k[0] == '\0' || strchr(k, '=') != NULL || !json_is_string(v) ||
+            strlen(json_string_value(v)) != json_string_length(v))
+            return ig_err_set(err, IG_ERR_INVALID, "exec: env: bad entry");
+    }
+    return IG_OK;
+}
+
+/* envp: PATH (unless env sets it) and env, as "K=V". */
+static int
+build_envp(const struct exec_run_opts *o, struct exec_plan *p)
+{
+    struct strvec s;
+    const char *k;
+    json_t *v;
+
+    if (vec_init(&s, json_object_size(o->env) + 1) != 0)
+        return -1;
+    p->envp = s.v;
+    if (json_object_get(o->env, "PATH") == NULL &&
+        vec_push(&s, "PATH=", EXEC_PATH, NULL) != 0)
+        return -1;
+    json_object_foreach(ig_json_unconst(o->env), k, v)
+    {
+        if (vec_push(&s, k, "=", json_string_value(v)) != 0)
+            return -1;
+    }
+    p->envc = s.n;
+    return 0;
+}
+
+/* The bwrap command line up to and including "--". */
+static int
+push_bwrap(const struct exec_run_opts *o, struct strvec *s, const char *bwrap)
+{
+    static const char *const head[] = {
+        "--ro-bind", "/",     "/",       "--dev", "/dev",
+        "--proc",    "/proc", "--tmpfs", "/tmp",  NULL};
+    static const char *const tail[] = {"--die-with-parent",
+                                       "--new-session",
+                                       "--clearenv",
+                                       "--setenv",
+                                       "PATH",
+                                       EXEC_PATH,
+                                       NULL};
+    const char *k;
+    json_t *v;
+    size_t i;
+    int bad = vec_push(s, bwrap, NULL, NULL);
+
+    for (i = 0; head[i] != NULL; i++)
+        bad |= vec_push(s, head[i], NULL, NULL);
+    if (o->workdir != NULL) {
+        bad |= vec_push(s, "--bind", NULL, NULL);
+        bad |= vec_push(s, o->workdir, NULL, NULL);
+        bad |= vec_push(s, o->workdir, NULL, NULL);
+        bad |= vec_push(s, "--chdir", NULL, NULL);
+        bad |= vec_push(s, o->workdir, NULL, NULL);
+    }
+    bad |= vec_push(s, "--unshare-all", NULL, NULL);
+    if (o->network)
+        bad |= vec_push(s, "--share-net", NULL, NULL);
+    for (i = 0; tail[i] != NULL; i++)
+        bad |= vec_push(s, tail[i], NULL, NULL);
+    json_object_foreach(ig_json_unconst(o->env), k, v)
+    {
+        bad |= vec_push(s, "--setenv", NULL, NULL);
+        bad |= vec_push(s, k, NULL, NULL);
+        bad |= vec_push(s, json_string_value(v), NULL, NULL);
+    }
+    return bad | vec_push(s, "--", NULL, NULL);
+}
+
+/* argv: [bwrap options --] program args... */
+static enum ig_status
+build_argv(const struct exec_run_opts *o, struct exec_plan *p,
+           struct ig_err *err)
+{
+    const char *bwrap = NULL;
+    struct strvec s;
+    size_t i, cap = o->argc;
+    int bad = 0;
+
+    if (o->sandbox) {
+        if ((bwrap = exec_sandbox_bwrap()) == NULL)
+            return exec_sandbox_probe(err); /* already probed: fails */
+        cap += EXEC_BWRAP_MAX_OPTS + 3 * json_object_size(o->env);
+    }
+    if (vec_init(&s, cap) != 0)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    p->argv = s.v;
+    if (bwrap != NULL)
+        bad = push_bwrap(o, &s, bwrap);
+    /* In the sandbox the program runs by its resolved path. */
+    bad |= vec_push(&s, bwrap != NULL ? p->prog : o->argv[0], NULL, NULL);
+    for (i = 1; i < o->argc; i++)
+        bad |= vec_push(&s, o->argv[i], NULL, NULL);
+    p->argc = s.n;
+    if (bad)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    return IG_OK;
+}
+
+enum ig_status
+exec_plan_build(const struct exec_run_opts *o, struct exec_plan *p,
+                struct ig_err *err)
+{
+    static const int res[EXEC_PLAN_NLIMITS] = {RLIMIT_CPU, RLIMIT_AS,
+                                               RLIMIT_NOFILE, RLIMIT_NPROC};
+    enum ig_status st;
+    size_t i;
+
+    memset(p, 0, sizeof(*p));
+    if ((st = check_opts(o, err)) != IG_OK)
+        return st;
+    /* Fail closed: no working sandbox, no run. */
+    if (o->sandbox && (st = exec_sandbox_probe(err)) != IG_OK)
+        return st;
+    p->cwd = o->workdir != NULL ? o->workdir : "/";
+    for (i = 0; i < EXEC_PLAN_NLIMITS; i++)
+        p->lim_res[i] = res[i];
+    p->lim_val[0] = o->cpu_seconds ? o->cpu_seconds : EXEC_RLIMIT_CPU_DEFAULT;
+    p->lim_val[1] = o->address_space_bytes ? o->address_space_bytes
+                                           : EXEC_RLIMIT_AS_DEFAULT;
+    p->lim_val[2] = o->open_files ? o->open_files : EXEC_RLIMIT_NOFILE_DEFAULT;
+    p->lim_val[3] = o->processes ? o->processes : EXEC_RLIMIT_NPROC_DEFAULT;
+    p->prog = resolve(o->argv[0], o->sandbox);
+    if (p->prog == NULL) {
+        p->prog_missing = 1; /* nothing will be started */
+        return IG_OK;
+    }
+    if ((st = build_argv(o, p, err)) != IG_OK ||
+        (st = build_envp(o, p) == 0 ? IG_OK : IG_ERR_NOMEM) != IG_OK) {
+        exec_plan_release(p);
+        return st == IG_ERR_NOMEM ? ig_err_set(err, st, "out of memory") : st;
+    }
+    if (o->sandbox) {
+        free(p->prog); /* execve runs bwrap; argv[0] is its path */
+        p->prog = strdup(p->argv[0]);
+        if (p->prog == NULL) {
+            exec_plan_release(p);
+            return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        }
+    }
+    return IG_OK;
+}
+
+void
+exec_plan_release(struct exec_plan *p)
+{
+    free(p->prog);
+    vec_free(p->argv);
+    vec_free(p->envp);
+    memset(p, 0, sizeof(*p));
+}
