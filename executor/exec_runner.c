@@ -80,7 +80,8 @@ fail_before(struct exec_http_result *res, const char *why)
 
 void
 exec_runner_run(const json_t *settings, const json_t *params,
-                const char *work_dir, struct exec_http_result *res)
+                const char *work_dir, const struct exec_runner_hooks *hooks,
+                struct exec_http_result *res)
 {
     struct exec_run_opts o;
     struct exec_run_result rr;
@@ -114,13 +115,21 @@ exec_runner_run(const json_t *settings, const json_t *params,
         json_object_get(settings, "max_output_bytes"));
     o.workdir = dir;
     o.env = json_object_get(settings, "env");
-    if (exec_run_start(&o, &run, &err) != IG_OK)
+    if (exec_run_start(&o, &run, &err) != IG_OK) {
         fail_before(res, err.msg);
-    else if (exec_run_wait(run, NULL, NULL, &rr, &err) != IG_OK)
-        fail_before(res, err.msg); /* the group was killed */
-    else {
-        res->outcome = rr.outcome;
-        res->detail = detail_of(&rr);
+    } else {
+        if (hooks != NULL && hooks->on_started != NULL)
+            hooks->on_started(hooks->ctx, run);
+        if (exec_run_wait(run, hooks != NULL ? hooks->on_output : NULL,
+                          hooks != NULL ? hooks->ctx : NULL, &rr,
+                          &err) != IG_OK) {
+            fail_before(res, err.msg); /* the group was killed */
+        } else {
+            res->outcome = rr.outcome;
+            res->detail = detail_of(&rr);
+        }
+        if (hooks != NULL && hooks->on_finished != NULL)
+            hooks->on_finished(hooks->ctx, run);
     }
     exec_run_result_release(&rr);
     exec_run_free(run);

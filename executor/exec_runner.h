@@ -15,12 +15,29 @@
 /* 1 when the entry's settings demand a sandbox ("sandbox" is not "none"). */
 int exec_runner_needs_sandbox(const json_t *settings);
 
+struct exec_run;
+
+/* Optional hooks around one run (all may be NULL). */
+struct exec_runner_hooks {
+    /* Each chunk of output as it arrives (for NDJSON streaming). */
+    void (*on_output)(void *ctx, const char *stream, const char *data,
+                      size_t len);
+    /* The run exists (register it for cancel) / is about to be freed
+       (unregister it: after this returns it must not be used). */
+    void (*on_started)(void *ctx, struct exec_run *run);
+    void (*on_finished)(void *ctx, struct exec_run *run);
+    void *ctx;
+};
+
 /*
  * Run it; fills *res like the http handler (outcome and a detail object:
- * exit_code, signal, timed_out, stdout, stderr and truncation flags). The
- * scratch directory is made under work_dir and removed afterwards.
+ * exit_code, signal, timed_out, cancelled, stdout, stderr and truncation
+ * flags). The scratch directory is made under work_dir and removed
+ * afterwards. hooks may be NULL.
  */
 void exec_runner_run(const json_t *settings, const json_t *params,
-                     const char *work_dir, struct exec_http_result *res);
+                     const char *work_dir,
+                     const struct exec_runner_hooks *hooks,
+                     struct exec_http_result *res);
 
 #endif

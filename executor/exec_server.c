@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "exec_execute.h"
+#include "exec_stream.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_json.h"
@@ -100,16 +101,43 @@ read_body(const struct req *q, json_t **reply, unsigned int *status)
     return v;
 }
 
+/* "/v1/executions/{id}/cancel" -> id (into buf), else NULL. */
+static const char *
+cancel_id(const char *url, char *buf, size_t cap)
+{
+    static const char pre[] = "/v1/executions/", suf[] = "/cancel";
+    size_t n = strlen(url), pl = sizeof(pre) - 1, sl = sizeof(suf) - 1;
+
+    if (n <= pl + sl || strncmp(url, pre, pl) != 0 ||
+        strcmp(url + n - sl, suf) != 0 || n - pl - sl >= cap)
+        return NULL;
+    memcpy(buf, url + pl, n - pl - sl);
+    buf[n - pl - sl] = '\0';
+    return strchr(buf, '/') == NULL ? buf : NULL;
+}
+
+static int
+wants_stream(struct MHD_Connection *c)
+{
+    const char *a =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+    return a != NULL && strstr(a, "application/x-ndjson") != NULL;
+}
+
 static enum MHD_Result
 route(struct exec_server *s, struct MHD_Connection *c, const char *url,
       const char *method, struct req *q)
 {
     unsigned int status = 200;
     json_t *body, *reply = NULL;
+    char id[80];
+    int cancel;
 
     if (strcmp(url, "/healthz") == 0)
         return send_json(c, 200, json_pack("{s:s}", "status", "ok"));
-    if (strcmp(url, "/v1/execute") != 0)
+    cancel = cancel_id(url, id, sizeof(id)) != NULL;
+    if (strcmp(url, "/v1/execute") != 0 && !cancel)
         return send_json(c, 404, exec_error("NOT_FOUND", "no such path"));
     if (strcmp(method, "POST") != 0)
         return send_json(c, 405, exec_error("METHOD_NOT_ALLOWED", "use POST"));
@@ -117,10 +145,17 @@ route(struct exec_server *s, struct MHD_Connection *c, const char *url,
         return send_json(c, 413,
                          exec_error("BODY_TOO_LARGE", "the body is too big"));
     body = read_body(q, &reply, &status);
-    if (body != NULL) {
-        reply = exec_execute(&s->x, body, &status);
+    if (body == NULL)
+        return send_json(c, status, reply);
+    if (cancel)
+        reply = exec_cancel(&s->x, id, body, &status);
+    else if (wants_stream(c)) {
+        enum MHD_Result ret = exec_stream_execute(&s->x, c, body, send_json);
         json_decref(body);
-    }
+        return ret;
+    } else
+        reply = exec_execute(&s->x, body, &status);
+    json_decref(body);
     return send_json(c, status, reply);
 }
 
@@ -243,6 +278,7 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
     if (s == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     s->x.cfg = c;
+    pthread_mutex_init(&s->x.mu, NULL);
     if (load_parts(s, c, err) != IG_OK)
         goto fail;
     memset(&sa, 0, sizeof(sa));
@@ -285,6 +321,7 @@ exec_server_stop(struct exec_server *s)
         return;
     if (s->mhd != NULL)
         MHD_stop_daemon(s->mhd);
+    exec_slots_free(&s->x);
     exec_pdp_free(s->x.pdp);
     exec_secrets_free(s->x.secrets);
     exec_registry_free(s->x.registry);

@@ -169,6 +169,7 @@ load_http(const struct reg_ctx *c, struct exec_action *a)
                                        "query_fields",
                                        "timeout_ms",
                                        "max_response_bytes",
+                                       "max_concurrent",
                                        NULL};
     static const char *const methods[] = {"GET",   "POST",   "PUT",
                                           "PATCH", "DELETE", NULL};
@@ -207,7 +208,9 @@ load_http(const struct reg_ctx *c, struct exec_action *a)
         (st = check_fields(c, a, h, "query_fields")) != IG_OK)
         return st;
     if ((st = reg_get_int(c, h, "http", "timeout_ms", 1, HTTP_TIMEOUT_MAX,
-                          HTTP_TIMEOUT_DEFAULT, &d)) != IG_OK)
+                          HTTP_TIMEOUT_DEFAULT, &d)) != IG_OK ||
+        (st = reg_get_int(c, h, "http", "max_concurrent", 1, 4096, 64, &d)) !=
+            IG_OK)
         return st;
     return reg_get_int(c, h, "http", "max_response_bytes", 1,
                        IG_EXEC_MAX_OUTPUT_BYTES, OUTPUT_DEFAULT, &d);
@@ -311,9 +314,10 @@ check_env(const struct reg_ctx *c, const json_t *env)
 static enum ig_status
 load_exec(const struct reg_ctx *c, struct exec_action *a)
 {
-    static const char *const keys[] = {"argv",    "allow",   "timeout_ms",
-                                       "network", "sandbox", "max_output_bytes",
-                                       "env",     NULL};
+    static const char *const keys[] = {
+        "argv",    "allow",          "timeout_ms",
+        "network", "sandbox",        "max_output_bytes",
+        "env",     "max_concurrent", NULL};
     json_t *x = a->settings, *net = json_object_get(x, "network");
     const char *sb;
     enum ig_status st;
@@ -338,7 +342,9 @@ load_exec(const struct reg_ctx *c, struct exec_action *a)
         json_object_set_new(x, "sandbox", json_string("bwrap")) != 0)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
     if ((st = reg_get_int(c, x, "exec", "timeout_ms", 1, EXEC_TIMEOUT_MAX,
-                          EXEC_TIMEOUT_DEFAULT, &d)) != IG_OK)
+                          EXEC_TIMEOUT_DEFAULT, &d)) != IG_OK ||
+        (st = reg_get_int(c, x, "exec", "max_concurrent", 1, 4096, 8, &d)) !=
+            IG_OK)
         return st;
     return reg_get_int(c, x, "exec", "max_output_bytes", 1,
                        IG_EXEC_MAX_OUTPUT_BYTES, OUTPUT_DEFAULT, &d);

@@ -281,5 +281,86 @@ class ExecHandler(unittest.TestCase):
             pdp.cleanup()
 
 
+class StreamAndCancel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pdp = Server.dev()
+        cls.up = Upstream()
+        cls.ex = Executor(cls.pdp, cls.up.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.ex.stop()
+        cls.up.stop()
+        cls.pdp.stop()
+        cls.pdp.cleanup()
+        if rc != 0:
+            raise AssertionError("executor exit %s" % rc)
+
+    def grant(self, argv):
+        st, b, _ = self.pdp.submit("shell.exec", "host", {"argv": argv})
+        self.assertEqual(b["decision"], "ALLOW", b)
+        return b
+
+    def post(self, path, body, accept=None):
+        import http.client
+        conn = http.client.HTTPConnection(self.ex.host, self.ex.port,
+                                          timeout=30)
+        h = {"Content-Type": "application/json"}
+        if accept:
+            h["Accept"] = accept
+        try:
+            conn.request("POST", path, body=json.dumps(body).encode(),
+                         headers=h)
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("Content-Type"), resp.read()
+        finally:
+            conn.close()
+
+    def test_ndjson_stream_ends_with_the_outcome(self):
+        b = self.grant(["echo", "streamed"])
+        st, ctype, raw = self.post("/v1/execute",
+                                   {"intent": b["intent"], "grant": b["grant"]},
+                                   accept="application/x-ndjson")
+        if st == 503:
+            self.skipTest("bubblewrap unavailable: " + raw.decode())
+        self.assertEqual(st, 200, raw)
+        self.assertEqual(ctype, "application/x-ndjson")
+        lines = [json.loads(l) for l in raw.decode().splitlines()]
+        self.assertEqual("".join(l.get("data", "") for l in lines[:-1]
+                                 if l.get("stream") == "stdout"),
+                         "streamed\n")
+        self.assertEqual(lines[-1]["outcome"], "COMPLETED")
+        self.assertTrue(lines[-1]["outcome_recorded"])
+
+    def test_cancel_kills_a_long_run(self):
+        b = self.grant(["tail", "-f", "/dev/null"])
+        result = {}
+
+        def run():
+            result["r"] = self.ex.execute(b["intent"], b["grant"])
+
+        t = threading.Thread(target=run)
+        t.start()
+        path = "/v1/executions/%s/cancel" % b["intent_id"]
+        deadline = time.time() + 5
+        st = None
+        while time.time() < deadline:
+            st, _, raw = self.post(path, {"grant": b["grant"]})
+            if st == 200 or "r" in result:
+                break
+            time.sleep(0.1)
+        t.join(30)
+        st_exec, out = result["r"]
+        if st_exec == 503:
+            self.skipTest("bubblewrap unavailable: %s" % out)
+        self.assertEqual(st, 200)
+        self.assertEqual(out["outcome"], "UNKNOWN_AFTER_DISPATCH", out)
+        self.assertTrue(out["result"]["cancelled"])
+        # Another grant, or nothing running: 404.
+        st, _, raw = self.post(path, {"grant": b["grant"]})
+        self.assertEqual(st, 404, raw)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
