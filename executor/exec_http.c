@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exec_curl.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_limits.h"
@@ -266,7 +267,7 @@ exec_http_run(const json_t *settings, const json_t *params,
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
         goto out;
     }
-    c = curl_easy_init();
+    c = exec_curl_handle(1);
     t = cred_line != NULL ? curl_slist_append(h, cred_line) : h;
     h = t != NULL ? t : h;
     if (has_body &&
@@ -297,7 +298,6 @@ out:
     curl_slist_free_all(h);
     if (cred_line != NULL)
         sodium_free(cred_line); /* wipes */
-    curl_easy_cleanup(c);
     ig_buf_release(&url);
     ig_buf_release(&body);
     ig_buf_release(&sink.body);

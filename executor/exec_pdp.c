@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_curl.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_json.h"
@@ -84,7 +85,7 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
 {
     struct curl_slist *h = NULL, *h2;
     char url[2048];
-    CURL *c = curl_easy_init();
+    CURL *c = exec_curl_handle(0);
     CURLcode rc;
 
     *status = 0;
@@ -96,7 +97,6 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
                    : NULL;
     if (h2 == NULL) {
         curl_slist_free_all(h);
-        curl_easy_cleanup(c);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
     (void)curl_easy_setopt(c, CURLOPT_URL, url);
@@ -112,7 +112,6 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
     if (rc == CURLE_OK)
         (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
     curl_slist_free_all(h2);
-    curl_easy_cleanup(c);
     if (rc != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "PDP unreachable: %s",
                           curl_easy_strerror(rc));

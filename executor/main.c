@@ -22,8 +22,8 @@
 #include "exec_server.h"
 
 static const char usage[] =
-    "usage: intentgate-executor serve --config FILE [--listen HOST:PORT]\n"
-    "       intentgate-executor serve --dev --pdp-env DIR/dev.env "
+    "usage: intentgate-executor [serve] --config FILE [--listen HOST:PORT]\n"
+    "       intentgate-executor [serve] --dev --pdp-env DIR/dev.env "
     "[--listen HOST:PORT]\n"
     "       intentgate-executor secret keygen|set|list ... (secret --help)\n"
     "\n"
@@ -143,6 +143,8 @@ main(int argc, char **argv)
     }
     if (strcmp(argv[1], "serve") == 0)
         return serve(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--dev") == 0 || strcmp(argv[1], "--config") == 0)
+        return serve(argc, argv); /* `intentgate-executor --dev ...` */
     if (strcmp(argv[1], "secret") == 0)
         return exec_cli_secret(argc - 1, argv + 1);
     (void)fprintf(stderr,

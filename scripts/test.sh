@@ -24,8 +24,9 @@ scripts/check-style.sh
 echo "== fuzz targets (${fuzz_seconds}s each)"
 CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuzz_params >/dev/null
-for t in json token intake params; do
+cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuzz_params \
+    fuzz_verify >/dev/null
+for t in json token intake params verify; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/"$t"/* "$corpus"/
     build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \

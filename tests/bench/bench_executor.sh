@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench_executor.sh - execute round trips/s and p99 of intentgate-executor
+# at 32 concurrent (verify + redeem at the PDP + http handler + outcome),
+# and what it adds over calling the upstream directly.
+#
+#   tests/bench/bench_executor.sh [BUILD_DIR] [N]
+#
+# Starts a dev PDP (quota raised) and a dev executor in a temporary dir,
+# then runs bench_executor, which serves the no-op upstream itself.
+set -euo pipefail
+build=${1:-build/release}
+n=${2:-20000}
+ig=$build/cli/intentgate
+ex=$build/executor/intentgate-executor
+bench=$build/tests/bench_executor
+for f in "$ig" "$ex" "$bench"; do
+    [ -x "$f" ] || { echo "missing $f: build $build first" >&2; exit 2; }
+done
+tmp=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+up=$(free_port)
+"$ig" serve --dev --data "$tmp/data" --listen 127.0.0.1:0 >"$tmp/pdp.out" 2>"$tmp/pdp.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q INTENTGATE_PUBLIC_KEY "$tmp/pdp.out" 2>/dev/null && break; sleep 0.1; done
+# Raise the demo quota so the benchmark is not throttled, and restart.
+kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+sed -i 's/^quota_per_minute = .*/quota_per_minute = 100000000/' "$tmp/data/intentgate.conf"
+"$ig" serve --dev --data "$tmp/data" --listen 127.0.0.1:0 >"$tmp/pdp.out" 2>"$tmp/pdp.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q INTENTGATE_PUBLIC_KEY "$tmp/pdp.out" 2>/dev/null && break; sleep 0.1; done
+INTENTGATE_DEV_UPSTREAM=http://127.0.0.1:$up "$ex" serve --dev --pdp-env "$tmp/data/dev.env" \
+    --listen 127.0.0.1:0 >"$tmp/ex.out" 2>"$tmp/ex.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q INTENTGATE_EXECUTOR_URL "$tmp/ex.out" 2>/dev/null && break; sleep 0.1; done
+set -a; . "$tmp/data/dev.env"; . "$tmp/data/executor.env"; set +a
+"$bench" --pdp "$INTENTGATE_URL" --agent-token "$INTENTGATE_AGENT_TOKEN" \
+    --executor "$INTENTGATE_EXECUTOR_URL" --upstream-port "$up" --n "$n" --threads 32
