@@ -2,7 +2,7 @@
  * exec_stream.c - POST /v1/execute with Accept: application/x-ndjson: the
  * reply streams one JSON object per line as the action runs,
  *   {"stream":"stdout","data":"…"}   (or "data_b64url" when not UTF-8)
- * and ends with the same object a plain request gets (outcome, result,
+ * and ends with the same object a plain request receives (outcome, result,
  * outcome_recorded).
  *
  * The checks and the redemption run first, in the request's thread, so a
