@@ -263,6 +263,9 @@ load_parts(struct exec_server *s, const struct exec_config *c,
     if (st == IG_OK)
         st = exec_pdp_new(c->pdp_url, token, c->pdp_timeout_ms, &s->x.pdp, err);
     sodium_memzero(token, sizeof(token));
+    /* Both secrets are loaded: drop them from the environment. */
+    (void)unsetenv(EXEC_SECRETS_KEY_ENV);
+    (void)unsetenv("INTENTGATE_EXECUTOR_TOKEN");
     return st;
 }
 
