@@ -1,14 +1,8 @@
 # PDP tests: store and config unit tests (cmocka), and the integration
 # suite that starts the real `intentgate serve` on loopback and drives it
 # over HTTP (Python standard library only).
-foreach(name store config)
-  add_executable(test_${name} unit/test_${name}.c unit/testutil.c)
-  target_include_directories(test_${name} PRIVATE unit)
-  target_compile_definitions(test_${name} PRIVATE
-    IG_VECTORS_DIR="${IG_VECTORS_DIR}")
-  target_link_libraries(test_${name} PRIVATE igpdp PkgConfig::CMOCKA)
-  add_test(NAME pdp.${name} COMMAND test_${name})
-endforeach()
+ig_test(pdp store LIBS igpdp)
+ig_test(pdp config LIBS igpdp)
 
 find_program(PYTHON3 python3 REQUIRED)
 add_test(NAME pdp.integration
