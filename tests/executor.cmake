@@ -14,10 +14,3 @@ set_tests_properties(executor.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
   TIMEOUT 600)
 
-# The exec handler's argv templates, process runner and bwrap sandbox.
-add_executable(test_sandbox unit/test_sandbox.c unit/testutil.c)
-target_include_directories(test_sandbox PRIVATE unit)
-target_compile_definitions(test_sandbox PRIVATE
-  IG_VECTORS_DIR="${IG_VECTORS_DIR}")
-target_link_libraries(test_sandbox PRIVATE igexec PkgConfig::CMOCKA)
-add_test(NAME executor.sandbox COMMAND test_sandbox)
