@@ -362,5 +362,105 @@ class StreamAndCancel(unittest.TestCase):
         self.assertEqual(st, 404, raw)
 
 
+REGISTRY = """{"actions": {"payments.refund": {
+  "handler": "http",
+  "params": {"amount": {"type": "number", "required": true},
+             "currency": {"type": "string"}, "order_id": {"type": "string"}},
+  "http": {"method": "POST", "url": "%s/refunds",
+           "body_fields": ["amount"]}}}}"""
+
+
+class ConfiguredExecutor(Executor):
+    """intentgate-executor serve --config, for a custom PDP from test_pdp."""
+
+    def __init__(self, pdp, ex_id, token, upstream_url):
+        d = os.path.join(pdp.tmp, "ex-" + ex_id)
+        os.makedirs(d)
+        with open(os.path.join(d, "pdp.token"), "w") as f:
+            f.write(token + "\n")
+        os.chmod(os.path.join(d, "pdp.token"), 0o600)
+        with open(os.path.join(pdp.tmp, "keys", "signing.pub")) as f:
+            pub = f.read()
+        with open(os.path.join(d, "pdp.pub"), "w") as f:
+            f.write(pub)
+        with open(os.path.join(d, "registry.json"), "w") as f:
+            f.write(REGISTRY % upstream_url)
+        subprocess.run([EXEC_BIN, "secret", "keygen", "--out",
+                        os.path.join(d, "secrets.key")], check=True,
+                       capture_output=True)
+        with open(os.path.join(d, "executor.conf"), "w") as f:
+            f.write("id = %s\nlisten = 127.0.0.1:0\npdp_url = %s\n"
+                    "pdp_token_file = pdp.token\npdp_public_keys = pdp.pub\n"
+                    "registry = registry.json\nsecrets = secrets.enc\n"
+                    "secrets_key = secrets.key\nwork_dir = work\n"
+                    % (ex_id, pdp.env["INTENTGATE_URL"]))
+        self.log_path = os.path.join(d, "executor.log")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [EXEC_BIN, "serve", "--config",
+                 os.path.join(d, "executor.conf")],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            for line in self.log().splitlines():
+                if '"executor.started"' in line:
+                    url = json.loads(line)["url"]
+                    self.host, port = url.split("//", 1)[1].rsplit(":", 1)
+                    self.port = int(port)
+                    return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RuntimeError("executor did not start: " + self.log())
+
+
+class AudienceAndExpiry(unittest.TestCase):
+    def start(self, extra=""):
+        import tempfile
+        from test_pdp import write_custom
+        tmp = tempfile.mkdtemp(prefix="ig-ex-")
+        conf, env = write_custom(tmp, None, extra,
+                                 "quota_per_minute = 100000\n")
+        pdp = Server.custom(conf, tmp, env)
+        up = Upstream()
+        return pdp, up
+
+    def test_wrong_audience(self):
+        pdp, up = self.start()
+        # e2 handles only payments.refund.big: a payments.refund grant is
+        # for e1, so e2 must refuse it before spending it.
+        ex = ConfiguredExecutor(pdp, "e2", pdp.env["INTENTGATE_EXECUTOR2_TOKEN"],
+                                up.url)
+        try:
+            st, b, _ = pdp.submit("payments.refund", "orders/1", {"amount": 5})
+            self.assertEqual(b["decision"], "ALLOW", b)
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual((st, out["error"]["code"]),
+                             (403, "WRONG_AUDIENCE"), out)
+            self.assertEqual(up.seen, [])
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+    def test_expired_grant(self):
+        pdp, up = self.start("intent_ttl = 2\ngrant_ttl = 1\n")
+        ex = ConfiguredExecutor(pdp, "e1", pdp.env["INTENTGATE_EXECUTOR_TOKEN"],
+                                up.url)
+        try:
+            st, b, _ = pdp.submit("payments.refund", "orders/1", {"amount": 5})
+            time.sleep(2.2)
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual((st, out["error"]["code"]),
+                             (410, "GRANT_EXPIRED"), out)
+            self.assertEqual(up.seen, [])
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
