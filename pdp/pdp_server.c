@@ -139,9 +139,11 @@ pdp_server_stop(struct pdp_server *s)
     if (s == NULL)
         return;
     atomic_store(&s->stopping, 1);
-    lsock = MHD_quiesce_daemon(s->mhd); /* stop accepting; ours to close */
-    if (lsock != MHD_INVALID_SOCKET)
-        (void)close(lsock);
+    /* Stop accepting. The listen socket becomes ours, but the worker
+       threads may still hold it in their epoll sets until the daemon
+       stops: closing it earlier makes MHD panic ("Failed to remove listen
+       FD from epoll set"). So it is closed after MHD_stop_daemon. */
+    lsock = MHD_quiesce_daemon(s->mhd);
     pdp_waiters_resume_all(s->waiters);
     /* Let store writes in flight finish and their clients be answered. */
     for (i = 0; i < 500 && atomic_load(&s->inflight) > 0; i++) {
@@ -149,6 +151,8 @@ pdp_server_stop(struct pdp_server *s)
         (void)nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(s->mhd);
+    if (lsock != MHD_INVALID_SOCKET)
+        (void)close(lsock);
     pdp_log("info", "server.stopped", NULL);
     server_free(s);
 }
