@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ig_b64.h"
+#include "ig_file.h"
 #include "ig_limits.h"
 
 #define PFX_SECRET "k4.secret."
@@ -342,73 +343,6 @@ ig_public_key_load_file(const char *path, struct ig_public_key *out,
     return IG_OK;
 }
 
-/* Write all of p to fd, retrying short writes. 0 or -1 with errno. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-    ssize_t w;
-
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Create path exclusively with mode, write text, fsync. Unlinks on failure. */
-static enum ig_status
-write_new_file(const char *path, mode_t mode, const char *text, size_t n,
-               struct ig_err *err)
-{
-    int fd, e;
-
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
-    if (fd < 0 && errno == EEXIST)
-        return ig_err_set(err, IG_ERR_IO,
-                          "%s already exists; refusing to overwrite it", path);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", path,
-                          strerror(errno));
-    /* The umask may have cleared bits of a public file's mode. */
-    if (fchmod(fd, mode) != 0 || write_all(fd, text, n) != 0 ||
-        fsync(fd) != 0) {
-        e = errno;
-        (void)close(fd);
-        (void)unlink(path);
-        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
-                          strerror(e));
-    }
-    if (close(fd) != 0) {
-        e = errno;
-        (void)unlink(path);
-        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
-                          strerror(e));
-    }
-    return IG_OK;
-}
-
-/* fsync a directory so the new names in it are durable. */
-static enum ig_status
-sync_dir(const char *dir, struct ig_err *err)
-{
-    int fd = open(dir, O_RDONLY | O_CLOEXEC), rc;
-
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", dir,
-                          strerror(errno));
-    rc = fsync(fd);
-    (void)close(fd);
-    if (rc != 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot sync %s: %s", dir,
-                          strerror(errno));
-    return IG_OK;
-}
-
 static enum ig_status
 join_path(char out[PATH_BYTES], const char *dir, const char *name,
           struct ig_err *err)
@@ -438,15 +372,15 @@ ig_key_write_dir(const struct ig_signing_key *k, const char *dir,
                           strerror(errno));
     ig_signing_key_to_paserk(k, sec, sizeof(sec));
     sec[IG_PASERK_SECRET_STRLEN] = '\n';
-    st = write_new_file(keypath, 0600, sec, IG_PASERK_SECRET_STRLEN + 1, err);
+    st = ig_file_write(keypath, sec, IG_PASERK_SECRET_STRLEN + 1, 0600, 1, err);
     sodium_memzero(sec, sizeof(sec));
     if (st != IG_OK)
         return st;
     ig_public_key_to_paserk(&k->pub, pub, sizeof(pub));
     pub[IG_PASERK_PUBLIC_STRLEN] = '\n';
-    st = write_new_file(pubpath, 0644, pub, IG_PASERK_PUBLIC_STRLEN + 1, err);
+    st = ig_file_write(pubpath, pub, IG_PASERK_PUBLIC_STRLEN + 1, 0644, 1, err);
     if (st == IG_OK) {
-        st = sync_dir(dir, err);
+        st = ig_file_sync_dir(dir, err);
         if (st != IG_OK)
             (void)unlink(pubpath);
     }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exec_secrets.h"
+#include "ig_file.h"
 #include "ig_key.h"
 
 #define PATH_CAP 4096
@@ -106,28 +107,18 @@ sibling(const char *path, const char *name, char out[PATH_CAP],
     return IG_OK;
 }
 
+/* dir/name with text; an existing file is kept unless replace. */
 static enum ig_status
 write_file(const char *dir, const char *name, const char *text, mode_t mode,
            int replace, struct ig_err *err)
 {
     char path[PATH_CAP];
-    size_t len = strlen(text);
-    int fd;
 
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= PATH_CAP)
         return ig_err_set(err, IG_ERR_INVALID, "path too long");
     if (!replace && access(path, F_OK) == 0)
         return IG_OK;
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
-    if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
-        if (fd >= 0)
-            (void)close(fd);
-        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
-                          strerror(errno));
-    }
-    (void)fchmod(fd, mode);
-    (void)close(fd);
-    return IG_OK;
+    return ig_file_write(path, text, strlen(text), mode, 0, err);
 }
 
 /* First run: the secrets key and the dev credential. */

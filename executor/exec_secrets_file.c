@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ig_file.h"
+
 #define PATH_BYTES 4096
 /* A key file's text: the key, an optional newline, and room to see more. */
 #define KEYTEXT_CAP 128
@@ -196,61 +198,13 @@ exec_sfile_read(const char *path, char **text, size_t *len, struct ig_err *err)
     return IG_OK;
 }
 
-/* Write all of p to fd, retrying short writes. 0 or -1 with errno. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-    ssize_t w;
-
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* fsync the directory holding path, so a new name in it is durable. */
-static enum ig_status
-sync_parent(const char *path, struct ig_err *err)
-{
-    char dir[PATH_BYTES];
-    const char *slash = strrchr(path, '/');
-    size_t n;
-    int fd, rc;
-
-    if (slash == NULL) {
-        memcpy(dir, ".", 2);
-    } else {
-        n = slash == path ? 1 : (size_t)(slash - path);
-        if (n >= sizeof(dir))
-            return ig_err_set(err, IG_ERR_INVALID, "path too long: %s", path);
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
-    fd = open(dir, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", dir,
-                          strerror(errno));
-    rc = fsync(fd);
-    (void)close(fd);
-    if (rc != 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot sync %s: %s", dir,
-                          strerror(errno));
-    return IG_OK;
-}
-
 /* fchmod 0600, write, fsync and close fd. Closes fd on every path. */
 static int
 finish_file(int fd, const char *text, size_t len)
 {
     int e;
 
-    if (fchmod(fd, 0600) != 0 || write_all(fd, text, len) != 0 ||
+    if (fchmod(fd, 0600) != 0 || ig_file_write_all(fd, text, len) != 0 ||
         fsync(fd) != 0) {
         e = errno;
         (void)close(fd);
@@ -281,7 +235,7 @@ exec_sfile_write(const char *path, const char *text, size_t len,
         return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
                           strerror(n));
     }
-    return sync_parent(path, err);
+    return ig_file_sync_parent(path, err);
 }
 
 enum ig_status
@@ -321,7 +275,7 @@ exec_secrets_keygen(const char *key_path, struct ig_err *err)
         (void)unlink(key_path); /* ours: created exclusively above */
         goto out;
     }
-    st = sync_parent(key_path, err);
+    st = ig_file_sync_parent(key_path, err);
 out:
     sodium_free(text); /* wipes; NULL is fine */
     sodium_free(key);

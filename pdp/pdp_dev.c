@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ig_file.h"
 #include "ig_key.h"
 #include "pdp_config.h"
 
@@ -35,29 +36,7 @@ static enum ig_status
 write_file(const char *path, const void *data, size_t len, mode_t mode,
            int excl, struct ig_err *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | (excl ? O_EXCL : O_TRUNC), mode);
-    const char *p = data;
-    ssize_t n;
-
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot create %s: %s", path,
-                          strerror(errno));
-    while (len > 0) {
-        n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            (void)close(fd);
-            return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
-                              strerror(errno));
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot write %s: %s", path,
-                          strerror(errno));
-    return IG_OK;
+    return ig_file_write(path, data, len, mode, excl, err);
 }
 
 enum ig_status
