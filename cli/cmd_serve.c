@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_text.h"
 #include "pdp.h"
 #include "pdp_dev.h"
 
@@ -79,31 +80,17 @@ parse_args(int argc, char **argv, struct serve_args *a)
 static int
 override_listen(const char *cmd, struct pdp_config *c, const char *listen)
 {
-    const char *colon = strrchr(listen, ':');
-    char *end, *host;
-    long port;
+    char *host = NULL;
+    unsigned short port = 0;
 
-    if (colon == NULL || colon == listen)
-        goto bad;
-    port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || end == colon + 1 || port < 0 || port > 65535)
-        goto bad;
-    host = strndup(listen, (size_t)(colon - listen));
-    if (host == NULL)
+    if (ig_listen_parse(listen, &host, &port) != IG_OK) {
+        cli_error(cmd, "--listen must be HOST:PORT, e.g. 127.0.0.1:8700");
         return -1;
-    if (strcmp(host, "localhost") == 0) {
-        free(host);
-        host = strdup("127.0.0.1");
-        if (host == NULL)
-            return -1;
     }
     free(c->listen_host);
     c->listen_host = host;
-    c->listen_port = (unsigned short)port;
+    c->listen_port = port;
     return 0;
-bad:
-    cli_error(cmd, "--listen must be HOST:PORT, e.g. 127.0.0.1:8700");
-    return -1;
 }
 
 static int

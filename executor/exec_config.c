@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_text.h"
+
 #define LINE_MAX_LEN 4096
 
 void
@@ -33,19 +35,6 @@ exec_config_free(struct exec_config *c)
     free(c->secrets_key);
     free(c->work_dir);
     free(c);
-}
-
-static char *
-trim(char *s)
-{
-    char *e;
-
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
 }
 
 static int
@@ -71,7 +60,7 @@ set_list(struct exec_config *c, const char *v)
         next = strchr(p, ',');
         if (next != NULL)
             *next++ = '\0';
-        p = trim(p);
+        p = ig_trim(p);
         if (*p == '\0')
             continue;
         arr = realloc(c->public_keys, (c->npublic_keys + 1) * sizeof(*arr));
@@ -105,25 +94,14 @@ set_long(long *dst, const char *v, long lo, long hi)
 static int
 set_listen(struct exec_config *c, const char *v)
 {
-    const char *colon = strrchr(v, ':');
-    long port;
-    char *host;
+    char *host = NULL;
+    unsigned short port = 0;
 
-    if (colon == NULL || colon == v ||
-        set_long(&port, colon + 1, 0, 65535) != 0)
+    if (ig_listen_parse(v, &host, &port) != IG_OK)
         return -1;
-    host = strndup(v, (size_t)(colon - v));
-    if (host == NULL)
-        return -1;
-    if (strcmp(host, "localhost") == 0) {
-        free(host);
-        host = strdup("127.0.0.1");
-        if (host == NULL)
-            return -1;
-    }
     free(c->listen_host);
     c->listen_host = host;
-    c->listen_port = (unsigned short)port;
+    c->listen_port = port;
     return 0;
 }
 
@@ -231,7 +209,7 @@ read_lines(struct exec_config *c, FILE *f, struct ig_err *err)
             (void)ig_err_set(err, IG_ERR_INVALID, "%s: line too long", where);
             return -1;
         }
-        s = trim(line);
+        s = ig_trim(line);
         if (*s == '\0' || *s == '#')
             continue;
         eq = strchr(s, '=');
@@ -241,7 +219,7 @@ read_lines(struct exec_config *c, FILE *f, struct ig_err *err)
             return -1;
         }
         *eq = '\0';
-        if (set_key(c, trim(s), trim(eq + 1), where, err) != 0)
+        if (set_key(c, ig_trim(s), ig_trim(eq + 1), where, err) != 0)
             return -1;
     }
     return 0;

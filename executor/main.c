@@ -20,6 +20,7 @@
 #include "exec_config.h"
 #include "exec_dev.h"
 #include "exec_server.h"
+#include "ig_text.h"
 
 static const char usage[] =
     "usage: intentgate-executor [serve] --config FILE [--listen HOST:PORT]\n"
@@ -33,21 +34,14 @@ static const char usage[] =
 static int
 override_listen(struct exec_config *c, const char *listen)
 {
-    const char *colon = strrchr(listen, ':');
-    char *end, *host;
-    long port;
+    char *host = NULL;
+    unsigned short port = 0;
 
-    if (colon == NULL || colon == listen)
-        return -1;
-    port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || end == colon + 1 || port < 0 || port > 65535)
-        return -1;
-    host = strndup(listen, (size_t)(colon - listen));
-    if (host == NULL)
+    if (ig_listen_parse(listen, &host, &port) != IG_OK)
         return -1;
     free(c->listen_host);
     c->listen_host = host;
-    c->listen_port = (unsigned short)port;
+    c->listen_port = port;
     return 0;
 }
 

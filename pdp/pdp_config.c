@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ig_b64.h"
+#include "ig_text.h"
 #include "pdp_config_int.h"
 
 static void
@@ -55,33 +56,20 @@ pdp_config_free(struct pdp_config *c)
     free(c);
 }
 
-static char *
-trim(char *s)
-{
-    char *e;
-
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 /* "[kind id]" → a new section; returns 0 or -1 with err set. */
 static int
 open_section(struct cfg_parse *p, char *line)
 {
     char *end = strchr(line, ']'), *kind, *id;
 
-    if (end == NULL || trim(end + 1)[0] != '\0')
+    if (end == NULL || ig_trim(end + 1)[0] != '\0')
         return cfg_error(p, "malformed section header (want [kind id])");
     *end = '\0';
-    kind = trim(line + 1);
+    kind = ig_trim(line + 1);
     id = strchr(kind, ' ');
     if (id != NULL) {
         *id++ = '\0';
-        id = trim(id);
+        id = ig_trim(id);
     }
     return cfg_section_begin(p, kind, id);
 }
@@ -89,7 +77,7 @@ open_section(struct cfg_parse *p, char *line)
 static int
 parse_line(struct cfg_parse *p, char *raw)
 {
-    char *line = trim(raw), *eq, *key, *value;
+    char *line = ig_trim(raw), *eq, *key, *value;
 
     if (line[0] == '\0' || line[0] == '#')
         return 0;
@@ -99,8 +87,8 @@ parse_line(struct cfg_parse *p, char *raw)
     if (eq == NULL)
         return cfg_error(p, "expected key = value");
     *eq = '\0';
-    key = trim(line);
-    value = trim(eq + 1);
+    key = ig_trim(line);
+    value = ig_trim(eq + 1);
     if (key[0] == '\0')
         return cfg_error(p, "missing key before '='");
     return cfg_set(p, key, value);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ig_limits.h"
+#include "ig_text.h"
 
 int
 cfg_error(struct cfg_parse *p, const char *fmt, ...)
@@ -94,22 +95,14 @@ set_string(struct cfg_parse *p, const char *key, const char *v, char **dst)
 static int
 parse_listen(struct cfg_parse *p, const char *v)
 {
-    const char *colon = strrchr(v, ':');
-    char host[64];
-    int64_t port = 0;
-    size_t n;
+    char *host = NULL;
+    unsigned short port = 0;
 
-    if (colon == NULL || colon == v || (n = (size_t)(colon - v)) >= 64)
+    if (ig_listen_parse(v, &host, &port) != IG_OK)
         return cfg_error(p, "listen must be HOST:PORT, e.g. 127.0.0.1:8700");
-    memcpy(host, v, n);
-    host[n] = '\0';
-    if (parse_int(p, "listen port", colon + 1, 0, 65535, &port) != 0)
-        return -1;
-    if (strcmp(host, "localhost") == 0)
-        memcpy(host, "127.0.0.1", 10);
-    if (set_string(p, "listen", host, &p->c->listen_host) != 0)
-        return -1;
-    p->c->listen_port = (unsigned short)port;
+    free(p->c->listen_host);
+    p->c->listen_host = host;
+    p->c->listen_port = port;
     return 0;
 }
 

@@ -1,0 +1,21 @@
+/*
+ * ig_text.h - small text helpers the config readers and command lines
+ * share: trimming a line, and reading a HOST:PORT listen address.
+ */
+#ifndef IG_TEXT_H
+#define IG_TEXT_H
+
+#include "ig_error.h"
+
+/* Strip leading and trailing whitespace in place; returns the new start. */
+char *ig_trim(char *s);
+
+/*
+ * Parse "HOST:PORT" (port 0-65535; "localhost" becomes "127.0.0.1").
+ * *host receives a new malloc'd string the caller frees. IG_ERR_INVALID
+ * for a malformed address, IG_ERR_NOMEM.
+ */
+enum ig_status ig_listen_parse(const char *s, char **host,
+                               unsigned short *port) IG_WUR;
+
+#endif
