@@ -20,6 +20,7 @@
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_limits.h"
+#include "ig_secmem.h"
 
 #define URL_MAX 4096
 #define HEADER_MAX (EXEC_HEADER_NAME_MAX + 16384)
@@ -165,7 +166,7 @@ on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     return ig_buf_add(&s->body, ptr, n) == IG_OK ? n : 0;
 }
 
-/* "Header: prefix+credential" in sodium_malloc'd memory, or NULL. */
+/* "Header: prefix+credential" in ig_secmem memory, or NULL. */
 static char *
 credential_header(const json_t *settings, const unsigned char *cred,
                   size_t cred_len, size_t *alloc)
@@ -182,7 +183,7 @@ credential_header(const json_t *settings, const unsigned char *cred,
     if (pre == NULL)
         pre = "";
     n = strlen(h) + 2 + strlen(pre) + cred_len + 1;
-    line = sodium_malloc(n);
+    line = ig_secmem_get(n);
     if (line == NULL)
         return NULL;
     (void)snprintf(line, n, "%s: %s", h, pre);
@@ -297,7 +298,7 @@ out:
     wipe_headers(h); /* curl_slist_append copied the credential line */
     curl_slist_free_all(h);
     if (cred_line != NULL)
-        sodium_free(cred_line); /* wipes */
+        ig_secmem_put(cred_line); /* wipes */
     ig_buf_release(&url);
     ig_buf_release(&body);
     ig_buf_release(&sink.body);

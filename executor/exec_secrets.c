@@ -25,6 +25,7 @@
 
 #include "exec_secrets_int.h"
 #include "ig_buf.h"
+#include "ig_secmem.h"
 
 #define BOX_OVERHEAD (crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES)
 
@@ -116,14 +117,14 @@ unseal(const unsigned char *key, const struct entry *en, unsigned char **value,
     if (en->box_len < BOX_OVERHEAD + nlen + 2)
         return IG_ERR_CRYPTO;
     plen = en->box_len - BOX_OVERHEAD;
-    p = sodium_malloc(plen + 1);
+    p = ig_secmem_get(plen + 1);
     if (p == NULL)
         return IG_ERR_NOMEM;
     if (crypto_secretbox_open_easy(p, en->box + crypto_secretbox_NONCEBYTES,
                                    plen + crypto_secretbox_MACBYTES, en->box,
                                    key) != 0 ||
         memcmp(p, en->name, nlen) != 0 || p[nlen] != '\0') {
-        sodium_free(p);
+        ig_secmem_put(p);
         return IG_ERR_CRYPTO;
     }
     /* Move the value to the front and wipe what it leaves behind. */
@@ -140,7 +141,7 @@ exec_secret_free(unsigned char *value, size_t len)
     if (value == NULL)
         return;
     sodium_memzero(value, len);
-    sodium_free(value); /* wipes the whole allocation too */
+    ig_secmem_put(value); /* wipes the whole block too */
 }
 
 static struct entry *

@@ -20,6 +20,7 @@
 #include "exec_config.h"
 #include "exec_dev.h"
 #include "exec_server.h"
+#include "ig_secmem.h"
 #include "ig_text.h"
 
 static const char usage[] =
@@ -120,6 +121,7 @@ fail:
 out:
     exec_server_stop(srv);
     exec_config_free(cfg);
+    ig_secmem_drain();
     curl_global_cleanup();
     return rc;
 }

@@ -3,7 +3,9 @@
 # at 32 concurrent (verify + redeem at the PDP + http handler + outcome),
 # and what it adds over calling the upstream directly.
 #
-#   tests/bench/bench_executor.sh [BUILD_DIR] [N]
+#   [IG_BENCH_THREADS=32] tests/bench/bench_executor.sh [BUILD_DIR] [N]
+#
+# IG_BENCH_THREADS=1 measures what one execute adds with no queueing.
 #
 # Starts a dev PDP (quota raised) and a dev executor in a temporary dir,
 # then runs bench_executor, which serves the no-op upstream itself.
@@ -36,4 +38,4 @@ pids+=($!)
 for _ in $(seq 100); do grep -q INTENTGATE_EXECUTOR_URL "$tmp/ex.out" 2>/dev/null && break; sleep 0.1; done
 set -a; . "$tmp/data/dev.env"; . "$tmp/data/executor.env"; set +a
 "$bench" --pdp "$INTENTGATE_URL" --agent-token "$INTENTGATE_AGENT_TOKEN" \
-    --executor "$INTENTGATE_EXECUTOR_URL" --upstream-port "$up" --n "$n" --threads 32
+    --executor "$INTENTGATE_EXECUTOR_URL" --upstream-port "$up" --n "$n" --threads "${IG_BENCH_THREADS:-32}"
