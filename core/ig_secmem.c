@@ -30,7 +30,14 @@ static size_t n_idle;
 static struct head *
 fresh(size_t cap)
 {
-    struct head *h = sodium_malloc(sizeof(*h) + cap);
+    struct head *h;
+
+    /* sodium_malloc aligns the end of the block to the guard page, so the
+       start is aligned only when the size is a multiple of 16. */
+    if (cap > SIZE_MAX - sizeof(*h) - 15)
+        return NULL;
+    cap = (cap + 15) & ~(size_t)15;
+    h = sodium_malloc(sizeof(*h) + cap);
 
     if (h == NULL)
         return NULL;

@@ -15,10 +15,11 @@
  * The key comes from a file (mode 0600, one base64url line, refused when
  * group or others may read it) or, when no file is given, from the
  * environment variable INTENTGATE_EXECUTOR_SECRETS_KEY (the same text).
- * A value is decrypted only when asked for, into sodium_malloc'd memory (a pooled ig_secmem block) the
- * caller wipes and frees with exec_secret_free(); nothing else ever holds
- * plaintext. Names match ^[a-z0-9][a-z0-9._-]{0,63}$. Not thread safe for
- * writers; exec_secrets_get is safe from many threads once opened.
+ * A value is decrypted only when asked for, into sodium_malloc'd memory (a
+ * pooled ig_secmem block) the caller wipes and frees with exec_secret_free();
+ * nothing else ever holds plaintext. Names match ^[a-z0-9][a-z0-9._-]{0,63}$.
+ * Not thread safe for writers; exec_secrets_get is safe from many threads once
+ * opened.
  */
 #ifndef EXEC_SECRETS_H
 #define EXEC_SECRETS_H
