@@ -53,6 +53,7 @@ pdp_config_free(struct pdp_config *c)
     for (i = 0; i < c->nprincipals; i++)
         principal_release(&c->principals[i]);
     free(c->principals);
+    cfg_appr_free(c);
     free(c);
 }
 

@@ -18,6 +18,23 @@
  *   actions = payments., shell.exec
  *   [admin ops]
  *   token_sha256 = <64 hex digits>
+ *   [approvals]                       (escalations; all optional)
+ *   quorum = 1                        (default when a policy names none)
+ *   session_idle = 900                (seconds)
+ *   session_max = 28800
+ *   login_max_failures = 5            (per approver and per client address
+ *   login_window = 300                 in this many seconds)
+ *   secure_cookies = false            (true behind TLS)
+ *   [approver alice]
+ *   name = Alice Example
+ *   groups = finance, dba
+ *   password_hash = $argon2id$...     (`intentgate approver add`)
+ *   slack_user = U012ABC              (optional)
+ *   [slack]                           (optional: notify and take clicks)
+ *   api_url = https://slack.com/api
+ *   channel = C012ABC
+ *   bot_token_file = slack/bot-token  (0600; xoxb-...)
+ *   signing_secret_file = slack/signing-secret (0600)
  *
  * Tokens are never stored, only their SHA-256; a presented token is hashed
  * and compared in constant time. Everything is validated at load; an error
@@ -49,6 +66,17 @@ struct pdp_principal {
     size_t nactions;
 };
 
+/* A human who may vote on escalations. Not a bearer-token principal: an
+   approver logs in with a password (argon2id hash from crypto_pwhash_str)
+   and gets a session. */
+struct pdp_approver {
+    char *id, *name;
+    char **groups;
+    size_t ngroups;
+    char *password_hash;
+    char *slack_user; /* NULL when none */
+};
+
 struct pdp_config {
     char *path;
     char *listen_host;
@@ -63,6 +91,21 @@ struct pdp_config {
     json_t *policy_settings; /* object */
     struct pdp_principal *principals;
     size_t nprincipals;
+
+    struct pdp_approver *approvers;
+    size_t napprovers;
+    int approval_quorum;               /* [approvals] quorum, default 1 */
+    int64_t session_idle, session_max; /* seconds: 900, 28800 */
+    int login_max_failures;            /* 5 */
+    int64_t login_window;              /* 300 s */
+    int secure_cookies;                /* 0 */
+
+    /* [slack]: all NULL when the section is absent. Paths are resolved
+       against the config file's directory; the files are read at start. */
+    char *slack_api_url; /* default https://slack.com/api */
+    char *slack_channel;
+    char *slack_bot_token_file;
+    char *slack_signing_secret_file;
 };
 
 /* Load and validate. IG_ERR_INVALID / IG_ERR_IO with "FILE:LINE: …". */
@@ -78,6 +121,14 @@ void pdp_config_free(struct pdp_config *c);
 const struct pdp_principal *pdp_config_authenticate(const struct pdp_config *c,
                                                     const char *token,
                                                     size_t len);
+
+/* The approver with this id / this Slack user id, or NULL. */
+const struct pdp_approver *pdp_config_approver(const struct pdp_config *c,
+                                               const char *id);
+const struct pdp_approver *
+pdp_config_approver_by_slack(const struct pdp_config *c, const char *user);
+/* 1 when a is in group. */
+int pdp_approver_in_group(const struct pdp_approver *a, const char *group);
 
 /* The executor whose action prefixes match action (longest match), or
    NULL. */

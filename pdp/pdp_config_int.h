@@ -11,7 +11,16 @@
 #define CFG_LINE_MAX 4096
 #define CFG_MAX_PRINCIPALS 10000
 
-enum cfg_section { SEC_TOP = 0, SEC_POLICY, SEC_PRINCIPAL };
+#define CFG_MAX_APPROVERS 10000
+
+enum cfg_section {
+    SEC_TOP = 0,
+    SEC_POLICY,
+    SEC_PRINCIPAL,
+    SEC_APPROVALS,
+    SEC_APPROVER,
+    SEC_SLACK
+};
 
 struct cfg_parse {
     struct pdp_config *c;
@@ -23,6 +32,9 @@ struct cfg_parse {
     int cur_line;              /* where its section started */
     int has_token;
     unsigned seen; /* top-level keys seen, one bit each */
+    struct pdp_approver *cur_appr; /* SEC_APPROVER: the one being read */
+    unsigned seen_sec;             /* keys seen in the current section */
+    unsigned sections;             /* [approvals] / [slack] seen */
 };
 
 /* Set err to "PATH:LINE: message"; returns -1. */
@@ -33,5 +45,15 @@ int cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id);
 int cfg_section_end(struct cfg_parse *p);
 int cfg_set(struct cfg_parse *p, const char *key, const char *value);
 int cfg_finish(struct cfg_parse *p);
+
+/* pdp_config_approvals.c: [approvals], [approver ID] and [slack]. */
+int cfg_valid_id(const char *id);
+int cfg_list(struct cfg_parse *p, const char *key, const char *v, char ***out,
+             size_t *n);
+int cfg_appr_begin(struct cfg_parse *p, const char *kind, const char *id);
+int cfg_appr_set(struct cfg_parse *p, const char *key, const char *value);
+int cfg_appr_end(struct cfg_parse *p);
+int cfg_appr_finish(struct cfg_parse *p, const char *dir);
+void cfg_appr_free(struct pdp_config *c);
 
 #endif

@@ -53,6 +53,11 @@ cfg_defaults(const char *path)
     c->intent_ttl_max = 300;
     c->grant_ttl = 30;
     c->approval_ttl = 900;
+    c->approval_quorum = 1;
+    c->session_idle = 900;
+    c->session_max = 28800;
+    c->login_max_failures = 5;
+    c->login_window = 300;
     c->threads = 2;
     c->synchronous_full = 1;
     c->max_body_bytes = 64 * 1024;
@@ -107,8 +112,8 @@ parse_listen(struct cfg_parse *p, const char *v)
 }
 
 /* Split "a, b ,c" into a new array of trimmed, non-empty strings. */
-static int
-parse_list(struct cfg_parse *p, const char *key, const char *v, char ***out,
+int
+cfg_list(struct cfg_parse *p, const char *key, const char *v, char ***out,
            size_t *n)
 {
     const char *s = v, *e;
@@ -183,7 +188,7 @@ set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
     case K_SIGNING_KEY:
         return set_string(p, key, v, &c->signing_key);
     case K_PUBLIC_KEYS:
-        return parse_list(p, key, v, &c->public_keys, &c->npublic_keys);
+        return cfg_list(p, key, v, &c->public_keys, &c->npublic_keys);
     case K_POLICY_DIR:
         return set_string(p, key, v, &c->policy_dir);
     case K_ISSUER:
@@ -243,8 +248,8 @@ set_policy(struct cfg_parse *p, const char *key, const char *v)
 
 /* ---- principal sections ---- */
 
-static int
-valid_id(const char *id)
+int
+cfg_valid_id(const char *id)
 {
     size_t i, n = strlen(id);
 
@@ -272,6 +277,9 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
         p->sec = SEC_POLICY;
         return 0;
     }
+    if (strcmp(kind, "approvals") == 0 || strcmp(kind, "approver") == 0 ||
+        strcmp(kind, "slack") == 0)
+        return cfg_appr_begin(p, kind, id);
     role = strcmp(kind, "agent") == 0      ? PDP_ROLE_AGENT
            : strcmp(kind, "executor") == 0 ? PDP_ROLE_EXECUTOR
            : strcmp(kind, "admin") == 0    ? PDP_ROLE_ADMIN
@@ -279,9 +287,10 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
     if (role == PDP_ROLE_NONE)
         return cfg_error(p,
                          "unknown section [%s] (want [policy], [agent ID], "
-                         "[executor ID] or [admin ID])",
+                         "[executor ID], [admin ID], [approver ID], "
+                         "[approvals] or [slack])",
                          kind);
-    if (id == NULL || !valid_id(id))
+    if (id == NULL || !cfg_valid_id(id))
         return cfg_error(p,
                          "[%s] needs an id of letters, digits and ._:@- "
                          "(at most 64)",
@@ -324,14 +333,14 @@ set_principal(struct cfg_parse *p, const char *key, const char *v)
     if (strcmp(key, "tenant") == 0 && pr->role == PDP_ROLE_AGENT) {
         if (pr->tenant != NULL)
             return cfg_error(p, "duplicate key tenant");
-        if (!valid_id(v))
+        if (!cfg_valid_id(v))
             return cfg_error(p, "tenant must be letters, digits and ._:@-");
         return set_string(p, key, v, &pr->tenant);
     }
     if (strcmp(key, "actions") == 0 && pr->role == PDP_ROLE_EXECUTOR) {
         if (pr->nactions > 0)
             return cfg_error(p, "duplicate key actions");
-        return parse_list(p, key, v, &pr->actions, &pr->nactions);
+        return cfg_list(p, key, v, &pr->actions, &pr->nactions);
     }
     return cfg_error(p, "unknown key %s in this section", key);
 }
@@ -342,6 +351,9 @@ cfg_section_end(struct cfg_parse *p)
     struct pdp_principal *pr = p->cur;
     int line = p->line;
 
+    if (p->sec == SEC_APPROVALS || p->sec == SEC_APPROVER ||
+        p->sec == SEC_SLACK)
+        return cfg_appr_end(p);
     if (p->sec != SEC_PRINCIPAL || pr == NULL)
         return 0;
     p->line = p->cur_line;
@@ -369,6 +381,8 @@ cfg_set(struct cfg_parse *p, const char *key, const char *value)
         return set_policy(p, key, value);
     if (p->sec == SEC_PRINCIPAL)
         return set_principal(p, key, value);
+    if (p->sec != SEC_TOP)
+        return cfg_appr_set(p, key, value);
     for (k = 0; k < K_NKEYS; k++) {
         if (strcmp(key, topkeys[k]) != 0)
             continue;
@@ -458,5 +472,8 @@ cfg_finish(struct cfg_parse *p)
     for (i = 0; i < c->npublic_keys; i++)
         if (resolve(p, dir, &c->public_keys[i]) != 0)
             return -1;
-    return 0;
+    if (resolve(p, dir, &c->slack_bot_token_file) != 0 ||
+        resolve(p, dir, &c->slack_signing_secret_file) != 0)
+        return -1;
+    return cfg_appr_finish(p, dir);
 }

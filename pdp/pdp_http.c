@@ -110,6 +110,34 @@ pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
     pdp_reply_json(r, status, json_pack("{s:o?}", "error", err));
 }
 
+int
+pdp_reply_header(struct pdp_req *r, const char *name, const char *value)
+{
+    char *v;
+
+    if (r->reply.nhdr >= PDP_REPLY_HEADERS || (v = strdup(value)) == NULL)
+        return -1;
+    r->reply.hdr_name[r->reply.nhdr] = name;
+    r->reply.hdr_value[r->reply.nhdr++] = v;
+    return 0;
+}
+
+void
+pdp_req_client(struct pdp_req *r, char out[64])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr_in *sa;
+
+    (void)snprintf(out, 64, "unknown");
+    if (ci == NULL || ci->client_addr == NULL ||
+        ci->client_addr->sa_family != AF_INET)
+        return;
+    sa = (const struct sockaddr_in *)(const void *)ci->client_addr;
+    if (inet_ntop(AF_INET, &sa->sin_addr, out, 64) == NULL)
+        (void)snprintf(out, 64, "unknown");
+}
+
 /* ---- request helpers ---- */
 
 json_t *
@@ -288,6 +316,7 @@ static const struct {
     {"/metrics", "GET", serve_metrics},
     {"/v1/intents", "POST", pdp_post_intent},
     {"/v1/grants/redeem", "POST", pdp_post_redeem},
+    {"/slack/interactions", "POST", pdp_post_slack_interactions},
 };
 
 static void
@@ -305,7 +334,11 @@ route(struct pdp_req *r, const char *url, const char *method)
             method_not_allowed(r, fixed_routes[i].method);
         return;
     }
-    if (path_param(url, "/v1/intents/", "", id, sizeof(id)) != NULL) {
+    if (strcmp(url, "/ui") == 0 || strncmp(url, "/ui/", 4) == 0) {
+        pdp_ui_route(r, url, method);
+    } else if (pdp_approval_api_route(r, url, method)) {
+        ; /* answered */
+    } else if (path_param(url, "/v1/intents/", "", id, sizeof(id)) != NULL) {
         if (is_method(method, "GET"))
             pdp_get_intent(r, id);
         else
@@ -328,6 +361,7 @@ queue_reply(struct pdp_req *r)
 {
     struct MHD_Response *resp;
     enum MHD_Result ret;
+    size_t i;
 
     resp = MHD_create_response_from_buffer(r->reply.len, r->reply.body,
                                            MHD_RESPMEM_MUST_FREE);
@@ -343,6 +377,10 @@ queue_reply(struct pdp_req *r)
     if (r->reply.status == 401)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                       "Bearer");
+    (void)MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    for (i = 0; i < r->reply.nhdr; i++)
+        (void)MHD_add_response_header(resp, r->reply.hdr_name[i],
+                                      r->reply.hdr_value[i]);
     ret = MHD_queue_response(r->conn, r->reply.status, resp);
     MHD_destroy_response(resp);
     r->queued = 1;
@@ -423,6 +461,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
     struct pdp_req *r = *con_cls;
+    size_t i;
     (void)conn;
     (void)toe;
 
@@ -432,6 +471,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->op_free != NULL)
         r->op_free(r->op);
     free(r->reply.body);
+    for (i = 0; i < r->reply.nhdr; i++)
+        free(r->reply.hdr_value[i]);
     ig_buf_release(&r->body);
     free(r);
     *con_cls = NULL;

@@ -18,7 +18,9 @@
 #include "pdp_store.h"
 #include "pol.h"
 
-struct pdp_waiters; /* long-poll registry, pdp_wait.c */
+struct pdp_waiters;   /* long-poll registry, pdp_wait.c */
+struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval.c */
+struct pdp_slack;     /* Slack notifier, pdp_slack.c */
 
 struct pdp_server {
     const struct pdp_config *cfg;
@@ -34,9 +36,13 @@ struct pdp_server {
 
     struct pdp_metrics metrics;
     struct pdp_waiters *waiters;
+    struct pdp_approvals *approvals;
+    struct pdp_slack *slack; /* NULL when [slack] is not configured */
     atomic_int inflight; /* connections suspended on a store write */
     atomic_int stopping;
 };
+
+#define PDP_REPLY_HEADERS 6
 
 /* What a finished handler answers. body is a malloc'd string. */
 struct pdp_reply {
@@ -45,6 +51,11 @@ struct pdp_reply {
     size_t len;
     const char *content_type;
     const char *allow; /* for 405 */
+    /* Extra headers (Set-Cookie, Location, Content-Security-Policy...):
+       names are static strings, values malloc'd copies. */
+    const char *hdr_name[PDP_REPLY_HEADERS];
+    char *hdr_value[PDP_REPLY_HEADERS];
+    size_t nhdr;
 };
 
 enum pdp_req_phase {
@@ -84,6 +95,13 @@ char *pdp_json_text(const json_t *v);
 
 /* JSON reply (canonical text); v is stolen. */
 void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+
+/* Add a header to the reply (value copied); -1 when full or out of
+   memory. Call before or after filling the body. */
+int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
+
+/* The client's address as text ("127.0.0.1"), or "unknown". */
+void pdp_req_client(struct pdp_req *r, char out[64]);
 
 /* Raw JSON text reply (copied). */
 void pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
@@ -126,6 +144,23 @@ void pdp_post_intent(struct pdp_req *r);                  /* pdp_intake.c */
 void pdp_get_intent(struct pdp_req *r, const char *id);   /* pdp_query.c */
 void pdp_post_redeem(struct pdp_req *r);                  /* pdp_redeem.c */
 void pdp_post_outcome(struct pdp_req *r, const char *id); /* pdp_redeem.c */
+/* pdp_approval_api.c: /v1/approver/login|logout and /v1/approvals...;
+   returns 0 when url is not one of its paths. */
+int pdp_approval_api_route(struct pdp_req *r, const char *url,
+                           const char *method);
+/* pdp_ui.c: everything under /ui (the approval web pages). */
+void pdp_ui_route(struct pdp_req *r, const char *url, const char *method);
+/* pdp_slack.c: POST /slack/interactions. */
+void pdp_post_slack_interactions(struct pdp_req *r);
+
+/* ---- pdp_slack.c: the notifier (all no-ops when srv->slack is NULL) ---- */
+enum ig_status pdp_slack_start(struct pdp_server *s, struct ig_err *err) IG_WUR;
+void pdp_slack_stop(struct pdp_server *s);
+/* Queue a chat.postMessage for a new escalation (after its commit). */
+void pdp_slack_escalated(struct pdp_server *s, const char *intent_id);
+/* Queue an update of the escalation's message after a vote, a resolution
+   or an expiry (chat.update with who voted and the result). */
+void pdp_slack_changed(struct pdp_server *s, const char *intent_id);
 
 /* ---- pdp_policy_rt.c: policies per thread ---- */
 enum ig_status pdp_policies_init(struct pdp_server *s,

@@ -81,6 +81,8 @@ on_recorded(struct pdp_req *r)
     pdp_req_write_end(r);
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
+        if (op->verdict == POL_ESCALATE)
+            pdp_slack_escalated(r->srv, op->intent_id);
         finish_reply(r, 201, op->response_text);
     } else if (r->op_status == IG_ERR_EXISTS && op->replay != NULL) {
         /* A concurrent twin with the same idempotency key won: its answer,

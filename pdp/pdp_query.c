@@ -78,9 +78,9 @@ state_deadline(const json_t *rec, const char *state)
 static void
 times_to_text(json_t *obj)
 {
-    static const char *const keys[] = {"created_at",  "expires_at",
-                                       "issued_at",   "decided_at",
-                                       "redeemed_at", "reported_at"};
+    static const char *const keys[] = {
+        "created_at",  "expires_at",  "issued_at", "decided_at",
+        "redeemed_at", "reported_at", "voted_at",  "resolved_at"};
     char when[IG_TIME_STRLEN + 1];
     json_t *v;
     size_t i;
@@ -93,18 +93,44 @@ times_to_text(json_t *obj)
     }
 }
 
+/* rec as its reader sees it. The grant token goes only to the agent that
+   asked, and only while it can still be redeemed (state ALLOWED): then
+   "grant" is the token and "grant_expires_at" its expiry, as in the answer
+   to POST /v1/intents, so an agent waiting on an escalation gets its grant
+   from the long poll. Everyone sees the grant's metadata as grant_info. */
 static json_t *
-view(json_t *rec, int64_t now)
+view(json_t *rec, int64_t now, const struct pdp_principal *who)
 {
-    static const char *const parts[] = {"grant", "redemption", "outcome",
+    static const char *const parts[] = {"grant_info", "redemption", "outcome",
                                         "approval"};
-    json_t *ds = json_object_get(rec, "decisions"), *d;
+    json_t *ds = json_object_get(rec, "decisions"), *d, *g, *v;
+    const char *state = pdp_intent_state(rec, now);
+    char when[IG_TIME_STRLEN + 1];
     size_t i;
 
-    (void)json_object_set_new(rec, "state",
-                              json_string(pdp_intent_state(rec, now)));
-    /* The grant token is for the agent that asked, in its answer only. */
-    (void)json_object_del(json_object_get(rec, "grant"), "token");
+    (void)json_object_set_new(rec, "state", json_string(state));
+    g = json_object_get(rec, "grant");
+    if (g != NULL) {
+        (void)json_object_set(rec, "grant_info", g);
+        if (who->role == PDP_ROLE_AGENT && strcmp(state, "ALLOWED") == 0 &&
+            ig_time_format(
+                (int64_t)json_integer_value(json_object_get(g, "expires_at")),
+                when) == IG_OK) {
+            v = json_object_get(g, "token");
+            (void)json_object_set(rec, "grant", v);
+            (void)json_object_set_new(rec, "grant_expires_at",
+                                      json_string(when));
+        } else {
+            (void)json_object_del(rec, "grant");
+        }
+        (void)json_object_del(json_object_get(rec, "grant_info"), "token");
+    }
+    json_array_foreach(json_object_get(json_object_get(rec, "approval"),
+                                       "votes"),
+                       i, d) times_to_text(d);
+    d = json_object_get(json_object_get(rec, "approval"), "resolution");
+    if (d != NULL)
+        times_to_text(d);
     /* The binding is the intent as hashed; call it that. */
     (void)json_object_set(rec, "intent", json_object_get(rec, "binding"));
     (void)json_object_del(rec, "binding");
@@ -160,10 +186,11 @@ read_visible(struct pdp_req *r, const struct query_op *q)
 static void
 answer(struct pdp_req *r)
 {
-    json_t *rec = read_visible(r, r->op);
+    struct query_op *q = r->op;
+    json_t *rec = read_visible(r, q);
 
     if (rec != NULL)
-        pdp_reply_json(r, 200, view(rec, ig_time_now()));
+        pdp_reply_json(r, 200, view(rec, ig_time_now(), q->who));
 }
 
 static int
@@ -240,5 +267,5 @@ pdp_get_intent(struct pdp_req *r, const char *id)
         answer(r); /* changed while we read: answer now */
         return;
     }
-    pdp_reply_json(r, 200, view(rec, now));
+    pdp_reply_json(r, 200, view(rec, now, who));
 }

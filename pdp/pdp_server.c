@@ -3,6 +3,7 @@
  * registry and the HTTP daemon, in that order; stopped in reverse, with
  * every suspended connection answered first.
  */
+#include "pdp_approval.h"
 #include "pdp_int.h"
 
 #include <stdio.h>
@@ -76,6 +77,8 @@ load_keys(struct pdp_server *s, struct ig_err *err)
 static void
 server_free(struct pdp_server *s)
 {
+    pdp_approval_stop(s);
+    pdp_slack_stop(s);
     pdp_store_close(s->store);
     pdp_waiters_free(s->waiters);
     pdp_policies_release(s);
@@ -109,6 +112,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (pdp_store_open(&so, &s->store, err) != IG_OK)
         goto fail;
     pdp_store_set_observer(s->store, observe_commit, &s->metrics);
+    if (pdp_slack_start(s, err) != IG_OK || pdp_approval_start(s, err) != IG_OK)
+        goto fail;
     s->mhd = pdp_http_start(s, err);
     if (s->mhd == NULL)
         goto fail;

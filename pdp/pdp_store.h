@@ -79,7 +79,26 @@ struct pdp_outcome_rec {
 };
 
 /*
- * Open (creating and migrating as needed) and start the writer thread.
+ * A vote on an approval request, and/or its resolution, recorded
+ * atomically with the decision and grant that follow from it. approver
+ * NULL: no vote (an expiry). result NULL: the request stays pending.
+ * decision_id NULL: no new decision; grant_jti NULL: no grant.
+ */
+struct pdp_vote_rec {
+    const char *intent_id;
+    const char *approver, *vote, *comment, *channel;
+    const char *groups; /* JSON array text: the approver's groups */
+    const char *intent_hash;
+    int64_t at;
+    const char *result; /* "APPROVED" | "DENIED" | "EXPIRED" | NULL */
+    const char *decision_id, *decision, *reasons, *message, *policy_revision;
+    const char *grant_jti, *grant_aud, *grant_token;
+    int64_t grant_expires_at;
+    const char *const *events;
+    size_t nevents;
+};
+
+/* Open (creating and migrating as needed) and start the writer thread.
  * IG_ERR_IO with err naming the file and SQLite's message.
  */
 enum ig_status pdp_store_open(const struct pdp_store_opts *opts,
@@ -130,7 +149,9 @@ enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
  *   present: grant {jti, audience, issued_at, expires_at, token}, redemption
  *   {executor, redeemed_at}, outcome {outcome, detail, executor,
  *   reported_at}, approval {approval_id, requirements, created_at,
- *   expires_at}.
+ *   expires_at, votes: [{approver, vote, comment, channel, groups,
+ *   intent_hash, voted_at}], resolution {result, resolved_at} when
+ *   resolved}.
  * IG_ERR_NOTFOUND, IG_ERR_IO.
  */
 enum ig_status pdp_store_get_intent(struct pdp_store *s, const char *intent_id,
@@ -167,6 +188,33 @@ enum ig_status pdp_store_put_outcome_async(struct pdp_store *s,
  */
 int64_t pdp_store_count(struct pdp_store *s, const char *key,
                         int64_t window_seconds, int64_t now);
+
+/*
+ * Record a vote and what follows from it. IG_ERR_EXISTS when this
+ * approver already voted on the request or it is already resolved (nothing
+ * is written); IG_ERR_NOTFOUND when the intent has no approval request.
+ */
+enum ig_status pdp_store_put_vote(struct pdp_store *s,
+                                  const struct pdp_vote_rec *r) IG_WUR;
+
+/* Append audit events alone (refusals, login failures, notifications). */
+enum ig_status pdp_store_put_events(struct pdp_store *s,
+                                    const char *const *events,
+                                    size_t n) IG_WUR;
+
+/*
+ * Approval requests with no resolution, oldest first, as an array of
+ * {intent_id, approval_id, requirements, created_at, expires_at}; with
+ * expired_before > 0 only those whose expiry is at or before it.
+ */
+enum ig_status pdp_store_open_approvals(struct pdp_store *s,
+                                        int64_t expired_before,
+                                        json_t **out) IG_WUR;
+
+/* The intent id of approval_id (malloc'd). IG_ERR_NOTFOUND, IG_ERR_IO. */
+enum ig_status pdp_store_approval_intent(struct pdp_store *s,
+                                         const char *approval_id,
+                                         char **intent_id) IG_WUR;
 
 /* Number of audit events recorded (the next leaf index). Read-only. */
 enum ig_status pdp_store_audit_size(struct pdp_store *s, int64_t *out) IG_WUR;

@@ -118,6 +118,10 @@ enum ig_status pdp_job_hit(struct pdp_store *s, struct pdp_job *j);
 
 /* pdp_store_sqlite.c */
 enum ig_status pdp_store_submit(struct pdp_store *s, struct pdp_job *j);
+/* Run fn(s, job with rec) on the writer thread and wait for its commit;
+   notify names the intent whose waiters to wake ("" or NULL: none). */
+enum ig_status pdp_store_run(struct pdp_store *s, pdp_job_fn fn,
+                             const void *rec, const char *notify);
 struct pdp_rconn *pdp_rconn_get(struct pdp_store *s);
 void pdp_rconn_put(struct pdp_store *s, struct pdp_rconn *c);
 
@@ -134,6 +138,11 @@ void pdp_counters_free(struct pdp_store *s);
 enum ig_status pdp_checkpointer_start(struct pdp_store *s,
                                       struct ig_err *err) IG_WUR;
 void pdp_checkpointer_stop(struct pdp_store *s);
+
+/* pdp_store_approval.c: add votes and resolution to an approval object
+   read on c (inside its read transaction). */
+enum ig_status pdp_store_read_votes(struct pdp_rconn *c, sqlite3_int64 seq,
+                                    json_t *approval) IG_WUR;
 
 /* pdp_store_schema.c */
 enum ig_status pdp_store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

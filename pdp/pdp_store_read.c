@@ -212,6 +212,8 @@ read_intent(struct pdp_rconn *c, const char *id, json_t **out)
         (void)sqlite3_bind_int64(st, 1, seq);
         rc = add_optional(obj, parts[i].key, st, parts[i].row);
     }
+    if (rc == IG_OK && json_object_get(obj, "approval") != NULL)
+        rc = pdp_store_read_votes(c, seq, json_object_get(obj, "approval"));
     if (rc != IG_OK) {
         json_decref(obj);
         return rc;

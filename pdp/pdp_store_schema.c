@@ -83,6 +83,25 @@ static const char *const migrations[] = {
         IMMUTABLE("decisions") IMMUTABLE("grants") IMMUTABLE("redemptions")
             IMMUTABLE("outcomes") IMMUTABLE("approvals")
                 IMMUTABLE("audit_events"),
+    /* 2: votes on approval requests and how each request ended. */
+    "CREATE TABLE votes ("
+    " seq INTEGER PRIMARY KEY,"
+    " intent_seq INTEGER NOT NULL REFERENCES approvals(intent_seq),"
+    " approver TEXT NOT NULL,"
+    " vote TEXT NOT NULL CHECK (vote IN ('APPROVE', 'DENY')),"
+    " comment TEXT NOT NULL,"
+    " channel TEXT NOT NULL,"
+    " groups TEXT NOT NULL,"
+    " intent_hash TEXT NOT NULL,"
+    " voted_at INTEGER NOT NULL,"
+    " UNIQUE (intent_seq, approver));"
+    "CREATE TABLE resolutions ("
+    " intent_seq INTEGER PRIMARY KEY REFERENCES approvals(intent_seq),"
+    " result TEXT NOT NULL"
+    "  CHECK (result IN ('APPROVED', 'DENIED', 'EXPIRED')),"
+    " resolved_at INTEGER NOT NULL);"
+    "CREATE INDEX approvals_expiry ON approvals(expires_at);" IMMUTABLE(
+        "votes") IMMUTABLE("resolutions"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

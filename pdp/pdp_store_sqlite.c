@@ -404,6 +404,13 @@ submit_sync(struct pdp_store *s, pdp_job_fn fn, const void *rec,
     return pdp_store_submit(s, &j);
 }
 
+enum ig_status
+pdp_store_run(struct pdp_store *s, pdp_job_fn fn, const void *rec,
+              const char *notify)
+{
+    return submit_sync(s, fn, rec, notify != NULL ? notify : "", NULL);
+}
+
 static enum ig_status
 submit_async(struct pdp_store *s, pdp_job_fn fn, const void *rec,
              const char *notify, char **replay, pdp_store_done_fn done,

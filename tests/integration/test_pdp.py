@@ -403,11 +403,20 @@ class Query(DevServer):
             self.assertEqual(rec["intent"], body["intent"])
             self.assertEqual(rec["intent_hash"], body["intent_hash"])
             self.assertEqual(rec["decisions"][0]["decision"], "ALLOW")
-            self.assertNotIn("token", json.dumps(rec["grant"]))
+            self.assertNotIn("token", rec["grant_info"])
+            # The token itself: only for the agent that asked, while it
+            # can still be redeemed.
+            if tok == "INTENTGATE_AGENT_TOKEN":
+                self.assertEqual(rec["grant"], body["grant"])
+                self.assertEqual(rec["grant_expires_at"],
+                                 body["grant_expires_at"])
+            else:
+                self.assertNotIn("grant", rec)
         self.assertEqual(self.srv.redeem(body["grant"], iid)[0], 200)
         st, rec, _ = self.srv.call("GET", path,
                                    self.env["INTENTGATE_AGENT_TOKEN"])
         self.assertEqual(rec["state"], "REDEEMED")
+        self.assertNotIn("grant", rec)
         esc = self.decide("db.write", "prod/x", {}, "ESCALATE")
         st, rec, _ = self.srv.call("GET", "/v1/intents/" + esc["intent_id"],
                                    self.env["INTENTGATE_AGENT_TOKEN"])

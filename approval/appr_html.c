@@ -1,0 +1,423 @@
+/*
+ * appr_html.c - HTML escaping, JSON pretty-printing and the page layout
+ * shared by the approval pages (see appr_html.h; the pages themselves are
+ * in appr_html_pages.c).
+ *
+ * Escaping copies runs of harmless bytes at once and writes an entity for
+ * each of & < > " '. The "visible" variants also decode UTF-8 to spot the
+ * characters that would make text read differently from what it is
+ * (controls, bidi embeddings and overrides, zero-width characters) and
+ * write them as [U+XXXX]. The JSON printer builds the indented text in a
+ * scratch buffer (same cap as the page) and escapes it in one pass.
+ */
+#include "appr_html.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "appr_html_int.h"
+#include "ig_canon.h"
+#include "ig_json.h"
+
+#define JSON_MAX_DEPTH 64 /* views come from ig_json_parse: 32 at most */
+
+/* ---- escaping ---- */
+
+static const char *
+entity(unsigned char c)
+{
+    switch (c) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&#39;";
+    case '\0':
+        return "\xEF\xBF\xBD"; /* U+FFFD: HTML has no NUL */
+    default:
+        return NULL;
+    }
+}
+
+enum ig_status
+appr_html_escape(struct ig_buf *b, const char *s, size_t n)
+{
+    size_t i, run = 0;
+    enum ig_status st;
+    const char *e;
+
+    for (i = 0; i < n; i++) {
+        if ((e = entity((unsigned char)s[i])) == NULL)
+            continue;
+        if ((st = ig_buf_add(b, s + run, i - run)) != IG_OK ||
+            (st = ig_buf_adds(b, e)) != IG_OK)
+            return st;
+        run = i + 1;
+    }
+    return ig_buf_add(b, s + run, n - run);
+}
+
+enum ig_status
+appr_html_escape_str(struct ig_buf *b, const char *s)
+{
+    return s != NULL ? appr_html_escape(b, s, strlen(s)) : IG_OK;
+}
+
+/* The code point of the UTF-8 sequence at s (n bytes left) and its length
+   in *k; a stray byte decodes as itself, length 1. */
+static unsigned long
+utf8_next(const unsigned char *s, size_t n, size_t *k)
+{
+    unsigned long cp;
+    size_t len, j;
+
+    if (s[0] < 0xC2 || s[0] > 0xF4) {
+        *k = 1;
+        return s[0];
+    }
+    len = s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : 4;
+    cp = s[0] & (0x7Fu >> len);
+    for (j = 1; j < len; j++) {
+        if (j >= n || (s[j] & 0xC0) != 0x80) {
+            *k = 1;
+            return s[0];
+        }
+        cp = (cp << 6) | (s[j] & 0x3Fu);
+    }
+    *k = len;
+    return cp;
+}
+
+/* 1 for a character that is invisible or changes the direction of the
+   text around it. */
+static int
+deceptive(unsigned long cp)
+{
+    return cp == 0xAD || cp == 0x61C || cp == 0x180E ||
+           (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF ||
+           (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
+/* Escape, writing controls (except newlines when lines) and deceptive
+   characters as [U+XXXX]. */
+static enum ig_status
+text_visible(struct ig_buf *b, const char *s, size_t n, int lines)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, run = 0, k;
+    unsigned long cp;
+    char mark[16];
+    enum ig_status st;
+
+    while (i < n) {
+        cp = utf8_next(u + i, n - i, &k);
+        if ((cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || deceptive(cp)) &&
+            !(lines && (cp == '\n' || cp == '\r' || cp == '\t'))) {
+            (void)snprintf(mark, sizeof(mark), "[U+%04lX]", cp);
+            if ((st = appr_html_escape(b, s + run, i - run)) != IG_OK ||
+                (st = ig_buf_adds(b, mark)) != IG_OK)
+                return st;
+            run = i + k;
+        }
+        i += k;
+    }
+    return appr_html_escape(b, s + run, n - run);
+}
+
+enum ig_status
+appr_html_text(struct ig_buf *b, const char *s, size_t n)
+{
+    return text_visible(b, s, n, 0);
+}
+
+/* ---- JSON, pretty ---- */
+
+static enum ig_status json_pretty(struct ig_buf *t, const json_t *v, int depth);
+
+static enum ig_status
+json_string_out(struct ig_buf *t, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, k;
+    unsigned long cp;
+    char esc[8];
+    enum ig_status st = ig_buf_addc(t, '"');
+
+    while (st == IG_OK && i < n) {
+        cp = utf8_next(u + i, n - i, &k);
+        esc[0] = '\0';
+        if (cp == '"' || cp == '\\')
+            (void)snprintf(esc, sizeof(esc), "\\%c", (char)cp);
+        else if (cp == '\n')
+            (void)snprintf(esc, sizeof(esc), "\\n");
+        else if (cp == '\r')
+            (void)snprintf(esc, sizeof(esc), "\\r");
+        else if (cp == '\t')
+            (void)snprintf(esc, sizeof(esc), "\\t");
+        else if (cp < 0x20 || cp == 0x7F || deceptive(cp))
+            (void)snprintf(esc, sizeof(esc), "\\u%04lx", cp);
+        st = esc[0] != '\0' ? ig_buf_adds(t, esc) : ig_buf_add(t, s + i, k);
+        i += k;
+    }
+    return st == IG_OK ? ig_buf_addc(t, '"') : st;
+}
+
+static enum ig_status
+indent(struct ig_buf *t, int depth)
+{
+    enum ig_status st = ig_buf_addc(t, '\n');
+    int i;
+
+    for (i = 0; st == IG_OK && i < depth; i++)
+        st = ig_buf_adds(t, "  ");
+    return st;
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static enum ig_status
+json_object_out(struct ig_buf *t, const json_t *v, int depth)
+{
+    size_t n = json_object_size(v), i = 0;
+    const char **keys, *k;
+    json_t *e;
+    enum ig_status st = IG_OK;
+
+    if (n == 0)
+        return ig_buf_adds(t, "{}");
+    if ((keys = malloc(n * sizeof(*keys))) == NULL)
+        return IG_ERR_NOMEM;
+    json_object_foreach(ig_json_unconst(v), k, e)
+    {
+        (void)e;
+        keys[i++] = k;
+    }
+    qsort(keys, n, sizeof(*keys), key_cmp);
+    st = ig_buf_addc(t, '{');
+    for (i = 0; st == IG_OK && i < n; i++) {
+        if (i > 0)
+            st = ig_buf_addc(t, ',');
+        if (st == IG_OK)
+            st = indent(t, depth + 1);
+        if (st == IG_OK)
+            st = json_string_out(t, keys[i], strlen(keys[i]));
+        if (st == IG_OK)
+            st = ig_buf_adds(t, ": ");
+        if (st == IG_OK)
+            st = json_pretty(t, json_object_get(v, keys[i]), depth + 1);
+    }
+    free(keys);
+    if (st == IG_OK)
+        st = indent(t, depth);
+    return st == IG_OK ? ig_buf_addc(t, '}') : st;
+}
+
+static enum ig_status
+json_array_out(struct ig_buf *t, const json_t *v, int depth)
+{
+    size_t n = json_array_size(v), i;
+    enum ig_status st;
+
+    if (n == 0)
+        return ig_buf_adds(t, "[]");
+    st = ig_buf_addc(t, '[');
+    for (i = 0; st == IG_OK && i < n; i++) {
+        if (i > 0)
+            st = ig_buf_addc(t, ',');
+        if (st == IG_OK)
+            st = indent(t, depth + 1);
+        if (st == IG_OK)
+            st = json_pretty(t, json_array_get(v, i), depth + 1);
+    }
+    if (st == IG_OK)
+        st = indent(t, depth);
+    return st == IG_OK ? ig_buf_addc(t, ']') : st;
+}
+
+/* A number as text: integers exactly, reals as RFC 8785 writes them. */
+static enum ig_status
+number_text(const json_t *v, char out[IG_NUMBER_STRMAX])
+{
+    if (json_is_integer(v)) {
+        (void)snprintf(out, IG_NUMBER_STRMAX, "%" JSON_INTEGER_FORMAT,
+                       json_integer_value(v));
+        return IG_OK;
+    }
+    return ig_canon_number(json_real_value(v), out, NULL);
+}
+
+static enum ig_status
+json_pretty(struct ig_buf *t, const json_t *v, int depth)
+{
+    char num[IG_NUMBER_STRMAX];
+    enum ig_status st;
+
+    if (depth > JSON_MAX_DEPTH)
+        return IG_ERR_LIMIT;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return json_object_out(t, v, depth);
+    case JSON_ARRAY:
+        return json_array_out(t, v, depth);
+    case JSON_STRING:
+        return json_string_out(t, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+    case JSON_REAL:
+        if ((st = number_text(v, num)) != IG_OK)
+            return st;
+        return ig_buf_adds(t, num);
+    case JSON_TRUE:
+        return ig_buf_adds(t, "true");
+    case JSON_FALSE:
+        return ig_buf_adds(t, "false");
+    case JSON_NULL:
+    default:
+        return ig_buf_adds(t, "null");
+    }
+}
+
+enum ig_status
+appr_html_json(struct ig_buf *b, const json_t *v)
+{
+    struct ig_buf t;
+    enum ig_status st;
+
+    if (v == NULL)
+        return ig_buf_adds(b, "null");
+    ig_buf_init(&t, b->max);
+    st = json_pretty(&t, v, 0);
+    if (st == IG_OK)
+        st = appr_html_escape(b, t.data != NULL ? t.data : "", t.len);
+    ig_buf_release(&t);
+    return st;
+}
+
+/* ---- the sticky writer ---- */
+
+void
+appr_w_raw(struct appr_w *w, const char *s)
+{
+    if (w->st == IG_OK)
+        w->st = ig_buf_adds(w->b, s);
+}
+
+void
+appr_w_esc(struct appr_w *w, const char *s)
+{
+    if (w->st == IG_OK)
+        w->st = appr_html_escape_str(w->b, s);
+}
+
+static void
+value_out(struct appr_w *w, const json_t *v, int lines)
+{
+    char num[IG_NUMBER_STRMAX];
+
+    if (w->st != IG_OK)
+        return;
+    if (json_is_string(v))
+        w->st = text_visible(w->b, json_string_value(v), json_string_length(v),
+                             lines);
+    else if (json_is_number(v) && number_text(v, num) == IG_OK)
+        w->st = ig_buf_adds(w->b, num);
+    else
+        w->st = ig_buf_adds(w->b, "\xE2\x80\x94"); /* an em dash */
+}
+
+void
+appr_w_value(struct appr_w *w, const json_t *v)
+{
+    value_out(w, v, 0);
+}
+
+void
+appr_w_lines(struct appr_w *w, const json_t *v)
+{
+    value_out(w, v, 1);
+}
+
+void
+appr_w_json(struct appr_w *w, const json_t *v)
+{
+    if (w->st == IG_OK)
+        w->st = appr_html_json(w->b, v);
+}
+
+void
+appr_w_segment(struct appr_w *w, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *u = (const unsigned char *)(s != NULL ? s : "");
+    char pct[4];
+
+    for (; w->st == IG_OK && *u != '\0'; u++) {
+        if ((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') ||
+            (*u >= '0' && *u <= '9') || *u == '-' || *u == '.' || *u == '_' ||
+            *u == '~') {
+            w->st = ig_buf_addc(w->b, (char)*u);
+            continue;
+        }
+        pct[0] = '%';
+        pct[1] = hex[*u >> 4];
+        pct[2] = hex[*u & 15];
+        pct[3] = '\0';
+        w->st = ig_buf_adds(w->b, pct);
+    }
+}
+
+const char *
+appr_json_str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* ---- layout ---- */
+
+void
+appr_w_begin(struct appr_w *w, const struct appr_page *p, const char *title)
+{
+    appr_w_raw(w, "<!doctype html>\n<html lang=\"en\">\n<head>\n"
+                  "<meta charset=\"utf-8\">\n"
+                  "<meta name=\"viewport\" "
+                  "content=\"width=device-width, initial-scale=1\">\n"
+                  "<meta name=\"referrer\" content=\"no-referrer\">\n"
+                  "<meta name=\"color-scheme\" content=\"light dark\">\n"
+                  "<title>");
+    appr_w_esc(w, title);
+    appr_w_raw(w, " \xC2\xB7 intentgate</title>\n"
+                  "<link rel=\"stylesheet\" href=\"" APPR_CSS_PATH "\">\n"
+                  "</head>\n<body>\n<header class=\"top\"><div class=\"bar\">\n"
+                  "<a class=\"brand\" href=\"/ui/approvals\">intentgate</a>\n");
+    if (p != NULL && p->approver_id != NULL) {
+        appr_w_raw(w, "<div class=\"user\"><span class=\"who\" "
+                      "id=\"approver-name\" title=\"");
+        appr_w_esc(w, p->approver_id);
+        appr_w_raw(w, "\">");
+        appr_w_esc(w, p->approver_name != NULL ? p->approver_name
+                                               : p->approver_id);
+        appr_w_raw(w, "</span>\n<form class=\"logout\" method=\"post\" "
+                      "action=\"/ui/logout\">"
+                      "<input type=\"hidden\" name=\"csrf\" value=\"");
+        appr_w_esc(w, p->csrf);
+        appr_w_raw(w, "\"><button type=\"submit\" id=\"logout\" "
+                      "class=\"link\">Sign out</button></form></div>\n");
+    }
+    appr_w_raw(w, "</div></header>\n<main>\n");
+}
+
+void
+appr_w_end(struct appr_w *w)
+{
+    appr_w_raw(w, "</main>\n</body>\n</html>\n");
+}

@@ -1,0 +1,736 @@
+/*
+ * pdp_approval.c - votes on escalations and the expiry sweeper.
+ *
+ * DESIGN
+ * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
+ * one mutex it reads what is recorded about the intent, applies the rules
+ * in a fixed order (resolved, expired, group, self-approval, already
+ * voted, intent hash), and either audits the refusal or builds one vote
+ * record: the vote, and when it decides the request, the resolution, the
+ * new decision and (for an ALLOW) the grant, all written in one
+ * transaction by the store's writer. The mutex makes "count the votes,
+ * then add one" atomic across threads; the store's constraints back it up
+ * across processes sharing a file.
+ *
+ * At quorum the policies run again on the binding plus intent.approval
+ * ({approval_id, groups, quorum, approvals:[{approver, groups, comment,
+ * at}]}); only their ALLOW issues a grant, which expires grant_ttl after
+ * the approval. A sweeper thread resolves expired requests once a second.
+ */
+#include "pdp_approval.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "appr_session.h"
+#include "ig_grant.h"
+#include "ig_limits.h"
+#include "pdp_approval_int.h"
+#include "pdp_int.h"
+
+#define COMMENT_MAX 500
+
+/* ---- small helpers ---- */
+
+static const char *
+jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static int
+in_requirements(const json_t *req, const struct pdp_approver *a)
+{
+    json_t *g;
+    size_t i;
+
+    json_array_foreach(json_object_get(req, "groups"), i, g)
+    {
+        if (pdp_approver_in_group(a, json_string_value(g)))
+            return 1;
+    }
+    return 0;
+}
+
+static int
+approve_count(const json_t *votes)
+{
+    json_t *v;
+    size_t i;
+    int n = 0;
+
+    json_array_foreach(votes, i, v)
+    {
+        const char *s = jstr(v, "vote");
+        if (s != NULL && strcmp(s, "APPROVE") == 0)
+            n++;
+    }
+    return n;
+}
+
+static int
+has_voted(const json_t *votes, const char *approver)
+{
+    json_t *v;
+    size_t i;
+
+    json_array_foreach(votes, i, v)
+    {
+        const char *s = jstr(v, "approver");
+        if (s != NULL && strcmp(s, approver) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+const char *
+pdp_approval_revision(const json_t *rec)
+{
+    const json_t *ds = json_object_get(rec, "decisions");
+    const char *r =
+        jstr(json_array_get(ds, json_array_size(ds) - 1), "policy_revision");
+
+    return r != NULL ? r : "";
+}
+
+int
+pdp_approval_self(const json_t *rec, const struct pdp_approver *a)
+{
+    const json_t *b = json_object_get(rec, "binding");
+    const char *by = jstr(json_object_get(b, "context"), "requested_by");
+
+    return (by != NULL && strcmp(by, a->id) == 0) ||
+           strcmp(jstr(rec, "principal") != NULL ? jstr(rec, "principal") : "",
+                  a->id) == 0;
+}
+
+const char *
+pdp_approval_refusal(const json_t *rec, const struct pdp_approver *a,
+                     int64_t now)
+{
+    const json_t *ap = json_object_get(rec, "approval");
+
+    if (ap == NULL)
+        return "APPROVAL_NOT_FOUND";
+    if (json_object_get(ap, "resolution") != NULL)
+        return "APPROVAL_RESOLVED";
+    if (json_integer_value(json_object_get(ap, "expires_at")) <= now)
+        return "APPROVAL_EXPIRED";
+    if (a == NULL || !in_requirements(json_object_get(ap, "requirements"), a))
+        return "NOT_ELIGIBLE";
+    if (pdp_approval_self(rec, a))
+        return "SELF_APPROVAL";
+    if (has_voted(json_object_get(ap, "votes"), a->id))
+        return "ALREADY_VOTED";
+    return NULL;
+}
+
+static unsigned int
+status_of(const char *code)
+{
+    static const struct {
+        const char *code;
+        unsigned int status;
+    } t[] = {{"APPROVAL_NOT_FOUND", 404}, {"NOT_ELIGIBLE", 403},
+             {"SELF_APPROVAL", 403},      {"ALREADY_VOTED", 409},
+             {"INTENT_HASH_MISMATCH", 409}, {"APPROVAL_RESOLVED", 409},
+             {"APPROVAL_EXPIRED", 410},   {"INVALID_VOTE", 400},
+             {"STORE_UNAVAILABLE", 503}};
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(t[i].code, code) == 0)
+            return t[i].status;
+    return 500;
+}
+
+static const char *
+message_of(const char *code)
+{
+    if (strcmp(code, "APPROVAL_NOT_FOUND") == 0)
+        return "no such approval request";
+    if (strcmp(code, "NOT_ELIGIBLE") == 0)
+        return "you are not in a group this approval needs";
+    if (strcmp(code, "SELF_APPROVAL") == 0)
+        return "you requested this action: someone else must approve it";
+    if (strcmp(code, "ALREADY_VOTED") == 0)
+        return "you already voted on this request";
+    if (strcmp(code, "INTENT_HASH_MISMATCH") == 0)
+        return "the intent hash you approved is not this intent's: reload "
+               "and check what you approve";
+    if (strcmp(code, "APPROVAL_RESOLVED") == 0)
+        return "this request is already decided";
+    if (strcmp(code, "APPROVAL_EXPIRED") == 0)
+        return "this request expired; votes are no longer taken";
+    if (strcmp(code, "INVALID_VOTE") == 0)
+        return "a vote needs approve or deny and the intent hash it "
+               "approves";
+    return "the vote could not be recorded; try again";
+}
+
+/* Audit one event (best effort: a store failure is logged). */
+void
+pdp_approval_audit(struct pdp_server *s, json_t *ev)
+{
+    char *text = ev != NULL ? pdp_json_text(ev) : NULL;
+    const char *const one[1] = {text};
+
+    if (text == NULL || pdp_store_put_events(s->store, one, 1) != IG_OK)
+        pdp_log("error", "audit.write_failed",
+                json_pack("{s:s}", "type",
+                          ev != NULL && jstr(ev, "type") != NULL
+                              ? jstr(ev, "type")
+                              : "?"));
+    free(text);
+    json_decref(ev);
+}
+
+static void
+refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
+       const char *code, struct pdp_vote_result *out)
+{
+    char now[IG_TIME_STRLEN + 1];
+
+    out->code = code;
+    out->http_status = status_of(code);
+    (void)snprintf(out->message, sizeof(out->message), "%s", message_of(code));
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
+    pdp_approval_audit(
+        s, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s}", "type",
+                     "approval.vote_refused", "time", now, "approval_id",
+                     v->approval_id, "intent_id", intent_id, "approver",
+                     v->approver != NULL ? v->approver->id : "",
+                     "channel", v->channel != NULL ? v->channel : "",
+                     "code", code));
+}
+
+static int
+vote_valid(const struct pdp_vote *v)
+{
+    return v->approval_id != NULL && v->approver != NULL &&
+           v->intent_hash != NULL && ig_hash_is_valid(v->intent_hash) &&
+           v->channel != NULL &&
+           (v->comment == NULL || strlen(v->comment) <= COMMENT_MAX);
+}
+
+/* ---- deciding a request ---- */
+
+struct outcome {
+    const char *result; /* APPROVED, DENIED or NULL (still pending) */
+    struct pol_decision d;
+    char decision_id[IG_UUID_STRLEN + 1];
+    char revision[IG_HASH_STRLEN + 1];
+    char jti[IG_UUID_STRLEN + 1];
+    char grant_exp_text[IG_TIME_STRLEN + 1];
+    const struct pdp_principal *executor;
+    struct ig_buf grant;
+    int64_t grant_exp;
+};
+
+static void
+block_with(struct pol_decision *d, const char *reason, const char *msg)
+{
+    struct pol_decision old = *d;
+    size_t i;
+
+    memset(d, 0, sizeof(*d));
+    d->verdict = POL_BLOCK;
+    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
+    d->nreasons = 1;
+    /* Keep the policies' own reasons after ours. */
+    for (i = 0; i < old.nreasons && d->nreasons < POL_MAX_REASONS; i++)
+        if (strcmp(old.reasons[i], reason) != 0)
+            memcpy(d->reasons[d->nreasons++], old.reasons[i], POL_REASON_MAX);
+    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
+}
+
+/* The intent the policies see at quorum: the binding plus approval. */
+static json_t *
+reeval_intent(const json_t *rec, const struct pdp_vote *v)
+{
+    const json_t *ap = json_object_get(rec, "approval"), *req, *x;
+    json_t *in = json_deep_copy(json_object_get(rec, "binding"));
+    json_t *list = json_array(), *mine = json_array();
+    size_t i;
+
+    req = json_object_get(ap, "requirements");
+    json_array_foreach(json_object_get(ap, "votes"), i, x)
+    {
+        if (strcmp(jstr(x, "vote") ? jstr(x, "vote") : "", "APPROVE") == 0)
+            /* json_array_append_new steals; "O" adds references. */
+            (void)json_array_append_new(
+                list, json_pack("{s:s, s:O, s:s, s:I}", "approver",
+                                jstr(x, "approver"), "groups",
+                                json_object_get(x, "groups"), "comment",
+                                jstr(x, "comment") ? jstr(x, "comment") : "",
+                                "at", json_integer_value(json_object_get(
+                                          x, "voted_at"))));
+    }
+    for (i = 0; mine != NULL && i < v->approver->ngroups; i++)
+        (void)json_array_append_new(mine, json_string(v->approver->groups[i]));
+    /* "o" steals mine. */
+    (void)json_array_append_new(
+        list, json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id,
+                        "groups", mine, "comment",
+                        v->comment != NULL ? v->comment : "", "at",
+                        (json_int_t)ig_time_now()));
+    if (in == NULL || list == NULL || mine == NULL) {
+        json_decref(in);
+        json_decref(list);
+        return NULL;
+    }
+    /* json_object_set_new steals the approval object; "O"/"o" as usual. */
+    (void)json_object_set_new(
+        in, "approval",
+        json_pack("{s:s, s:O, s:O, s:o}", "approval_id", v->approval_id,
+                  "groups", json_object_get(req, "groups"), "quorum",
+                  json_object_get(req, "quorum"), "approvals", list));
+    return in;
+}
+
+static int
+sign_grant(struct pdp_server *s, const json_t *rec, struct outcome *o,
+           int64_t now)
+{
+    const json_t *b = json_object_get(rec, "binding");
+    struct ig_grant_claims cl;
+    struct ig_err err;
+
+    ig_uuid4(o->jti);
+    o->grant_exp = now + s->cfg->grant_ttl;
+    if (ig_time_format(o->grant_exp, o->grant_exp_text) != IG_OK)
+        return -1;
+    memset(&cl, 0, sizeof(cl));
+    cl.iss = s->cfg->issuer;
+    cl.aud = o->executor->id;
+    cl.sub = jstr(b, "principal");
+    cl.jti = o->jti;
+    cl.intent_id = jstr(rec, "intent_id");
+    cl.intent_hash = jstr(rec, "intent_hash");
+    cl.action = jstr(b, "action");
+    cl.resource = jstr(b, "resource");
+    cl.decision_id = o->decision_id;
+    cl.policy_revision = o->revision;
+    cl.iat = cl.nbf = now;
+    cl.exp = o->grant_exp;
+    ig_err_clear(&err);
+    if (ig_grant_sign(s->key, &cl, &o->grant, &err) != IG_OK) {
+        pdp_log("error", "grant.sign_failed",
+                json_pack("{s:s?, s:s}", "intent_id", cl.intent_id, "error",
+                          err.msg));
+        return -1;
+    }
+    return 0;
+}
+
+/* What this counted vote decides. 0, or -1 when a grant cannot be made. */
+static int
+decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
+       int approvals, int quorum, struct outcome *o, int64_t now)
+{
+    const json_t *b = json_object_get(rec, "binding");
+    char msg[POL_MESSAGE_MAX];
+    json_t *in;
+
+    ig_uuid4(o->decision_id);
+    if (!v->approve) {
+        o->result = "DENIED";
+        (void)snprintf(msg, sizeof(msg), "denied by %s", v->approver->id);
+        block_with(&o->d, "APPROVAL_DENIED", msg);
+        (void)snprintf(o->revision, sizeof(o->revision), "%s",
+                       pdp_approval_revision(rec));
+        return 0;
+    }
+    if (approvals < quorum)
+        return 0;
+    o->result = "APPROVED";
+    in = reeval_intent(rec, v);
+    if (in == NULL) {
+        block_with(&o->d, "POLICY_ERROR",
+                   "out of memory building the re-evaluation");
+        return 0;
+    }
+    pdp_policies_eval(s, in, &o->d, o->revision);
+    json_decref(in);
+    if (o->d.verdict == POL_ESCALATE)
+        block_with(&o->d, "APPROVAL_NOT_SUFFICIENT",
+                   "the policies still ask for approval after the quorum "
+                   "was reached");
+    if (o->d.verdict == POL_BLOCK && o->d.nreasons == 0)
+        block_with(&o->d, "NO_POLICY_MATCHED",
+                   "no policy allowed this intent after approval");
+    if (o->d.verdict == POL_ALLOW) {
+        o->executor = pdp_config_executor_for(s->cfg, jstr(b, "action"));
+        if (o->executor == NULL) {
+            (void)snprintf(msg, sizeof(msg),
+                           "approved, but no configured executor handles %s",
+                           jstr(b, "action"));
+            block_with(&o->d, "NO_EXECUTOR", msg);
+        }
+    }
+    if (o->d.message[0] == '\0')
+        (void)snprintf(o->d.message, sizeof(o->d.message), "%s",
+                       o->d.verdict == POL_ALLOW ? "allowed after approval"
+                                                 : "blocked after approval");
+    return o->d.verdict == POL_ALLOW ? sign_grant(s, rec, o, now) : 0;
+}
+
+/* ---- recording a vote ---- */
+
+struct vote_texts {
+    char *groups, *reasons, *ev[3];
+    size_t nev;
+};
+
+static void
+texts_free(struct vote_texts *t)
+{
+    size_t i;
+
+    free(t->groups);
+    free(t->reasons);
+    for (i = 0; i < t->nev; i++)
+        free(t->ev[i]);
+}
+
+static json_t *
+reasons_json(const struct pol_decision *d)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a != NULL && i < d->nreasons; i++)
+        (void)json_array_append_new(a, json_string(d->reasons[i]));
+    return a;
+}
+
+static int
+add_event(struct vote_texts *t, json_t *ev)
+{
+    char *text = ev != NULL ? pdp_json_text(ev) : NULL;
+
+    json_decref(ev);
+    if (text == NULL)
+        return -1;
+    t->ev[t->nev++] = text;
+    return 0;
+}
+
+/* Fill r and t (texts r points into) for this vote and its outcome. */
+static int
+build_record(const json_t *rec, const struct pdp_vote *v,
+             const struct outcome *o, int64_t now, struct pdp_vote_rec *r,
+             struct vote_texts *t)
+{
+    const char *verdict = pol_verdict_name(o->d.verdict);
+    const char *iid = jstr(rec, "intent_id");
+    char when[IG_TIME_STRLEN + 1];
+    json_t *g = json_array(), *ev;
+    size_t i;
+
+    if (ig_time_format(now, when) != IG_OK || g == NULL)
+        return -1;
+    for (i = 0; i < v->approver->ngroups; i++)
+        (void)json_array_append_new(g, json_string(v->approver->groups[i]));
+    t->groups = pdp_json_text(g);
+    json_decref(g);
+    memset(r, 0, sizeof(*r));
+    r->intent_id = iid;
+    r->approver = v->approver->id;
+    r->vote = v->approve ? "APPROVE" : "DENY";
+    r->comment = v->comment != NULL ? v->comment : "";
+    r->channel = v->channel;
+    r->groups = t->groups;
+    r->intent_hash = v->intent_hash;
+    r->at = now;
+    if (add_event(t, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+                               "s:s}",
+                               "type", "approval.voted", "time", when,
+                               "approval_id", v->approval_id, "intent_id", iid,
+                               "approver", v->approver->id, "vote", r->vote,
+                               "comment", r->comment, "channel", v->channel,
+                               "intent_hash", v->intent_hash)) != 0 ||
+        t->groups == NULL)
+        return -1;
+    if (o->result == NULL)
+        goto done;
+    r->result = o->result;
+    if (add_event(t, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
+                               "approval.resolved", "time", when,
+                               "approval_id", v->approval_id, "intent_id", iid,
+                               "result", o->result)) != 0)
+        return -1;
+    g = reasons_json(&o->d);
+    t->reasons = g != NULL ? pdp_json_text(g) : NULL;
+    r->decision_id = o->decision_id;
+    r->decision = verdict;
+    r->reasons = t->reasons;
+    r->message = o->d.message;
+    r->policy_revision = o->revision;
+    /* "o" steals the reasons array. */
+    ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s, s:s}", "type",
+                   "intent.decided", "time", when, "intent_id", iid,
+                   "decision_id", o->decision_id, "decision", verdict,
+                   "reasons", g, "message", o->d.message, "policy_revision",
+                   o->revision, "approval_id", v->approval_id);
+    if (ev != NULL && o->d.verdict == POL_ALLOW) {
+        r->grant_jti = o->jti;
+        r->grant_aud = o->executor->id;
+        r->grant_token = o->grant.data;
+        r->grant_expires_at = o->grant_exp;
+        (void)json_object_set_new(
+            ev, "grant",
+            json_pack("{s:s, s:s, s:s}", "jti", o->jti, "audience",
+                      o->executor->id, "expires_at", o->grant_exp_text));
+    }
+    if (add_event(t, ev) != 0 || t->reasons == NULL)
+        return -1;
+done:
+    r->events = (const char *const *)t->ev;
+    r->nevents = t->nev;
+    return 0;
+}
+
+static void
+counted(const struct outcome *o, int approvals, int quorum,
+        struct pdp_vote_result *out)
+{
+    out->code = NULL;
+    out->http_status = 200;
+    out->approvals = approvals;
+    out->quorum = quorum;
+    out->status = o->result != NULL ? o->result : "PENDING";
+    out->decision =
+        o->result != NULL ? pol_verdict_name(o->d.verdict) : NULL;
+    (void)snprintf(out->message, sizeof(out->message), "%s",
+                   o->result == NULL ? "your vote was counted; more "
+                                       "approvals are needed"
+                   : o->d.verdict == POL_ALLOW ? "approved: the grant was "
+                                                 "issued"
+                                               : o->d.message);
+}
+
+/* Apply v to the recorded rec; under the vote mutex. */
+static void
+apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
+      struct pdp_vote_result *out)
+{
+    const json_t *ap = json_object_get(rec, "approval");
+    int64_t now = ig_time_now();
+    const char *code = pdp_approval_refusal(rec, v->approver, now);
+    struct pdp_vote_rec r;
+    struct vote_texts t;
+    struct outcome o;
+    int approvals, quorum;
+    enum ig_status st;
+
+    if (code == NULL && strcmp(v->intent_hash, jstr(rec, "intent_hash")) != 0)
+        code = "INTENT_HASH_MISMATCH";
+    if (code != NULL) {
+        refuse(s, v, jstr(rec, "intent_id"), code, out);
+        return;
+    }
+    quorum = (int)json_integer_value(
+        json_object_get(json_object_get(ap, "requirements"), "quorum"));
+    if (quorum < 1)
+        quorum = 1;
+    approvals = approve_count(json_object_get(ap, "votes")) + v->approve;
+    memset(&o, 0, sizeof(o));
+    memset(&t, 0, sizeof(t));
+    ig_buf_init(&o.grant, IG_TOKEN_MAX_BYTES);
+    if (decide(s, rec, v, approvals, quorum, &o, now) != 0 ||
+        build_record(rec, v, &o, now, &r, &t) != 0)
+        st = IG_ERR_NOMEM;
+    else
+        st = pdp_store_put_vote(s->store, &r);
+    if (st == IG_OK)
+        counted(&o, approvals, quorum, out);
+    else
+        refuse(s, v, jstr(rec, "intent_id"),
+               st == IG_ERR_EXISTS ? "ALREADY_VOTED" : "STORE_UNAVAILABLE",
+               out);
+    texts_free(&t);
+    ig_buf_release(&o.grant);
+}
+
+void
+pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
+                  struct pdp_vote_result *out)
+{
+    struct pdp_approvals *a = s->approvals;
+    char *intent_id = NULL;
+    json_t *rec = NULL;
+    enum ig_status st;
+
+    memset(out, 0, sizeof(*out));
+    if (!vote_valid(v)) {
+        refuse(s, v, NULL, "INVALID_VOTE", out);
+        return;
+    }
+    (void)pthread_mutex_lock(&a->vote_mu);
+    st = pdp_store_approval_intent(s->store, v->approval_id, &intent_id);
+    if (st == IG_OK)
+        st = pdp_store_get_intent(s->store, intent_id, &rec);
+    if (st == IG_OK) {
+        (void)snprintf(out->intent_id, sizeof(out->intent_id), "%s",
+                       intent_id);
+        apply(s, rec, v, out);
+    } else {
+        refuse(s, v, NULL,
+               st == IG_ERR_NOTFOUND ? "APPROVAL_NOT_FOUND"
+                                     : "STORE_UNAVAILABLE",
+               out);
+    }
+    (void)pthread_mutex_unlock(&a->vote_mu);
+    if (out->code == NULL)
+        pdp_slack_changed(s, intent_id);
+    json_decref(rec);
+    free(intent_id);
+}
+
+/* ---- expiry ---- */
+
+/* Resolve one expired request as BLOCK APPROVAL_EXPIRED. Under vote_mu. */
+static void
+expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
+{
+    char when[IG_TIME_STRLEN + 1], did[IG_UUID_STRLEN + 1];
+    json_t *rec = NULL, *ev[2];
+    char *text[2] = {NULL, NULL};
+    const json_t *ap;
+    struct pdp_vote_rec r;
+    const char *aid;
+
+    if (pdp_store_get_intent(s->store, intent_id, &rec) != IG_OK)
+        return;
+    ap = json_object_get(rec, "approval");
+    aid = jstr(ap, "approval_id");
+    if (aid == NULL || json_object_get(ap, "resolution") != NULL ||
+        json_integer_value(json_object_get(ap, "expires_at")) > now ||
+        ig_time_format(now, when) != IG_OK) {
+        json_decref(rec);
+        return;
+    }
+    ig_uuid4(did);
+    memset(&r, 0, sizeof(r));
+    r.intent_id = intent_id;
+    r.at = now;
+    r.result = "EXPIRED";
+    r.decision_id = did;
+    r.decision = "BLOCK";
+    r.reasons = "[\"APPROVAL_EXPIRED\"]";
+    r.message = "no approval arrived before the request expired";
+    r.policy_revision = pdp_approval_revision(rec);
+    ev[0] = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
+                      "approval.resolved", "time", when, "approval_id", aid,
+                      "intent_id", intent_id, "result", "EXPIRED");
+    ev[1] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[s], s:s, s:s, s:s}",
+                      "type", "intent.decided", "time", when, "intent_id",
+                      intent_id, "decision_id", did, "decision", "BLOCK",
+                      "reasons", "APPROVAL_EXPIRED", "message", r.message,
+                      "policy_revision", r.policy_revision, "approval_id",
+                      aid);
+    text[0] = ev[0] != NULL ? pdp_json_text(ev[0]) : NULL;
+    text[1] = ev[1] != NULL ? pdp_json_text(ev[1]) : NULL;
+    r.events = (const char *const *)text;
+    r.nevents = 2;
+    if (text[0] == NULL || text[1] == NULL ||
+        pdp_store_put_vote(s->store, &r) != IG_OK)
+        pdp_log("error", "approval.expire_failed",
+                json_pack("{s:s}", "intent_id", intent_id));
+    else
+        pdp_slack_changed(s, intent_id);
+    json_decref(ev[0]);
+    json_decref(ev[1]);
+    free(text[0]);
+    free(text[1]);
+    json_decref(rec);
+}
+
+static void
+sweep(struct pdp_server *s)
+{
+    int64_t now = ig_time_now();
+    json_t *open = NULL, *x;
+    size_t i;
+
+    if (pdp_store_open_approvals(s->store, now, &open) != IG_OK)
+        return;
+    json_array_foreach(open, i, x)
+    {
+        (void)pthread_mutex_lock(&s->approvals->vote_mu);
+        expire_one(s, jstr(x, "intent_id"), now);
+        (void)pthread_mutex_unlock(&s->approvals->vote_mu);
+    }
+    json_decref(open);
+}
+
+static void *
+sweeper_main(void *arg)
+{
+    struct pdp_server *s = arg;
+    struct pdp_approvals *a = s->approvals;
+    struct timespec ts;
+
+    (void)pthread_mutex_lock(&a->mu);
+    while (!a->stop) {
+        (void)pthread_mutex_unlock(&a->mu);
+        sweep(s);
+        (void)pthread_mutex_lock(&a->mu);
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        if (!a->stop)
+            (void)pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+    }
+    (void)pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+enum ig_status
+pdp_approval_start(struct pdp_server *s, struct ig_err *err)
+{
+    struct pdp_approvals *a = calloc(1, sizeof(*a));
+    const struct pdp_config *c = s->cfg;
+
+    if (a == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    (void)pthread_mutex_init(&a->vote_mu, NULL);
+    (void)pthread_mutex_init(&a->mu, NULL);
+    (void)pthread_cond_init(&a->cv, NULL);
+    s->approvals = a;
+    a->sessions = appr_sessions_new(c->session_idle, c->session_max);
+    a->limiter = appr_limiter_new(c->login_max_failures, c->login_window);
+    if (a->sessions == NULL || a->limiter == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (pthread_create(&a->sweeper, NULL, sweeper_main, s) != 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot start the approval sweeper");
+    a->started = 1;
+    return IG_OK;
+}
+
+void
+pdp_approval_stop(struct pdp_server *s)
+{
+    struct pdp_approvals *a = s->approvals;
+
+    if (a == NULL)
+        return;
+    if (a->started) {
+        (void)pthread_mutex_lock(&a->mu);
+        a->stop = 1;
+        (void)pthread_cond_signal(&a->cv);
+        (void)pthread_mutex_unlock(&a->mu);
+        (void)pthread_join(a->sweeper, NULL);
+    }
+    appr_sessions_free(a->sessions);
+    appr_limiter_free(a->limiter);
+    (void)pthread_mutex_destroy(&a->vote_mu);
+    (void)pthread_mutex_destroy(&a->mu);
+    (void)pthread_cond_destroy(&a->cv);
+    free(a);
+    s->approvals = NULL;
+}

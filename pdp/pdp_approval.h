@@ -1,0 +1,133 @@
+/*
+ * pdp_approval.h - escalations decided by humans: the one place that
+ * applies the voting rules, whatever the channel (web page, Slack, API).
+ *
+ * An ESCALATE decision opens an approval request (groups, quorum, expiry).
+ * A vote counts only when: the request exists and is still PENDING (not
+ * resolved, not expired); the approver is in one of the required groups;
+ * the approver's id is not the intent's context.requested_by; the approver
+ * has not voted on it before; and the vote names the exact intent_hash the
+ * approver was shown. A counted DENY resolves the request to DENIED and the
+ * intent to BLOCK APPROVAL_DENIED. The APPROVE that reaches the quorum
+ * resolves it to APPROVED and re-evaluates the policies with the approvals
+ * visible to them (intent.approval); only an ALLOW then issues a grant
+ * (expiry counted from the approval). Expiry resolves it to EXPIRED and
+ * the intent to BLOCK APPROVAL_EXPIRED (a sweeper thread records it).
+ * Every vote, refusal, resolution and login failure is an audit event.
+ *
+ * All functions are thread safe; votes are serialised by one mutex.
+ */
+#ifndef PDP_APPROVAL_H
+#define PDP_APPROVAL_H
+
+#include <jansson.h>
+
+#include "ig_error.h"
+#include "pdp_config.h"
+
+struct pdp_server;
+
+/*
+ * The view of one approval for approver `a` (NULL: no personal fields):
+ *   approval_id, intent_id, intent_hash,
+ *   status      "PENDING" | "APPROVED" | "DENIED" | "EXPIRED",
+ *   requirements {groups:[…], quorum:N}, created_at, expires_at (RFC 3339),
+ *   intent      the binding as hashed (action, resource, params, context,
+ *               principal, tenant, created_at, expires_at, …),
+ *   decision    {decision:"ESCALATE", reasons:[…], message,
+ *                policy_revision, decided_at},
+ *   votes       [{approver, name, vote:"APPROVE"|"DENY", comment, channel,
+ *                 at}],
+ *   approvals   number of APPROVE votes,
+ *   resolution  {result, resolved_at, decision, reasons} once resolved,
+ *   can_vote    true when a may vote now, else
+ *   cannot_vote the refusal code a vote would get (NOT_ELIGIBLE,
+ *               SELF_APPROVAL, ALREADY_VOTED, APPROVAL_EXPIRED,
+ *               APPROVAL_RESOLVED).
+ * IG_ERR_NOTFOUND (no such approval), IG_ERR_IO.
+ */
+enum ig_status pdp_approval_get(struct pdp_server *s, const char *approval_id,
+                                const struct pdp_approver *a,
+                                json_t **out) IG_WUR;
+
+/* The same view by intent id (for the Slack notifier). */
+enum ig_status pdp_approval_get_by_intent(struct pdp_server *s,
+                                          const char *intent_id,
+                                          const struct pdp_approver *a,
+                                          json_t **out) IG_WUR;
+
+/*
+ * PENDING approvals whose groups include one of a's, newest first: an
+ * array of {approval_id, intent_id, action, resource, principal, tenant,
+ * created_at, expires_at, requirements, approvals, can_vote}. IG_ERR_IO.
+ */
+enum ig_status pdp_approval_list(struct pdp_server *s,
+                                 const struct pdp_approver *a,
+                                 json_t **out) IG_WUR;
+
+struct pdp_vote {
+    const char *approval_id;
+    const struct pdp_approver *approver;
+    int approve;             /* 1 approve, 0 deny */
+    const char *intent_hash; /* the hash the approver was shown */
+    const char *comment;     /* NULL or up to 500 characters */
+    const char *channel;     /* "web", "slack" or "api" */
+};
+
+struct pdp_vote_result {
+    /* NULL when the vote counted; else the refusal code:
+       APPROVAL_NOT_FOUND 404, NOT_ELIGIBLE 403, SELF_APPROVAL 403,
+       ALREADY_VOTED 409, INTENT_HASH_MISMATCH 409, APPROVAL_RESOLVED 409,
+       APPROVAL_EXPIRED 410, INVALID_VOTE 400, STORE_UNAVAILABLE 503. */
+    const char *code;
+    unsigned int http_status; /* 200 when counted */
+    char message[256];        /* one line for a human */
+    const char *status;   /* approval status after: PENDING, APPROVED, ... */
+    const char *decision; /* after resolution: "ALLOW" or "BLOCK"; else
+                             NULL */
+    int approvals, quorum;
+    char intent_id[40];
+};
+
+/* Apply one vote (blocks until it is durable). Never fails silently:
+   out->code says why a vote did not count, and the refusal is audited. */
+void pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
+                       struct pdp_vote_result *out);
+
+/* The expiry sweeper: a thread that resolves expired requests. */
+enum ig_status pdp_approval_start(struct pdp_server *s,
+                                  struct ig_err *err) IG_WUR;
+void pdp_approval_stop(struct pdp_server *s);
+
+/* ---- approver logins (pdp_login.c), shared by /ui and the API ---- */
+
+#define PDP_SESSION_ID_LEN 47 /* "igs_" + 43 base64url characters */
+#define PDP_CSRF_LEN 43
+
+struct pdp_login {
+    const char *code; /* NULL on success; LOGIN_FAILED 401,
+                         LOGIN_RATE_LIMITED 429 */
+    unsigned int http_status;
+    const struct pdp_approver *approver;
+    char session[PDP_SESSION_ID_LEN + 1];
+    char csrf[PDP_CSRF_LEN + 1];
+    int64_t expires_at; /* absolute session end */
+};
+
+/* Check id and password (argon2id), rate limited per approver id and per
+   client address (client may be NULL); on success open a session. Every
+   failure is audited. */
+void pdp_approver_login(struct pdp_server *s, const char *id,
+                        const char *password, const char *client,
+                        struct pdp_login *out);
+
+/* The approver of a live session (touching its idle timer), or NULL.
+   csrf (may be NULL) receives the session's CSRF token. */
+const struct pdp_approver *pdp_approver_session(struct pdp_server *s,
+                                                const char *session,
+                                                char csrf[PDP_CSRF_LEN + 1]);
+
+/* End a session (logout). */
+void pdp_approver_logout(struct pdp_server *s, const char *session);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * pdp_approval_int.h - private to the approval code: its state in the
+ * server, and the rule helpers shared by votes and views.
+ */
+#ifndef PDP_APPROVAL_INT_H
+#define PDP_APPROVAL_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "pdp_approval.h"
+
+struct appr_sessions;
+struct appr_limiter;
+
+struct pdp_approvals {
+    pthread_mutex_t vote_mu; /* one vote (or expiry) at a time */
+    struct appr_sessions *sessions;
+    struct appr_limiter *limiter;
+    atomic_int hashing; /* password checks running (bounded) */
+
+    pthread_t sweeper;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop, started;
+};
+
+/* The code a vote by a on the record rec would be refused with at now
+   (before the intent hash is compared), or NULL when it may vote.
+   a NULL: NOT_ELIGIBLE. */
+const char *pdp_approval_refusal(const json_t *rec,
+                                 const struct pdp_approver *a, int64_t now);
+
+/* 1 when a asked for this intent (context.requested_by or principal). */
+int pdp_approval_self(const json_t *rec, const struct pdp_approver *a);
+
+/* The policy revision of the record's latest decision ("" if none). */
+const char *pdp_approval_revision(const json_t *rec);
+
+/* Append one audit event (steals ev); failures are logged. */
+void pdp_approval_audit(struct pdp_server *s, json_t *ev);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * pdp_approval_view.c - what an approver is shown: one approval request
+ * with its intent, reasons and votes, and the list of pending requests for
+ * the approver's groups. Built from the recorded intent (pdp_store) so the
+ * web page, Slack and the CLI all show the same thing.
+ */
+#include "pdp_approval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdp_approval_int.h"
+#include "pdp_int.h"
+
+static const char *
+jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static json_t *
+time_text(const json_t *secs)
+{
+    char when[IG_TIME_STRLEN + 1];
+
+    if (!json_is_integer(secs) ||
+        ig_time_format((int64_t)json_integer_value(secs), when) != IG_OK)
+        return json_null();
+    return json_string(when);
+}
+
+static const char *
+status_of(const json_t *ap, int64_t now)
+{
+    const char *r = jstr(json_object_get(ap, "resolution"), "result");
+
+    if (r != NULL)
+        return r;
+    return json_integer_value(json_object_get(ap, "expires_at")) <= now
+               ? "EXPIRED"
+               : "PENDING";
+}
+
+static json_t *
+votes_view(struct pdp_server *s, const json_t *votes)
+{
+    json_t *out = json_array(), *v;
+    const struct pdp_approver *who;
+    size_t i;
+
+    json_array_foreach(votes, i, v)
+    {
+        who = pdp_config_approver(s->cfg, jstr(v, "approver"));
+        /* json_array_append_new steals; "o" steals the time. */
+        (void)json_array_append_new(
+            out, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:o}", "approver",
+                           jstr(v, "approver"), "name",
+                           who != NULL ? who->name : jstr(v, "approver"),
+                           "vote", jstr(v, "vote"), "comment",
+                           jstr(v, "comment"), "channel", jstr(v, "channel"),
+                           "at", time_text(json_object_get(v, "voted_at"))));
+    }
+    return out;
+}
+
+static int
+approve_count(const json_t *votes)
+{
+    json_t *v;
+    size_t i;
+    int n = 0;
+
+    json_array_foreach(votes, i, v)
+    {
+        if (strcmp(jstr(v, "vote") != NULL ? jstr(v, "vote") : "",
+                   "APPROVE") == 0)
+            n++;
+    }
+    return n;
+}
+
+/* The view of the record rec (which holds an approval) for a. */
+static json_t *
+view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
+{
+    const json_t *ap = json_object_get(rec, "approval");
+    const json_t *ds = json_object_get(rec, "decisions");
+    const json_t *first = json_array_get(ds, 0);
+    const json_t *last = json_array_get(ds, json_array_size(ds) - 1);
+    int64_t now = ig_time_now();
+    const char *why = pdp_approval_refusal(rec, a, now);
+    json_t *v, *res = NULL;
+
+    /* "O" adds references, "o" steals. */
+    v = json_pack(
+        "{s:s?, s:s?, s:s?, s:s, s:O?, s:o, s:o, s:O?, s:s?, s:s?, "
+        "s:{s:s?, s:O?, s:s?, s:s?, s:o}, s:o, s:i, s:b}",
+        "approval_id", jstr(ap, "approval_id"), "intent_id",
+        jstr(rec, "intent_id"), "intent_hash", jstr(rec, "intent_hash"),
+        "status", status_of(ap, now), "requirements",
+        json_object_get(ap, "requirements"), "created_at",
+        time_text(json_object_get(ap, "created_at")), "expires_at",
+        time_text(json_object_get(ap, "expires_at")), "intent",
+        json_object_get(rec, "binding"), "principal", jstr(rec, "principal"),
+        "tenant", jstr(rec, "tenant"), "decision", "decision",
+        jstr(first, "decision"), "reasons", json_object_get(first, "reasons"),
+        "message", jstr(first, "message"), "policy_revision",
+        jstr(first, "policy_revision"), "decided_at",
+        time_text(json_object_get(first, "decided_at")), "votes",
+        votes_view(s, json_object_get(ap, "votes")), "approvals",
+        approve_count(json_object_get(ap, "votes")), "can_vote", why == NULL);
+    if (v == NULL)
+        return NULL;
+    if (why != NULL)
+        (void)json_object_set_new(v, "cannot_vote", json_string(why));
+    if (json_object_get(ap, "resolution") != NULL && json_array_size(ds) > 1)
+        res = json_pack(
+            "{s:s?, s:o, s:s?, s:O?, s:s?}", "result",
+            jstr(json_object_get(ap, "resolution"), "result"), "resolved_at",
+            time_text(json_object_get(json_object_get(ap, "resolution"),
+                                      "resolved_at")),
+            "decision", jstr(last, "decision"), "reasons",
+            json_object_get(last, "reasons"), "message",
+            jstr(last, "message"));
+    /* json_object_set_new steals res (null when not resolved). */
+    (void)json_object_set_new(v, "resolution", res != NULL ? res : json_null());
+    return v;
+}
+
+enum ig_status
+pdp_approval_get_by_intent(struct pdp_server *s, const char *intent_id,
+                           const struct pdp_approver *a, json_t **out)
+{
+    json_t *rec = NULL;
+    enum ig_status st = pdp_store_get_intent(s->store, intent_id, &rec);
+
+    *out = NULL;
+    if (st == IG_OK && json_object_get(rec, "approval") == NULL)
+        st = IG_ERR_NOTFOUND;
+    if (st == IG_OK) {
+        *out = view_of(s, rec, a);
+        if (*out == NULL)
+            st = IG_ERR_NOMEM;
+    }
+    json_decref(rec);
+    return st;
+}
+
+enum ig_status
+pdp_approval_get(struct pdp_server *s, const char *approval_id,
+                 const struct pdp_approver *a, json_t **out)
+{
+    char *intent_id = NULL;
+    enum ig_status st;
+
+    *out = NULL;
+    if (approval_id == NULL || strlen(approval_id) != IG_UUID_STRLEN)
+        return IG_ERR_NOTFOUND;
+    st = pdp_store_approval_intent(s->store, approval_id, &intent_id);
+    if (st == IG_OK)
+        st = pdp_approval_get_by_intent(s, intent_id, a, out);
+    free(intent_id);
+    return st;
+}
+
+static int
+mine(const json_t *req, const struct pdp_approver *a)
+{
+    json_t *g;
+    size_t i;
+
+    json_array_foreach(json_object_get(req, "groups"), i, g)
+    {
+        if (pdp_approver_in_group(a, json_string_value(g)))
+            return 1;
+    }
+    return 0;
+}
+
+enum ig_status
+pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
+                  json_t **out)
+{
+    json_t *open = NULL, *list, *x, *v;
+    int64_t now = ig_time_now();
+    enum ig_status st;
+    size_t i;
+
+    *out = NULL;
+    st = pdp_store_open_approvals(s->store, 0, &open);
+    if (st != IG_OK)
+        return st;
+    list = json_array();
+    for (i = json_array_size(open); list != NULL && i-- > 0;) {
+        x = json_array_get(open, i);
+        if (json_integer_value(json_object_get(x, "expires_at")) <= now ||
+            !mine(json_object_get(x, "requirements"), a) ||
+            pdp_approval_get_by_intent(s, jstr(x, "intent_id"), a, &v) !=
+                IG_OK)
+            continue;
+        /* json_array_append_new steals; "O" adds references. */
+        (void)json_array_append_new(
+            list,
+            json_pack("{s:O, s:O, s:O?, s:O?, s:O, s:O, s:O, s:O, s:O, s:O, "
+                      "s:O, s:O}",
+                      "approval_id", json_object_get(v, "approval_id"),
+                      "intent_id", json_object_get(v, "intent_id"), "action",
+                      json_object_get(json_object_get(v, "intent"), "action"),
+                      "resource",
+                      json_object_get(json_object_get(v, "intent"),
+                                      "resource"),
+                      "principal", json_object_get(v, "principal"), "tenant",
+                      json_object_get(v, "tenant"), "intent_hash",
+                      json_object_get(v, "intent_hash"), "created_at",
+                      json_object_get(v, "created_at"), "expires_at",
+                      json_object_get(v, "expires_at"), "requirements",
+                      json_object_get(v, "requirements"), "approvals",
+                      json_object_get(v, "approvals"), "can_vote",
+                      json_object_get(v, "can_vote")));
+        json_decref(v);
+    }
+    json_decref(open);
+    if (list == NULL)
+        return IG_ERR_NOMEM;
+    *out = list;
+    return IG_OK;
+}

@@ -1,0 +1,677 @@
+/*
+ * pdp_slack.c - Slack notifications and button clicks for escalations.
+ *
+ * DESIGN
+ * Notifying: pdp_slack_escalated() and pdp_slack_changed() only put a job
+ * (kind, intent id) on a bounded queue under a mutex and signal one
+ * notifier thread; a full queue drops the job with a log line, so a slow
+ * or unreachable Slack never holds up a decision or a vote. The thread
+ * reads the approval view (pdp_approval_get_by_intent), builds the
+ * message (appr_slack_message) and POSTs it with libcurl (connect and
+ * total timeouts, no redirects, http(s) only) to <api_url>/chat.postMessage
+ * or, for a change, chat.update with the channel and ts Slack answered the
+ * first time. Those (intent id -> channel, ts) pairs live only in memory,
+ * in a list touched by the notifier thread alone, capped at
+ * SLACK_MESSAGES_MAX (oldest dropped) and pruned once an approval is
+ * resolved: after a restart, older messages are no longer updated. Every
+ * attempt, ok or not, is one JSON log line without any secret.
+ *
+ * Secrets: the bot token and the signing secret are read at start from
+ * files only their owner may read, into sodium_malloc'd memory, and wiped
+ * at stop; the Authorization header curl copies is wiped before it is
+ * freed.
+ *
+ * Clicks: POST /slack/interactions checks the v0 signature over the raw
+ * body first (appr_slack_verify), then parses the click, maps user.id to a
+ * configured approver and hands the vote to pdp_approval_vote() with
+ * channel "slack" - the same rules as every other channel. Slack gets a
+ * 200 with a short ephemeral text for the clicker whatever the outcome; a
+ * counted vote queues the message update (pdp_approval_vote does).
+ */
+#include "pdp_int.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "appr_slack.h"
+#include "ig_json.h"
+#include "ig_limits.h"
+#include "pdp_approval.h"
+
+#define SLACK_QUEUE 256         /* jobs waiting for the notifier */
+#define SLACK_MESSAGES_MAX 4096 /* messages remembered for updates */
+#define SLACK_CONNECT_MS 5000L  /* connect timeout */
+#define SLACK_TOTAL_MS 10000L   /* whole-request timeout */
+#define SLACK_REPLY_MAX 65536   /* largest Slack API answer read */
+#define SLACK_URL_MAX 2048      /* api_url + "/chat.postMessage" */
+#define SLACK_INTENT_ID_MAX 64  /* longest intent id queued */
+#define SLACK_SECRET_FILE_MAX IG_KEYFILE_MAX_BYTES
+
+enum job_kind { JOB_POST = 1, JOB_UPDATE };
+
+struct slack_job {
+    enum job_kind kind;
+    char intent_id[SLACK_INTENT_ID_MAX + 1];
+};
+
+/* A posted message: where it is, to update it. */
+struct slack_msg {
+    struct slack_msg *next;
+    char intent_id[SLACK_INTENT_ID_MAX + 1];
+    char channel[APPR_SLACK_ID_MAX + 1];
+    char ts[APPR_SLACK_TS_MAX + 1];
+};
+
+struct pdp_slack {
+    struct pdp_server *srv;
+    pthread_t thread;
+    pthread_mutex_t mu; /* guards q, head, count, stop */
+    pthread_cond_t cv;
+    struct slack_job q[SLACK_QUEUE];
+    size_t head, count;
+    int stop, started;
+    struct slack_msg *msgs; /* newest first; notifier thread only */
+    size_t nmsgs;
+    char *token, *secret; /* sodium_malloc'd, NUL-terminated */
+    size_t token_len, secret_len;
+    CURL *curl; /* notifier thread only */
+};
+
+/* ---- secrets ---- */
+
+/*
+ * Read a secret file into a new sodium_malloc'd, NUL-terminated buffer:
+ * a regular file only its owner may access, at most SLACK_SECRET_FILE_MAX
+ * bytes, one trailing newline dropped, then non-empty printable ASCII
+ * without spaces (it goes into an HTTP header or an HMAC key as text).
+ */
+static enum ig_status
+read_secret(const char *path, const char *what, char **out, size_t *len,
+            struct ig_err *err)
+{
+    const size_t cap = SLACK_SECRET_FILE_MAX + 1;
+    enum ig_status st = IG_OK;
+    struct stat sb;
+    size_t n = 0, i;
+    ssize_t got;
+    char *buf;
+    int fd;
+
+    *out = NULL;
+    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot open %s: %s",
+                          what, path, strerror(errno));
+    if ((buf = sodium_malloc(cap)) == NULL) {
+        (void)close(fd);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: %s is not a regular file",
+                        what, path);
+        goto out;
+    }
+    if ((sb.st_mode & 077) != 0) {
+        st = ig_err_set(err, IG_ERR_IO,
+                        "[slack] %s: %s may be read by group or others "
+                        "(mode %03o): chmod 600 it",
+                        what, path, (unsigned)(sb.st_mode & 0777));
+        goto out;
+    }
+    while (n < cap) {
+        got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            st = ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot read %s: %s",
+                            what, path, strerror(errno));
+            goto out;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    if (n >= cap) {
+        st = ig_err_set(err, IG_ERR_LIMIT, "[slack] %s: %s is over %d bytes",
+                        what, path, SLACK_SECRET_FILE_MAX);
+        goto out;
+    }
+    if (n > 0 && buf[n - 1] == '\n')
+        n--;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+            break;
+    if (n == 0 || i < n) {
+        st = ig_err_set(err, IG_ERR_INVALID,
+                        "[slack] %s: %s must hold one line of printable "
+                        "text without spaces",
+                        what, path);
+        goto out;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    buf = NULL;
+out:
+    (void)close(fd);
+    if (buf != NULL) {
+        sodium_memzero(buf, cap);
+        sodium_free(buf);
+    }
+    return st;
+}
+
+/* ---- the Slack Web API ---- */
+
+static size_t
+on_data(char *p, size_t size, size_t n, void *ud)
+{
+    return ig_buf_add(ud, p, size * n) == IG_OK ? size * n : 0;
+}
+
+/* Free a header list after wiping every header (one holds the token). */
+static void
+headers_free(struct curl_slist *h)
+{
+    struct curl_slist *t;
+
+    for (t = h; t != NULL; t = t->next)
+        sodium_memzero(t->data, strlen(t->data));
+    curl_slist_free_all(h);
+}
+
+static struct curl_slist *
+headers_new(const struct pdp_slack *k)
+{
+    static const char pfx[] = "Authorization: Bearer ";
+    struct curl_slist *h = NULL, *t;
+    size_t cap = sizeof(pfx) + k->token_len;
+    char *auth = sodium_malloc(cap);
+
+    if (auth == NULL)
+        return NULL;
+    memcpy(auth, pfx, sizeof(pfx) - 1);
+    memcpy(auth + sizeof(pfx) - 1, k->token, k->token_len + 1);
+    h = curl_slist_append(NULL, auth);
+    sodium_memzero(auth, cap);
+    sodium_free(auth);
+    if (h == NULL)
+        return NULL;
+    t = curl_slist_append(h, "Content-Type: application/json; charset=utf-8");
+    if (t == NULL)
+        headers_free(h);
+    return t;
+}
+
+/* POST body to <api_url>/method; Slack's answer into reply. why (cap
+   bytes) gets curl's reason on failure. */
+static enum ig_status
+api_post(struct pdp_slack *k, const char *method, const char *body,
+         struct ig_buf *reply, long *http, char *why, size_t cap)
+{
+    char url[SLACK_URL_MAX], ebuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *h;
+    CURLcode rc;
+    int n;
+
+    *http = 0;
+    n = snprintf(url, sizeof(url), "%s/%s", k->srv->cfg->slack_api_url, method);
+    if (n < 0 || (size_t)n >= sizeof(url)) {
+        (void)snprintf(why, cap, "api_url too long");
+        return IG_ERR_INVALID;
+    }
+    if ((h = headers_new(k)) == NULL) {
+        (void)snprintf(why, cap, "out of memory");
+        return IG_ERR_NOMEM;
+    }
+    curl_easy_reset(k->curl);
+    (void)curl_easy_setopt(k->curl, CURLOPT_URL, url);
+    (void)curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    (void)curl_easy_setopt(k->curl, CURLOPT_FOLLOWLOCATION, 0L);
+    (void)curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                           SLACK_CONNECT_MS);
+    (void)curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS, SLACK_TOTAL_MS);
+    (void)curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h);
+    (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, body);
+    (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    (void)curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, reply);
+    (void)curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, ebuf);
+    rc = curl_easy_perform(k->curl);
+    (void)curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, http);
+    /* The handle keeps pointers to h and ebuf: drop them before either
+       goes away. */
+    (void)curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, NULL);
+    (void)curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, NULL);
+    headers_free(h);
+    if (rc != CURLE_OK) {
+        (void)snprintf(why, cap, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
+        return IG_ERR_IO;
+    }
+    return IG_OK;
+}
+
+/* ---- remembered messages (notifier thread only) ---- */
+
+static struct slack_msg *
+msg_find(struct pdp_slack *k, const char *intent_id, struct slack_msg ***link)
+{
+    struct slack_msg **p;
+
+    for (p = &k->msgs; *p != NULL; p = &(*p)->next)
+        if (strcmp((*p)->intent_id, intent_id) == 0) {
+            if (link != NULL)
+                *link = p;
+            return *p;
+        }
+    return NULL;
+}
+
+static void
+msg_forget(struct pdp_slack *k, const char *intent_id)
+{
+    struct slack_msg **link, *m = msg_find(k, intent_id, &link);
+
+    if (m != NULL) {
+        *link = m->next;
+        free(m);
+        k->nmsgs--;
+    }
+}
+
+/* Remember where intent_id's message is; 0, or -1 when it does not fit. */
+static int
+msg_remember(struct pdp_slack *k, const char *intent_id, const char *channel,
+             const char *ts)
+{
+    struct slack_msg *m, **p;
+
+    if (strlen(channel) > APPR_SLACK_ID_MAX || strlen(ts) > APPR_SLACK_TS_MAX ||
+        (m = calloc(1, sizeof(*m))) == NULL)
+        return -1;
+    msg_forget(k, intent_id);
+    memcpy(m->intent_id, intent_id, strlen(intent_id) + 1);
+    memcpy(m->channel, channel, strlen(channel) + 1);
+    memcpy(m->ts, ts, strlen(ts) + 1);
+    m->next = k->msgs;
+    k->msgs = m;
+    if (++k->nmsgs > SLACK_MESSAGES_MAX) { /* drop the oldest */
+        for (p = &k->msgs; (*p)->next != NULL; p = &(*p)->next)
+            ;
+        free(*p);
+        *p = NULL;
+        k->nmsgs--;
+    }
+    return 0;
+}
+
+/* ---- the notifier ---- */
+
+/* One log line for an attempt; fields from the view and Slack's answer. */
+static void
+log_attempt(const char *method, const char *intent_id, const json_t *view,
+            long http, const json_t *ans, const char *why)
+{
+    int ok = json_is_true(json_object_get(ans, "ok")) && why == NULL;
+    const char *slack_err = json_string_value(json_object_get(ans, "error"));
+    json_t *f = json_pack(
+        "{s:s, s:s, s:s?, s:s?, s:b, s:i, s:s?}", "method", method, "intent_id",
+        intent_id, "approval_id",
+        json_string_value(json_object_get(view, "approval_id")), "ts",
+        json_string_value(json_object_get(ans, "ts")), "ok", ok, "http_status",
+        (int)http, "error", why != NULL ? why : slack_err);
+
+    pdp_log(ok ? "info" : "warn", "slack.notify", f);
+}
+
+static int
+is_pending(const json_t *view)
+{
+    const char *st = json_string_value(json_object_get(view, "status"));
+
+    return st != NULL && strcmp(st, "PENDING") == 0;
+}
+
+static void
+run_job(struct pdp_slack *k, const struct slack_job *job)
+{
+    const char *method =
+        job->kind == JOB_POST ? "chat.postMessage" : "chat.update";
+    struct slack_msg *m = NULL;
+    json_t *view = NULL, *msg = NULL, *ans = NULL;
+    const char *why = NULL, *ts, *ch;
+    char cwhy[CURL_ERROR_SIZE + 64];
+    struct ig_buf reply;
+    char *body = NULL;
+    long http = 0;
+
+    ig_buf_init(&reply, SLACK_REPLY_MAX);
+    if (pdp_approval_get_by_intent(k->srv, job->intent_id, NULL, &view) !=
+        IG_OK) {
+        why = "no approval for this intent (or the store failed)";
+        goto out;
+    }
+    if (job->kind == JOB_UPDATE &&
+        (m = msg_find(k, job->intent_id, NULL)) == NULL) {
+        why = "no message posted for this approval (since start)";
+        goto out;
+    }
+    if (appr_slack_message(view,
+                           m != NULL ? m->channel : k->srv->cfg->slack_channel,
+                           m != NULL ? m->ts : NULL, &msg) != IG_OK ||
+        (body = json_dumps(msg, JSON_COMPACT)) == NULL) {
+        why = "cannot build the message";
+        goto out;
+    }
+    if (api_post(k, method, body, &reply, &http, cwhy, sizeof(cwhy)) != IG_OK) {
+        why = cwhy;
+        goto out;
+    }
+    if (ig_json_parse(reply.data != NULL ? reply.data : "", reply.len, &ans,
+                      NULL) != IG_OK ||
+        !json_is_object(ans)) {
+        why = "Slack's answer is not a JSON object";
+        goto out;
+    }
+    if (!json_is_true(json_object_get(ans, "ok")))
+        goto out; /* Slack's "error" is logged */
+    ts = json_string_value(json_object_get(ans, "ts"));
+    ch = json_string_value(json_object_get(ans, "channel"));
+    if (job->kind == JOB_POST &&
+        (ts == NULL ||
+         msg_remember(k, job->intent_id,
+                      ch != NULL ? ch : k->srv->cfg->slack_channel, ts) != 0))
+        why = "Slack's answer has no usable ts";
+    else if (job->kind == JOB_UPDATE && !is_pending(view))
+        msg_forget(k, job->intent_id); /* resolved: no more changes */
+out:
+    log_attempt(method, job->intent_id, view, http, ans, why);
+    free(body);
+    json_decref(msg);
+    json_decref(ans);
+    json_decref(view);
+    ig_buf_release(&reply);
+}
+
+static void *
+notifier_main(void *arg)
+{
+    struct pdp_slack *k = arg;
+    struct slack_job job;
+    size_t dropped = 0;
+
+    for (;;) {
+        (void)pthread_mutex_lock(&k->mu);
+        while (k->count == 0 && !k->stop)
+            (void)pthread_cond_wait(&k->cv, &k->mu);
+        if (k->stop) {
+            dropped = k->count;
+            (void)pthread_mutex_unlock(&k->mu);
+            break;
+        }
+        job = k->q[k->head];
+        k->head = (k->head + 1) % SLACK_QUEUE;
+        k->count--;
+        (void)pthread_mutex_unlock(&k->mu);
+        run_job(k, &job);
+    }
+    if (dropped > 0)
+        pdp_log("warn", "slack.dropped",
+                json_pack("{s:i, s:s}", "jobs", (int)dropped, "reason",
+                          "shutting down"));
+    return NULL;
+}
+
+static void
+enqueue(struct pdp_server *s, enum job_kind kind, const char *intent_id)
+{
+    struct pdp_slack *k = s->slack;
+    const char *reason = NULL;
+    struct slack_job *job;
+    size_t n;
+
+    if (k == NULL || intent_id == NULL)
+        return;
+    n = strnlen(intent_id, SLACK_INTENT_ID_MAX + 1);
+    (void)pthread_mutex_lock(&k->mu);
+    if (n > SLACK_INTENT_ID_MAX)
+        reason = "intent id too long";
+    else if (k->stop)
+        reason = "shutting down";
+    else if (k->count == SLACK_QUEUE)
+        reason = "queue full";
+    else {
+        job = &k->q[(k->head + k->count) % SLACK_QUEUE];
+        job->kind = kind;
+        memcpy(job->intent_id, intent_id, n + 1);
+        k->count++;
+        (void)pthread_cond_signal(&k->cv);
+    }
+    (void)pthread_mutex_unlock(&k->mu);
+    if (reason != NULL)
+        pdp_log("warn", "slack.dropped",
+                json_pack("{s:s, s:s%, s:s}", "method",
+                          kind == JOB_POST ? "chat.postMessage" : "chat.update",
+                          "intent_id", intent_id,
+                          n > SLACK_INTENT_ID_MAX ? SLACK_INTENT_ID_MAX : n,
+                          "reason", reason));
+}
+
+void
+pdp_slack_escalated(struct pdp_server *s, const char *intent_id)
+{
+    enqueue(s, JOB_POST, intent_id);
+}
+
+void
+pdp_slack_changed(struct pdp_server *s, const char *intent_id)
+{
+    enqueue(s, JOB_UPDATE, intent_id);
+}
+
+/* ---- start and stop ---- */
+
+static void
+slack_free(struct pdp_slack *k)
+{
+    struct slack_msg *m;
+
+    if (k == NULL)
+        return;
+    while ((m = k->msgs) != NULL) {
+        k->msgs = m->next;
+        free(m);
+    }
+    if (k->curl != NULL) {
+        curl_easy_cleanup(k->curl);
+        curl_global_cleanup();
+    }
+    if (k->token != NULL) {
+        sodium_memzero(k->token, k->token_len);
+        sodium_free(k->token);
+    }
+    if (k->secret != NULL) {
+        sodium_memzero(k->secret, k->secret_len);
+        sodium_free(k->secret);
+    }
+    (void)pthread_cond_destroy(&k->cv);
+    (void)pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+enum ig_status
+pdp_slack_start(struct pdp_server *s, struct ig_err *err)
+{
+    const struct pdp_config *c = s->cfg;
+    struct pdp_slack *k;
+    enum ig_status st;
+
+    s->slack = NULL;
+    if (c->slack_channel == NULL)
+        return IG_OK;
+    if ((k = calloc(1, sizeof(*k))) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    k->srv = s;
+    (void)pthread_mutex_init(&k->mu, NULL);
+    (void)pthread_cond_init(&k->cv, NULL);
+    if ((st = read_secret(c->slack_bot_token_file, "bot_token_file", &k->token,
+                          &k->token_len, err)) != IG_OK ||
+        (st = read_secret(c->slack_signing_secret_file, "signing_secret_file",
+                          &k->secret, &k->secret_len, err)) != IG_OK)
+        goto fail;
+    st = IG_ERR_IO;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        (void)ig_err_set(err, st, "[slack] cannot initialize libcurl");
+        goto fail;
+    }
+    if ((k->curl = curl_easy_init()) == NULL) {
+        curl_global_cleanup();
+        (void)ig_err_set(err, st, "[slack] cannot initialize libcurl");
+        goto fail;
+    }
+    if (pthread_create(&k->thread, NULL, notifier_main, k) != 0) {
+        (void)ig_err_set(err, st, "[slack] cannot start the notifier");
+        goto fail;
+    }
+    k->started = 1;
+    s->slack = k;
+    pdp_log("info", "slack.started",
+            json_pack("{s:s, s:s}", "api_url", c->slack_api_url, "channel",
+                      c->slack_channel));
+    return IG_OK;
+fail:
+    slack_free(k);
+    return st;
+}
+
+void
+pdp_slack_stop(struct pdp_server *s)
+{
+    struct pdp_slack *k = s->slack;
+
+    if (k == NULL)
+        return;
+    (void)pthread_mutex_lock(&k->mu);
+    k->stop = 1;
+    (void)pthread_cond_broadcast(&k->cv);
+    (void)pthread_mutex_unlock(&k->mu);
+    if (k->started)
+        (void)pthread_join(k->thread, NULL);
+    s->slack = NULL;
+    slack_free(k);
+}
+
+/* ---- POST /slack/interactions ---- */
+
+/* 200 with a text only the clicker sees; code (NULL: counted) too. */
+static void
+reply_clicker(struct pdp_req *r, const char *code, const char *text)
+{
+    pdp_reply_json(r, 200,
+                   json_pack("{s:s, s:b, s:s, s:s?}", "response_type",
+                             "ephemeral", "replace_original", 0, "text", text,
+                             "code", code));
+}
+
+static void
+log_click(const struct appr_slack_click *c, const struct pdp_approver *a,
+          const char *code)
+{
+    pdp_log(code != NULL ? "warn" : "info",
+            code != NULL ? "slack.vote_refused" : "slack.vote",
+            json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "slack_user", c->user_id,
+                      "approver", a != NULL ? a->id : NULL, "approval_id",
+                      c->approval_id, "vote", c->approve ? "APPROVE" : "DENY",
+                      "code", code));
+}
+
+/* Vote as a and answer the clicker. */
+static void
+vote(struct pdp_req *r, const struct appr_slack_click *c,
+     const struct pdp_approver *a)
+{
+    struct pdp_vote_result res;
+    struct pdp_vote v;
+    char text[512];
+
+    memset(&v, 0, sizeof(v));
+    v.approval_id = c->approval_id;
+    v.approver = a;
+    v.approve = c->approve;
+    v.intent_hash = c->intent_hash;
+    v.channel = "slack";
+    pdp_approval_vote(r->srv, &v, &res);
+    log_click(c, a, res.code);
+    if (res.code == NULL) {
+        (void)snprintf(text, sizeof(text),
+                       "Your %s was counted (%d of %d approvals); the "
+                       "request is %s%s%s.",
+                       c->approve ? "approval" : "denial", res.approvals,
+                       res.quorum, res.status != NULL ? res.status : "?",
+                       res.decision != NULL ? ", decision " : "",
+                       res.decision != NULL ? res.decision : "");
+        reply_clicker(r, NULL, text);
+        return;
+    }
+    /* A stale message (resolved or expired meanwhile): refresh it. */
+    if (strcmp(res.code, "APPROVAL_RESOLVED") == 0 ||
+        strcmp(res.code, "APPROVAL_EXPIRED") == 0)
+        pdp_slack_changed(r->srv, res.intent_id[0] ? res.intent_id : NULL);
+    (void)snprintf(text, sizeof(text), "Your vote was not counted: %s: %s",
+                   res.code, res.message);
+    reply_clicker(r, res.code, text);
+}
+
+void
+pdp_post_slack_interactions(struct pdp_req *r)
+{
+    struct pdp_slack *k = r->srv->slack;
+    const struct pdp_approver *a;
+    struct appr_slack_click c;
+    const char *ts, *sig;
+    struct ig_err err;
+    enum ig_status st;
+
+    if (k == NULL) {
+        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "Slack is not configured");
+        return;
+    }
+    ts = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                     "X-Slack-Request-Timestamp");
+    sig = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                      "X-Slack-Signature");
+    st = appr_slack_verify(k->secret, k->secret_len, ts, sig, r->body.data,
+                           r->body.len, ig_time_now(), &err);
+    if (st != IG_OK) {
+        pdp_log("warn", "slack.request_refused",
+                json_pack("{s:s}", "reason", err.msg));
+        pdp_reply_error(r, 401,
+                        st == IG_ERR_EXPIRED ? "SLACK_STALE_REQUEST"
+                                             : "SLACK_SIGNATURE_INVALID",
+                        NULL, "%s", err.msg);
+        return;
+    }
+    if (appr_slack_parse_click(r->body.data != NULL ? r->body.data : "",
+                               r->body.len, &c, &err) != IG_OK) {
+        pdp_reply_error(r, 400, "SLACK_PAYLOAD_INVALID", NULL, "%s", err.msg);
+        return;
+    }
+    a = pdp_config_approver_by_slack(r->srv->cfg, c.user_id);
+    if (a == NULL) {
+        log_click(&c, NULL, "NOT_AN_APPROVER");
+        reply_clicker(r, "NOT_AN_APPROVER",
+                      "Your vote was not counted: your Slack account is not "
+                      "an approver in intentgate.");
+        return;
+    }
+    vote(r, &c, a);
+}

@@ -1,0 +1,1 @@
+# tests/approval.cmake - (being written)

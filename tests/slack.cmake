@@ -1,0 +1,1 @@
+# tests/slack.cmake - (being written)

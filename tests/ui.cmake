@@ -1,0 +1,1 @@
+# tests/ui.cmake - (being written)
