@@ -303,6 +303,21 @@ appr_html_json(struct ig_buf *b, const json_t *v)
     return st;
 }
 
+/* ---- static files ---- */
+
+const char *
+appr_html_css(size_t *len)
+{
+    const struct ig_embedded_file *f = appr_static_files;
+
+    while (f->name != NULL && strcmp(f->name, "style.css") != 0)
+        f++;
+    IG_ASSERT(f->name != NULL);
+    if (len != NULL)
+        *len = f->len;
+    return (const char *)f->data;
+}
+
 /* ---- the sticky writer ---- */
 
 void

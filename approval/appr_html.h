@@ -12,7 +12,7 @@
  * pretty-printed (2-space indent, sorted keys, numbers as RFC 8785 writes
  * them, those characters as \uXXXX escapes) and then escaped. The pages
  * carry no script and no inline style, for a Content-Security-Policy of
- * default-src 'none'; the stylesheet is appr_css, served from
+ * default-src 'none'; the stylesheet, appr_html_css(), is served from
  * APPR_CSS_PATH.
  *
  * Renderers append to a caller's ig_buf (whose cap bounds the page) and
@@ -34,9 +34,9 @@
 /* Where the pages link the stylesheet. */
 #define APPR_CSS_PATH "/ui/static/style.css"
 
-/* The stylesheet (NUL-terminated) and its length. */
-extern const char appr_css[];
-extern const size_t appr_css_len;
+/* The stylesheet (approval/static/style.css, compiled in): static text,
+   NUL-terminated; *len (when not NULL) gets its length. */
+const char *appr_html_css(size_t *len);
 
 /* Escape n bytes of s for HTML text or a quoted attribute value. */
 enum ig_status appr_html_escape(struct ig_buf *b, const char *s,

@@ -33,6 +33,6 @@ appr_password_verify(const char *hash, const char *password, size_t len)
 {
     if (!appr_password_hash_valid(hash) || len > APPR_PASSWORD_MAX)
         return 0;
-    return crypto_pwhash_str_verify(hash, password,
-                                    (unsigned long long)len) == 0;
+    return crypto_pwhash_str_verify(hash, password, (unsigned long long)len) ==
+           0;
 }

@@ -74,13 +74,12 @@ random_text(char *out, size_t cap)
 static int
 live(const struct appr_sessions *s, const struct session *e, int64_t now)
 {
-    return e->used && now - e->last_seen < s->idle &&
-           now - e->created < s->max;
+    return e->used && now - e->last_seen < s->idle && now - e->created < s->max;
 }
 
 enum ig_status
-appr_session_create(struct appr_sessions *s, const char *approver,
-                    int64_t now, char id[APPR_SESSION_ID_LEN + 1],
+appr_session_create(struct appr_sessions *s, const char *approver, int64_t now,
+                    char id[APPR_SESSION_ID_LEN + 1],
                     char csrf[APPR_CSRF_LEN + 1], int64_t *expires_at)
 {
     struct session *slot = NULL;

@@ -425,10 +425,24 @@ add_status(struct ig_buf *b, const json_t *view)
         (st = add_value(b, json_object_get(view, "approvals"), 0)) != IG_OK ||
         (st = ig_buf_adds(b, " of ")) != IG_OK ||
         (st = add_value(b, json_object_get(req, "quorum"), 0)) != IG_OK ||
-        (st = ig_buf_adds(b, " approvals needed from group ")) != IG_OK ||
+        (st = ig_buf_adds(b, " approvals; groups: ")) != IG_OK ||
         (st = add_joined(b, json_object_get(req, "groups"))) != IG_OK)
         return st;
     return ig_buf_adds(b, ")\n");
+}
+
+/* "Label        a, b, c\n" for an array of strings */
+static enum ig_status
+add_list_field(struct ig_buf *b, const char *label, const json_t *arr)
+{
+    enum ig_status st;
+
+    if (!json_is_array(arr) || json_array_size(arr) == 0)
+        return add_field(b, label, NULL);
+    if ((st = add_label(b, label)) != IG_OK ||
+        (st = add_joined(b, arr)) != IG_OK)
+        return st;
+    return ig_buf_addc(b, '\n');
 }
 
 static enum ig_status
@@ -464,6 +478,7 @@ add_votes(struct ig_buf *b, const json_t *votes)
 static enum ig_status
 add_resolution(struct ig_buf *b, const json_t *res)
 {
+    const json_t *reasons = json_object_get(res, "reasons");
     enum ig_status st;
 
     if (res == NULL || json_is_null(res))
@@ -471,12 +486,16 @@ add_resolution(struct ig_buf *b, const json_t *res)
     if ((st = add_label(b, "Resolution")) != IG_OK ||
         (st = add_value(b, json_object_get(res, "result"), 0)) != IG_OK ||
         (st = ig_buf_adds(b, " at ")) != IG_OK ||
-        (st = add_value(b, json_object_get(res, "resolved_at"), 0)) != IG_OK ||
-        (st = ig_buf_adds(b, ", decision ")) != IG_OK ||
-        (st = add_value(b, json_object_get(res, "decision"), 0)) != IG_OK ||
-        (st = ig_buf_adds(b, " ")) != IG_OK ||
-        (st = add_value(b, json_object_get(res, "reasons"), LABEL_WIDTH)) !=
-            IG_OK)
+        (st = add_value(b, json_object_get(res, "resolved_at"), 0)) != IG_OK)
+        return st;
+    if (json_object_get(res, "decision") != NULL &&
+        ((st = ig_buf_adds(b, ", decision ")) != IG_OK ||
+         (st = add_value(b, json_object_get(res, "decision"), 0)) != IG_OK))
+        return st;
+    if (json_array_size(reasons) > 0 &&
+        ((st = ig_buf_adds(b, " (")) != IG_OK ||
+         (st = add_joined(b, reasons)) != IG_OK ||
+         (st = ig_buf_addc(b, ')')) != IG_OK))
         return st;
     return ig_buf_addc(b, '\n');
 }
@@ -522,7 +541,7 @@ cli_show_approval(FILE *f, const json_t *view)
         st = add_field(&out, intent_fields[i][0],
                        json_object_get(intent, intent_fields[i][1]));
     if (st == IG_OK)
-        st = add_field(&out, "Reasons", json_object_get(d, "reasons"));
+        st = add_list_field(&out, "Reasons", json_object_get(d, "reasons"));
     if (st == IG_OK)
         st = add_field(&out, "Message", json_object_get(d, "message"));
     if (st == IG_OK)

@@ -93,12 +93,23 @@ utf8_chars(const char *s)
     return n;
 }
 
+static int
+valid_utf8(const char *s)
+{
+    json_t *v = json_string(s); /* NULL for invalid UTF-8 */
+
+    if (v == NULL)
+        return 0;
+    json_decref(v);
+    return 1;
+}
+
 /* Options after the subcommand; 0, or -1 after printing why. */
 static int
 parse_options(int argc, char **argv, struct approvals_cmd *c)
 {
-    int i, voting = strcmp(c->sub, "approve") == 0 ||
-                    strcmp(c->sub, "deny") == 0;
+    int i,
+        voting = strcmp(c->sub, "approve") == 0 || strcmp(c->sub, "deny") == 0;
 
     for (i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 && !voting) {
@@ -129,6 +140,10 @@ parse_options(int argc, char **argv, struct approvals_cmd *c)
     if (c->id != NULL && !valid_id(c->id)) {
         cli_error(CMD, "%s: not an approval id (letters, digits, - and _)",
                   c->sub);
+        return -1;
+    }
+    if (c->comment != NULL && !valid_utf8(c->comment)) {
+        cli_error(CMD, "%s: --comment is not valid UTF-8", c->sub);
         return -1;
     }
     if (c->comment != NULL && utf8_chars(c->comment) > COMMENT_MAX) {
@@ -162,8 +177,7 @@ read_env(struct approvals_cmd *c)
     }
     if (used == 0)
         return 0;
-    cli_error(CMD, "%s not set (see `intentgate approvals --help`)",
-              missing);
+    cli_error(CMD, "%s not set (see `intentgate approvals --help`)", missing);
     return -1;
 }
 
@@ -183,8 +197,7 @@ refused(const char *what, enum ig_status st, const struct ig_err *err,
     }
     code = cli_http_error_code(r->body, &msg);
     if (code == NULL) {
-        cli_error(CMD, "%s: unexpected HTTP %ld from the PDP", what,
-                  r->status);
+        cli_error(CMD, "%s: unexpected HTTP %ld from the PDP", what, r->status);
         return CLI_EXIT_USAGE;
     }
     ig_buf_init(&b, 4096);
@@ -277,7 +290,6 @@ logout(struct approvals_cmd *c)
     if (cli_http_call(c->http, "POST", "/v1/approver/logout", NULL, 0, &r,
                       &err) == IG_OK)
         cli_http_reply_release(&r);
-    (void)cli_http_set_bearer(c->http, NULL);
 }
 
 /* ---- the subcommands ---- */
@@ -419,8 +431,7 @@ confirmed(const struct approvals_cmd *c, int approve)
 
 /* Append a string field (made safe), or dflt when absent. */
 static enum ig_status
-add_str(struct ig_buf *b, const json_t *obj, const char *key,
-        const char *dflt)
+add_str(struct ig_buf *b, const json_t *obj, const char *key, const char *dflt)
 {
     const json_t *v = json_object_get(obj, key);
 
@@ -453,13 +464,106 @@ print_result(const json_t *res, int approve)
         add_str(&b, res, "status", "-") == IG_OK &&
         ig_buf_adds(&b, ", decision: ") == IG_OK &&
         add_str(&b, res, "decision", "none yet") == IG_OK &&
-        ig_buf_adds(&b, " (") == IG_OK && add_num(&b, res, "approvals") == IG_OK &&
-        ig_buf_adds(&b, " of ") == IG_OK && add_num(&b, res, "quorum") == IG_OK &&
+        ig_buf_adds(&b, " (") == IG_OK &&
+        add_num(&b, res, "approvals") == IG_OK &&
+        ig_buf_adds(&b, " of ") == IG_OK &&
+        add_num(&b, res, "quorum") == IG_OK &&
         ig_buf_adds(&b, " approvals)") == IG_OK &&
         printf("%s\n", b.data) >= 0 && fflush(stdout) == 0)
         rc = CLI_EXIT_OK;
     ig_buf_release(&b);
     if (rc != CLI_EXIT_OK)
         cli_error(CMD, "cannot write to standard output");
+    return rc;
+}
+
+static int
+do_vote(struct approvals_cmd *c)
+{
+    int approve = strcmp(c->sub, "approve") == 0, rc, n;
+    struct cli_http_reply r = {0, NULL};
+    json_t *view = NULL, *body = NULL;
+    const char *hash;
+    struct ig_err err;
+    enum ig_status st;
+    char path[128];
+
+    if ((rc = get_approval(c, &view)) != CLI_EXIT_OK)
+        return rc;
+    rc = CLI_EXIT_FAIL;
+    if (cli_show_approval(stdout, view) != 0) {
+        cli_error(CMD, "cannot write to standard output");
+        goto out;
+    }
+    if ((hash = shown_hash(view)) == NULL)
+        goto out;
+    if (!confirmed(c, approve)) {
+        cli_error(CMD, "%s: not confirmed; no vote sent", c->sub);
+        goto out;
+    }
+    body = json_pack("{s:s, s:s, s:s*}", "vote", approve ? "approve" : "deny",
+                     "intent_hash", hash, "comment", c->comment);
+    if (body == NULL) {
+        cli_error(CMD, "out of memory");
+        goto out;
+    }
+    n = snprintf(path, sizeof(path), "/v1/approvals/%s/votes", c->id);
+    IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= ID_MAX */
+    st = cli_http_call_json(c->http, "POST", path, body, &r, &err);
+    if (st != IG_OK || r.status != 200)
+        rc = refused(c->sub, st, &err, &r);
+    else if (!json_is_true(json_object_get(r.body, "counted")))
+        cli_error(CMD, "%s: the PDP did not count the vote", c->sub);
+    else
+        rc = print_result(r.body, approve);
+out:
+    cli_http_reply_release(&r);
+    json_decref(body);
+    json_decref(view);
+    return rc;
+}
+
+int
+cli_approvals(int argc, char **argv)
+{
+    static const char *const subs[] = {"list", "show", "approve", "deny"};
+    struct approvals_cmd c;
+    struct ig_err err;
+    size_t i;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    if (cli_wants_help(argc, argv)) {
+        (void)fputs(approvals_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    for (i = 0; argc >= 2 && i < sizeof(subs) / sizeof(subs[0]); i++)
+        if (strcmp(argv[1], subs[i]) == 0)
+            c.sub = subs[i];
+    if (c.sub == NULL) {
+        cli_error(CMD, "expected list, show, approve or deny (see --help)");
+        return CLI_EXIT_USAGE;
+    }
+    if (parse_options(argc, argv, &c) != 0 || read_env(&c) != 0)
+        return CLI_EXIT_USAGE;
+    if (ig_crypto_init() != IG_OK) {
+        cli_error(CMD, "cannot initialize libsodium");
+        return CLI_EXIT_FAIL;
+    }
+    if (cli_http_new(c.url, &c.http, &err) != IG_OK) {
+        cli_error(CMD, "INTENTGATE_URL: %s", err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    rc = login(&c);
+    if (rc == CLI_EXIT_OK) {
+        if (strcmp(c.sub, "list") == 0)
+            rc = do_list(&c);
+        else if (strcmp(c.sub, "show") == 0)
+            rc = do_show(&c);
+        else
+            rc = do_vote(&c);
+        logout(&c);
+    }
+    cli_http_free(c.http);
     return rc;
 }

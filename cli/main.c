@@ -13,6 +13,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"approvals", cli_approvals, "list, show, approve or deny escalations"},
+    {"approver", cli_approver, "print an approver's config section (add)"},
     {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
@@ -32,7 +34,7 @@ usage(FILE *f)
                 "acts.\n\nCommands:\n",
                 f);
     for (i = 0; i < NCOMMANDS; i++)
-        (void)fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        (void)fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     (void)fputs("\nRun `intentgate COMMAND --help` for a command's options.\n"
                 "Exit status: 0 ok, 1 failure, 2 bad arguments or input.\n",
                 f);

@@ -134,10 +134,10 @@ status_of(const char *code)
     static const struct {
         const char *code;
         unsigned int status;
-    } t[] = {{"APPROVAL_NOT_FOUND", 404}, {"NOT_ELIGIBLE", 403},
-             {"SELF_APPROVAL", 403},      {"ALREADY_VOTED", 409},
+    } t[] = {{"APPROVAL_NOT_FOUND", 404},   {"NOT_ELIGIBLE", 403},
+             {"SELF_APPROVAL", 403},        {"ALREADY_VOTED", 409},
              {"INTENT_HASH_MISMATCH", 409}, {"APPROVAL_RESOLVED", 409},
-             {"APPROVAL_EXPIRED", 410},   {"INVALID_VOTE", 400},
+             {"APPROVAL_EXPIRED", 410},     {"INVALID_VOTE", 400},
              {"STORE_UNAVAILABLE", 503}};
     size_t i;
 
@@ -203,9 +203,8 @@ refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
         s, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s}", "type",
                      "approval.vote_refused", "time", now, "approval_id",
                      v->approval_id, "intent_id", intent_id, "approver",
-                     v->approver != NULL ? v->approver->id : "",
-                     "channel", v->channel != NULL ? v->channel : "",
-                     "code", code));
+                     v->approver != NULL ? v->approver->id : "", "channel",
+                     v->channel != NULL ? v->channel : "", "code", code));
 }
 
 static int
@@ -263,21 +262,21 @@ reeval_intent(const json_t *rec, const struct pdp_vote *v)
         if (strcmp(jstr(x, "vote") ? jstr(x, "vote") : "", "APPROVE") == 0)
             /* json_array_append_new steals; "O" adds references. */
             (void)json_array_append_new(
-                list, json_pack("{s:s, s:O, s:s, s:I}", "approver",
-                                jstr(x, "approver"), "groups",
-                                json_object_get(x, "groups"), "comment",
-                                jstr(x, "comment") ? jstr(x, "comment") : "",
-                                "at", json_integer_value(json_object_get(
-                                          x, "voted_at"))));
+                list,
+                json_pack("{s:s, s:O, s:s, s:I}", "approver",
+                          jstr(x, "approver"), "groups",
+                          json_object_get(x, "groups"), "comment",
+                          jstr(x, "comment") ? jstr(x, "comment") : "", "at",
+                          json_integer_value(json_object_get(x, "voted_at"))));
     }
     for (i = 0; mine != NULL && i < v->approver->ngroups; i++)
         (void)json_array_append_new(mine, json_string(v->approver->groups[i]));
     /* "o" steals mine. */
     (void)json_array_append_new(
-        list, json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id,
-                        "groups", mine, "comment",
-                        v->comment != NULL ? v->comment : "", "at",
-                        (json_int_t)ig_time_now()));
+        list,
+        json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id, "groups",
+                  mine, "comment", v->comment != NULL ? v->comment : "", "at",
+                  (json_int_t)ig_time_now()));
     if (in == NULL || list == NULL || mine == NULL) {
         json_decref(in);
         json_decref(list);
@@ -460,9 +459,9 @@ build_record(const json_t *rec, const struct pdp_vote *v,
         goto done;
     r->result = o->result;
     if (add_event(t, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
-                               "approval.resolved", "time", when,
-                               "approval_id", v->approval_id, "intent_id", iid,
-                               "result", o->result)) != 0)
+                               "approval.resolved", "time", when, "approval_id",
+                               v->approval_id, "intent_id", iid, "result",
+                               o->result)) != 0)
         return -1;
     g = reasons_json(&o->d);
     t->reasons = g != NULL ? pdp_json_text(g) : NULL;
@@ -482,10 +481,10 @@ build_record(const json_t *rec, const struct pdp_vote *v,
         r->grant_aud = o->executor->id;
         r->grant_token = o->grant.data;
         r->grant_expires_at = o->grant_exp;
-        (void)json_object_set_new(
-            ev, "grant",
-            json_pack("{s:s, s:s, s:s}", "jti", o->jti, "audience",
-                      o->executor->id, "expires_at", o->grant_exp_text));
+        (void)json_object_set_new(ev, "grant",
+                                  json_pack("{s:s, s:s, s:s}", "jti", o->jti,
+                                            "audience", o->executor->id,
+                                            "expires_at", o->grant_exp_text));
     }
     if (add_event(t, ev) != 0 || t->reasons == NULL)
         return -1;
@@ -504,11 +503,10 @@ counted(const struct outcome *o, int approvals, int quorum,
     out->approvals = approvals;
     out->quorum = quorum;
     out->status = o->result != NULL ? o->result : "PENDING";
-    out->decision =
-        o->result != NULL ? pol_verdict_name(o->d.verdict) : NULL;
+    out->decision = o->result != NULL ? pol_verdict_name(o->d.verdict) : NULL;
     (void)snprintf(out->message, sizeof(out->message), "%s",
-                   o->result == NULL ? "your vote was counted; more "
-                                       "approvals are needed"
+                   o->result == NULL           ? "your vote was counted; more "
+                                                 "approvals are needed"
                    : o->d.verdict == POL_ALLOW ? "approved: the grant was "
                                                  "issued"
                                                : o->d.message);
@@ -534,7 +532,8 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         refuse(s, v, jstr(rec, "intent_id"), code, out);
         return;
     }
-    quorum = (int)json_integer_value(
+    /* Stored JSON numbers read back as reals (I-JSON). */
+    quorum = (int)json_number_value(
         json_object_get(json_object_get(ap, "requirements"), "quorum"));
     if (quorum < 1)
         quorum = 1;
@@ -576,8 +575,7 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
     if (st == IG_OK)
         st = pdp_store_get_intent(s->store, intent_id, &rec);
     if (st == IG_OK) {
-        (void)snprintf(out->intent_id, sizeof(out->intent_id), "%s",
-                       intent_id);
+        (void)snprintf(out->intent_id, sizeof(out->intent_id), "%s", intent_id);
         apply(s, rec, v, out);
     } else {
         refuse(s, v, NULL,
@@ -625,15 +623,14 @@ expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
     r.reasons = "[\"APPROVAL_EXPIRED\"]";
     r.message = "no approval arrived before the request expired";
     r.policy_revision = pdp_approval_revision(rec);
-    ev[0] = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
-                      "approval.resolved", "time", when, "approval_id", aid,
-                      "intent_id", intent_id, "result", "EXPIRED");
-    ev[1] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[s], s:s, s:s, s:s}",
-                      "type", "intent.decided", "time", when, "intent_id",
-                      intent_id, "decision_id", did, "decision", "BLOCK",
-                      "reasons", "APPROVAL_EXPIRED", "message", r.message,
-                      "policy_revision", r.policy_revision, "approval_id",
-                      aid);
+    ev[0] = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "approval.resolved",
+                      "time", when, "approval_id", aid, "intent_id", intent_id,
+                      "result", "EXPIRED");
+    ev[1] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[s], s:s, s:s, s:s}", "type",
+                      "intent.decided", "time", when, "intent_id", intent_id,
+                      "decision_id", did, "decision", "BLOCK", "reasons",
+                      "APPROVAL_EXPIRED", "message", r.message,
+                      "policy_revision", r.policy_revision, "approval_id", aid);
     text[0] = ev[0] != NULL ? pdp_json_text(ev[0]) : NULL;
     text[1] = ev[1] != NULL ? pdp_json_text(ev[1]) : NULL;
     r.events = (const char *const *)text;

@@ -37,8 +37,8 @@ bearer(struct pdp_req *r)
 static const struct pdp_approver *
 approver_of(struct pdp_req *r)
 {
-    const struct pdp_approver *a = pdp_approver_session(r->srv, bearer(r),
-                                                        NULL);
+    const struct pdp_approver *a =
+        pdp_approver_session(r->srv, bearer(r), NULL);
 
     if (a == NULL)
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
@@ -66,8 +66,7 @@ string_keys(struct pdp_req *r, json_t *body, const char *const *keys,
         }
         if (!json_is_string(v) || strlen(json_string_value(v)) > max) {
             pdp_reply_error(r, 400, "INVALID_FIELD", k,
-                            "%s must be a string of at most %zu bytes", k,
-                            max);
+                            "%s must be a string of at most %zu bytes", k, max);
             return -1;
         }
     }
@@ -169,7 +168,14 @@ post_vote(struct pdp_req *r, const char *id)
     struct pdp_vote v;
     const char *vote;
 
-    if (a == NULL || (body = pdp_req_json_object(r)) == NULL ||
+    if (a == NULL)
+        return;
+    if (strlen(id) != IG_UUID_STRLEN) {
+        pdp_reply_error(r, 404, "APPROVAL_NOT_FOUND", NULL,
+                        "no approval request %s", id);
+        return;
+    }
+    if ((body = pdp_req_json_object(r)) == NULL ||
         string_keys(r, body, keys, 500) != 0)
         goto out;
     vote = jstr(body, "vote");
@@ -190,16 +196,15 @@ post_vote(struct pdp_req *r, const char *id)
     v.channel = "api";
     pdp_approval_vote(r->srv, &v, &res);
     if (res.code != NULL) {
-        pdp_reply_error(r, res.http_status, res.code, NULL, "%s",
-                        res.message);
+        pdp_reply_error(r, res.http_status, res.code, NULL, "%s", res.message);
         goto out;
     }
     pdp_reply_json(r, 200,
                    json_pack("{s:b, s:s, s:s?, s:i, s:i, s:s, s:s}", "counted",
-                             1, "status", res.status, "decision",
-                             res.decision, "approvals", res.approvals,
-                             "quorum", res.quorum, "intent_id", res.intent_id,
-                             "message", res.message));
+                             1, "status", res.status, "decision", res.decision,
+                             "approvals", res.approvals, "quorum", res.quorum,
+                             "intent_id", res.intent_id, "message",
+                             res.message));
 out:
     json_decref(body);
 }
@@ -207,8 +212,8 @@ out:
 static void
 wrong_method(struct pdp_req *r, const char *allow)
 {
-    pdp_reply_error(r, 405, "METHOD_NOT_ALLOWED", NULL,
-                    "use %s for this path", allow);
+    pdp_reply_error(r, 405, "METHOD_NOT_ALLOWED", NULL, "use %s for this path",
+                    allow);
     r->reply.allow = allow;
 }
 
@@ -232,8 +237,7 @@ pdp_approval_api_route(struct pdp_req *r, const char *url, const char *method)
         n = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
         if (n == 0 || n >= sizeof(id) ||
             (slash != NULL && strcmp(slash, "/votes") != 0)) {
-            pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no such path: %s",
-                            url);
+            pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no such path: %s", url);
             return 1;
         }
         memcpy(id, rest, n);

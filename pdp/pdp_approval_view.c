@@ -72,8 +72,8 @@ approve_count(const json_t *votes)
 
     json_array_foreach(votes, i, v)
     {
-        if (strcmp(jstr(v, "vote") != NULL ? jstr(v, "vote") : "",
-                   "APPROVE") == 0)
+        if (strcmp(jstr(v, "vote") != NULL ? jstr(v, "vote") : "", "APPROVE") ==
+            0)
             n++;
     }
     return n;
@@ -120,8 +120,7 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
             time_text(json_object_get(json_object_get(ap, "resolution"),
                                       "resolved_at")),
             "decision", jstr(last, "decision"), "reasons",
-            json_object_get(last, "reasons"), "message",
-            jstr(last, "message"));
+            json_object_get(last, "reasons"), "message", jstr(last, "message"));
     /* json_object_set_new steals res (null when not resolved). */
     (void)json_object_set_new(v, "resolution", res != NULL ? res : json_null());
     return v;
@@ -195,8 +194,7 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
         x = json_array_get(open, i);
         if (json_integer_value(json_object_get(x, "expires_at")) <= now ||
             !mine(json_object_get(x, "requirements"), a) ||
-            pdp_approval_get_by_intent(s, jstr(x, "intent_id"), a, &v) !=
-                IG_OK)
+            pdp_approval_get_by_intent(s, jstr(x, "intent_id"), a, &v) != IG_OK)
             continue;
         /* json_array_append_new steals; "O" adds references. */
         (void)json_array_append_new(
@@ -207,8 +205,7 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
                       "intent_id", json_object_get(v, "intent_id"), "action",
                       json_object_get(json_object_get(v, "intent"), "action"),
                       "resource",
-                      json_object_get(json_object_get(v, "intent"),
-                                      "resource"),
+                      json_object_get(json_object_get(v, "intent"), "resource"),
                       "principal", json_object_get(v, "principal"), "tenant",
                       json_object_get(v, "tenant"), "intent_hash",
                       json_object_get(v, "intent_hash"), "created_at",

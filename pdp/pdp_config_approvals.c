@@ -109,9 +109,9 @@ cfg_appr_begin(struct cfg_parse *p, const char *kind, const char *id)
 static int
 set_approvals(struct cfg_parse *p, const char *key, const char *v)
 {
-    static const char *const keys[] = {
-        "quorum",     "session_idle", "session_max", "login_max_failures",
-        "login_window", "secure_cookies"};
+    static const char *const keys[] = {"quorum",       "session_idle",
+                                       "session_max",  "login_max_failures",
+                                       "login_window", "secure_cookies"};
     struct pdp_config *c = p->c;
     long long n = 0;
     unsigned k;

@@ -31,7 +31,7 @@ struct cfg_parse {
     struct pdp_principal *cur; /* SEC_PRINCIPAL: the one being read */
     int cur_line;              /* where its section started */
     int has_token;
-    unsigned seen; /* top-level keys seen, one bit each */
+    unsigned seen;                 /* top-level keys seen, one bit each */
     struct pdp_approver *cur_appr; /* SEC_APPROVER: the one being read */
     unsigned seen_sec;             /* keys seen in the current section */
     unsigned sections;             /* [approvals] / [slack] seen */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "appr_password.h"
 #include "ig_file.h"
 #include "ig_key.h"
 #include "pdp_config.h"
@@ -64,16 +65,65 @@ struct dev_tokens {
     char agent[48], agent_hash[65];
     char executor[48], executor_hash[65];
     char admin[48], admin_hash[65];
+    char approver_pw[33], approver_hash[APPR_HASH_MAX];
+    char slack_secret[65], slack_token[64];
 };
+
+/* The optional parts of the dev config: a shorter approval ttl from
+   INTENTGATE_DEV_APPROVAL_TTL (top), and a [slack] section when
+   INTENTGATE_SLACK_API_URL is set (a fake Slack for tests and demos). */
+struct dev_extra {
+    char top[64], slack[1024];
+};
+
+static enum ig_status
+optional_config(const char *dir, const struct dev_tokens *t,
+                struct dev_extra *x, struct ig_err *err)
+{
+    const char *api = getenv("INTENTGATE_SLACK_API_URL");
+    const char *ttl = getenv("INTENTGATE_DEV_APPROVAL_TTL");
+    char path[PATH_CAP];
+    enum ig_status st;
+    int n;
+
+    x->top[0] = x->slack[0] = '\0';
+    if (ttl != NULL && ttl[0] != '\0') {
+        n = snprintf(x->top, sizeof(x->top), "approval_ttl = %s\n", ttl);
+        if (n < 0 || (size_t)n >= sizeof(x->top))
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "INTENTGATE_DEV_APPROVAL_TTL too long");
+    }
+    if (api == NULL || api[0] == '\0')
+        return IG_OK;
+    if ((st = join(path, dir, "slack-bot-token", err)) != IG_OK ||
+        (st = write_file(path, t->slack_token, strlen(t->slack_token), 0600, 1,
+                         err)) != IG_OK ||
+        (st = join(path, dir, "slack-signing-secret", err)) != IG_OK ||
+        (st = write_file(path, t->slack_secret, strlen(t->slack_secret), 0600,
+                         1, err)) != IG_OK)
+        return st;
+    n = snprintf(x->slack, sizeof(x->slack),
+                 "\n[slack]\napi_url = %s\nchannel = CDEVAPPROVALS\n"
+                 "bot_token_file = slack-bot-token\n"
+                 "signing_secret_file = slack-signing-secret\n",
+                 api);
+    if (n < 0 || (size_t)n >= sizeof(x->slack))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "INTENTGATE_SLACK_API_URL too long");
+    return IG_OK;
+}
 
 static enum ig_status
 write_config(const char *dir, const char *listen, const struct dev_tokens *t,
              struct ig_err *err)
 {
-    char path[PATH_CAP], text[4096];
+    char path[PATH_CAP], text[8192];
+    struct dev_extra x;
     int n;
     enum ig_status st;
 
+    if ((st = optional_config(dir, t, &x, err)) != IG_OK)
+        return st;
     n = snprintf(text, sizeof(text),
                  "# intentgate PDP configuration written by `intentgate "
                  "serve --dev`.\n"
@@ -86,14 +136,20 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
                  "issuer = intentgate-dev\n"
                  "intent_ttl = 60\n"
                  "grant_ttl = 30\n"
+                 "%s"
                  "\n[policy]\nquota_per_minute = 6000\n"
                  "\n[agent " PDP_DEV_AGENT "]\ntenant = dev\n"
                  "token_sha256 = %s\n"
                  "\n[executor " PDP_DEV_EXECUTOR "]\n"
                  "actions = payments., shell., http., git., db., file., mcp.\n"
                  "token_sha256 = %s\n"
-                 "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n",
-                 listen, t->agent_hash, t->executor_hash, t->admin_hash);
+                 "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n"
+                 "\n[approver " PDP_DEV_APPROVER "]\n"
+                 "name = Dev Approver\ngroups = finance, dba\n"
+                 "password_hash = %s\nslack_user = " PDP_DEV_SLACK_USER "\n"
+                 "%s",
+                 listen, x.top, t->agent_hash, t->executor_hash, t->admin_hash,
+                 t->approver_hash, x.slack);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "listen address too long");
     if ((st = join(path, dir, "intentgate.conf", err)) != IG_OK)
@@ -116,13 +172,42 @@ write_first_env(const char *dir, const struct dev_tokens *t, const char *pubkey,
                  "INTENTGATE_EXECUTOR_ID=" PDP_DEV_EXECUTOR "\n"
                  "INTENTGATE_EXECUTOR_TOKEN=%s\n"
                  "INTENTGATE_ADMIN_TOKEN=%s\n"
+                 "INTENTGATE_APPROVER_ID=" PDP_DEV_APPROVER "\n"
+                 "INTENTGATE_APPROVER_PASSWORD=%s\n"
+                 "INTENTGATE_SLACK_SIGNING_SECRET=%s\n"
+                 /* Last: scripts wait for this line. */
                  "INTENTGATE_PUBLIC_KEY=%s\n",
-                 t->agent, t->agent, t->executor, t->admin, pubkey);
+                 t->agent, t->agent, t->executor, t->admin, t->approver_pw,
+                 t->slack_secret, pubkey);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "dev.env too long");
     if ((st = join(path, dir, "dev.env", err)) != IG_OK)
         return st;
     return write_file(path, text, (size_t)n, 0600, 1, err);
+}
+
+static void
+random_hex(char *out, size_t bytes)
+{
+    unsigned char raw[32];
+
+    randombytes_buf(raw, bytes);
+    sodium_bin2hex(out, bytes * 2 + 1, raw, bytes);
+    sodium_memzero(raw, sizeof(raw));
+}
+
+/* The dev approver's password and hash, the Slack secrets. */
+static int
+dev_secrets(struct dev_tokens *t)
+{
+    char hex[33];
+
+    random_hex(t->approver_pw, 16);
+    random_hex(t->slack_secret, 32);
+    random_hex(hex, 16);
+    (void)snprintf(t->slack_token, sizeof(t->slack_token), "xoxb-dev-%s", hex);
+    return appr_password_hash(t->approver_pw, strlen(t->approver_pw),
+                              t->approver_hash);
 }
 
 static enum ig_status
@@ -153,6 +238,8 @@ create_dir(const char *dir, const char *listen, struct ig_err *err)
     pdp_token_new(t.agent, t.agent_hash);
     pdp_token_new(t.executor, t.executor_hash);
     pdp_token_new(t.admin, t.admin_hash);
+    if (dev_secrets(&t) != 0)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot hash the dev password");
     st = write_first_env(dir, &t, pubtext, err);
     if (st == IG_OK)
         st = write_config(dir, listen, &t, err);

@@ -21,6 +21,8 @@ extern const struct ig_embedded_file pdp_example_policies[];
 #define PDP_DEV_AGENT "dev-agent"
 #define PDP_DEV_EXECUTOR "dev-executor"
 #define PDP_DEV_ADMIN "dev-admin"
+#define PDP_DEV_APPROVER "dev-approver" /* groups finance, dba */
+#define PDP_DEV_SLACK_USER "UDEVAPPROVER"
 
 /*
  * Create DIR on first run (listen is written into the new config). Fills

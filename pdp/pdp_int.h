@@ -38,7 +38,7 @@ struct pdp_server {
     struct pdp_waiters *waiters;
     struct pdp_approvals *approvals;
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
-    atomic_int inflight; /* connections suspended on a store write */
+    atomic_int inflight;     /* connections suspended on a store write */
     atomic_int stopping;
 };
 

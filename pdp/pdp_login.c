@@ -84,7 +84,8 @@ pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
     if (id == NULL || password == NULL || id[0] == '\0' ||
         strlen(id) > APPR_APPROVER_MAX) {
         fail(out, "LOGIN_FAILED", 401);
-        audit_failure(s, id != NULL ? id : "", client ? client : "", "LOGIN_FAILED");
+        audit_failure(s, id != NULL ? id : "", client ? client : "",
+                      "LOGIN_FAILED");
         return;
     }
     (void)snprintf(key, sizeof(key), "ip:%s", client != NULL ? client : "");
@@ -113,8 +114,8 @@ pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
         return;
     }
     appr_limiter_clear(a->limiter, id);
-    if (appr_session_create(a->sessions, who->id, now, out->session,
-                            out->csrf, &out->expires_at) != IG_OK) {
+    if (appr_session_create(a->sessions, who->id, now, out->session, out->csrf,
+                            &out->expires_at) != IG_OK) {
         fail(out, "INTERNAL", 500);
         return;
     }
@@ -129,8 +130,8 @@ pdp_approver_session(struct pdp_server *s, const char *session,
     char id[APPR_APPROVER_MAX + 1];
 
     if (session == NULL ||
-        appr_session_lookup(s->approvals->sessions, session, ig_time_now(),
-                            id, csrf) != IG_OK)
+        appr_session_lookup(s->approvals->sessions, session, ig_time_now(), id,
+                            csrf) != IG_OK)
         return NULL;
     /* An approver removed from the config loses its sessions at restart;
        this lookup also refuses one that is no longer configured. */

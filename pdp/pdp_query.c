@@ -125,9 +125,9 @@ view(json_t *rec, int64_t now, const struct pdp_principal *who)
         }
         (void)json_object_del(json_object_get(rec, "grant_info"), "token");
     }
-    json_array_foreach(json_object_get(json_object_get(rec, "approval"),
-                                       "votes"),
-                       i, d) times_to_text(d);
+    json_array_foreach(
+        json_object_get(json_object_get(rec, "approval"), "votes"), i, d)
+        times_to_text(d);
     d = json_object_get(json_object_get(rec, "approval"), "resolution");
     if (d != NULL)
         times_to_text(d);

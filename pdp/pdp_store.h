@@ -199,8 +199,7 @@ enum ig_status pdp_store_put_vote(struct pdp_store *s,
 
 /* Append audit events alone (refusals, login failures, notifications). */
 enum ig_status pdp_store_put_events(struct pdp_store *s,
-                                    const char *const *events,
-                                    size_t n) IG_WUR;
+                                    const char *const *events, size_t n) IG_WUR;
 
 /*
  * Approval requests with no resolution, oldest first, as an array of

@@ -213,7 +213,8 @@ job_vote(struct pdp_store *s, struct pdp_job *j)
         if ((rc = insert_vote(s->wdb, seq, r)) != IG_OK)
             return rc;
     }
-    if (r->result != NULL && (rc = insert_outcome_rows(s->wdb, seq, r)) != IG_OK)
+    if (r->result != NULL &&
+        (rc = insert_outcome_rows(s->wdb, seq, r)) != IG_OK)
         return rc;
     return append_events(s->wdb, r->events, r->nevents);
 }

@@ -100,8 +100,8 @@ static const char *const migrations[] = {
     " result TEXT NOT NULL"
     "  CHECK (result IN ('APPROVED', 'DENIED', 'EXPIRED')),"
     " resolved_at INTEGER NOT NULL);"
-    "CREATE INDEX approvals_expiry ON approvals(expires_at);" IMMUTABLE(
-        "votes") IMMUTABLE("resolutions"),
+    "CREATE INDEX approvals_expiry ON approvals(expires_at);" IMMUTABLE("votes")
+        IMMUTABLE("resolutions"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

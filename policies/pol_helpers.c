@@ -152,7 +152,69 @@ pol_count(lua_State *L)
     return 1;
 }
 
+/* 1 when the array at idx holds the string group. */
+static int
+pol_has_group(lua_State *L, int idx, const char *group)
+{
+    lua_Integer i, n;
+    int found = 0;
+
+    if (!lua_istable(L, idx))
+        return 0;
+    n = luaL_len(L, idx);
+    for (i = 1; i <= n && !found; i++) {
+        if (lua_geti(L, idx, i) == LUA_TSTRING &&
+            strcmp(lua_tostring(L, -1), group) == 0)
+            found = 1;
+        lua_pop(L, 1);
+    }
+    return found;
+}
+
+/*
+ * approved(intent, group [, n]): true when intent.approval (present only
+ * when the policies are re-evaluated after a human approval reached its
+ * quorum) holds at least n approvals by approvers in group; n defaults to
+ * the request's quorum (at least 1).
+ */
+static int
+pol_approved(lua_State *L)
+{
+    const char *group = luaL_checkstring(L, 2);
+    lua_Integer need = luaL_optinteger(L, 3, 0), have = 0, i, n;
+    int ap;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 3);
+    if (lua_getfield(L, 1, "approval") != LUA_TTABLE) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    ap = lua_gettop(L);
+    if (need <= 0) {
+        lua_getfield(L, ap, "quorum");
+        need = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
+        lua_pop(L, 1);
+        if (need < 1)
+            need = 1;
+    }
+    if (lua_getfield(L, ap, "approvals") == LUA_TTABLE) {
+        n = luaL_len(L, -1);
+        for (i = 1; i <= n; i++) {
+            if (lua_geti(L, -1, i) == LUA_TTABLE) {
+                lua_getfield(L, -1, "groups");
+                have += pol_has_group(L, lua_gettop(L), group);
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_pushboolean(L, have >= need);
+    return 1;
+}
+
 static const luaL_Reg pol_helpers[] = {{"glob", pol_glob},
+                                       {"approved", pol_approved},
                                        {"starts_with", pol_starts_with},
                                        {"ends_with", pol_ends_with},
                                        {"count", pol_count},

@@ -54,6 +54,9 @@ return function(intent)
                  message = "agents push only to refs/heads/agent/*"}
   end
   if tags then
+    if approved(intent, "release") then
+      return ALLOW
+    end
     return ESCALATE{approvers = {"release"}, reason = "TAG_PUSH"}
   end
   return ALLOW

@@ -46,5 +46,8 @@ return function(intent)
   if ALLOWED_HOSTS[host] then
     return ALLOW
   end
+  if approved(intent, "security") then
+    return ALLOW
+  end
   return ESCALATE{approvers = {"security"}, reason = "HOST_NOT_ALLOWLISTED"}
 end

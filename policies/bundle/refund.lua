@@ -2,7 +2,8 @@
 -- finance, the largest never go through an agent.
 --
 --   0 < params.amount <= 100     -> ALLOW
---   100 < params.amount <= 1000  -> ESCALATE to "finance"
+--   100 < params.amount <= 1000  -> ESCALATE to "finance"; ALLOW once
+--                                   finance approved (intent.approval)
 --   params.amount > 1000         -> BLOCK AMOUNT_OVER_LIMIT
 --   amount missing, not a number, zero or negative
 --                                -> BLOCK INVALID_PARAMS
@@ -23,6 +24,9 @@ return function(intent)
     return ALLOW
   end
   if amount <= APPROVAL_LIMIT then
+    if approved(intent, "finance") then
+      return ALLOW -- re-evaluated after finance approved this exact intent
+    end
     return ESCALATE{approvers = {"finance"}, reason = "REFUND_NEEDS_APPROVAL"}
   end
   return BLOCK{reason = "AMOUNT_OVER_LIMIT",

@@ -150,5 +150,8 @@ return function(intent)
   if ALLOWED[argv[1]] then
     return ALLOW
   end
+  if approved(intent, "security") then
+    return ALLOW
+  end
   return ESCALATE{approvers = {"security"}, reason = "COMMAND_NOT_ALLOWLISTED"}
 end

@@ -1,0 +1,278 @@
+"""test_approvals.py - escalations decided by humans, through the approver
+API, against the real `intentgate serve --dev` (two approvers: the dev one
+and a second one added to the config, both in finance and dba).
+
+    INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_approvals.py
+"""
+import json
+import os
+import re
+import sqlite3
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Server  # noqa: E402
+
+
+def start(ttl=None):
+    """A dev server with a second approver (same password as the first)."""
+    if ttl is not None:
+        os.environ["INTENTGATE_DEV_APPROVAL_TTL"] = str(ttl)
+    try:
+        srv = Server.dev()
+    finally:
+        os.environ.pop("INTENTGATE_DEV_APPROVAL_TTL", None)
+    srv.stop()
+    conf = os.path.join(srv.data, "intentgate.conf")
+    with open(conf) as f:
+        text = f.read()
+    h = re.search(r"^password_hash = (.*)$", text, re.M).group(1)
+    with open(conf, "a") as f:
+        f.write("\n[approver second]\nname = Second Approver\n"
+                "groups = finance, dba\npassword_hash = %s\n" % h)
+    tmp = srv.tmp
+    srv2 = Server.dev(tmp=tmp)
+    return srv2
+
+
+def finish(srv):
+    rc = srv.stop()
+    log = srv.log()
+    srv.cleanup()
+    if rc != 0 or "Sanitizer" in log or "runtime error" in log:
+        raise AssertionError("server exit %s:\n%s" % (rc, log[-4000:]))
+
+
+class Approvals(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = start()
+        cls.env = cls.srv.env
+        cls.pw = cls.env["INTENTGATE_APPROVER_PASSWORD"]
+        cls.dev = cls.login("dev-approver")
+        cls.second = cls.login("second")
+
+    @classmethod
+    def tearDownClass(cls):
+        finish(cls.srv)
+
+    @classmethod
+    def login(cls, who, pw=None):
+        st, body, _ = cls.srv.call("POST", "/v1/approver/login", None,
+                                   {"approver": who,
+                                    "password": pw or cls.pw})
+        assert st == 200, body
+        return body["token"]
+
+    def escalate(self, action, resource, params, **extra):
+        st, body, _ = self.srv.submit(action, resource, params, **extra)
+        self.assertEqual(st, 201, body)
+        self.assertEqual(body["decision"], "ESCALATE", body)
+        return body
+
+    def vote(self, token, body, vote="approve", intent_hash=None, **extra):
+        v = {"vote": vote, "intent_hash": intent_hash or body["intent_hash"]}
+        v.update(extra)
+        return self.srv.call("POST", "/v1/approvals/%s/votes"
+                             % body["approval"]["id"], token, v)
+
+    def refused(self, res, status, code):
+        st, body, _ = res
+        self.assertEqual(st, status, body)
+        self.assertEqual(body["error"]["code"], code, body)
+
+    def state(self, iid, wait=0):
+        st, rec, _ = self.srv.call(
+            "GET", "/v1/intents/%s?wait=%d" % (iid, wait),
+            self.env["INTENTGATE_AGENT_TOKEN"])
+        self.assertEqual(st, 200, rec)
+        return rec
+
+    def test_approve_reevaluates_and_the_long_poll_gets_the_grant(self):
+        body = self.escalate("payments.refund", "orders/a1",
+                             {"amount": 500, "currency": "EUR"})
+        iid = body["intent_id"]
+        out = {}
+        t = threading.Thread(target=lambda: out.update(rec=self.state(iid,
+                                                                      20)))
+        t.start()
+        time.sleep(0.3)
+        st, res, _ = self.vote(self.dev, body, comment="ok for ticket 9")
+        self.assertEqual(st, 200, res)
+        self.assertEqual(res["status"], "APPROVED")
+        self.assertEqual(res["decision"], "ALLOW")
+        t.join(10)
+        rec = out["rec"]
+        self.assertEqual(rec["state"], "ALLOWED")
+        self.assertTrue(rec["grant"].startswith("v4.public."))
+        self.assertIn("grant_expires_at", rec)
+        self.assertEqual([d["decision"] for d in rec["decisions"]],
+                         ["ESCALATE", "ALLOW"])
+        # The grant redeems for this intent, exactly once.
+        self.assertEqual(self.srv.redeem(rec["grant"], iid)[0], 200)
+        self.refused(self.srv.redeem(rec["grant"], iid), 409,
+                     "GRANT_ALREADY_REDEEMED")
+        # Votes after the resolution are refused.
+        self.refused(self.vote(self.second, body), 409, "APPROVAL_RESOLVED")
+
+    def test_view_shows_what_is_approved(self):
+        body = self.escalate("payments.refund", "orders/a2",
+                             {"amount": 250, "note": "<b>x</b>"})
+        st, v, _ = self.srv.call("GET", "/v1/approvals/" +
+                                 body["approval"]["id"], self.dev)
+        self.assertEqual(st, 200, v)
+        self.assertEqual(v["intent_hash"], body["intent_hash"])
+        self.assertEqual(v["intent"]["params"]["amount"], 250)
+        self.assertEqual(v["status"], "PENDING")
+        self.assertEqual(v["requirements"], {"groups": ["finance"],
+                                             "quorum": 1})
+        self.assertEqual(v["decision"]["reasons"], ["REFUND_NEEDS_APPROVAL"])
+        self.assertTrue(v["can_vote"])
+        st, lst, _ = self.srv.call("GET", "/v1/approvals", self.dev)
+        ids = [a["approval_id"] for a in lst["approvals"]]
+        self.assertIn(body["approval"]["id"], ids)
+
+    def test_deny_blocks(self):
+        body = self.escalate("payments.refund", "orders/a3", {"amount": 300})
+        st, res, _ = self.vote(self.second, body, "deny", comment="no")
+        self.assertEqual((st, res["status"], res["decision"]),
+                         (200, "DENIED", "BLOCK"))
+        rec = self.state(body["intent_id"])
+        self.assertEqual(rec["state"], "BLOCKED")
+        self.assertIn("APPROVAL_DENIED", rec["decisions"][-1]["reasons"])
+        self.assertNotIn("grant", rec)
+
+    def test_quorum_two_and_one_vote_each(self):
+        body = self.escalate("db.write", "prod/orders", {"sql": "x"})
+        st, res, _ = self.vote(self.dev, body)
+        self.assertEqual((st, res["status"], res["approvals"], res["quorum"]),
+                         (200, "PENDING", 1, 2))
+        self.refused(self.vote(self.dev, body), 409, "ALREADY_VOTED")
+        self.assertEqual(self.state(body["intent_id"])["state"],
+                         "PENDING_APPROVAL")
+        st, res, _ = self.vote(self.second, body)
+        self.assertEqual((res["status"], res["decision"]),
+                         ("APPROVED", "ALLOW"))
+        self.assertEqual(self.state(body["intent_id"])["state"], "ALLOWED")
+
+    def test_wrong_group(self):
+        body = self.escalate("http.request", "https://example.org/x",
+                             {"method": "GET"})
+        self.refused(self.vote(self.dev, body), 403, "NOT_ELIGIBLE")
+
+    def test_self_approval(self):
+        body = self.escalate("payments.refund", "orders/a4", {"amount": 400},
+                             context={"requested_by": "dev-approver"})
+        self.refused(self.vote(self.dev, body), 403, "SELF_APPROVAL")
+        st, v, _ = self.srv.call("GET", "/v1/approvals/" +
+                                 body["approval"]["id"], self.dev)
+        self.assertEqual((v["can_vote"], v["cannot_vote"]),
+                         (False, "SELF_APPROVAL"))
+        # Someone else may.
+        self.assertEqual(self.vote(self.second, body)[0], 200)
+
+    def test_hash_must_match(self):
+        body = self.escalate("payments.refund", "orders/a5", {"amount": 401})
+        self.refused(self.vote(self.dev, body,
+                               intent_hash="sha256:" + "0" * 64),
+                     409, "INTENT_HASH_MISMATCH")
+        self.refused(self.vote(self.dev, body, intent_hash="nope"), 400,
+                     "INVALID_VOTE")
+        self.assertEqual(self.state(body["intent_id"])["state"],
+                         "PENDING_APPROVAL")
+
+    def test_agent_and_other_tokens_cannot_vote(self):
+        body = self.escalate("payments.refund", "orders/a6", {"amount": 402})
+        for tok in ("INTENTGATE_AGENT_TOKEN", "INTENTGATE_ADMIN_TOKEN",
+                    "INTENTGATE_EXECUTOR_TOKEN"):
+            self.refused(self.vote(self.env[tok], body), 401,
+                         "UNAUTHENTICATED")
+        self.refused(self.srv.call("GET", "/v1/approvals", None), 401,
+                     "UNAUTHENTICATED")
+        self.refused(self.srv.call("POST", "/v1/approvals/0/votes",
+                                   self.dev, {}), 404, "APPROVAL_NOT_FOUND")
+
+    def test_unknown_approval_and_bad_bodies(self):
+        self.refused(self.srv.call("POST", "/v1/approvals/%s/votes"
+                                   % ("0" * 36), self.dev,
+                                   {"vote": "approve",
+                                    "intent_hash": "sha256:" + "0" * 64}),
+                     404, "APPROVAL_NOT_FOUND")
+        body = self.escalate("payments.refund", "orders/a7", {"amount": 403})
+        self.refused(self.vote(self.dev, body, "maybe"), 400, "INVALID_VOTE")
+        self.refused(self.vote(self.dev, body, extra=1), 400,
+                     "UNKNOWN_FIELD")
+        self.refused(self.srv.call("GET", "/v1/approvals/" + "0" * 36,
+                                   self.dev), 404, "APPROVAL_NOT_FOUND")
+
+    def test_zy_login_failures_are_limited_and_audited(self):
+        for _ in range(5):
+            self.refused(self.srv.call("POST", "/v1/approver/login", None,
+                                       {"approver": "nobody",
+                                        "password": "wrong-password"}),
+                         401, "LOGIN_FAILED")
+        self.refused(self.srv.call("POST", "/v1/approver/login", None,
+                                   {"approver": "nobody",
+                                    "password": "wrong-password"}),
+                     429, "LOGIN_RATE_LIMITED")
+
+    def test_logout_ends_the_session(self):
+        tok = self.login("second")
+        self.assertEqual(self.srv.call("GET", "/v1/approvals", tok)[0], 200)
+        self.assertEqual(self.srv.call("POST", "/v1/approver/logout", tok)[0],
+                         200)
+        self.refused(self.srv.call("GET", "/v1/approvals", tok), 401,
+                     "UNAUTHENTICATED")
+
+    def test_zz_everything_is_audited(self):
+        db = sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
+        types = [json.loads(r[0])["type"] for r in
+                 db.execute("SELECT event FROM audit_events")]
+        db.close()
+        for t in ("approval.voted", "approval.resolved",
+                  "approval.vote_refused", "approver.login_failed",
+                  "intent.decided"):
+            self.assertIn(t, types)
+
+
+class Expiry(unittest.TestCase):
+    def test_expiry_blocks_and_late_votes_are_refused(self):
+        srv = start(ttl=2)
+        try:
+            pw = srv.env["INTENTGATE_APPROVER_PASSWORD"]
+            st, tok, _ = srv.call("POST", "/v1/approver/login", None,
+                                  {"approver": "dev-approver",
+                                   "password": pw})
+            st, body, _ = srv.submit("payments.refund", "orders/e1",
+                                     {"amount": 500})
+            self.assertEqual(body["decision"], "ESCALATE", body)
+            t0 = time.time()
+            st, rec, _ = srv.call("GET", "/v1/intents/%s?wait=10"
+                                  % body["intent_id"],
+                                  srv.env["INTENTGATE_AGENT_TOKEN"])
+            self.assertLess(time.time() - t0, 6)
+            # The sweeper records the expiry as a BLOCK.
+            deadline = time.time() + 5
+            while rec["state"] != "BLOCKED" and time.time() < deadline:
+                time.sleep(0.2)
+                st, rec, _ = srv.call("GET", "/v1/intents/" +
+                                      body["intent_id"],
+                                      srv.env["INTENTGATE_AGENT_TOKEN"])
+            self.assertEqual(rec["state"], "BLOCKED", rec)
+            self.assertIn("APPROVAL_EXPIRED", rec["decisions"][-1]["reasons"])
+            st, res, _ = srv.call("POST", "/v1/approvals/%s/votes"
+                                  % body["approval"]["id"], tok["token"],
+                                  {"vote": "approve",
+                                   "intent_hash": body["intent_hash"]})
+            self.assertIn(st, (409, 410), res)
+            self.assertIn(res["error"]["code"],
+                          ("APPROVAL_EXPIRED", "APPROVAL_RESOLVED"))
+        finally:
+            finish(srv)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
