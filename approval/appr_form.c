@@ -197,8 +197,8 @@ appr_form_parse(const char *body, size_t len, struct appr_form **out,
         size_t n = amp != NULL ? (size_t)(amp - p) : len - pos;
 
         if (n == 0) {
-            st = ig_err_set(err, IG_ERR_INVALID, "field %zu is empty",
-                            f->n + 1);
+            st =
+                ig_err_set(err, IG_ERR_INVALID, "field %zu is empty", f->n + 1);
             goto out;
         }
         if ((st = add_pair(f, p, n, &used, err)) != IG_OK)
@@ -231,6 +231,12 @@ size_t
 appr_form_count(const struct appr_form *f)
 {
     return f->n;
+}
+
+const char *
+appr_form_name(const struct appr_form *f, size_t i)
+{
+    return i < f->n ? f->f[i].name : NULL;
 }
 
 void

@@ -49,6 +49,9 @@ const char *appr_form_get(const struct appr_form *f, const char *name,
 /* Number of fields. */
 size_t appr_form_count(const struct appr_form *f);
 
+/* The name of field i (0-based, in body order), or NULL past the last. */
+const char *appr_form_name(const struct appr_form *f, size_t i);
+
 /* Wipe and free. NULL is fine. */
 void appr_form_free(struct appr_form *f);
 

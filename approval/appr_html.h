@@ -47,8 +47,7 @@ enum ig_status appr_html_escape_str(struct ig_buf *b, const char *s) IG_WUR;
 
 /* Escape, and show invisible and bidi control characters as [U+XXXX]:
    for identifiers an approver must read right (resource, action). */
-enum ig_status appr_html_text(struct ig_buf *b, const char *s,
-                              size_t n) IG_WUR;
+enum ig_status appr_html_text(struct ig_buf *b, const char *s, size_t n) IG_WUR;
 
 /* v pretty-printed as JSON, then escaped. NULL writes "null".
    IG_ERR_INVALID for a value with no JSON text (NaN). */
@@ -68,8 +67,7 @@ struct appr_page {
  * fill in again after a failure.
  */
 enum ig_status appr_html_login(struct ig_buf *b, const char *csrf,
-                               const char *error,
-                               const char *approver) IG_WUR;
+                               const char *error, const char *approver) IG_WUR;
 
 /* The pending list: list is pdp_approval_list()'s array. */
 enum ig_status appr_html_list(struct ig_buf *b, const struct appr_page *p,

@@ -274,7 +274,7 @@ w_why(struct appr_w *w, const json_t *view)
     appr_w_raw(w, "<p id=\"message\" class=\"message\">");
     appr_w_lines(w, json_object_get(d, "message"));
     appr_w_raw(w, "</p>\n</section>\n");
-    if (res != NULL) {
+    if (json_is_object(res)) {
         appr_w_raw(w, "<section class=\"card\" id=\"resolution\">\n"
                       "<h2>Outcome</h2>\n<dl class=\"fields\">\n");
         w_field(w, "Result", "resolution-result",

@@ -185,51 +185,26 @@ bad:
                       i);
 }
 
-static int
-is_id_char(int c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           (c >= '0' && c <= '9') || c == '_';
-}
-
-static int
-is_uuid_char(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '-';
-}
-
-static int
-is_ts_char(int c)
-{
-    return (c >= '0' && c <= '9') || c == '.';
-}
-
-static int
-is_url_char(int c)
-{
-    return c > 0x20 && c < 0x7f;
-}
+/* Characters allowed in the fields copied from a click. */
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#define ID_CHARS ALNUM "_"                        /* user and channel ids */
+#define UUID_CHARS ALNUM "-"                      /* approval ids */
+#define TS_CHARS "0123456789."                    /* message ts */
+#define URL_CHARS ALNUM "-._~:/?#[]@!$&'()*+,;=%" /* RFC 3986 */
 
 /*
  * Copy the JSON string v into dst (cap bytes incl. the NUL): 0, or -1 when
  * v is not a string, is empty, is cap bytes or longer, or has a character
- * outside the class.
+ * (a NUL included) not in allowed.
  */
 static int
-copy_checked(const json_t *v, char *dst, size_t cap, int (*ok)(int c))
+copy_checked(const json_t *v, char *dst, size_t cap, const char *allowed)
 {
     const char *s = json_string_value(v);
-    size_t i, n;
+    size_t n = json_string_length(v);
 
-    if (s == NULL)
+    if (s == NULL || n == 0 || n >= cap || strspn(s, allowed) != n)
         return -1;
-    n = json_string_length(v);
-    if (n == 0 || n >= cap)
-        return -1;
-    for (i = 0; i < n; i++)
-        if (!ok((unsigned char)s[i]))
-            return -1;
     memcpy(dst, s, n);
     dst[n] = '\0';
     return 0;
@@ -237,10 +212,10 @@ copy_checked(const json_t *v, char *dst, size_t cap, int (*ok)(int c))
 
 /* Like copy_checked, but an absent v (NULL) leaves dst empty. */
 static int
-copy_optional(const json_t *v, char *dst, size_t cap, int (*ok)(int c))
+copy_optional(const json_t *v, char *dst, size_t cap, const char *allowed)
 {
     dst[0] = '\0';
-    return v == NULL ? 0 : copy_checked(v, dst, cap, ok);
+    return v == NULL ? 0 : copy_checked(v, dst, cap, allowed);
 }
 
 /* 1 when v is the JSON string lit exactly (no embedded NUL). */
@@ -274,10 +249,10 @@ split_value(const json_t *v, struct appr_slack_click *out)
     out->approval_id[idlen] = '\0';
     memcpy(out->intent_hash, colon + 1, IG_HASH_STRLEN);
     out->intent_hash[IG_HASH_STRLEN] = '\0';
-    for (n = 0; n < idlen; n++)
-        if (!is_uuid_char((unsigned char)out->approval_id[n]))
-            return -1;
-    return ig_hash_is_valid(out->intent_hash) ? 0 : -1;
+    return strspn(out->approval_id, UUID_CHARS) == idlen &&
+                   ig_hash_is_valid(out->intent_hash)
+               ? 0
+               : -1;
 }
 
 /* Pick the fields of a parsed payload; a message naming the bad one. */
@@ -291,7 +266,7 @@ click_fields(const json_t *p, struct appr_slack_click *out)
     if (!str_is(json_object_get(p, "type"), "block_actions"))
         return "payload type must be block_actions";
     if (copy_checked(json_object_get(json_object_get(p, "user"), "id"),
-                     out->user_id, sizeof(out->user_id), is_id_char) != 0)
+                     out->user_id, sizeof(out->user_id), ID_CHARS) != 0)
         return "user.id must be a Slack user id";
     a = json_array_get(json_object_get(p, "actions"), 0);
     if (!json_is_object(a))
@@ -306,15 +281,14 @@ click_fields(const json_t *p, struct appr_slack_click *out)
     if (split_value(json_object_get(a, "value"), out) != 0)
         return "actions[0].value must be <approval id>:<intent hash>";
     if (copy_optional(json_object_get(p, "response_url"), out->response_url,
-                      sizeof(out->response_url), is_url_char) != 0)
+                      sizeof(out->response_url), URL_CHARS) != 0)
         return "response_url must be a URL";
     if (copy_optional(json_object_get(json_object_get(p, "channel"), "id"),
-                      out->channel_id, sizeof(out->channel_id),
-                      is_id_char) != 0)
+                      out->channel_id, sizeof(out->channel_id), ID_CHARS) != 0)
         return "channel.id must be a Slack channel id";
     if (copy_optional(
             json_object_get(json_object_get(p, "container"), "message_ts"),
-            out->message_ts, sizeof(out->message_ts), is_ts_char) != 0)
+            out->message_ts, sizeof(out->message_ts), TS_CHARS) != 0)
         return "container.message_ts must be a message timestamp";
     return NULL;
 }
@@ -354,47 +328,31 @@ vstr(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* Bytes in the UTF-8 sequence starting with c (1 for ASCII or a stray
-   byte; jansson hands us valid UTF-8). */
-static size_t
-utf8_len(unsigned char c)
-{
-    if ((c & 0xE0) == 0xC0)
-        return 2;
-    if ((c & 0xF0) == 0xE0)
-        return 3;
-    if ((c & 0xF8) == 0xF0)
-        return 4;
-    return 1;
-}
-
-/* appr_slack_escape with the output cut at max bytes. */
+/* appr_slack_escape with the output cut at max bytes. UTF-8 sequences
+   (jansson hands us valid UTF-8) are copied whole or not at all. */
 static enum ig_status
 escape_cut(struct ig_buf *b, const char *text, size_t len, size_t max)
 {
-    size_t i = 0, used = 0, step;
+    size_t i = 0, start = b->len, n;
     const char *rep;
     enum ig_status st;
 
     while (i < len) {
         unsigned char c = (unsigned char)text[i];
-        step = utf8_len(c);
-        if (step > len - i)
-            step = len - i;
         rep = c == '&'                  ? "&amp;"
               : c == '<'                ? "&lt;"
               : c == '>'                ? "&gt;"
               : (c < 0x20 || c == 0x7f) ? " "
                                         : NULL;
-        if (rep != NULL)
-            step = 1;
-        if (used + (rep != NULL ? strlen(rep) : step) > max)
+        n = rep != NULL ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (n > len - i)
+            n = len - i;
+        if (b->len - start + (rep != NULL ? strlen(rep) : n) > max)
             return ig_buf_adds(b, "...");
-        st = rep != NULL ? ig_buf_adds(b, rep) : ig_buf_add(b, text + i, step);
+        st = rep != NULL ? ig_buf_adds(b, rep) : ig_buf_add(b, text + i, n);
         if (st != IG_OK)
             return st;
-        used += rep != NULL ? strlen(rep) : step;
-        i += step;
+        i += n;
     }
     return IG_OK;
 }
@@ -505,13 +463,24 @@ add_line(struct ig_buf *b, const char *label, const char *value)
     return ig_buf_adds(b, "\n");
 }
 
-/* The principal's id: a string, or an object's "id". */
+/* The intent's field key, else the view's (the PDP keeps principal and
+   tenant beside the binding). */
 static const char *
-principal_of(const json_t *intent)
+intent_or_view(const json_t *v, const char *key)
 {
-    const json_t *p = json_object_get(intent, "principal");
+    const char *s = vstr(json_object_get(v, "intent"), key);
 
-    return json_is_string(p) ? json_string_value(p) : vstr(p, "id");
+    return s != NULL ? s : vstr(v, key);
+}
+
+/* A small count (integer or, as the PDP's records read back, real):
+   0..9999, else 0. */
+static int
+count_of(const json_t *n)
+{
+    double d = json_number_value(n);
+
+    return d >= 0 && d < 10000 ? (int)d : 0;
 }
 
 /* Groups joined with ", " (cut), and the quorum. */
@@ -519,13 +488,13 @@ static enum ig_status
 add_needs(struct ig_buf *b, const json_t *req)
 {
     const json_t *groups = json_object_get(req, "groups"), *g;
-    json_int_t quorum = json_integer_value(json_object_get(req, "quorum"));
+    int quorum = count_of(json_object_get(req, "quorum"));
     char num[32];
     size_t i, start = b->len;
     enum ig_status st;
 
-    (void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT " approval%s",
-                   quorum > 0 ? quorum : 1, quorum > 1 ? "s" : "");
+    (void)snprintf(num, sizeof(num), "%d approval%s", quorum > 0 ? quorum : 1,
+                   quorum > 1 ? "s" : "");
     if ((st = ig_buf_adds(b, "*Needs:* ")) != IG_OK ||
         (st = ig_buf_adds(b, num)) != IG_OK ||
         (st = ig_buf_adds(b, " from ")) != IG_OK)
@@ -543,28 +512,56 @@ add_needs(struct ig_buf *b, const json_t *req)
     return ig_buf_adds(b, "\n");
 }
 
+/* "*Why:* CODE, CODE - message" from the escalating decision. */
+static enum ig_status
+add_why(struct ig_buf *b, const json_t *dec)
+{
+    const char *msg = vstr(dec, "message");
+    const json_t *r;
+    size_t i;
+    enum ig_status st;
+
+    if ((st = ig_buf_adds(b, "*Why:* ")) != IG_OK)
+        return st;
+    json_array_foreach(json_object_get(dec, "reasons"), i, r)
+    {
+        if (i == 3)
+            break;
+        if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
+            (st = escape_str(b, json_string_value(r), APPR_SLACK_ID_MAX)) !=
+                IG_OK)
+            return st;
+    }
+    if (msg != NULL &&
+        ((st = ig_buf_adds(b, " - ")) != IG_OK ||
+         (st = escape_str(b, msg, APPR_SLACK_VALUE_MAX)) != IG_OK))
+        return st;
+    return ig_buf_adds(b, "\n");
+}
+
 /* The section's mrkdwn text into b. */
 static enum ig_status
-section_text(struct ig_buf *b, const json_t *v)
+section_text(struct ig_buf *b, const json_t *v, const char *status)
 {
     const json_t *intent = json_object_get(v, "intent");
-    const json_t *dec = json_object_get(v, "decision");
     const char *hash = vstr(v, "intent_hash");
     char prefix[7 + 12 + 4];
     enum ig_status st;
 
     (void)snprintf(prefix, sizeof(prefix), "%.19s...", hash);
-    if ((st = ig_buf_adds(b, "*Approval needed:* ")) != IG_OK ||
+    if ((st = ig_buf_adds(b, strcmp(status, "PENDING") == 0
+                                 ? "*Approval needed:* "
+                                 : "*Approval request:* ")) != IG_OK ||
         (st = escape_str(b, vstr(intent, "action"), APPR_SLACK_VALUE_MAX)) !=
             IG_OK ||
         (st = ig_buf_adds(b, "\n")) != IG_OK ||
         (st = add_line(b, "Resource", vstr(intent, "resource"))) != IG_OK ||
         (st = add_params(b, json_object_get(intent, "params"))) != IG_OK ||
-        (st = add_line(b, "Requested by", principal_of(intent))) != IG_OK ||
-        (vstr(intent, "tenant") != NULL &&
-         (st = add_line(b, "Tenant", vstr(intent, "tenant"))) != IG_OK) ||
-        (vstr(dec, "message") != NULL &&
-         (st = add_line(b, "Why", vstr(dec, "message"))) != IG_OK) ||
+        (st = add_line(b, "Requested by", intent_or_view(v, "principal"))) !=
+            IG_OK ||
+        (intent_or_view(v, "tenant") != NULL &&
+         (st = add_line(b, "Tenant", intent_or_view(v, "tenant"))) != IG_OK) ||
+        (st = add_why(b, json_object_get(v, "decision"))) != IG_OK ||
         (st = add_needs(b, json_object_get(v, "requirements"))) != IG_OK ||
         (st = add_line(b, "Intent", prefix)) != IG_OK)
         return st;
@@ -602,11 +599,9 @@ context_text(struct ig_buf *b, const json_t *v, const char *status)
     enum ig_status st;
 
     if (strcmp(status, "PENDING") == 0)
-        (void)snprintf(num, sizeof(num),
-                       "*Pending:* %" JSON_INTEGER_FORMAT
-                       " of %" JSON_INTEGER_FORMAT " approvals",
-                       json_integer_value(json_object_get(v, "approvals")),
-                       json_integer_value(json_object_get(
+        (void)snprintf(num, sizeof(num), "*Pending:* %d of %d approvals",
+                       count_of(json_object_get(v, "approvals")),
+                       count_of(json_object_get(
                            json_object_get(v, "requirements"), "quorum")));
     else
         (void)snprintf(num, sizeof(num), "*Result:* %.16s%s%.8s", status,
@@ -675,7 +670,7 @@ appr_slack_message(const json_t *v, const char *channel, const char *ts,
     ig_buf_init(&val, APPR_SLACK_ID_MAX + IG_HASH_STRLEN + 2);
     if (id == NULL || hash == NULL || status == NULL || channel == NULL)
         goto out;
-    if ((st = section_text(&sec, v)) != IG_OK ||
+    if ((st = section_text(&sec, v, status)) != IG_OK ||
         (st = context_text(&ctx, v, status)) != IG_OK ||
         (st = fallback_text(&fb, v, status)) != IG_OK ||
         (st = ig_buf_adds(&val, id)) != IG_OK ||

@@ -86,87 +86,88 @@ struct pdp_slack {
 
 /* ---- secrets ---- */
 
+/* Open path to read: a regular file only its owner may access. */
+static enum ig_status
+open_private(const char *path, const char *what, int *fd, struct ig_err *err)
+{
+    enum ig_status st = IG_OK;
+    struct stat sb;
+
+    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (*fd < 0)
+        return ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot open %s: %s",
+                          what, path, strerror(errno));
+    if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: %s is not a regular file",
+                        what, path);
+    else if ((sb.st_mode & 077) != 0)
+        st = ig_err_set(err, IG_ERR_IO,
+                        "[slack] %s: %s may be read by group or others "
+                        "(mode %03o): chmod 600 it",
+                        what, path, (unsigned)(sb.st_mode & 0777));
+    if (st != IG_OK) {
+        (void)close(*fd);
+        *fd = -1;
+    }
+    return st;
+}
+
 /*
- * Read a secret file into a new sodium_malloc'd, NUL-terminated buffer:
- * a regular file only its owner may access, at most SLACK_SECRET_FILE_MAX
- * bytes, one trailing newline dropped, then non-empty printable ASCII
- * without spaces (it goes into an HTTP header or an HMAC key as text).
+ * Read a secret file (open_private) into a new sodium_malloc'd,
+ * NUL-terminated buffer: at most SLACK_SECRET_FILE_MAX bytes, one trailing
+ * newline dropped, then non-empty printable ASCII without spaces (it goes
+ * into an HTTP header, or is an HMAC key as text).
  */
 static enum ig_status
 read_secret(const char *path, const char *what, char **out, size_t *len,
             struct ig_err *err)
 {
     const size_t cap = SLACK_SECRET_FILE_MAX + 1;
-    enum ig_status st = IG_OK;
-    struct stat sb;
+    enum ig_status st;
     size_t n = 0, i;
-    ssize_t got;
+    ssize_t got = 1;
     char *buf;
     int fd;
 
     *out = NULL;
-    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot open %s: %s",
-                          what, path, strerror(errno));
+    if ((st = open_private(path, what, &fd, err)) != IG_OK)
+        return st;
     if ((buf = sodium_malloc(cap)) == NULL) {
         (void)close(fd);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: %s is not a regular file",
-                        what, path);
-        goto out;
-    }
-    if ((sb.st_mode & 077) != 0) {
-        st = ig_err_set(err, IG_ERR_IO,
-                        "[slack] %s: %s may be read by group or others "
-                        "(mode %03o): chmod 600 it",
-                        what, path, (unsigned)(sb.st_mode & 0777));
-        goto out;
-    }
-    while (n < cap) {
+    while (n < cap && got != 0) {
         got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            st = ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot read %s: %s",
-                            what, path, strerror(errno));
-            goto out;
-        }
-        if (got == 0)
+        if (got < 0 && errno != EINTR)
             break;
-        n += (size_t)got;
+        n += got > 0 ? (size_t)got : 0;
     }
-    if (n >= cap) {
+    if (got < 0)
+        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot read %s: %s", what,
+                        path, strerror(errno));
+    else if (n >= cap)
         st = ig_err_set(err, IG_ERR_LIMIT, "[slack] %s: %s is over %d bytes",
                         what, path, SLACK_SECRET_FILE_MAX);
-        goto out;
-    }
-    if (n > 0 && buf[n - 1] == '\n')
-        n--;
-    for (i = 0; i < n; i++)
+    n -= n > 0 && buf[n - 1] == '\n' ? 1 : 0;
+    for (i = 0; st == IG_OK && i < n; i++)
         if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
             break;
-    if (n == 0 || i < n) {
+    if (st == IG_OK && (n == 0 || i < n))
         st = ig_err_set(err, IG_ERR_INVALID,
                         "[slack] %s: %s must hold one line of printable "
                         "text without spaces",
                         what, path);
-        goto out;
+    (void)close(fd);
+    if (st != IG_OK) {
+        sodium_memzero(buf, cap);
+        sodium_free(buf);
+        return st;
     }
     buf[n] = '\0';
     *out = buf;
     *len = n;
-    buf = NULL;
-out:
-    (void)close(fd);
-    if (buf != NULL) {
-        sodium_memzero(buf, cap);
-        sodium_free(buf);
-    }
-    return st;
+    return IG_OK;
 }
 
 /* ---- the Slack Web API ---- */
@@ -324,7 +325,7 @@ log_attempt(const char *method, const char *intent_id, const json_t *view,
     int ok = json_is_true(json_object_get(ans, "ok")) && why == NULL;
     const char *slack_err = json_string_value(json_object_get(ans, "error"));
     json_t *f = json_pack(
-        "{s:s, s:s, s:s?, s:s?, s:b, s:i, s:s?}", "method", method, "intent_id",
+        "{s:s, s:s, s:s*, s:s*, s:b, s:i, s:s*}", "method", method, "intent_id",
         intent_id, "approval_id",
         json_string_value(json_object_get(view, "approval_id")), "ts",
         json_string_value(json_object_get(ans, "ts")), "ok", ok, "http_status",
@@ -341,6 +342,33 @@ is_pending(const json_t *view)
     return st != NULL && strcmp(st, "PENDING") == 0;
 }
 
+/* Read Slack's answer to job into *ans; NULL when it is ok, else why
+   not (Slack's own "error" is in *ans). Remembers a new message's place
+   and forgets a closed one's. */
+static const char *
+take_answer(struct pdp_slack *k, const struct slack_job *job,
+            const json_t *view, const struct ig_buf *reply, json_t **ans)
+{
+    const char *ts, *ch;
+
+    if (ig_json_parse(reply->data != NULL ? reply->data : "", reply->len, ans,
+                      NULL) != IG_OK ||
+        !json_is_object(*ans))
+        return "Slack's answer is not a JSON object";
+    if (!json_is_true(json_object_get(*ans, "ok")))
+        return NULL; /* logged with Slack's "error" */
+    ts = json_string_value(json_object_get(*ans, "ts"));
+    ch = json_string_value(json_object_get(*ans, "channel"));
+    if (job->kind == JOB_POST &&
+        (ts == NULL ||
+         msg_remember(k, job->intent_id,
+                      ch != NULL ? ch : k->srv->cfg->slack_channel, ts) != 0))
+        return "Slack's answer has no usable ts";
+    if (job->kind == JOB_UPDATE && !is_pending(view))
+        msg_forget(k, job->intent_id); /* closed: no more changes */
+    return NULL;
+}
+
 static void
 run_job(struct pdp_slack *k, const struct slack_job *job)
 {
@@ -348,21 +376,25 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
         job->kind == JOB_POST ? "chat.postMessage" : "chat.update";
     struct slack_msg *m = NULL;
     json_t *view = NULL, *msg = NULL, *ans = NULL;
-    const char *why = NULL, *ts, *ch;
+    const char *why = NULL;
     char cwhy[CURL_ERROR_SIZE + 64];
     struct ig_buf reply;
     char *body = NULL;
     long http = 0;
 
+    if (job->kind == JOB_UPDATE &&
+        (m = msg_find(k, job->intent_id, NULL)) == NULL) {
+        pdp_log("info", "slack.skipped",
+                json_pack("{s:s, s:s, s:s}", "method", method, "intent_id",
+                          job->intent_id, "reason",
+                          "no open message for it (closed, or posted "
+                          "before a restart)"));
+        return;
+    }
     ig_buf_init(&reply, SLACK_REPLY_MAX);
     if (pdp_approval_get_by_intent(k->srv, job->intent_id, NULL, &view) !=
         IG_OK) {
         why = "no approval for this intent (or the store failed)";
-        goto out;
-    }
-    if (job->kind == JOB_UPDATE &&
-        (m = msg_find(k, job->intent_id, NULL)) == NULL) {
-        why = "no message posted for this approval (since start)";
         goto out;
     }
     if (appr_slack_message(view,
@@ -376,23 +408,7 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
         why = cwhy;
         goto out;
     }
-    if (ig_json_parse(reply.data != NULL ? reply.data : "", reply.len, &ans,
-                      NULL) != IG_OK ||
-        !json_is_object(ans)) {
-        why = "Slack's answer is not a JSON object";
-        goto out;
-    }
-    if (!json_is_true(json_object_get(ans, "ok")))
-        goto out; /* Slack's "error" is logged */
-    ts = json_string_value(json_object_get(ans, "ts"));
-    ch = json_string_value(json_object_get(ans, "channel"));
-    if (job->kind == JOB_POST &&
-        (ts == NULL ||
-         msg_remember(k, job->intent_id,
-                      ch != NULL ? ch : k->srv->cfg->slack_channel, ts) != 0))
-        why = "Slack's answer has no usable ts";
-    else if (job->kind == JOB_UPDATE && !is_pending(view))
-        msg_forget(k, job->intent_id); /* resolved: no more changes */
+    why = take_answer(k, job, view, &reply, &ans);
 out:
     log_attempt(method, job->intent_id, view, http, ans, why);
     free(body);
@@ -577,7 +593,7 @@ static void
 reply_clicker(struct pdp_req *r, const char *code, const char *text)
 {
     pdp_reply_json(r, 200,
-                   json_pack("{s:s, s:b, s:s, s:s?}", "response_type",
+                   json_pack("{s:s, s:b, s:s, s:s*}", "response_type",
                              "ephemeral", "replace_original", 0, "text", text,
                              "code", code));
 }
@@ -588,7 +604,7 @@ log_click(const struct appr_slack_click *c, const struct pdp_approver *a,
 {
     pdp_log(code != NULL ? "warn" : "info",
             code != NULL ? "slack.vote_refused" : "slack.vote",
-            json_pack("{s:s, s:s?, s:s, s:s, s:s?}", "slack_user", c->user_id,
+            json_pack("{s:s, s:s*, s:s, s:s, s:s*}", "slack_user", c->user_id,
                       "approver", a != NULL ? a->id : NULL, "approval_id",
                       c->approval_id, "vote", c->approve ? "APPROVE" : "DENY",
                       "code", code));

@@ -180,10 +180,11 @@ static struct appr_form *
 read_form(struct ui *u)
 {
     static const char type[] = "application/x-www-form-urlencoded";
-    const char *ct = MHD_lookup_connection_value(
-        u->r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ct = MHD_lookup_connection_value(u->r->conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
     struct appr_form *f;
     struct ig_err err;
+    enum ig_status st;
 
     if (ct == NULL || strncasecmp(ct, type, sizeof(type) - 1) != 0 ||
         (ct[sizeof(type) - 1] != '\0' && ct[sizeof(type) - 1] != ';')) {
@@ -191,18 +192,20 @@ read_form(struct ui *u)
                    "Send the form as application/x-www-form-urlencoded.");
         return NULL;
     }
-    if (appr_form_parse(u->r->body.data, u->r->body.len, &f, &err) != IG_OK) {
-        error_page(u, 400, "Malformed form", err.msg);
-        return NULL;
-    }
+    st = appr_form_parse(u->r->body.data, u->r->body.len, &f, &err);
+    if (st == IG_ERR_LIMIT)
+        error_page(u, 413, "Form too large", err.msg);
+    else if (st != IG_OK)
+        error_page(u, st == IG_ERR_NOMEM ? 500 : 400, "Malformed form",
+                   err.msg);
     return f;
 }
 
 /* ---- sign in, sign out ---- */
 
 static void
-login_page(struct ui *u, unsigned int status, const char *token,
-           int set_token, const char *error, const char *approver)
+login_page(struct ui *u, unsigned int status, const char *token, int set_token,
+           const char *error, const char *approver)
 {
     struct ig_buf b;
     enum ig_status st;
@@ -261,6 +264,9 @@ login_post(struct ui *u)
     char token[LOGIN_CSRF_LEN + 1], client[64], c[128];
     struct pdp_login in;
 
+    /* The raw body holds the password too: the form has it now. */
+    if (u->r->body.data != NULL)
+        sodium_memzero(u->r->body.data, u->r->body.len);
     if (f == NULL)
         return;
     if (!token_shaped(have, "", LOGIN_CSRF_LEN) || !csrf_ok(f, have)) {
@@ -272,8 +278,7 @@ login_post(struct ui *u)
     id = appr_form_get(f, "approver", NULL);
     pw = appr_form_get(f, "password", NULL);
     if (id == NULL || pw == NULL || id[0] == '\0' || pw[0] == '\0') {
-        login_page(u, 400, have, 0, "Enter your approver id and password.",
-                   id);
+        login_page(u, 400, have, 0, "Enter your approver id and password.", id);
         goto out;
     }
     pdp_req_client(u->r, client);
@@ -286,8 +291,7 @@ login_post(struct ui *u)
     if (session_of(u))
         pdp_approver_logout(u->r->srv, u->session);
     (void)snprintf(c, sizeof(c), "%s", in.session);
-    set_cookie(u->r, SESSION_COOKIE, c,
-               (long long)u->r->srv->cfg->session_max);
+    set_cookie(u->r, SESSION_COOKIE, c, (long long)u->r->srv->cfg->session_max);
     redirect(u->r, "/ui/approvals");
 out:
     sodium_memzero(&in, sizeof(in));
@@ -382,8 +386,8 @@ static void
 detail_page(struct ui *u, const char *id, unsigned int status,
             const struct pdp_vote_result *refused)
 {
-    const char *voted = MHD_lookup_connection_value(
-        u->r->conn, MHD_GET_ARGUMENT_KIND, "voted");
+    const char *voted =
+        MHD_lookup_connection_value(u->r->conn, MHD_GET_ARGUMENT_KIND, "voted");
     json_t *view = NULL;
     struct ig_buf b;
     enum ig_status st;
@@ -399,13 +403,13 @@ detail_page(struct ui *u, const char *id, unsigned int status,
         return;
     }
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
-    st = appr_html_detail(
-        &b, &u->page, view,
-        refused == NULL && voted != NULL && strcmp(voted, "1") == 0
-            ? vote_flash(u, view)
-            : NULL,
-        refused != NULL ? refused->code : NULL,
-        refused != NULL ? refused->message : NULL);
+    st = appr_html_detail(&b, &u->page, view,
+                          refused == NULL && voted != NULL &&
+                                  strcmp(voted, "1") == 0
+                              ? vote_flash(u, view)
+                              : NULL,
+                          refused != NULL ? refused->code : NULL,
+                          refused != NULL ? refused->message : NULL);
     json_decref(view);
     html_reply(u->r, status, &b, st);
 }
@@ -520,8 +524,7 @@ route_approval(struct ui *u, const char *rest, int get, int post)
     size_t n = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
     char id[ID_MAX + 1];
 
-    if (!id_shaped(rest, n) ||
-        (slash != NULL && strcmp(slash, "/vote") != 0)) {
+    if (!id_shaped(rest, n) || (slash != NULL && strcmp(slash, "/vote") != 0)) {
         (void)session_of(u);
         error_page(u, 404, "Not found", "There is no such page.");
         return;

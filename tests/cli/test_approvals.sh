@@ -15,16 +15,14 @@ srv_pid=
 pass=0
 fail=0
 
-stop_server() { # stop_server: SIGTERM, wait, echo the exit status
-    local rc
+stop_server() { # SIGTERM, wait; the exit status in srv_rc
     kill -TERM "$srv_pid" 2>/dev/null
     wait "$srv_pid"
-    rc=$?
+    srv_rc=$?
     srv_pid=
-    echo "$rc"
 }
 cleanup() {
-    [ -n "$srv_pid" ] && stop_server >/dev/null
+    [ -n "$srv_pid" ] && stop_server
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -40,9 +38,13 @@ die() {
 
 # expect_status WANT NAME CMD... : run CMD, stdout/stderr to $tmp/out,err
 expect_status() {
-    local want=$1 name=$2 got
-    shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    expect_status_in /dev/null "$@"
+}
+# expect_status_in FILE WANT NAME CMD... : the same with stdin from FILE
+expect_status_in() {
+    local in=$1 want=$2 name=$3 got
+    shift 3
+    "$@" >"$tmp/out" 2>"$tmp/err" <"$in"
     got=$?
     if [ "$got" -eq "$want" ]; then ok; else
         bad "$name: exit $got, want $want; stderr: $(head -c 300 "$tmp/err")"
@@ -69,18 +71,24 @@ json_get() {
 
 # ---- the server ----
 
+# start_server: serve --dev on a free port; waits until DATA/dev.env names
+# the port this run logged ("server.started") and /healthz answers, then
+# loads dev.env into the environment. dev.env survives restarts (it keeps
+# the tokens) and is replaced whole with the new URL at each start.
 start_server() {
-    rm -f "$tmp/data/dev.env.ready"
+    local i port
+    [ -f "$tmp/serve.log" ] && cat "$tmp/serve.log" >>"$tmp/serve.old.log"
+    : >"$tmp/serve.log"
     "$ig" serve --dev --data "$tmp/data" --listen 127.0.0.1:0 \
-        >"$tmp/serve.out" 2>>"$tmp/serve.log" </dev/null &
+        >"$tmp/serve.out" 2>"$tmp/serve.log" </dev/null &
     srv_pid=$!
-    local i
     for i in $(seq 300); do
         kill -0 "$srv_pid" 2>/dev/null || die "the server exited at start"
-        # dev.env is written with an empty URL first, then replaced whole
-        # with the URL listened on; the start log line comes after that.
-        if grep -q '"server.started"' "$tmp/serve.log" 2>/dev/null &&
-            grep -q '^INTENTGATE_URL=http' "$tmp/data/dev.env" 2>/dev/null; then
+        port=$(grep '"server.started"' "$tmp/serve.log" 2>/dev/null |
+            grep -oE '"port":[0-9]+' | cut -d: -f2)
+        if [ -n "$port" ] &&
+            grep -q "^INTENTGATE_URL=http://127.0.0.1:$port\$" \
+                "$tmp/data/dev.env" 2>/dev/null; then
             set -a
             # shellcheck disable=SC1091
             . "$tmp/data/dev.env"
@@ -107,7 +115,7 @@ agent() {
 refund() {
     local ctx=${3:-'{"requested_by":"agent-run-7"}'} code
     code=$(agent POST /v1/intents "{\"action\":\"payments.refund\",\"resource\":\"orders/$1\",\"params\":{\"amount\":$2,\"currency\":\"EUR\",\"order_id\":\"$1\"},\"context\":$ctx}")
-    if [ "$code" = 200 ] &&
+    if [ "$code" = 201 ] &&
         [ "$(json_get "$tmp/agent.json" 'd["decision"]')" = ESCALATE ]; then
         ok
     else
@@ -144,8 +152,8 @@ expect_status 2 "unset variables" env -u INTENTGATE_URL \
     "$ig" approvals list
 expect_err_line "unset variables" \
     '^intentgate approvals: INTENTGATE_URL, INTENTGATE_APPROVER_ID, INTENTGATE_APPROVER_PASSWORD not set'
-expect_status 2 "unset password" env INTENTGATE_URL=http://127.0.0.1:1 \
-    INTENTGATE_APPROVER_ID=x -u INTENTGATE_APPROVER_PASSWORD \
+expect_status 2 "unset password" env -u INTENTGATE_APPROVER_PASSWORD \
+    INTENTGATE_URL=http://127.0.0.1:1 INTENTGATE_APPROVER_ID=x \
     "$ig" approvals list
 expect_err_line "unset password" 'INTENTGATE_APPROVER_PASSWORD not set'
 expect_status 2 "not an http URL" env INTENTGATE_URL=ftp://127.0.0.1 \
@@ -171,16 +179,22 @@ if [ "$(wc -l <"$tmp/section")" -eq 5 ]; then ok; else
     bad "section has $(wc -l <"$tmp/section") lines"; fi
 if grep -q "$pw" "$tmp/section"; then bad "the password is printed"; else
     ok; fi
-expect_status 0 "approver add, no name" sh -c \
-    "printf 'longenough\n' | \"$ig\" approver add dave --groups dba"
+printf 'longenough\n' >"$tmp/pw8"
+expect_status_in "$tmp/pw8" 0 "approver add, no name" \
+    "$ig" approver add dave --groups dba
 expect_out "name defaults to the id" '^name = dave$'
 if ! grep -q slack_user "$tmp/out"; then ok; else bad "slack_user printed"; fi
-expect_status 2 "short password" sh -c \
-    "printf 'seven77\n' | \"$ig\" approver add dave --groups dba"
+printf 'seven77\n' >"$tmp/pw7"
+expect_status_in "$tmp/pw7" 2 "short password" \
+    "$ig" approver add dave --groups dba
 expect_err_line "short password" 'shorter than 8 bytes'
-expect_status 2 "long password" sh -c \
-    "head -c 257 /dev/zero | tr '\\\\0' x | \"$ig\" approver add d --groups a"
+head -c 257 /dev/zero | tr '\0' x >"$tmp/pw257"
+expect_status_in "$tmp/pw257" 2 "long password" \
+    "$ig" approver add dave --groups dba
 expect_err_line "long password" 'longer than 256 bytes'
+head -c 256 /dev/zero | tr '\0' x >"$tmp/pw256"
+expect_status_in "$tmp/pw256" 0 "256-byte password" \
+    "$ig" approver add dave --groups dba
 expect_status 2 "no password" "$ig" approver add dave --groups dba
 expect_err_line "no password" 'no password'
 expect_status 2 "bad id" "$ig" approver add -x --groups dba
@@ -198,8 +212,8 @@ expect_status 2 "name with a newline" "$ig" approver add dave --groups a \
 # ---- a dev PDP with the new approver in its config ----
 
 start_server # first run: creates the data directory
-rc=$(stop_server)
-if [ "$rc" -eq 0 ]; then ok; else bad "first server exited $rc"; fi
+stop_server
+if [ "$srv_rc" -eq 0 ]; then ok; else bad "first server exited $srv_rc"; fi
 printf '\n' >>"$tmp/data/intentgate.conf"
 cat "$tmp/section" >>"$tmp/data/intentgate.conf"
 start_server
@@ -286,8 +300,8 @@ expect_status 1 "unknown approver" env INTENTGATE_APPROVER_ID=mallory \
     "$ig" approvals list
 expect_err_line "unknown approver" 'LOGIN_FAILED'
 url=$INTENTGATE_URL
-rc=$(stop_server)
-if [ "$rc" -eq 0 ]; then ok; else bad "server exited $rc"; fi
+stop_server
+if [ "$srv_rc" -eq 0 ]; then ok; else bad "server exited $srv_rc"; fi
 expect_status 2 "unreachable PDP" env INTENTGATE_URL="$url" \
     INTENTGATE_APPROVER_PASSWORD="$dev_pw" "$ig" approvals approve "$approval"
 expect_err_line "unreachable PDP" '^intentgate approvals: cannot reach '

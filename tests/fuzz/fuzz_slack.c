@@ -45,8 +45,7 @@ check_click(const char *data, size_t size)
                      c.response_url, "params", "order_id", c.message_ts);
     if (view == NULL || appr_slack_message(view, "C0", NULL, &msg) != IG_OK)
         abort();
-    (void)snprintf(value, sizeof(value), "%s:%s", c.approval_id,
-                   c.intent_hash);
+    (void)snprintf(value, sizeof(value), "%s:%s", c.approval_id, c.intent_hash);
     dump = json_dumps(msg, JSON_COMPACT);
     if (dump == NULL || strstr(dump, value) == NULL)
         abort();
@@ -94,8 +93,8 @@ check_signature(const char *data, size_t size)
         abort();
     body = nl2 + 1;
     len = size - (size_t)(body - data);
-    st = appr_slack_verify(FUZZ_SECRET, strlen(FUZZ_SECRET), ts, sig, body,
-                           len, FUZZ_NOW, NULL);
+    st = appr_slack_verify(FUZZ_SECRET, strlen(FUZZ_SECRET), ts, sig, body, len,
+                           FUZZ_NOW, NULL);
     sign(ts, body, len, good);
     st_good = appr_slack_verify(FUZZ_SECRET, strlen(FUZZ_SECRET), ts, good,
                                 body, len, FUZZ_NOW, NULL);

@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,7 @@ test_browser_forms(void **state)
 
     /* Empty values, escapes in both cases, CRLF from a textarea. */
     f = parse_ok("comment=line+1%0D%0Aline%202&vote=approve&x=&Y.z_-=%2b%2B");
-    assert_string_equal(appr_form_get(f, "comment", NULL),
-                        "line 1\r\nline 2");
+    assert_string_equal(appr_form_get(f, "comment", NULL), "line 1\r\nline 2");
     assert_string_equal(appr_form_get(f, "x", &n), "");
     assert_int_equal(n, 0);
     assert_string_equal(appr_form_get(f, "Y.z_-", NULL), "++");
@@ -119,18 +119,18 @@ static void
 test_invalid_utf8(void **state)
 {
     static const char *const bad[] = {
-        "a=%C3",             /* truncated */
-        "a=%C3%28",          /* bad continuation */
-        "a=%80",             /* stray continuation */
-        "a=%C0%AF",          /* overlong "/" */
-        "a=%E0%80%AF",       /* overlong, 3 bytes */
-        "a=%F0%80%80%AF",    /* overlong, 4 bytes */
-        "a=%ED%A0%80",       /* surrogate U+D800 */
-        "a=%F4%90%80%80",    /* past U+10FFFF */
-        "a=%F5%80%80%80",    /* impossible lead byte */
-        "a=%FF",             /* impossible byte */
-        "%C3%A9%C3=x",       /* in a name */
-        "a=ok&b=%E2%82",     /* in a later field */
+        "a=%C3",          /* truncated */
+        "a=%C3%28",       /* bad continuation */
+        "a=%80",          /* stray continuation */
+        "a=%C0%AF",       /* overlong "/" */
+        "a=%E0%80%AF",    /* overlong, 3 bytes */
+        "a=%F0%80%80%AF", /* overlong, 4 bytes */
+        "a=%ED%A0%80",    /* surrogate U+D800 */
+        "a=%F4%90%80%80", /* past U+10FFFF */
+        "a=%F5%80%80%80", /* impossible lead byte */
+        "a=%FF",          /* impossible byte */
+        "%C3%A9%C3=x",    /* in a name */
+        "a=ok&b=%E2%82",  /* in a later field */
     };
     size_t i;
     (void)state;
@@ -182,8 +182,8 @@ test_limits(void **state)
     /* A name of the longest allowed length, and one byte more. */
     memset(many, 'n', sizeof(many));
     many[APPR_FORM_MAX_NAME] = '=';
-    assert_int_equal(
-        appr_form_parse(many, APPR_FORM_MAX_NAME + 1, &f, NULL), IG_OK);
+    assert_int_equal(appr_form_parse(many, APPR_FORM_MAX_NAME + 1, &f, NULL),
+                     IG_OK);
     appr_form_free(f);
     many[APPR_FORM_MAX_NAME] = 'n';
     many[APPR_FORM_MAX_NAME + 1] = '=';

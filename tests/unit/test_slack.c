@@ -412,15 +412,17 @@ test_click_form_refused(void **state)
 
 /* ---- messages ---- */
 
+/* An approval view as pdp_approval_get_by_intent() builds it (numbers
+   from the store read back as reals). */
 static json_t *
 view(const char *status, int nvotes)
 {
     json_t *v = json_pack(
-        "{s:s, s:s, s:s, s:s, s:{s:[s], s:i}, s:s, s:s, s:i,"
+        "{s:s, s:s, s:s, s:s, s:{s:[s], s:f}, s:s, s:s, s:i,"
         " s:{s:s, s:s, s:{s:f, s:s, s:s, s:s}, s:s, s:s},"
         " s:{s:s, s:[s], s:s}, s:[]}",
         "approval_id", APPROVAL, "intent_id", "int-1", "intent_hash", HASH,
-        "status", status, "requirements", "groups", "finance", "quorum", 2,
+        "status", status, "requirements", "groups", "finance", "quorum", 2.0,
         "created_at", "2026-01-01T00:00:00Z", "expires_at",
         "2026-01-01T01:00:00Z", "approvals", nvotes, "intent", "action",
         "payments.refund", "resource", "orders/<b>42</b>", "params", "amount",
@@ -515,9 +517,11 @@ test_post_message(void **state)
     assert_non_null(strstr(sec, "currency: EUR"));
     assert_non_null(strstr(sec, "&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert_non_null(strstr(sec, "orders/&lt;b&gt;42&lt;/b&gt;"));
-    assert_non_null(strstr(sec, "refund &amp; &lt;@U123&gt; ping"));
+    assert_non_null(
+        strstr(sec, "REFUND_NEEDS_APPROVAL - refund &amp; &lt;@U123&gt; ping"));
     assert_non_null(strstr(sec, "dev-agent"));
-    assert_non_null(strstr(sec, "finance"));
+    /* Counts read back from the store are reals: 2, not 2.0 or 0. */
+    assert_non_null(strstr(sec, "2 approvals from finance"));
     assert_non_null(strstr(sec, "sha256:0123456789ab"));
     assert_null(strstr(sec, HASH));
     assert_non_null(strstr(sec, "2026-01-01T01:00:00Z"));
@@ -595,6 +599,59 @@ test_params_without_key_fields(void **state)
     json_decref(v);
 }
 
+/* Every value as long and as expanding as it gets: the message still
+   builds and each text stays within Slack's 3000 characters. */
+static void
+test_worst_case_fits(void **state)
+{
+    char amp[2001], key[8];
+    json_t *v = view("PENDING", 0), *msg, *params, *groups, *reasons, *in;
+    int i;
+    (void)state;
+
+    memset(amp, '&', sizeof(amp) - 1);
+    amp[sizeof(amp) - 1] = '\0';
+    in = json_object_get(v, "intent");
+    params = json_object();
+    groups = json_array();
+    reasons = json_array();
+    for (i = 0; i < 20; i++) {
+        (void)snprintf(key, sizeof(key), "k%02d", i);
+        assert_int_equal(json_object_set_new(params, key, json_string(amp)), 0);
+        assert_int_equal(json_array_append_new(groups, json_string(amp)), 0);
+        assert_int_equal(json_array_append_new(reasons, json_string(amp)), 0);
+        assert_int_equal(
+            json_array_append_new(json_object_get(v, "votes"),
+                                  json_pack("{s:s, s:s, s:s, s:s}", "approver",
+                                            amp, "name", amp, "vote", "DENY",
+                                            "channel", amp)),
+            0);
+    }
+    assert_int_equal(json_object_set_new(params, amp, json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "params", params), 0);
+    assert_int_equal(json_object_set_new(in, "action", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "resource", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "principal", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "tenant", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(json_object_get(v, "requirements"),
+                                         "groups", groups),
+                     0);
+    assert_int_equal(
+        json_object_set_new(json_object_get(v, "decision"), "reasons", reasons),
+        0);
+    assert_int_equal(json_object_set_new(json_object_get(v, "decision"),
+                                         "message", json_string(amp)),
+                     0);
+    assert_int_equal(json_object_set_new(v, "expires_at", json_string(amp)), 0);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_true(strlen(block_text(msg, "section")) <= 3000);
+    assert_true(strlen(block_text(msg, "context")) <= 3000);
+    assert_true(strlen(json_string_value(json_object_get(msg, "text"))) <=
+                3000);
+    json_decref(msg);
+    json_decref(v);
+}
+
 static void
 test_escape(void **state)
 {
@@ -639,6 +696,7 @@ main(void)
         cmocka_unit_test(test_post_message),
         cmocka_unit_test(test_update_message),
         cmocka_unit_test(test_params_without_key_fields),
+        cmocka_unit_test(test_worst_case_fits),
         cmocka_unit_test(test_escape),
     };
 
