@@ -116,7 +116,12 @@ pdp_approval_refusal(const json_t *rec, const struct pdp_approver *a,
     if (ap == NULL)
         return "APPROVAL_NOT_FOUND";
     if (json_object_get(ap, "resolution") != NULL)
-        return "APPROVAL_RESOLVED";
+        return strcmp(jstr(json_object_get(ap, "resolution"), "result")
+                          ? jstr(json_object_get(ap, "resolution"), "result")
+                          : "",
+                      "EXPIRED") == 0
+                   ? "APPROVAL_EXPIRED"
+                   : "APPROVAL_RESOLVED";
     if (json_integer_value(json_object_get(ap, "expires_at")) <= now)
         return "APPROVAL_EXPIRED";
     if (a == NULL || !in_requirements(json_object_get(ap, "requirements"), a))
@@ -701,7 +706,11 @@ pdp_approval_start(struct pdp_server *s, struct ig_err *err)
     s->approvals = a;
     a->sessions = appr_sessions_new(c->session_idle, c->session_max);
     a->limiter = appr_limiter_new(c->login_max_failures, c->login_window);
-    if (a->sessions == NULL || a->limiter == NULL)
+    /* Many people may share one address (a proxy, an office): the
+       address limit only stops a flood, the per-id limit guesses. */
+    a->ip_limiter =
+        appr_limiter_new(c->login_max_failures * 10, c->login_window);
+    if (a->sessions == NULL || a->limiter == NULL || a->ip_limiter == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (pthread_create(&a->sweeper, NULL, sweeper_main, s) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot start the approval sweeper");
@@ -725,6 +734,7 @@ pdp_approval_stop(struct pdp_server *s)
     }
     appr_sessions_free(a->sessions);
     appr_limiter_free(a->limiter);
+    appr_limiter_free(a->ip_limiter);
     (void)pthread_mutex_destroy(&a->vote_mu);
     (void)pthread_mutex_destroy(&a->mu);
     (void)pthread_cond_destroy(&a->cv);

@@ -18,8 +18,9 @@ struct appr_limiter;
 struct pdp_approvals {
     pthread_mutex_t vote_mu; /* one vote (or expiry) at a time */
     struct appr_sessions *sessions;
-    struct appr_limiter *limiter;
-    atomic_int hashing; /* password checks running (bounded) */
+    struct appr_limiter *limiter;    /* failed logins per approver id */
+    struct appr_limiter *ip_limiter; /* per client address, 10x looser */
+    atomic_int hashing;              /* password checks running (bounded) */
 
     pthread_t sweeper;
     pthread_mutex_t mu;

@@ -199,8 +199,8 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
         /* json_array_append_new steals; "O" adds references. */
         (void)json_array_append_new(
             list,
-            json_pack("{s:O, s:O, s:O?, s:O?, s:O, s:O, s:O, s:O, s:O, s:O, "
-                      "s:O, s:O}",
+            json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
+                      "s:O?, s:O?, s:O?, s:O?}",
                       "approval_id", json_object_get(v, "approval_id"),
                       "intent_id", json_object_get(v, "intent_id"), "action",
                       json_object_get(json_object_get(v, "intent"), "action"),

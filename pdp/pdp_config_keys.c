@@ -114,7 +114,7 @@ parse_listen(struct cfg_parse *p, const char *v)
 /* Split "a, b ,c" into a new array of trimmed, non-empty strings. */
 int
 cfg_list(struct cfg_parse *p, const char *key, const char *v, char ***out,
-           size_t *n)
+         size_t *n)
 {
     const char *s = v, *e;
     char **arr;

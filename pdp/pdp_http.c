@@ -374,7 +374,8 @@ queue_reply(struct pdp_req *r)
     if (r->reply.allow != NULL)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
                                       r->reply.allow);
-    if (r->reply.status == 401)
+    if (r->reply.status == 401 &&
+        strncmp(r->reply.content_type, "application/json", 16) == 0)
         (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                       "Bearer");
     (void)MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");

@@ -1,9 +1,10 @@
 /*
  * pdp_login.c - approver logins for the web page and the API.
  *
- * A login is refused before any hashing when the approver id or the
- * client address has had too many failures in the window, and when more
- * than LOGIN_HASHING password checks are already running (argon2id with
+ * A login is refused before any hashing when the approver id has had
+ * login_max_failures failures in the window or the client address ten
+ * times that (many people may share an address behind a proxy), and when
+ * more than LOGIN_HASHING password checks are already running (argon2id with
  * libsodium's interactive limits costs tens of milliseconds and 64 MiB,
  * so the HTTP threads are never all tied up by it). An unknown id is
  * checked against a dummy hash, so a wrong id and a wrong password cost
@@ -90,7 +91,7 @@ pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
     }
     (void)snprintf(key, sizeof(key), "ip:%s", client != NULL ? client : "");
     if (!appr_limiter_allow(a->limiter, id, now) ||
-        !appr_limiter_allow(a->limiter, key, now)) {
+        !appr_limiter_allow(a->ip_limiter, key, now)) {
         fail(out, "LOGIN_RATE_LIMITED", 429);
         audit_failure(s, id, client ? client : "", "LOGIN_RATE_LIMITED");
         return;
@@ -98,6 +99,7 @@ pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
     if (atomic_fetch_add(&a->hashing, 1) >= LOGIN_HASHING) {
         atomic_fetch_sub(&a->hashing, 1);
         fail(out, "LOGIN_RATE_LIMITED", 429);
+        audit_failure(s, id, client ? client : "", "LOGIN_BUSY");
         return;
     }
     who = pdp_config_approver(s->cfg, id);
@@ -108,7 +110,7 @@ pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
     atomic_fetch_sub(&a->hashing, 1);
     if (!ok) {
         appr_limiter_fail(a->limiter, id, now);
-        appr_limiter_fail(a->limiter, key, now);
+        appr_limiter_fail(a->ip_limiter, key, now);
         fail(out, "LOGIN_FAILED", 401);
         audit_failure(s, id, client ? client : "", "LOGIN_FAILED");
         return;

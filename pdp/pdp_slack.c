@@ -44,6 +44,7 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 #include "pdp_approval.h"
+#include "pdp_approval_int.h"
 
 #define SLACK_QUEUE 256         /* jobs waiting for the notifier */
 #define SLACK_MESSAGES_MAX 4096 /* messages remembered for updates */
@@ -317,11 +318,13 @@ msg_remember(struct pdp_slack *k, const char *intent_id, const char *channel,
 
 /* ---- the notifier ---- */
 
-/* One log line for an attempt; fields from the view and Slack's answer. */
+/* One log line and one audit event for an attempt; fields from the view
+   and Slack's answer (never the token). */
 static void
-log_attempt(const char *method, const char *intent_id, const json_t *view,
-            long http, const json_t *ans, const char *why)
+log_attempt(struct pdp_server *s, const char *method, const char *intent_id,
+            const json_t *view, long http, const json_t *ans, const char *why)
 {
+    char when[IG_TIME_STRLEN + 1];
     int ok = json_is_true(json_object_get(ans, "ok")) && why == NULL;
     const char *slack_err = json_string_value(json_object_get(ans, "error"));
     json_t *f = json_pack(
@@ -331,6 +334,14 @@ log_attempt(const char *method, const char *intent_id, const json_t *view,
         json_string_value(json_object_get(ans, "ts")), "ok", ok, "http_status",
         (int)http, "error", why != NULL ? why : slack_err);
 
+    if (ig_time_format(ig_time_now(), when) != IG_OK)
+        when[0] = '\0';
+    pdp_approval_audit(
+        s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s*, s:b, s:s*}", "type",
+                     "approval.notified", "time", when, "channel", "slack",
+                     "method", method, "intent_id", intent_id, "approval_id",
+                     json_string_value(json_object_get(view, "approval_id")),
+                     "ok", ok, "error", why != NULL ? why : slack_err));
     pdp_log(ok ? "info" : "warn", "slack.notify", f);
 }
 
@@ -410,7 +421,7 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
     }
     why = take_answer(k, job, view, &reply, &ans);
 out:
-    log_attempt(method, job->intent_id, view, http, ans, why);
+    log_attempt(k->srv, method, job->intent_id, view, http, ans, why);
     free(body);
     json_decref(msg);
     json_decref(ans);

@@ -175,7 +175,7 @@ csrf_ok(const struct appr_form *f, const char *want)
            sodium_memcmp(got, want, n) == 0;
 }
 
-/* The POST body as a form, or NULL after replying 415 or 400. */
+/* The POST body as a form, or NULL after replying (415, 413, 400). */
 static struct appr_form *
 read_form(struct ui *u)
 {
@@ -261,7 +261,7 @@ login_post(struct ui *u)
 {
     const char *have = cookie(u->r, LOGIN_COOKIE), *id, *pw;
     struct appr_form *f = read_form(u);
-    char token[LOGIN_CSRF_LEN + 1], client[64], c[128];
+    char token[LOGIN_CSRF_LEN + 1], client[64];
     struct pdp_login in;
 
     /* The raw body holds the password too: the form has it now. */
@@ -290,12 +290,11 @@ login_post(struct ui *u)
     /* A session this browser had before ends now. */
     if (session_of(u))
         pdp_approver_logout(u->r->srv, u->session);
-    (void)snprintf(c, sizeof(c), "%s", in.session);
-    set_cookie(u->r, SESSION_COOKIE, c, (long long)u->r->srv->cfg->session_max);
+    set_cookie(u->r, SESSION_COOKIE, in.session,
+               (long long)u->r->srv->cfg->session_max);
     redirect(u->r, "/ui/approvals");
 out:
     sodium_memzero(&in, sizeof(in));
-    sodium_memzero(c, sizeof(c));
     appr_form_free(f);
 }
 

@@ -459,6 +459,37 @@ class NotConfigured(unittest.TestCase):
         self.assertNotIn("Sanitizer", log)
 
 
+class SecretFiles(unittest.TestCase):
+    def test_group_readable_secret_files_are_refused(self):
+        import tempfile
+        slack = FakeSlack()
+        tmp = tempfile.mkdtemp(prefix="ig-it-")
+        saved = dict(os.environ)
+        os.environ["INTENTGATE_SLACK_API_URL"] = slack.url
+        try:
+            srv = Server.dev(tmp=tmp)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        try:
+            self.assertEqual(srv.stop(), 0, srv.log()[-4000:])
+            for name in ("slack-bot-token", "slack-signing-secret"):
+                path = os.path.join(srv.data, name)
+                os.chmod(path, 0o640)
+                with self.assertRaises(RuntimeError) as cm:
+                    Server.dev(tmp=tmp)
+                self.assertIn(name, str(cm.exception))
+                self.assertIn("chmod 600", str(cm.exception))
+                os.chmod(path, 0o600)
+            # Fixed: it starts again.
+            again = Server.dev(tmp=tmp)
+            self.assertEqual(again.stop(), 0, again.log()[-4000:])
+            self.assertNotIn("Sanitizer", again.log())
+        finally:
+            srv.cleanup()
+            slack.stop()
+
+
 def main():
     suite = unittest.defaultTestLoader.loadTestsFromModule(
         sys.modules[__name__])

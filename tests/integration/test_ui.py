@@ -293,6 +293,8 @@ class Pages(UiServer):
         self.assertHtml(r, 400)
         r = b.request("POST", "/ui/logout", raw=b"csrf=a&csrf=b")
         self.assertHtml(r, 400)
+        r = b.request("POST", "/ui/logout", raw=b"csrf=" + b"a" * 70000)
+        self.assertEqual(r.status, 413)
         for path in ("/ui/nowhere", "/ui/approvals/not%20an%20id",
                      "/ui/approvals/00000000-0000-4000-8000-000000000000",
                      "/ui/approvals/x/vote/more"):

@@ -560,6 +560,9 @@ test_update_message(void **state)
     assert_int_equal(appr_slack_message(v, "C0DEV", "1700000000.000100", &msg),
                      IG_OK);
     assert_null(block(msg, "actions"));
+    assert_non_null(strstr(block_text(msg, "section"), "*Approval request:*"));
+    assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
+                           "Approval closed"));
     ctx = block_text(msg, "context");
     assert_non_null(strstr(ctx, "APPROVED"));
     assert_non_null(strstr(ctx, "ALLOW"));
