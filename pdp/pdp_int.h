@@ -150,7 +150,7 @@ int pdp_approval_api_route(struct pdp_req *r, const char *url,
                            const char *method);
 /* pdp_ui.c: everything under /ui (the approval web pages). */
 void pdp_ui_route(struct pdp_req *r, const char *url, const char *method);
-/* pdp_slack.c: POST /slack/interactions. */
+/* pdp_slack_click.c: POST /slack/interactions. */
 void pdp_post_slack_interactions(struct pdp_req *r);
 
 /* ---- pdp_slack.c: the notifier (all no-ops when srv->slack is NULL) ---- */
@@ -158,6 +158,12 @@ enum ig_status pdp_slack_start(struct pdp_server *s, struct ig_err *err) IG_WUR;
 void pdp_slack_stop(struct pdp_server *s);
 /* Queue a chat.postMessage for a new escalation (after its commit). */
 void pdp_slack_escalated(struct pdp_server *s, const char *intent_id);
+/* Check a click's v0 signature (X-Slack-Request-Timestamp and
+   X-Slack-Signature) over the raw body: IG_OK, IG_ERR_EXPIRED (stale),
+   IG_ERR_CRYPTO / IG_ERR_INVALID (bad or malformed), IG_ERR_NOTFOUND. */
+enum ig_status pdp_slack_verify(struct pdp_server *s, const char *ts,
+                                const char *sig, const char *body, size_t len,
+                                struct ig_err *err) IG_WUR;
 /* Queue an update of the escalation's message after a vote, a resolution
    or an expiry (chat.update with who voted and the result). */
 void pdp_slack_changed(struct pdp_server *s, const char *intent_id);

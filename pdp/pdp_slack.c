@@ -21,12 +21,8 @@
  * at stop; the Authorization header curl copies is wiped before it is
  * freed.
  *
- * Clicks: POST /slack/interactions checks the v0 signature over the raw
- * body first (appr_slack_verify), then parses the click, maps user.id to a
- * configured approver and hands the vote to pdp_approval_vote() with
- * channel "slack" - the same rules as every other channel. Slack gets a
- * 200 with a short ephemeral text for the clicker whatever the outcome; a
- * counted vote queues the message update (pdp_approval_vote does).
+ * Clicks are taken by pdp_slack_click.c, which checks their signature
+ * with the secret held here (pdp_slack_verify).
  */
 #include "pdp_int.h"
 
@@ -597,108 +593,16 @@ pdp_slack_stop(struct pdp_server *s)
     slack_free(k);
 }
 
-/* ---- POST /slack/interactions ---- */
+/* ---- for the click handler (pdp_slack_click.c) ---- */
 
-/* 200 with a text only the clicker sees; code (NULL: counted) too. */
-static void
-reply_clicker(struct pdp_req *r, const char *code, const char *text)
+enum ig_status
+pdp_slack_verify(struct pdp_server *s, const char *ts, const char *sig,
+                 const char *body, size_t len, struct ig_err *err)
 {
-    pdp_reply_json(r, 200,
-                   json_pack("{s:s, s:b, s:s, s:s*}", "response_type",
-                             "ephemeral", "replace_original", 0, "text", text,
-                             "code", code));
-}
+    struct pdp_slack *k = s->slack;
 
-static void
-log_click(const struct appr_slack_click *c, const struct pdp_approver *a,
-          const char *code)
-{
-    pdp_log(code != NULL ? "warn" : "info",
-            code != NULL ? "slack.vote_refused" : "slack.vote",
-            json_pack("{s:s, s:s*, s:s, s:s, s:s*}", "slack_user", c->user_id,
-                      "approver", a != NULL ? a->id : NULL, "approval_id",
-                      c->approval_id, "vote", c->approve ? "APPROVE" : "DENY",
-                      "code", code));
-}
-
-/* Vote as a and answer the clicker. */
-static void
-vote(struct pdp_req *r, const struct appr_slack_click *c,
-     const struct pdp_approver *a)
-{
-    struct pdp_vote_result res;
-    struct pdp_vote v;
-    char text[512];
-
-    memset(&v, 0, sizeof(v));
-    v.approval_id = c->approval_id;
-    v.approver = a;
-    v.approve = c->approve;
-    v.intent_hash = c->intent_hash;
-    v.channel = "slack";
-    pdp_approval_vote(r->srv, &v, &res);
-    log_click(c, a, res.code);
-    if (res.code == NULL) {
-        (void)snprintf(text, sizeof(text),
-                       "Your %s was counted (%d of %d approvals); the "
-                       "request is %s%s%s.",
-                       c->approve ? "approval" : "denial", res.approvals,
-                       res.quorum, res.status != NULL ? res.status : "?",
-                       res.decision != NULL ? ", decision " : "",
-                       res.decision != NULL ? res.decision : "");
-        reply_clicker(r, NULL, text);
-        return;
-    }
-    /* A stale message (resolved or expired meanwhile): refresh it. */
-    if (strcmp(res.code, "APPROVAL_RESOLVED") == 0 ||
-        strcmp(res.code, "APPROVAL_EXPIRED") == 0)
-        pdp_slack_changed(r->srv, res.intent_id[0] ? res.intent_id : NULL);
-    (void)snprintf(text, sizeof(text), "Your vote was not counted: %s: %s",
-                   res.code, res.message);
-    reply_clicker(r, res.code, text);
-}
-
-void
-pdp_post_slack_interactions(struct pdp_req *r)
-{
-    struct pdp_slack *k = r->srv->slack;
-    const struct pdp_approver *a;
-    struct appr_slack_click c;
-    const char *ts, *sig;
-    struct ig_err err;
-    enum ig_status st;
-
-    if (k == NULL) {
-        pdp_reply_error(r, 404, "NOT_FOUND", NULL, "Slack is not configured");
-        return;
-    }
-    ts = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                     "X-Slack-Request-Timestamp");
-    sig = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                      "X-Slack-Signature");
-    st = appr_slack_verify(k->secret, k->secret_len, ts, sig, r->body.data,
-                           r->body.len, ig_time_now(), &err);
-    if (st != IG_OK) {
-        pdp_log("warn", "slack.request_refused",
-                json_pack("{s:s}", "reason", err.msg));
-        pdp_reply_error(r, 401,
-                        st == IG_ERR_EXPIRED ? "SLACK_STALE_REQUEST"
-                                             : "SLACK_SIGNATURE_INVALID",
-                        NULL, "%s", err.msg);
-        return;
-    }
-    if (appr_slack_parse_click(r->body.data != NULL ? r->body.data : "",
-                               r->body.len, &c, &err) != IG_OK) {
-        pdp_reply_error(r, 400, "SLACK_PAYLOAD_INVALID", NULL, "%s", err.msg);
-        return;
-    }
-    a = pdp_config_approver_by_slack(r->srv->cfg, c.user_id);
-    if (a == NULL) {
-        log_click(&c, NULL, "NOT_AN_APPROVER");
-        reply_clicker(r, "NOT_AN_APPROVER",
-                      "Your vote was not counted: your Slack account is not "
-                      "an approver in intentgate.");
-        return;
-    }
-    vote(r, &c, a);
+    if (k == NULL)
+        return ig_err_set(err, IG_ERR_NOTFOUND, "Slack is not configured");
+    return appr_slack_verify(k->secret, k->secret_len, ts, sig, body, len,
+                             ig_time_now(), err);
 }
