@@ -227,8 +227,14 @@ w_summary(struct appr_w *w, const json_t *view)
     appr_w_value(w, json_object_get(in, "action"));
     appr_w_raw(w, "</h1>\n<dl class=\"fields\">\n");
     w_field(w, "Resource", "resource", json_object_get(in, "resource"), 1);
-    w_field(w, "Requested by", "principal", json_object_get(in, "principal"),
-            0);
+    w_field(w, "Agent", "principal", json_object_get(in, "principal"), 0);
+    /* The human the agent acts for, when it says (self-approval is
+       refused for that person). */
+    if (json_is_string(
+            json_object_get(json_object_get(in, "context"), "requested_by")))
+        w_field(w, "On behalf of", "requested-by",
+                json_object_get(json_object_get(in, "context"), "requested_by"),
+                0);
     w_field(w, "Tenant", "tenant", json_object_get(in, "tenant"), 0);
     appr_w_raw(w, "<dt>Approvals</dt><dd id=\"approvals\">");
     w_count(w, json_object_get(view, "approvals"), req);
@@ -316,6 +322,11 @@ w_vote_form(struct appr_w *w, const struct appr_page *p, const json_t *view)
 {
     if (!json_is_true(json_object_get(view, "can_vote"))) {
         const char *code = appr_json_str(view, "cannot_vote");
+
+        /* A decided request shows its outcome card instead. */
+        if (code != NULL && strcmp(code, "APPROVAL_RESOLVED") == 0 &&
+            json_is_object(json_object_get(view, "resolution")))
+            return;
 
         appr_w_raw(w, "<p class=\"card notice\" id=\"cannot-vote\">");
         appr_w_esc(w, appr_html_cannot_vote_text(code));

@@ -433,7 +433,9 @@ class Pages(UiServer):
         self.assertIn("refund checked <ok>", votes)
         self.assertIn("web", votes)
         self.assertNotIn('id="vote-form"', d.body)
-        self.assertIsNotNone(d.text("cannot-vote"))
+        # Decided: the outcome card, not a "cannot vote" notice.
+        self.assertIsNone(d.element("cannot-vote"))
+        self.assertIn("ALLOW", d.text("resolution"))
         # Without ?voted=1 there is no flash.
         self.assertIsNone(b.get("/ui/approvals/" + aid).element("flash"))
         # The list no longer offers it.
