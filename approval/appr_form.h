@@ -22,10 +22,11 @@
 #include <stddef.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
-#define APPR_FORM_MAX_BYTES (64 * 1024)
-#define APPR_FORM_MAX_FIELDS 16
-#define APPR_FORM_MAX_NAME 64
+#define APPR_FORM_MAX_BYTES IG_FORM_MAX_BYTES
+#define APPR_FORM_MAX_FIELDS IG_FORM_MAX_FIELDS
+#define APPR_FORM_MAX_NAME IG_FORM_MAX_NAME
 
 struct appr_form;
 

@@ -27,10 +27,11 @@
 
 #include "ig_buf.h"
 #include "ig_error.h"
+#include "ig_limits.h"
 
 /* Largest page rendered: escaping may make a 1 MiB intent six times as
    long. */
-#define APPR_HTML_MAX_BYTES (16 * 1024 * 1024)
+#define APPR_HTML_MAX_BYTES IG_HTML_MAX_BYTES
 /* Where the pages link the stylesheet. */
 #define APPR_CSS_PATH "/ui/static/style.css"
 

@@ -8,8 +8,10 @@
 
 #include <stddef.h>
 
-#define APPR_PASSWORD_MIN 8
-#define APPR_PASSWORD_MAX 256
+#include "ig_limits.h"
+
+#define APPR_PASSWORD_MIN IG_PASSWORD_MIN
+#define APPR_PASSWORD_MAX IG_PASSWORD_MAX
 #define APPR_HASH_MAX 128 /* crypto_pwhash_STRBYTES */
 
 /* Hash password into out (>= APPR_HASH_MAX bytes): 0, or -1 when it is

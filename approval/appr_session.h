@@ -21,12 +21,13 @@
 #include <stdint.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
 #define APPR_SESSION_ID_LEN 47 /* "igs_" + 43 */
 #define APPR_CSRF_LEN 43
 #define APPR_APPROVER_MAX 64
-#define APPR_SESSIONS_MAX 4096
-#define APPR_LIMITER_MAX 4096
+#define APPR_SESSIONS_MAX IG_SESSIONS_MAX
+#define APPR_LIMITER_MAX IG_LOGIN_LIMITER_KEYS
 
 struct appr_sessions;
 

@@ -32,11 +32,12 @@
 #include "ig_buf.h"
 #include "ig_error.h"
 #include "ig_hash.h"
+#include "ig_limits.h"
 
 /* Largest interaction body accepted, in bytes (form-encoded). */
-#define APPR_SLACK_BODY_MAX (256 * 1024)
+#define APPR_SLACK_BODY_MAX IG_SLACK_BODY_MAX
 /* Most seconds a request's timestamp may differ from now. */
-#define APPR_SLACK_MAX_SKEW 300
+#define APPR_SLACK_MAX_SKEW IG_SLACK_MAX_SKEW
 /* Longest ids kept from a click: Slack user/channel ids, approval ids,
    message timestamps, response URLs. */
 #define APPR_SLACK_ID_MAX 64

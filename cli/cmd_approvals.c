@@ -24,10 +24,11 @@
 #include "cli_show.h"
 #include "ig_hash.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 
 #define CMD "approvals"
-#define ID_MAX 64            /* longest approval id accepted */
-#define COMMENT_MAX 500      /* characters, as the PDP allows */
+#define ID_MAX 64                           /* longest approval id accepted */
+#define COMMENT_MAX IG_APPROVAL_COMMENT_MAX /* bytes, as the PDP allows */
 #define LOGIN_BODY_MAX 16384 /* the login request, password included */
 
 static const char approvals_usage[] =

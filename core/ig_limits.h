@@ -60,4 +60,31 @@
 /* Most elements in an exec handler's argv template. */
 #define IG_EXEC_MAX_ARGV 256
 
+/* ---- Approvals (approval/, pdp/pdp_approval*.c, pdp_ui.c, pdp_slack*.c) */
+
+/* Longest an approval request may stay open, in seconds (7 days). */
+#define IG_APPROVAL_TTL_MAX (7 * 86400)
+/* Longest vote comment, in bytes. */
+#define IG_APPROVAL_COMMENT_MAX 500
+/* Approver passwords, in bytes. */
+#define IG_PASSWORD_MIN 8
+#define IG_PASSWORD_MAX 256
+/* Password checks (argon2id, 64 MiB each) running at once. */
+#define IG_LOGIN_HASHING_MAX 2
+/* Approver sessions, and keys tracked by the failed-login limiter. */
+#define IG_SESSIONS_MAX 4096
+#define IG_LOGIN_LIMITER_KEYS 4096
+/* A web form body (/ui), its fields, a field name's length. */
+#define IG_FORM_MAX_BYTES (64 * 1024)
+#define IG_FORM_MAX_FIELDS 16
+#define IG_FORM_MAX_NAME 64
+/* Largest HTML page rendered. */
+#define IG_HTML_MAX_BYTES (16 * 1024 * 1024)
+/* A Slack click body, and the clock skew its signature may have (s). */
+#define IG_SLACK_BODY_MAX (256 * 1024)
+#define IG_SLACK_MAX_SKEW 300
+/* Slack notifications waiting, and messages remembered for updates. */
+#define IG_SLACK_QUEUE 256
+#define IG_SLACK_MESSAGES_MAX 4096
+
 #endif

@@ -29,7 +29,7 @@
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
 
-#define COMMENT_MAX 500
+#define COMMENT_MAX IG_APPROVAL_COMMENT_MAX
 
 /* ---- small helpers ---- */
 

@@ -10,10 +10,11 @@
 
 #include "ig_canon.h"
 #include "ig_grant.h"
+#include "ig_limits.h"
 
 #define RESOURCE_MAX_CHARS 500
 #define IDEM_MAX_BYTES 200
-#define APPROVAL_TTL_CAP (7 * 86400)
+#define APPROVAL_TTL_CAP IG_APPROVAL_TTL_MAX
 
 /* ---- validate ---- */
 

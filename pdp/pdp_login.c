@@ -19,10 +19,11 @@
 
 #include "appr_password.h"
 #include "appr_session.h"
+#include "ig_limits.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
 
-#define LOGIN_HASHING 2
+#define LOGIN_HASHING IG_LOGIN_HASHING_MAX
 
 static char dummy[APPR_HASH_MAX];
 static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;

@@ -42,13 +42,13 @@
 #include "pdp_approval.h"
 #include "pdp_approval_int.h"
 
-#define SLACK_QUEUE 256         /* jobs waiting for the notifier */
-#define SLACK_MESSAGES_MAX 4096 /* messages remembered for updates */
-#define SLACK_CONNECT_MS 5000L  /* connect timeout */
-#define SLACK_TOTAL_MS 10000L   /* whole-request timeout */
-#define SLACK_REPLY_MAX 65536   /* largest Slack API answer read */
-#define SLACK_URL_MAX 2048      /* api_url + "/chat.postMessage" */
-#define SLACK_INTENT_ID_MAX 64  /* longest intent id queued */
+#define SLACK_QUEUE IG_SLACK_QUEUE /* jobs waiting for the notifier */
+#define SLACK_MESSAGES_MAX IG_SLACK_MESSAGES_MAX
+#define SLACK_CONNECT_MS 5000L /* connect timeout */
+#define SLACK_TOTAL_MS 10000L  /* whole-request timeout */
+#define SLACK_REPLY_MAX 65536  /* largest Slack API answer read */
+#define SLACK_URL_MAX 2048     /* api_url + "/chat.postMessage" */
+#define SLACK_INTENT_ID_MAX 64 /* longest intent id queued */
 #define SLACK_SECRET_FILE_MAX IG_KEYFILE_MAX_BYTES
 
 enum job_kind { JOB_POST = 1, JOB_UPDATE };
