@@ -272,8 +272,8 @@ intake_decide(struct pdp_req *r, struct intake_op *op)
         ttl = d->ttl_seconds > 0 ? d->ttl_seconds : r->srv->cfg->approval_ttl;
         if (ttl > APPROVAL_TTL_CAP)
             ttl = APPROVAL_TTL_CAP;
-        if (d->quorum < 1)
-            d->quorum = 1;
+        if (d->quorum < 1) /* the policy named none */
+            d->quorum = r->srv->cfg->approval_quorum;
         ig_uuid4(op->approval_id);
         op->approval_expires_at = op->now + ttl;
         if (ig_time_format(op->approval_expires_at, op->approval_expires) !=

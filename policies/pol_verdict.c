@@ -18,7 +18,7 @@
  * Combining (pol_acc_*): any BLOCK wins, with the distinct BLOCK reasons in
  * file order and the first BLOCK message; else any ESCALATE, with reasons
  * united, approver groups united (more than POL_MAX_GROUPS is an error),
- * the largest quorum (at least 1) and the shortest ttl (0: the configured
+ * the largest quorum and the shortest ttl (0 for either: the configured
  * default); else ALLOW if any policy allowed; else BLOCK NO_POLICY_MATCHED.
  */
 #include "pol_int.h"
@@ -430,8 +430,8 @@ pol_acc_finish(const struct pol_acc *a, struct pol_decision *out)
     } else if (a->any_escalate) {
         *out = a->esc;
         out->verdict = POL_ESCALATE;
-        if (out->quorum < 1)
-            out->quorum = 1;
+        /* quorum 0: no policy named one; the PDP's [approvals] quorum
+           applies. */
     } else if (a->any_allow) {
         out->verdict = POL_ALLOW;
     } else {

@@ -17,8 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Server  # noqa: E402
 
 
-def start(ttl=None):
-    """A dev server with a second approver (same password as the first)."""
+def start(ttl=None, extra=""):
+    """A dev server with a second approver (same password as the first),
+    and extra config text appended."""
     if ttl is not None:
         os.environ["INTENTGATE_DEV_APPROVAL_TTL"] = str(ttl)
     try:
@@ -33,6 +34,7 @@ def start(ttl=None):
     with open(conf, "a") as f:
         f.write("\n[approver second]\nname = Second Approver\n"
                 "groups = finance, dba\npassword_hash = %s\n" % h)
+        f.write(extra)
     tmp = srv.tmp
     srv2 = Server.dev(tmp=tmp)
     return srv2
@@ -236,6 +238,29 @@ class Approvals(unittest.TestCase):
                   "approval.vote_refused", "approver.login_failed",
                   "intent.decided"):
             self.assertIn(t, types)
+
+
+class DefaultQuorum(unittest.TestCase):
+    def test_config_quorum_applies_when_the_policy_names_none(self):
+        srv = start(extra="\n[approvals]\nquorum = 2\n")
+        try:
+            pw = srv.env["INTENTGATE_APPROVER_PASSWORD"]
+            toks = [srv.call("POST", "/v1/approver/login", None,
+                             {"approver": who, "password": pw})[1]["token"]
+                    for who in ("dev-approver", "second")]
+            st, body, _ = srv.submit("payments.refund", "orders/q1",
+                                     {"amount": 500})
+            self.assertEqual(body["decision"], "ESCALATE", body)
+            path = "/v1/approvals/%s/votes" % body["approval"]["id"]
+            vote = {"vote": "approve", "intent_hash": body["intent_hash"]}
+            st, res, _ = srv.call("POST", path, toks[0], vote)
+            self.assertEqual((st, res["status"], res["quorum"]),
+                             (200, "PENDING", 2), res)
+            st, res, _ = srv.call("POST", path, toks[1], vote)
+            self.assertEqual((res["status"], res["decision"]),
+                             ("APPROVED", "ALLOW"), res)
+        finally:
+            finish(srv)
 
 
 class Expiry(unittest.TestCase):

@@ -217,11 +217,11 @@ test_combination(void **state)
     assert_int_equal(d.ttl_seconds, 300);
     pt_eval(e, pt_intent("x", "{\"c\":true}"), &d);
     pt_expect(&d, POL_ESCALATE, "NEEDS_Y", NULL);
-    assert_int_equal(d.quorum, 1);
+    assert_int_equal(d.quorum, 0); /* none named: the PDP's default */
     pt_eval(e, pt_intent("x", "{\"e\":true}"), &d);
     pt_expect(&d, POL_ESCALATE, NULL, NULL);
     assert_int_equal(d.nreasons, 0);
-    assert_int_equal(d.quorum, 1);
+    assert_int_equal(d.quorum, 0);
     assert_int_equal(d.ttl_seconds, 0);
     assert_int_equal(d.ngroups, 0);
     pt_eval(e, pt_intent("x", "{\"a\":true,\"b\":true,\"d\":true,\"d2\":1}"),
