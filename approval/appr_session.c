@@ -101,6 +101,10 @@ appr_session_create(struct appr_sessions *s, const char *approver, int64_t now,
         if (slot == NULL || e->last_seen < slot->last_seen)
             slot = e;
     }
+    if (slot == NULL) { /* no slots at all */
+        (void)pthread_mutex_unlock(&s->mu);
+        return IG_ERR_NOMEM;
+    }
     memset(slot, 0, sizeof(*slot));
     crypto_hash_sha256(slot->hash, (const unsigned char *)id, strlen(id));
     (void)snprintf(slot->approver, sizeof(slot->approver), "%s", approver);
