@@ -19,6 +19,7 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 int cli_approvals(int argc, char **argv);
 int cli_approver(int argc, char **argv);
+int cli_audit(int argc, char **argv);
 int cli_canon(int argc, char **argv);
 int cli_hash(int argc, char **argv);
 int cli_keygen(int argc, char **argv);

@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
     {"approvals", cli_approvals, "list, show, approve or deny escalations"},
     {"approver", cli_approver, "print an approver's config section (add)"},
+    {"audit", cli_audit, "verify, show, export and prove the audit log"},
     {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"keygen", cli_keygen, "create a grant signing key pair"},

@@ -87,4 +87,29 @@
 #define IG_SLACK_QUEUE 256
 #define IG_SLACK_MESSAGES_MAX 4096
 
+/* ---- Audit log (audit/, pdp/pdp_store_audit.c, pdp/pdp_audit*.c) ---- */
+
+/* Leaves one GET /v1/audit/leaves returns at most, and its largest body
+   (a page stops early past it; one leaf is always sent). */
+#define IG_AUDIT_LEAVES_MAX 1000
+#define IG_AUDIT_LEAVES_MAX_BYTES (16 * 1024 * 1024)
+/* checkpoint_every (leaves) and checkpoint_interval (seconds) at most. */
+#define IG_AUDIT_CHECKPOINT_EVERY_MAX 1000000
+#define IG_AUDIT_CHECKPOINT_INTERVAL_MAX 86400
+/* Redacted JSON pointers (redact = ...), and the longest one in bytes. */
+#define IG_AUDIT_REDACT_MAX 64
+#define IG_AUDIT_POINTER_MAX 256
+/* Events re-hashed per transaction while backfilling an older database. */
+#define IG_AUDIT_BACKFILL_CHUNK 10000
+/* Most signature lines in one signed note (the C2SP spec asks for >= 16). */
+#define IG_AUDIT_NOTE_MAX_SIGS 100
+/* Leaves an in-memory audit tree (audit/audit_mem.h) may hold. */
+#define IG_AUDIT_MEM_MAX_LEAVES (UINT64_C(1) << 32)
+/* The auditors' pages (/ui/audit): events per page, rows scanned for one
+   filtered page, and the largest log a browser downloads (beyond it:
+   `intentgate audit export`). */
+#define IG_AUDIT_UI_PAGE 50
+#define IG_AUDIT_UI_SCAN_MAX 200000
+#define IG_AUDIT_UI_EXPORT_MAX_BYTES (64 * 1024 * 1024)
+
 #endif

@@ -10,6 +10,18 @@
 
 #define HOST_MAX 255
 
+void
+ig_strip_comment(char *line)
+{
+    char *p;
+
+    for (p = line; *p != '\0'; p++)
+        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            return;
+        }
+}
+
 char *
 ig_trim(char *s)
 {

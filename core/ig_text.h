@@ -10,6 +10,11 @@
 /* Strip leading and trailing whitespace in place; returns the new start. */
 char *ig_trim(char *s);
 
+/* Cut a config line at its comment: a '#' at the start or after a space
+   or tab ends the line (so "key = value   # note" is "key = value"; a
+   value cannot contain " #"). In place. */
+void ig_strip_comment(char *line);
+
 /*
  * Parse "HOST:PORT" (port 0-65535; "localhost" becomes "127.0.0.1").
  * *host receives a new malloc'd string the caller frees. IG_ERR_INVALID

@@ -209,8 +209,9 @@ read_lines(struct exec_config *c, FILE *f, struct ig_err *err)
             (void)ig_err_set(err, IG_ERR_INVALID, "%s: line too long", where);
             return -1;
         }
+        ig_strip_comment(line);
         s = ig_trim(line);
-        if (*s == '\0' || *s == '#')
+        if (*s == '\0')
             continue;
         eq = strchr(s, '=');
         if (eq == NULL) {

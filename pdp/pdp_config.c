@@ -54,6 +54,7 @@ pdp_config_free(struct pdp_config *c)
         principal_release(&c->principals[i]);
     free(c->principals);
     cfg_appr_free(c);
+    cfg_audit_free(c);
     free(c);
 }
 
@@ -78,9 +79,11 @@ open_section(struct cfg_parse *p, char *line)
 static int
 parse_line(struct cfg_parse *p, char *raw)
 {
-    char *line = ig_trim(raw), *eq, *key, *value;
+    char *line, *eq, *key, *value;
 
-    if (line[0] == '\0' || line[0] == '#')
+    ig_strip_comment(raw);
+    line = ig_trim(raw);
+    if (line[0] == '\0')
         return 0;
     if (line[0] == '[')
         return open_section(p, line);

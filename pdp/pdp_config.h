@@ -35,6 +35,15 @@
  *   channel = C012ABC
  *   bot_token_file = slack/bot-token  (0600; xoxb-...)
  *   signing_secret_file = slack/signing-secret (0600)
+ *   [auditor compliance]              (reads the audit log, nothing else)
+ *   token_sha256 = <64 hex digits>
+ *   [audit]                           (the signed audit log; all optional)
+ *   name = intentgate.local/audit     (log origin and checkpoint key name)
+ *   key = keys/audit.key              (k4.secret, 0600; none: no checkpoints)
+ *   checkpoint_every = 1000           (leaves)
+ *   checkpoint_interval = 60          (seconds, when the log grew)
+ *   hmac_key = keys/audit-hmac.key    (32 random bytes, base64url, 0600)
+ *   redact = /card_number, /account/iban  (JSON pointers into params)
  *
  * Tokens are never stored, only their SHA-256; a presented token is hashed
  * and compared in constant time. Everything is validated at load; an error
@@ -54,7 +63,8 @@ enum pdp_role {
     PDP_ROLE_NONE = 0,
     PDP_ROLE_AGENT,
     PDP_ROLE_EXECUTOR,
-    PDP_ROLE_ADMIN
+    PDP_ROLE_ADMIN,
+    PDP_ROLE_AUDITOR /* reads the audit log: /v1/audit/..., /ui/audit */
 };
 
 struct pdp_principal {
@@ -106,6 +116,16 @@ struct pdp_config {
     char *slack_channel;
     char *slack_bot_token_file;
     char *slack_signing_secret_file;
+
+    /* [audit] (pdp_config_audit.c). Paths resolved like the others; the
+       key files are read by the server at start. */
+    char *audit_name;            /* default intentgate.local/audit */
+    char *audit_key;             /* NULL: no checkpoints are signed */
+    int64_t checkpoint_every;    /* leaves, default 1000 */
+    int64_t checkpoint_interval; /* seconds, default 60 */
+    char *audit_hmac_key;        /* NULL: none (then no redact either) */
+    char **redact;               /* JSON pointers into an intent's params */
+    size_t nredact;
 };
 
 /* Load and validate. IG_ERR_INVALID / IG_ERR_IO with "FILE:LINE: …". */

@@ -19,7 +19,8 @@ enum cfg_section {
     SEC_PRINCIPAL,
     SEC_APPROVALS,
     SEC_APPROVER,
-    SEC_SLACK
+    SEC_SLACK,
+    SEC_AUDIT
 };
 
 struct cfg_parse {
@@ -34,7 +35,7 @@ struct cfg_parse {
     unsigned seen;                 /* top-level keys seen, one bit each */
     struct pdp_approver *cur_appr; /* SEC_APPROVER: the one being read */
     unsigned seen_sec;             /* keys seen in the current section */
-    unsigned sections;             /* [approvals] / [slack] seen */
+    unsigned sections;             /* [approvals] / [slack] / [audit] */
 };
 
 /* Set err to "PATH:LINE: message"; returns -1. */
@@ -55,5 +56,12 @@ int cfg_appr_set(struct cfg_parse *p, const char *key, const char *value);
 int cfg_appr_end(struct cfg_parse *p);
 int cfg_appr_finish(struct cfg_parse *p, const char *dir);
 void cfg_appr_free(struct pdp_config *c);
+
+/* pdp_config_audit.c: [audit]. */
+int cfg_audit_begin(struct cfg_parse *p, const char *id);
+int cfg_audit_set(struct cfg_parse *p, const char *key, const char *value);
+int cfg_audit_finish(struct cfg_parse *p, const char *dir);
+void cfg_audit_free(struct pdp_config *c);
+int cfg_resolve(struct cfg_parse *p, const char *dir, char **pp);
 
 #endif

@@ -280,15 +280,18 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
     if (strcmp(kind, "approvals") == 0 || strcmp(kind, "approver") == 0 ||
         strcmp(kind, "slack") == 0)
         return cfg_appr_begin(p, kind, id);
+    if (strcmp(kind, "audit") == 0)
+        return cfg_audit_begin(p, id);
     role = strcmp(kind, "agent") == 0      ? PDP_ROLE_AGENT
            : strcmp(kind, "executor") == 0 ? PDP_ROLE_EXECUTOR
            : strcmp(kind, "admin") == 0    ? PDP_ROLE_ADMIN
+           : strcmp(kind, "auditor") == 0  ? PDP_ROLE_AUDITOR
                                            : PDP_ROLE_NONE;
     if (role == PDP_ROLE_NONE)
         return cfg_error(p,
                          "unknown section [%s] (want [policy], [agent ID], "
-                         "[executor ID], [admin ID], [approver ID], "
-                         "[approvals] or [slack])",
+                         "[executor ID], [admin ID], [auditor ID], "
+                         "[approver ID], [approvals], [slack] or [audit])",
                          kind);
     if (id == NULL || !cfg_valid_id(id))
         return cfg_error(p,
@@ -354,6 +357,10 @@ cfg_section_end(struct cfg_parse *p)
     if (p->sec == SEC_APPROVALS || p->sec == SEC_APPROVER ||
         p->sec == SEC_SLACK)
         return cfg_appr_end(p);
+    if (p->sec == SEC_AUDIT) {
+        p->sec = SEC_TOP;
+        return 0;
+    }
     if (p->sec != SEC_PRINCIPAL || pr == NULL)
         return 0;
     p->line = p->cur_line;
@@ -381,6 +388,8 @@ cfg_set(struct cfg_parse *p, const char *key, const char *value)
         return set_policy(p, key, value);
     if (p->sec == SEC_PRINCIPAL)
         return set_principal(p, key, value);
+    if (p->sec == SEC_AUDIT)
+        return cfg_audit_set(p, key, value);
     if (p->sec != SEC_TOP)
         return cfg_appr_set(p, key, value);
     for (k = 0; k < K_NKEYS; k++) {
@@ -397,8 +406,8 @@ cfg_set(struct cfg_parse *p, const char *key, const char *value)
 /* ---- whole-file checks ---- */
 
 /* Make *pp relative to dir unless it is absolute. */
-static int
-resolve(struct cfg_parse *p, const char *dir, char **pp)
+int
+cfg_resolve(struct cfg_parse *p, const char *dir, char **pp)
 {
     size_t n;
     char *s;
@@ -465,15 +474,17 @@ cfg_finish(struct cfg_parse *p)
         return cfg_error(p, "config path too long");
     memcpy(dir, slash == NULL ? "." : p->path, n);
     dir[n] = '\0';
-    if (resolve(p, dir, &c->database) != 0 ||
-        resolve(p, dir, &c->signing_key) != 0 ||
-        resolve(p, dir, &c->policy_dir) != 0)
+    if (cfg_resolve(p, dir, &c->database) != 0 ||
+        cfg_resolve(p, dir, &c->signing_key) != 0 ||
+        cfg_resolve(p, dir, &c->policy_dir) != 0)
         return -1;
     for (i = 0; i < c->npublic_keys; i++)
-        if (resolve(p, dir, &c->public_keys[i]) != 0)
+        if (cfg_resolve(p, dir, &c->public_keys[i]) != 0)
             return -1;
-    if (resolve(p, dir, &c->slack_bot_token_file) != 0 ||
-        resolve(p, dir, &c->slack_signing_secret_file) != 0)
+    if (cfg_resolve(p, dir, &c->slack_bot_token_file) != 0 ||
+        cfg_resolve(p, dir, &c->slack_signing_secret_file) != 0)
+        return -1;
+    if (cfg_audit_finish(p, dir) != 0)
         return -1;
     return cfg_appr_finish(p, dir);
 }

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "appr_password.h"
+#include "audit_note.h"
+#include "ig_b64.h"
 #include "ig_file.h"
 #include "ig_key.h"
 #include "pdp_config.h"
@@ -65,6 +67,8 @@ struct dev_tokens {
     char agent[48], agent_hash[65];
     char executor[48], executor_hash[65];
     char admin[48], admin_hash[65];
+    char auditor[48], auditor_hash[65];
+    char audit_vkey[512]; /* the audit log's verifier key */
     char approver_pw[33], approver_hash[APPR_HASH_MAX];
     char slack_secret[65], slack_token[64];
 };
@@ -144,12 +148,16 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
                  "actions = payments., shell., http., git., db., file., mcp.\n"
                  "token_sha256 = %s\n"
                  "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n"
+                 "\n[auditor " PDP_DEV_AUDITOR "]\ntoken_sha256 = %s\n"
                  "\n[approver " PDP_DEV_APPROVER "]\n"
-                 "name = Dev Approver\ngroups = finance, dba\n"
+                 "name = Dev Approver\ngroups = finance, dba, auditors\n"
                  "password_hash = %s\nslack_user = " PDP_DEV_SLACK_USER "\n"
+                 "\n[audit]\nname = " PDP_DEV_AUDIT_NAME "\n"
+                 "key = keys/audit.key\nhmac_key = keys/audit-hmac.key\n"
+                 "redact = /card_number\n"
                  "%s",
                  listen, x.top, t->agent_hash, t->executor_hash, t->admin_hash,
-                 t->approver_hash, x.slack);
+                 t->auditor_hash, t->approver_hash, x.slack);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "listen address too long");
     if ((st = join(path, dir, "intentgate.conf", err)) != IG_OK)
@@ -175,10 +183,12 @@ write_first_env(const char *dir, const struct dev_tokens *t, const char *pubkey,
                  "INTENTGATE_APPROVER_ID=" PDP_DEV_APPROVER "\n"
                  "INTENTGATE_APPROVER_PASSWORD=%s\n"
                  "INTENTGATE_SLACK_SIGNING_SECRET=%s\n"
+                 "INTENTGATE_AUDITOR_TOKEN=%s\n"
+                 "INTENTGATE_AUDIT_KEY=%s\n"
                  /* Last: scripts wait for this line. */
                  "INTENTGATE_PUBLIC_KEY=%s\n",
                  t->agent, t->agent, t->executor, t->admin, t->approver_pw,
-                 t->slack_secret, pubkey);
+                 t->slack_secret, t->auditor, t->audit_vkey, pubkey);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "dev.env too long");
     if ((st = join(path, dir, "dev.env", err)) != IG_OK)
@@ -210,6 +220,44 @@ dev_secrets(struct dev_tokens *t)
                               t->approver_hash);
 }
 
+/* keys/audit.key (the checkpoint signing key, its verifier key into
+   t->audit_vkey) and keys/audit-hmac.key (32 random bytes, base64url). */
+static enum ig_status
+audit_keys(const char *dir, struct dev_tokens *t, struct ig_err *err)
+{
+    struct ig_signing_key *key = NULL;
+    struct ig_public_key pub;
+    unsigned char raw[32];
+    char path[PATH_CAP], text[IG_PASERK_SECRET_STRLEN + 2];
+    enum ig_status st;
+    size_t n;
+
+    if (ig_signing_key_generate(&key) != IG_OK)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot generate a key");
+    ig_signing_key_to_paserk(key, text, sizeof(text));
+    ig_signing_key_public(key, &pub);
+    ig_signing_key_free(key);
+    n = strlen(text);
+    text[n++] = '\n';
+    if ((st = join(path, dir, "keys/audit.key", err)) == IG_OK)
+        st = write_file(path, text, n, 0600, 1, err);
+    sodium_memzero(text, sizeof(text));
+    if (st == IG_OK &&
+        audit_verifier_format(PDP_DEV_AUDIT_NAME, pub.pk, t->audit_vkey,
+                              sizeof(t->audit_vkey)) != IG_OK)
+        st = ig_err_set(err, IG_ERR_INVALID, "cannot format the verifier key");
+    if (st != IG_OK)
+        return st;
+    randombytes_buf(raw, sizeof(raw));
+    n = ig_b64_encode(raw, sizeof(raw), text, sizeof(text) - 1);
+    sodium_memzero(raw, sizeof(raw));
+    text[n++] = '\n';
+    if ((st = join(path, dir, "keys/audit-hmac.key", err)) == IG_OK)
+        st = write_file(path, text, n, 0600, 1, err);
+    sodium_memzero(text, sizeof(text));
+    return st;
+}
+
 static enum ig_status
 create_dir(const char *dir, const char *listen, struct ig_err *err)
 {
@@ -235,9 +283,12 @@ create_dir(const char *dir, const char *listen, struct ig_err *err)
     if ((st = join(path, dir, "policies", err)) != IG_OK ||
         (st = pdp_dev_write_policies(path, err)) != IG_OK)
         return st;
+    if ((st = audit_keys(dir, &t, err)) != IG_OK)
+        return st;
     pdp_token_new(t.agent, t.agent_hash);
     pdp_token_new(t.executor, t.executor_hash);
     pdp_token_new(t.admin, t.admin_hash);
+    pdp_token_new(t.auditor, t.auditor_hash);
     if (dev_secrets(&t) != 0)
         return ig_err_set(err, IG_ERR_NOMEM, "cannot hash the dev password");
     st = write_first_env(dir, &t, pubtext, err);

@@ -3,8 +3,11 @@
  * trying intentgate, in the spirit of `vault server -dev`.
  *
  * The first run creates DIR (0700) with a signing key, the example policy
- * bundle, one agent, one executor and one admin with fresh random tokens,
- * intentgate.conf (token hashes only) and dev.env (the tokens, mode 0600).
+ * bundle, one agent, one executor, one admin and one auditor with fresh
+ * random tokens, an approver, the audit log's checkpoint key and HMAC key
+ * (keys/audit.key, keys/audit-hmac.key; params /card_number redacted),
+ * intentgate.conf (token hashes only) and dev.env (the tokens and the
+ * audit verifier key, mode 0600; INTENTGATE_PUBLIC_KEY always last).
  * Later runs keep all of it. dev.env is rewritten at each start with the
  * URL actually listened on.
  */
@@ -21,7 +24,9 @@ extern const struct ig_embedded_file pdp_example_policies[];
 #define PDP_DEV_AGENT "dev-agent"
 #define PDP_DEV_EXECUTOR "dev-executor"
 #define PDP_DEV_ADMIN "dev-admin"
-#define PDP_DEV_APPROVER "dev-approver" /* groups finance, dba */
+#define PDP_DEV_AUDITOR "dev-auditor"
+#define PDP_DEV_AUDIT_NAME "intentgate.local/audit"
+#define PDP_DEV_APPROVER "dev-approver" /* groups finance, dba, auditors */
 #define PDP_DEV_SLACK_USER "UDEVAPPROVER"
 
 /*

@@ -184,20 +184,24 @@ pdp_req_auth(struct pdp_req *r, unsigned roles)
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
     const struct pdp_principal *p;
 
+    /* Every refusal is audited (pdp_audit.c), never with the token. */
     if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "send Authorization: Bearer <token>");
+        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
         return NULL;
     }
     p = pdp_config_authenticate(r->srv->cfg, h + 7, strlen(h + 7));
     if (p == NULL) {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "the bearer token is not valid");
+        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
         return NULL;
     }
     if ((roles & (1u << p->role)) == 0) {
         pdp_reply_error(r, 403, "FORBIDDEN", NULL,
                         "this token may not call this endpoint");
+        pdp_audit_auth_failed(r, 403, "FORBIDDEN", p);
         return NULL;
     }
     return p;
@@ -325,6 +329,8 @@ route(struct pdp_req *r, const char *url, const char *method)
     char id[128];
     size_t i;
 
+    r->url = url;
+    r->method = method;
     for (i = 0; i < sizeof(fixed_routes) / sizeof(fixed_routes[0]); i++) {
         if (strcmp(url, fixed_routes[i].path) != 0)
             continue;
@@ -337,6 +343,8 @@ route(struct pdp_req *r, const char *url, const char *method)
     if (strcmp(url, "/ui") == 0 || strncmp(url, "/ui/", 4) == 0) {
         pdp_ui_route(r, url, method);
     } else if (pdp_approval_api_route(r, url, method)) {
+        ; /* answered */
+    } else if (pdp_audit_api_route(r, url, method)) {
         ; /* answered */
     } else if (path_param(url, "/v1/intents/", "", id, sizeof(id)) != NULL) {
         if (is_method(method, "GET"))

@@ -18,6 +18,9 @@
 #include "pdp_store.h"
 #include "pol.h"
 
+/* "<name>+<8 hex>+<base64 of 33 bytes>" and a NUL. */
+#define PDP_AUDIT_VERIFIER_MAX (256 + 1 + 8 + 1 + 44 + 1)
+
 struct pdp_waiters;   /* long-poll registry, pdp_wait.c */
 struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval.c */
 struct pdp_slack;     /* Slack notifier, pdp_slack.c */
@@ -40,6 +43,13 @@ struct pdp_server {
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
     atomic_int inflight;     /* connections suspended on a store write */
     atomic_int stopping;
+
+    /* The audit log (pdp_audit.c): the checkpoint signing key (NULL: none
+       signed), its verifier key text, the redaction HMAC key
+       (sodium_malloc'd, NULL when none). */
+    struct ig_signing_key *audit_key;
+    char audit_verifier[PDP_AUDIT_VERIFIER_MAX];
+    unsigned char *audit_hmac;
 };
 
 #define PDP_REPLY_HEADERS 6
@@ -77,6 +87,9 @@ struct pdp_req {
     void *op;
     void (*op_free)(void *op);
     enum ig_status op_status; /* set by the store's completion callback */
+    /* The path and method being routed (MHD's strings; only read while
+       the request is routed, e.g. to audit an authentication failure). */
+    const char *url, *method;
     /* Called on the MHD thread when a suspended request is resumed, to
        fill reply. */
     void (*on_resume)(struct pdp_req *r);
@@ -150,6 +163,12 @@ int pdp_approval_api_route(struct pdp_req *r, const char *url,
                            const char *method);
 /* pdp_ui.c: everything under /ui (the approval web pages). */
 void pdp_ui_route(struct pdp_req *r, const char *url, const char *method);
+/* pdp_ui_audit.c: /ui/audit (the auditors' read-only pages), called by
+   pdp_ui_route. */
+void pdp_ui_audit_route(struct pdp_req *r, const char *url, const char *method);
+/* pdp_audit_api.c: GET /v1/audit/...; returns 0 when url is not one of
+   its paths. */
+int pdp_audit_api_route(struct pdp_req *r, const char *url, const char *method);
 /* pdp_slack_click.c: POST /slack/interactions. */
 void pdp_post_slack_interactions(struct pdp_req *r);
 
@@ -167,6 +186,29 @@ enum ig_status pdp_slack_verify(struct pdp_server *s, const char *ts,
 /* Queue an update of the escalation's message after a vote, a resolution
    or an expiry (chat.update with who voted and the result). */
 void pdp_slack_changed(struct pdp_server *s, const char *intent_id);
+
+/* ---- pdp_audit.c: the audit log's keys and the events it adds ---- */
+
+/* Load the checkpoint key and the HMAC key named in [audit]; log the
+   verifier key, or a warning when checkpoints will not be signed. */
+enum ig_status pdp_audit_start(struct pdp_server *s, struct ig_err *err) IG_WUR;
+/* Wipe and free the keys (after the store is closed). */
+void pdp_audit_stop(struct pdp_server *s);
+/* Append one audit event and wait for its commit (steals ev; a failure
+   is logged). */
+void pdp_audit_append(struct pdp_server *s, json_t *ev);
+/* config.loaded: the file and its SHA-256, principals by role,
+   approvers, policy revision. */
+void pdp_audit_config_loaded(struct pdp_server *s);
+/* auth.failed for a 401/403 from pdp_req_auth (queued, not waited for):
+   path, method, client address, status, code and, for a 403, who. Never
+   the token. */
+void pdp_audit_auth_failed(struct pdp_req *r, unsigned int status,
+                           const char *code, const struct pdp_principal *p);
+/* The intent as intent.received records it: binding itself (a new
+   reference) without redact, else a copy whose params values at the
+   configured pointers are "hmac-sha256:<hex>". NULL on out-of-memory. */
+json_t *pdp_audit_redact_intent(struct pdp_server *s, json_t *binding);
 
 /* ---- pdp_policy_rt.c: policies per thread ---- */
 enum ig_status pdp_policies_init(struct pdp_server *s,

@@ -338,18 +338,19 @@ build_response(struct intake_op *op, const char *verdict)
 }
 
 static int
-build_events(struct intake_op *op, const struct pdp_principal *agent,
-             const char *verdict)
+build_events(struct pdp_server *srv, struct intake_op *op,
+             const struct pdp_principal *agent, const char *verdict)
 {
     const struct pol_decision *d = &op->decision;
     json_t *decided;
 
-    /* "O" adds a reference to the binding. */
-    op->events[0] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O}", "type",
-                              "intent.received", "time", op->created,
-                              "intent_id", op->intent_id, "principal",
-                              agent->id, "tenant", agent->tenant, "intent_hash",
-                              op->intent_hash, "intent", op->binding);
+    /* "o" steals the recorded copy of the binding (sensitive params
+       redacted, pdp_audit.c); the intent hash is the real binding's. */
+    op->events[0] = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "type", "intent.received",
+        "time", op->created, "intent_id", op->intent_id, "principal", agent->id,
+        "tenant", agent->tenant, "intent_hash", op->intent_hash, "intent",
+        pdp_audit_redact_intent(srv, op->binding));
     /* "o" steals the reasons. */
     decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s}", "type",
                         "intent.decided", "time", op->created, "intent_id",
@@ -407,7 +408,7 @@ intake_prepare_record(struct pdp_req *r, struct intake_op *op,
     struct pdp_intent_rec *rec = &op->rec;
 
     op->response = build_response(op, verdict);
-    if (op->response == NULL || build_events(op, agent, verdict) != 0 ||
+    if (op->response == NULL || build_events(r->srv, op, agent, verdict) != 0 ||
         fill_texts(op) != 0)
         return internal(r, "out of memory");
     memset(rec, 0, sizeof(*rec));

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ig_json.h"
+
 static int64_t
 count_hit(void *ctx, const char *key, int64_t window_seconds)
 {
@@ -72,17 +74,36 @@ pdp_policies_release(struct pdp_server *s)
     s->bundle = NULL;
 }
 
+/* The audit event of a reload: the log line's fields (not stolen), with
+   its type and time. */
+static void
+audit_reload(struct pdp_server *s, const char *type, const char *now,
+             const json_t *fields)
+{
+    json_t *ev = json_pack("{s:s, s:s}", "type", type, "time", now);
+
+    if (ev != NULL && fields != NULL)
+        (void)json_object_update(ev, ig_json_unconst(fields));
+    pdp_audit_append(s, ev);
+}
+
 enum ig_status
 pdp_server_reload_policies(struct pdp_server *s, struct ig_err *err)
 {
     struct pol_bundle *b = NULL, *old;
 
+    char now[IG_TIME_STRLEN + 1];
+    json_t *fields;
+
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
     if (load_tested(s, &b, err) != IG_OK) {
         atomic_fetch_add(&s->metrics.reloads_refused, 1);
-        pdp_log("error", "policy.reload_refused",
-                json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
-                          "kept_revision", pol_bundle_revision(s->bundle),
-                          "reason", err != NULL ? err->msg : "unknown"));
+        fields = json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
+                           "kept_revision", pol_bundle_revision(s->bundle),
+                           "reason", err != NULL ? err->msg : "unknown");
+        audit_reload(s, "policy.reload_refused", now, fields);
+        pdp_log("error", "policy.reload_refused", fields);
         return IG_ERR_INVALID;
     }
     pthread_mutex_lock(&s->pol_mu);
@@ -90,10 +111,11 @@ pdp_server_reload_policies(struct pdp_server *s, struct ig_err *err)
     s->bundle = b;
     pthread_mutex_unlock(&s->pol_mu);
     atomic_fetch_add(&s->metrics.reloads_ok, 1);
-    pdp_log("info", "policy.reloaded",
-            json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
-                      "old_revision", pol_bundle_revision(old), "revision",
-                      pol_bundle_revision(b)));
+    fields = json_pack("{s:s, s:s, s:s}", "policy_dir", s->cfg->policy_dir,
+                       "old_revision", pol_bundle_revision(old), "revision",
+                       pol_bundle_revision(b));
+    audit_reload(s, "policy.reloaded", now, fields);
+    pdp_log("info", "policy.reloaded", fields);
     pol_bundle_unref(old);
     return IG_OK;
 }

@@ -79,7 +79,8 @@ server_free(struct pdp_server *s)
 {
     pdp_approval_stop(s);
     pdp_slack_stop(s);
-    pdp_store_close(s->store);
+    pdp_store_close(s->store); /* signs the last audit checkpoint */
+    pdp_audit_stop(s);
     pdp_waiters_free(s->waiters);
     pdp_policies_release(s);
     ig_signing_key_free(s->key);
@@ -102,26 +103,35 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
         free(s);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK)
+    if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK ||
+        pdp_audit_start(s, err) != IG_OK)
         goto fail;
     memset(&so, 0, sizeof(so));
     so.path = c->database;
     so.synchronous_full = c->synchronous_full;
     so.on_commit = pdp_waiters_notify;
     so.on_commit_ctx = s->waiters;
+    so.audit_name = c->audit_name;
+    so.audit_key = s->audit_key;
+    so.checkpoint_every = (uint64_t)c->checkpoint_every;
+    so.checkpoint_interval = c->checkpoint_interval;
+    so.log = pdp_log;
     if (pdp_store_open(&so, &s->store, err) != IG_OK)
         goto fail;
     pdp_store_set_observer(s->store, observe_commit, &s->metrics);
+    pdp_audit_config_loaded(s);
     if (pdp_slack_start(s, err) != IG_OK || pdp_approval_start(s, err) != IG_OK)
         goto fail;
     s->mhd = pdp_http_start(s, err);
     if (s->mhd == NULL)
         goto fail;
     pdp_log("info", "server.started",
-            json_pack("{s:s, s:i, s:s, s:s, s:i}", "listen", c->listen_host,
-                      "port", (int)s->port, "database", c->database,
-                      "policy_revision", pol_bundle_revision(s->bundle),
-                      "threads", c->threads));
+            json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:s?}", "listen",
+                      c->listen_host, "port", (int)s->port, "database",
+                      c->database, "policy_revision",
+                      pol_bundle_revision(s->bundle), "threads", c->threads,
+                      "audit_name", c->audit_name, "audit_key",
+                      s->audit_key != NULL ? s->audit_verifier : NULL));
     *out = s;
     return IG_OK;
 fail:
@@ -158,6 +168,6 @@ pdp_server_stop(struct pdp_server *s)
     MHD_stop_daemon(s->mhd);
     if (lsock != MHD_INVALID_SOCKET)
         (void)close(lsock);
+    server_free(s); /* the store signs the last audit checkpoint */
     pdp_log("info", "server.stopped", NULL);
-    server_free(s);
 }

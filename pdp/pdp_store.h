@@ -13,7 +13,13 @@
  * Recorded rows are immutable: the schema refuses UPDATE and DELETE on
  * every table except the quota hits. Every write appends its audit events
  * (canonical JSON text, made by the caller off the writer thread) in the
- * same transaction, in order.
+ * same transaction, in order. Each event is a leaf of the audit log's
+ * Merkle tree (RFC 6962, audit/audit_tree.h; leaf index = its seq - 1):
+ * the writer keeps the tree's frontier in memory and stores every complete
+ * subtree with the event, and signs checkpoints of the tree (C2SP signed
+ * notes) every checkpoint_every leaves, every checkpoint_interval seconds
+ * when it grew, and at close - each only once shown consistent with the
+ * previous one.
  *
  * All functions are thread safe.
  */
@@ -24,9 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit_tree.h"
+#include "ig_buf.h"
 #include "ig_error.h"
+#include "ig_key.h"
 
 struct pdp_store;
+
+/* A log line (pdp_log's shape: fields stolen, may be NULL). */
+typedef void (*pdp_store_log_fn)(const char *level, const char *event,
+                                 json_t *fields);
 
 struct pdp_store_opts {
     const char *path;     /* SQLite file, created on first open */
@@ -35,6 +48,17 @@ struct pdp_store_opts {
        whose state the commit changed. May be NULL. Must not block. */
     void (*on_commit)(void *ctx, const char *intent_id);
     void *on_commit_ctx;
+
+    /* The audit log's checkpoints. audit_key NULL: none are signed. Both
+       borrowed: they must outlive the store. */
+    const char *audit_name;                 /* origin and key name */
+    const struct ig_signing_key *audit_key; /* Ed25519 */
+    uint64_t checkpoint_every;              /* leaves; 0: not by count */
+    int64_t checkpoint_interval;            /* seconds; 0: not by time */
+    /* Called (on the writer thread, or in pdp_store_open) for what the
+       audit log wants an operator to see: checkpoints signed or refused,
+       a backfill. May be NULL. */
+    pdp_store_log_fn log;
 };
 
 /* One submitted intent with its first decision, recorded atomically. */
@@ -201,6 +225,13 @@ enum ig_status pdp_store_put_vote(struct pdp_store *s,
 enum ig_status pdp_store_put_events(struct pdp_store *s,
                                     const char *const *events, size_t n) IG_WUR;
 
+/* The same without waiting (authentication failures): the texts are
+   copied and appended by the writer in a later group commit. IG_ERR_IO
+   when the store is shutting down, IG_ERR_NOMEM. */
+enum ig_status pdp_store_put_events_async(struct pdp_store *s,
+                                          const char *const *events,
+                                          size_t n) IG_WUR;
+
 /*
  * Approval requests with no resolution, oldest first, as an array of
  * {intent_id, approval_id, requirements, created_at, expires_at}; with
@@ -217,6 +248,67 @@ enum ig_status pdp_store_approval_intent(struct pdp_store *s,
 
 /* Number of audit events recorded (the next leaf index). Read-only. */
 enum ig_status pdp_store_audit_size(struct pdp_store *s, int64_t *out) IG_WUR;
+
+/* ---- the audit log (pdp_store_audit.c, pdp_store_audit_read.c) ---- */
+
+/*
+ * Size and root of the tree of every committed event (runs on the writer
+ * thread; waits for it). IG_ERR_IO.
+ */
+enum ig_status
+pdp_store_audit_head(struct pdp_store *s, uint64_t *size,
+                     unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
+
+/*
+ * Sign and store a checkpoint of the current tree now, on the writer
+ * thread. IG_OK with *size the checkpoint's tree size; IG_ERR_EXISTS when
+ * the tree did not grow since the last one; IG_ERR_NOTFOUND without a key;
+ * IG_ERR_CRYPTO when refused (not consistent with the previous checkpoint:
+ * logged); IG_ERR_IO.
+ */
+enum ig_status pdp_store_audit_sign(struct pdp_store *s, uint64_t *size) IG_WUR;
+
+/*
+ * A stored checkpoint note: of tree size `size`, or the latest when size is
+ * 0. *note is malloc'd (caller frees), *out_size its tree size.
+ * IG_ERR_NOTFOUND, IG_ERR_IO. Read-only.
+ */
+enum ig_status pdp_store_checkpoint_get(struct pdp_store *s, uint64_t size,
+                                        char **note, uint64_t *out_size) IG_WUR;
+
+/*
+ * The leaves [start, end) - end clamped to the log's size - each as its
+ * exact bytes followed by "\n", appended to out; stops early once out
+ * holds max_bytes (always at least one leaf when any). *tree_size gets the
+ * log's size, *count the leaves appended. IG_ERR_LIMIT when out's own cap
+ * is hit, IG_ERR_IO. Read-only.
+ */
+enum ig_status pdp_store_audit_leaves(struct pdp_store *s, uint64_t start,
+                                      uint64_t end, size_t max_bytes,
+                                      struct ig_buf *out, uint64_t *tree_size,
+                                      uint64_t *count) IG_WUR;
+
+/*
+ * Inclusion proof of leaf index in the tree of the stored checkpoint of
+ * tree size `size` (0: the latest checkpoint): *n hashes into proof
+ * (AUDIT_PROOF_MAX), the checkpoint's note in *note (malloc'd) and its
+ * size in *out_size. IG_ERR_NOTFOUND (no such checkpoint), IG_ERR_INVALID
+ * (index not below the size), IG_ERR_IO. Read-only.
+ */
+enum ig_status
+pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
+                          unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
+                          char **note, uint64_t *out_size) IG_WUR;
+
+/*
+ * Consistency proof between the stored checkpoints of sizes old_size and
+ * new_size (0 < old_size <= new_size): *n hashes into proof
+ * (AUDIT_CPROOF_MAX). IG_ERR_NOTFOUND when either is not a stored
+ * checkpoint, IG_ERR_INVALID on a bad pair, IG_ERR_IO. Read-only.
+ */
+enum ig_status pdp_store_audit_consistency(
+    struct pdp_store *s, uint64_t old_size, uint64_t new_size,
+    unsigned char proof[][AUDIT_HASH_BYTES], size_t *n) IG_WUR;
 
 /* Commit latency observer for /metrics: called after each group commit
    with the seconds it took and the number of writes it held. */

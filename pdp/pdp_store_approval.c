@@ -63,23 +63,6 @@ step_done(sqlite3_stmt *st)
     return (rc & 0xff) == SQLITE_CONSTRAINT ? IG_ERR_EXISTS : IG_ERR_IO;
 }
 
-static enum ig_status
-append_events(sqlite3 *db, const char *const *ev, size_t n)
-{
-    sqlite3_stmt *st;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (run(db, "INSERT INTO audit_events (event) VALUES (?1)", &st) !=
-            SQLITE_OK)
-            return IG_ERR_IO;
-        bind_text(st, 1, ev[i]);
-        if (step_done(st) != IG_OK)
-            return IG_ERR_IO;
-    }
-    return IG_OK;
-}
-
 /* seq of the intent holding an approval; 0 none, -1 error. */
 static sqlite3_int64
 approval_seq(sqlite3 *db, const char *intent_id)
@@ -216,13 +199,14 @@ job_vote(struct pdp_store *s, struct pdp_job *j)
     if (r->result != NULL &&
         (rc = insert_outcome_rows(s->wdb, seq, r)) != IG_OK)
         return rc;
-    return append_events(s->wdb, r->events, r->nevents);
+    return pdp_store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
 pdp_store_put_vote(struct pdp_store *s, const struct pdp_vote_rec *r)
 {
-    return pdp_store_run(s, job_vote, r, r->intent_id);
+    return pdp_store_run_events(s, job_vote, r, r->intent_id, r->events,
+                                r->nevents);
 }
 
 struct events_rec {
@@ -235,7 +219,7 @@ job_events(struct pdp_store *s, struct pdp_job *j)
 {
     const struct events_rec *r = j->rec;
 
-    return append_events(s->wdb, r->events, r->n);
+    return pdp_store_append_events(s, r->events, r->n);
 }
 
 enum ig_status
@@ -245,7 +229,7 @@ pdp_store_put_events(struct pdp_store *s, const char *const *events, size_t n)
 
     r.events = events;
     r.n = n;
-    return pdp_store_run(s, job_events, &r, NULL);
+    return pdp_store_run_events(s, job_events, &r, NULL, events, n);
 }
 
 /* ---- reads ---- */

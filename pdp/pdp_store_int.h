@@ -1,8 +1,9 @@
 /*
  * pdp_store_int.h - private to the SQLite store: the store struct, the
  * writer job queue and the read connection pool shared by
- * pdp_store_sqlite.c (lifecycle, writer thread, pool, counters) and
- * pdp_store_ops.c (the SQL of each operation).
+ * pdp_store_sqlite.c (lifecycle, writer thread, pool, counters),
+ * pdp_store_ops.c (the SQL of each operation) and pdp_store_audit*.c (the
+ * audit log's tree and checkpoints).
  */
 #ifndef PDP_STORE_INT_H
 #define PDP_STORE_INT_H
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "audit_tree.h"
 #include "ig_buf.h"
 #include "ig_time.h"
 #include "pdp_store.h"
@@ -29,6 +31,9 @@ enum wstmt {
     W_OUTCOME,
     W_HIT,
     W_SEQ,
+    W_NODE,
+    W_NODE_GET,
+    W_CHECKPOINT,
     W_SAVEPOINT,
     W_RELEASE,
     W_ROLLBACK_TO,
@@ -45,6 +50,10 @@ enum rstmt {
     R_OUTCOME,
     R_APPROVAL,
     R_AUDIT_SIZE,
+    R_NODE,
+    R_LEAVES,
+    R_CKPT_LATEST,
+    R_CKPT_SIZE,
     R_COUNT
 };
 
@@ -64,6 +73,12 @@ struct pdp_job {
     char notify[IG_UUID_STRLEN + 1]; /* intent id whose state changed */
     char *key;                       /* async counter hit */
     int64_t at;
+    /* The leaf hashes of the audit events the job appends, computed by
+       the submitting thread so that the single writer does not hash
+       (pdp_job_hash_events); leaf_src is the events array they are of. */
+    const char *const *leaf_src;
+    unsigned char (*leaves)[AUDIT_HASH_BYTES];
+    size_t nleaves;
     struct pdp_job *next;
 };
 
@@ -74,6 +89,19 @@ struct pdp_rconn {
 };
 
 struct pdp_counter; /* quota counters, pdp_store_sqlite.c */
+
+/*
+ * The audit tree as the writer thread sees it, owned by that thread (and
+ * by pdp_store_open before it starts). A copy is taken before each job and
+ * before each transaction, and put back when the job's savepoint or the
+ * transaction is rolled back: the frontier always describes exactly the
+ * committed events plus the running transaction's.
+ */
+struct pdp_audit_state {
+    struct audit_frontier tree;
+    uint64_t ckpt_size; /* the latest stored checkpoint; 0: none */
+    unsigned char ckpt_root[AUDIT_HASH_BYTES];
+};
 
 struct pdp_store {
     struct pdp_store_opts opts;
@@ -99,6 +127,11 @@ struct pdp_store {
 
     struct pdp_counter *counters;
 
+    struct pdp_audit_state audit;  /* writer thread only */
+    const struct pdp_job *cur_job; /* the job the writer runs */
+    double ckpt_due;               /* monotonic: next interval checkpoint */
+    int ckpt_refused;              /* the last attempt was refused */
+
     /* Checkpointer: copies the WAL into the database off the writer
        thread (pdp_store_checkpoint.c). */
     pthread_t ckpt;
@@ -117,11 +150,17 @@ enum ig_status pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j);
 enum ig_status pdp_job_hit(struct pdp_store *s, struct pdp_job *j);
 
 /* pdp_store_sqlite.c */
+double pdp_store_mono(void);
 enum ig_status pdp_store_submit(struct pdp_store *s, struct pdp_job *j);
 /* Run fn(s, job with rec) on the writer thread and wait for its commit;
    notify names the intent whose waiters to wake ("" or NULL: none). */
 enum ig_status pdp_store_run(struct pdp_store *s, pdp_job_fn fn,
                              const void *rec, const char *notify);
+/* The same for a job that appends the n audit events ev (their leaf
+   hashes are computed here, on the calling thread). */
+enum ig_status pdp_store_run_events(struct pdp_store *s, pdp_job_fn fn,
+                                    const void *rec, const char *notify,
+                                    const char *const *ev, size_t n);
 struct pdp_rconn *pdp_rconn_get(struct pdp_store *s);
 void pdp_rconn_put(struct pdp_store *s, struct pdp_rconn *c);
 
@@ -143,6 +182,38 @@ void pdp_checkpointer_stop(struct pdp_store *s);
    read on c (inside its read transaction). */
 enum ig_status pdp_store_read_votes(struct pdp_rconn *c, sqlite3_int64 seq,
                                     json_t *approval) IG_WUR;
+
+/* pdp_store_audit.c, on the submitting thread: hash the n events ev into
+   j->leaves (nothing when out of memory: the writer hashes then). */
+void pdp_job_hash_events(struct pdp_job *j, const char *const *ev, size_t n);
+
+/* pdp_store_audit.c (writer thread). Append the events in order: each a
+   row of audit_events and a leaf of the tree, its completed subtrees
+   stored in audit_nodes; the leaf hashes are the running job's when it
+   precomputed them for this very array. IG_ERR_INVALID on a NULL event,
+   IG_ERR_IO. */
+enum ig_status pdp_store_append_events(struct pdp_store *s,
+                                       const char *const *ev, size_t n) IG_WUR;
+/* At open, before the writer starts: rebuild the frontier from the stored
+   nodes, backfill nodes missing for older events, read the latest
+   checkpoint. */
+enum ig_status pdp_audit_open(struct pdp_store *s, struct ig_err *err) IG_WUR;
+/* Read node (level, index) with st (bound ?1 level, ?2 index; reset
+   after): IG_OK, IG_ERR_NOTFOUND, IG_ERR_IO. */
+enum ig_status pdp_audit_fetch_node(sqlite3_stmt *st, unsigned level,
+                                    uint64_t index,
+                                    unsigned char out[AUDIT_HASH_BYTES]);
+/* 1 when a checkpoint should be signed now (final: at close); when the
+   interval passed with nothing new, moves the deadline on. */
+int pdp_audit_checkpoint_due(struct pdp_store *s, double now, int final);
+/* The monotonic time of the next interval checkpoint; 0 when none. */
+double pdp_audit_deadline(const struct pdp_store *s);
+/* The job: sign and insert a checkpoint of the current tree; j->at gets
+   its size. IG_ERR_EXISTS (did not grow), IG_ERR_NOTFOUND (no key),
+   IG_ERR_CRYPTO (refused: logged), IG_ERR_IO. */
+enum ig_status pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j);
+/* After a checkpoint job: log it, set the next deadline. */
+void pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j);
 
 /* pdp_store_schema.c */
 enum ig_status pdp_store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

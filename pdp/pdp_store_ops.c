@@ -34,6 +34,11 @@ const char *const pdp_wstmt_sql[W_COUNT] = {
     [W_OUTCOME] = "INSERT INTO outcomes VALUES (?1, ?2, ?3, ?4, ?5)",
     [W_HIT] = "INSERT INTO counter_hits VALUES (?1, ?2)",
     [W_SEQ] = "SELECT seq FROM intents WHERE intent_id = ?1",
+    [W_NODE] = "INSERT INTO audit_nodes (level, idx, hash) VALUES (?1, ?2, ?3)",
+    [W_NODE_GET] = "SELECT hash FROM audit_nodes WHERE level = ?1 AND "
+                   "idx = ?2",
+    [W_CHECKPOINT] = "INSERT INTO checkpoints (size, note, created_at) "
+                     "VALUES (?1, ?2, ?3)",
     [W_SAVEPOINT] = "SAVEPOINT job",
     [W_RELEASE] = "RELEASE job",
     [W_ROLLBACK_TO] = "ROLLBACK TO job",
@@ -59,6 +64,12 @@ const char *const pdp_rstmt_sql[R_COUNT] = {
     [R_APPROVAL] = "SELECT approval_id, requirements, created_at, expires_at "
                    "FROM approvals WHERE intent_seq = ?1",
     [R_AUDIT_SIZE] = "SELECT max(seq) FROM audit_events",
+    [R_NODE] = "SELECT hash FROM audit_nodes WHERE level = ?1 AND idx = ?2",
+    [R_LEAVES] = "SELECT seq, event FROM audit_events WHERE seq > ?1 AND "
+                 "seq <= ?2 ORDER BY seq",
+    [R_CKPT_LATEST] = "SELECT size, note FROM checkpoints ORDER BY size DESC "
+                      "LIMIT 1",
+    [R_CKPT_SIZE] = "SELECT size, note FROM checkpoints WHERE size = ?1",
 };
 
 /* ---- helpers ---- */
@@ -96,22 +107,6 @@ has_row(sqlite3_stmt *st)
     (void)sqlite3_reset(st);
     (void)sqlite3_clear_bindings(st);
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
-static enum ig_status
-append_events(struct pdp_store *s, const char *const *ev, size_t n)
-{
-    sqlite3_stmt *st = s->wst[W_EVENT];
-    enum ig_status rc;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        bind_text(st, 1, ev[i]);
-        rc = exec_stmt(st);
-        if (rc != IG_OK)
-            return IG_ERR_IO;
-    }
-    return IG_OK;
 }
 
 /* The seq of intent_id: > 0, 0 when unknown, -1 on error. */
@@ -227,7 +222,7 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
         if ((rc = exec_stmt(st)) != IG_OK)
             return IG_ERR_IO;
     }
-    return append_events(s, r->events, r->nevents);
+    return pdp_store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
@@ -253,7 +248,7 @@ pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
         return IG_ERR_IO;
     if (sqlite3_changes(s->wdb) != 1)
         return IG_ERR_NOTFOUND;
-    return append_events(s, r->events, r->nevents);
+    return pdp_store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
@@ -284,7 +279,7 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
     (void)sqlite3_bind_int64(st, 5, r->reported_at);
     if (exec_stmt(st) != IG_OK)
         return IG_ERR_IO;
-    return append_events(s, r->events, r->nevents);
+    return pdp_store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status

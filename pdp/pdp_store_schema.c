@@ -102,6 +102,21 @@ static const char *const migrations[] = {
     " resolved_at INTEGER NOT NULL);"
     "CREATE INDEX approvals_expiry ON approvals(expires_at);" IMMUTABLE("votes")
         IMMUTABLE("resolutions"),
+    /* 3: the audit log's Merkle tree. audit_nodes holds every complete
+       subtree (level 0: the leaf hashes; leaf index = audit_events.seq - 1)
+       so proofs never reread the log; checkpoints the signed notes. A
+       database with events from before this migration gets its nodes
+       backfilled once at open (pdp_store_audit.c). */
+    "CREATE TABLE audit_nodes ("
+    " level INTEGER NOT NULL,"
+    " idx INTEGER NOT NULL,"
+    " hash BLOB NOT NULL,"
+    " PRIMARY KEY (level, idx)) WITHOUT ROWID;"
+    "CREATE TABLE checkpoints ("
+    " size INTEGER PRIMARY KEY,"
+    " note TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL);" IMMUTABLE("audit_nodes")
+        IMMUTABLE("checkpoints"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -13,6 +13,14 @@
  * requests arrived while the previous one ran.
  * Reads use separate read-only connections (WAL: readers never block the
  * writer and see the last commit), handed out from a small pool.
+ *
+ * The audit tree's frontier (pdp_store_audit.c) is writer state that must
+ * follow the database: it is saved before each job and each transaction
+ * and restored when a job's savepoint or the whole transaction is rolled
+ * back. Between batches the writer also signs the audit checkpoints that
+ * are due (every checkpoint_every leaves, or when the interval passed -
+ * its wait for work times out then - and once more as it stops), each as
+ * one more job in a transaction of its own.
  */
 #include "pdp_store_int.h"
 
@@ -24,8 +32,8 @@
 
 #define MAX_READERS 32
 
-static double
-mono_seconds(void)
+double
+pdp_store_mono(void)
 {
     struct timespec ts;
 
@@ -169,8 +177,9 @@ step_reset(sqlite3_stmt *st)
 static void
 run_batch(struct pdp_store *s, struct pdp_job *batch)
 {
+    struct pdp_audit_state txn_saved = s->audit, job_saved;
     struct pdp_job *j;
-    double t0 = mono_seconds();
+    double t0 = pdp_store_mono();
     size_t n = 0;
     int ok;
 
@@ -189,15 +198,22 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
             j->status = IG_ERR_IO;
             continue;
         }
+        job_saved = s->audit;
+        s->cur_job = j;
         j->status = j->run(s, j);
-        if (j->status != IG_OK)
+        s->cur_job = NULL;
+        if (j->status != IG_OK) {
             (void)step_reset(s->wst[W_ROLLBACK_TO]);
+            s->audit = job_saved;
+        }
         (void)step_reset(s->wst[W_RELEASE]);
     }
     if (ok && sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
         ok = 0;
     }
+    if (!ok)
+        s->audit = txn_saved;
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;
@@ -207,7 +223,7 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     }
     pthread_mutex_lock(&s->obs_mu);
     if (s->observer != NULL)
-        s->observer(s->observer_ctx, mono_seconds() - t0, n);
+        s->observer(s->observer_ctx, pdp_store_mono() - t0, n);
     pthread_mutex_unlock(&s->obs_mu);
 }
 
@@ -225,6 +241,7 @@ complete_async(struct pdp_job *batch)
             if (j->done_fn != NULL)
                 j->done_fn(j->done_ctx, j->status);
             free(j->key);
+            free(j->leaves);
             free(j);
         } else {
             *tail = j;
@@ -235,6 +252,41 @@ complete_async(struct pdp_job *batch)
     return sync;
 }
 
+/* Sign an audit checkpoint in a transaction of its own (writer only). */
+static void
+run_checkpoint(struct pdp_store *s)
+{
+    struct pdp_job j;
+
+    memset(&j, 0, sizeof(j));
+    j.run = pdp_job_checkpoint;
+    run_batch(s, &j);
+    pdp_audit_checkpoint_done(s, &j);
+}
+
+/* With s->mu held: wait for jobs or stopping; 1 when instead the audit
+   checkpoint interval passed with nothing queued. */
+static int
+wait_for_work(struct pdp_store *s)
+{
+    struct timespec ts;
+    double due;
+
+    while (s->head == NULL && !s->stopping) {
+        due = pdp_audit_deadline(s);
+        if (due <= 0) {
+            pthread_cond_wait(&s->wake, &s->mu);
+            continue;
+        }
+        if (pdp_store_mono() >= due)
+            return 1;
+        ts.tv_sec = (time_t)due;
+        ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+        (void)pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+    }
+    return 0;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -243,8 +295,14 @@ writer_main(void *arg)
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (s->head == NULL && !s->stopping)
-            pthread_cond_wait(&s->wake, &s->mu);
+        if (wait_for_work(s)) {
+            if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 0)) {
+                pthread_mutex_unlock(&s->mu);
+                run_checkpoint(s);
+                pthread_mutex_lock(&s->mu);
+            }
+            continue;
+        }
         if (s->head == NULL)
             break;
         batch = s->head;
@@ -258,8 +316,15 @@ writer_main(void *arg)
         for (j = batch; j != NULL; j = j->next)
             j->done = 1;
         pthread_cond_broadcast(&s->done);
+        if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 0)) {
+            pthread_mutex_unlock(&s->mu);
+            run_checkpoint(s);
+            pthread_mutex_lock(&s->mu);
+        }
     }
     pthread_mutex_unlock(&s->mu);
+    if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 1))
+        run_checkpoint(s); /* the last one, at close */
     return NULL;
 }
 
@@ -298,6 +363,7 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
                struct ig_err *err)
 {
     struct pdp_store *s = calloc(1, sizeof(*s));
+    pthread_condattr_t ca;
     enum ig_status rc;
 
     *out = NULL;
@@ -308,7 +374,12 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
     s->opts = *opts;
     s->opts.path = s->path;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->wake, NULL);
+    /* The writer's timed wait (audit checkpoints) is on the monotonic
+       clock. */
+    pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_cond_init(&s->done, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
@@ -317,6 +388,8 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
                  err);
     if (rc == IG_OK)
         rc = setup_writer(s, err);
+    if (rc == IG_OK)
+        rc = pdp_audit_open(s, err);
     if (rc == IG_OK)
         rc = pdp_counters_load(s, err);
     if (rc == IG_OK)
@@ -377,50 +450,71 @@ pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn, void *ctx)
 
 /* ---- write operations ---- */
 
-static enum ig_status
-fill_job(struct pdp_job *j, pdp_job_fn fn, const void *rec, const char *notify,
-         char **replay)
-{
-    size_t n = strlen(notify);
+/* What a job is: its function and record, the intent it concerns, where
+   an idempotent replay goes, the audit events it appends. */
+struct job_spec {
+    pdp_job_fn fn;
+    const void *rec;
+    const char *notify;
+    char **replay;
+    const char *const *ev;
+    size_t nev;
+};
 
-    j->run = fn;
-    j->rec = rec;
-    j->replay = replay;
+static enum ig_status
+fill_job(struct pdp_job *j, const struct job_spec *js)
+{
+    size_t n = strlen(js->notify);
+
+    j->run = js->fn;
+    j->rec = js->rec;
+    j->replay = js->replay;
     if (n >= sizeof(j->notify))
         return IG_ERR_INVALID;
-    memcpy(j->notify, notify, n + 1);
+    memcpy(j->notify, js->notify, n + 1);
+    pdp_job_hash_events(j, js->ev, js->nev);
     return IG_OK;
 }
 
 static enum ig_status
-submit_sync(struct pdp_store *s, pdp_job_fn fn, const void *rec,
-            const char *notify, char **replay)
+submit_sync(struct pdp_store *s, const struct job_spec *js)
 {
     struct pdp_job j;
+    enum ig_status st = IG_ERR_INVALID;
 
     memset(&j, 0, sizeof(j));
-    if (fill_job(&j, fn, rec, notify, replay) != IG_OK)
-        return IG_ERR_INVALID;
-    return pdp_store_submit(s, &j);
+    if (fill_job(&j, js) == IG_OK)
+        st = pdp_store_submit(s, &j);
+    free(j.leaves);
+    return st;
+}
+
+enum ig_status
+pdp_store_run_events(struct pdp_store *s, pdp_job_fn fn, const void *rec,
+                     const char *notify, const char *const *ev, size_t n)
+{
+    struct job_spec js = {fn, rec, notify != NULL ? notify : "", NULL, ev, n};
+
+    return submit_sync(s, &js);
 }
 
 enum ig_status
 pdp_store_run(struct pdp_store *s, pdp_job_fn fn, const void *rec,
               const char *notify)
 {
-    return submit_sync(s, fn, rec, notify != NULL ? notify : "", NULL);
+    return pdp_store_run_events(s, fn, rec, notify, NULL, 0);
 }
 
 static enum ig_status
-submit_async(struct pdp_store *s, pdp_job_fn fn, const void *rec,
-             const char *notify, char **replay, pdp_store_done_fn done,
-             void *ctx)
+submit_async(struct pdp_store *s, const struct job_spec *js,
+             pdp_store_done_fn done, void *ctx)
 {
     struct pdp_job *j = calloc(1, sizeof(*j));
 
     if (j == NULL)
         return IG_ERR_NOMEM;
-    if (fill_job(j, fn, rec, notify, replay) != IG_OK) {
+    if (fill_job(j, js) != IG_OK) {
+        free(j->leaves);
         free(j);
         return IG_ERR_INVALID;
     }
@@ -428,6 +522,7 @@ submit_async(struct pdp_store *s, pdp_job_fn fn, const void *rec,
     j->done_fn = done;
     j->done_ctx = ctx;
     if (pdp_store_submit(s, j) != IG_OK) {
+        free(j->leaves);
         free(j);
         return IG_ERR_IO;
     }
@@ -438,36 +533,50 @@ enum ig_status
 pdp_store_put_intent(struct pdp_store *s, const struct pdp_intent_rec *r,
                      char **replay)
 {
+    struct job_spec js = {pdp_job_put_intent, r,         r->intent_id, replay,
+                          r->events,          r->nevents};
+
     *replay = NULL;
-    return submit_sync(s, pdp_job_put_intent, r, r->intent_id, replay);
+    return submit_sync(s, &js);
 }
 
 enum ig_status
 pdp_store_put_intent_async(struct pdp_store *s, const struct pdp_intent_rec *r,
                            char **replay, pdp_store_done_fn done, void *ctx)
 {
+    struct job_spec js = {pdp_job_put_intent, r,         r->intent_id, replay,
+                          r->events,          r->nevents};
+
     *replay = NULL;
-    return submit_async(s, pdp_job_put_intent, r, r->intent_id, replay, done,
-                        ctx);
+    return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status
 pdp_store_redeem(struct pdp_store *s, const struct pdp_redeem_rec *r)
 {
-    return submit_sync(s, pdp_job_redeem, r, r->intent_id, NULL);
+    struct job_spec js = {pdp_job_redeem, r,         r->intent_id,
+                          NULL,           r->events, r->nevents};
+
+    return submit_sync(s, &js);
 }
 
 enum ig_status
 pdp_store_redeem_async(struct pdp_store *s, const struct pdp_redeem_rec *r,
                        pdp_store_done_fn done, void *ctx)
 {
-    return submit_async(s, pdp_job_redeem, r, r->intent_id, NULL, done, ctx);
+    struct job_spec js = {pdp_job_redeem, r,         r->intent_id,
+                          NULL,           r->events, r->nevents};
+
+    return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status
 pdp_store_put_outcome(struct pdp_store *s, const struct pdp_outcome_rec *r)
 {
-    return submit_sync(s, pdp_job_put_outcome, r, r->intent_id, NULL);
+    struct job_spec js = {pdp_job_put_outcome, r,         r->intent_id, NULL,
+                          r->events,           r->nevents};
+
+    return submit_sync(s, &js);
 }
 
 enum ig_status
@@ -475,8 +584,10 @@ pdp_store_put_outcome_async(struct pdp_store *s,
                             const struct pdp_outcome_rec *r,
                             pdp_store_done_fn done, void *ctx)
 {
-    return submit_async(s, pdp_job_put_outcome, r, r->intent_id, NULL, done,
-                        ctx);
+    struct job_spec js = {pdp_job_put_outcome, r,         r->intent_id, NULL,
+                          r->events,           r->nevents};
+
+    return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status

@@ -9,6 +9,7 @@
  *   GET  /ui/approvals             the pending list
  *   GET  /ui/approvals/{id}        one request, with the vote form
  *   POST /ui/approvals/{id}/vote   approve or deny (channel "web")
+ *   GET  /ui/audit...              the auditors' pages (pdp_ui_audit.c)
  *
  * The rules live in pdp_approval.c and pdp_login.c; this file is the
  * browser's side of them: cookies, forms, CSRF and HTML. A page without a
@@ -562,6 +563,10 @@ pdp_ui_route(struct pdp_req *r, const char *url, const char *method)
     }
     if (strncmp(url, "/ui/approvals/", 14) == 0) {
         route_approval(&u, url + 14, get, post);
+        goto out;
+    }
+    if (strcmp(url, "/ui/audit") == 0 || strncmp(url, "/ui/audit/", 10) == 0) {
+        pdp_ui_audit_route(r, url, method);
         goto out;
     }
     (void)session_of(&u);

@@ -69,9 +69,10 @@ test_full_file(void **state)
     (void)state;
 
     assert_int_equal(load("# comment\n" BASE "listen = 127.0.0.1:9000\n"
-                          "intent_ttl = 30\nthreads = 4\n"
+                          "intent_ttl = 30   # seconds\nthreads = 4\t# n\n"
                           "synchronous = normal\n"
-                          "[policy]\nquota_per_minute = 10\nname = x y\n"
+                          "[policy]   # for policies\nquota_per_minute = 10\n"
+                          "name = x y\nlabel = a#b\n"
                           "[agent bot-1]\ntenant = acme\n"
                           "token_sha256 = " HASH_A "\n"
                           "[executor ex-1]\ntoken_sha256 = " HASH_B "\n"
@@ -92,6 +93,9 @@ test_full_file(void **state)
                                                 "quota_per_minute")) == 10);
     assert_string_equal(
         json_string_value(json_object_get(c->policy_settings, "name")), "x y");
+    /* '#' inside a word is data; only " #" starts a comment. */
+    assert_string_equal(
+        json_string_value(json_object_get(c->policy_settings, "label")), "a#b");
     assert_int_equal(c->nprincipals, 3);
     /* "test" hashes to HASH_A: the agent. */
     assert_string_equal(pdp_config_authenticate(c, "test", 4)->id, "bot-1");

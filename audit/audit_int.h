@@ -1,0 +1,48 @@
+/*
+ * audit_int.h - text helpers shared by the audit module's parsers (notes,
+ * checkpoints, tlog-proofs). Private to audit/.
+ */
+#ifndef AUDIT_INT_H
+#define AUDIT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ig_error.h"
+
+/* Characters of standard, padded base64 for n bytes. */
+#define AUDIT_B64_LEN(n) ((((n) + 2) / 3) * 4)
+
+/*
+ * Decode exactly len characters of standard padded base64 (RFC 4648
+ * section 4) into out (at most cap bytes). Refuses anything outside the
+ * alphabet, misplaced padding, non-zero unused bits, and output over cap.
+ * IG_OK or IG_ERR_INVALID.
+ */
+enum ig_status audit_b64_decode(const char *s, size_t len, unsigned char *out,
+                                size_t cap, size_t *outlen) IG_WUR;
+
+/* The same checks without keeping the bytes: IG_OK and the decoded length
+   for valid base64 of any length. */
+enum ig_status audit_b64_check(const char *s, size_t len,
+                               size_t *outlen) IG_WUR;
+
+/* Encode n bytes into out (cap >= AUDIT_B64_LEN(n) + 1), NUL-terminated. */
+void audit_b64_encode(const void *in, size_t n, char *out, size_t cap);
+
+/* A decimal without sign or leading zeros ("0" alone is fine) that fits in
+   64 bits. IG_OK or IG_ERR_INVALID. */
+enum ig_status audit_parse_u64(const char *s, size_t len, uint64_t *out) IG_WUR;
+
+/* Bytes of the UTF-8 sequence at s (len > 0 bytes available), its code
+   point in *cp; 0 when it is not valid UTF-8. */
+size_t audit_utf8_next(const unsigned char *s, size_t len, uint32_t *cp);
+
+/*
+ * 1 when s[0..len) is valid UTF-8 (no overlongs, surrogates or code points
+ * above U+10FFFF) with no ASCII control character other than newline (and
+ * none at all when allow_nl is 0).
+ */
+int audit_text_valid(const char *s, size_t len, int allow_nl);
+
+#endif

@@ -1,0 +1,429 @@
+/*
+ * audit_note.c - C2SP signed notes (c2sp.org/signed-note) with Ed25519
+ * keys, Go sumdb/note verifier keys, and tlog checkpoints
+ * (c2sp.org/tlog-checkpoint).
+ *
+ * How it works. A note is split at its last blank line: the text before
+ * (with its final newline) is what every signature signs; each line after
+ * is "— <name> <base64(key id || signature)>". Opening a note checks the
+ * whole of it (UTF-8, no control characters but newline, every signature
+ * line well formed, at most IG_AUDIT_NOTE_MAX_SIGS of them), then verifies
+ * every line whose name and key id are the verifier's - all must verify,
+ * and at least one must be there. Lines of other keys are ignored, as the
+ * spec asks (witness cosignatures, rotated keys). A checkpoint is then
+ * exactly three lines: origin, decimal size, base64 root; extension lines
+ * are refused (this log never writes them, and the spec advises against
+ * them). Parsing is strict so that one checkpoint has one spelling.
+ */
+#include "audit_note.h"
+
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit_int.h"
+#include "ig_limits.h"
+
+#define EM_DASH_SP "\xe2\x80\x94 " /* U+2014 and a space */
+#define EM_DASH_SP_LEN 4
+#define SIG_ALG_ED25519 0x01
+#define SIG_BYTES (4 + crypto_sign_BYTES)
+
+/* Unicode white space (Go's unicode.IsSpace) or a control character. */
+static int
+name_char_bad(uint32_t c)
+{
+    if (c <= 0x20 || (c >= 0x7f && c <= 0xa0) || c == '+')
+        return 1;
+    return c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+           c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+static int
+name_valid_n(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, n;
+    uint32_t c;
+
+    if (len == 0 || len > AUDIT_NAME_MAX)
+        return 0;
+    while (i < len) {
+        n = audit_utf8_next(p + i, len - i, &c);
+        if (n == 0 || name_char_bad(c))
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+int
+audit_name_valid(const char *name)
+{
+    return name != NULL &&
+           name_valid_n(name, strnlen(name, AUDIT_NAME_MAX + 1));
+}
+
+/* ---- keys ---- */
+
+uint32_t
+audit_key_id(const char *name, const unsigned char pk[32])
+{
+    static const unsigned char sep[2] = {'\n', SIG_ALG_ED25519};
+    unsigned char h[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_state st;
+
+    crypto_hash_sha256_init(&st);
+    crypto_hash_sha256_update(&st, (const unsigned char *)name, strlen(name));
+    crypto_hash_sha256_update(&st, sep, sizeof(sep));
+    crypto_hash_sha256_update(&st, pk, 32);
+    crypto_hash_sha256_final(&st, h);
+    return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 |
+           (uint32_t)h[3];
+}
+
+enum ig_status
+audit_verifier_init(struct audit_verifier *v, const char *name,
+                    const unsigned char pk[32])
+{
+    if (!audit_name_valid(name))
+        return IG_ERR_INVALID;
+    memset(v, 0, sizeof(*v));
+    memcpy(v->name, name, strlen(name));
+    memcpy(v->pk, pk, 32);
+    v->key_id = audit_key_id(name, pk);
+    return IG_OK;
+}
+
+enum ig_status
+audit_verifier_format(const char *name, const unsigned char pk[32], char *out,
+                      size_t cap)
+{
+    unsigned char raw[33];
+    char b64[AUDIT_B64_LEN(33) + 1];
+    int n;
+
+    if (!audit_name_valid(name))
+        return IG_ERR_INVALID;
+    raw[0] = SIG_ALG_ED25519;
+    memcpy(raw + 1, pk, 32);
+    audit_b64_encode(raw, sizeof(raw), b64, sizeof(b64));
+    n = snprintf(out, cap, "%s+%08" PRIx32 "+%s", name, audit_key_id(name, pk),
+                 b64);
+    if (n < 0 || (size_t)n >= cap)
+        return IG_ERR_INVALID;
+    return IG_OK;
+}
+
+static int
+is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int
+hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+enum ig_status
+audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
+                     struct ig_err *err)
+{
+    const char *p1, *p2, *end;
+    unsigned char raw[33];
+    uint32_t id = 0;
+    size_t name_len, n;
+    int i, d;
+
+    memset(out, 0, sizeof(*out));
+    while (len > 0 && is_ws(text[0])) {
+        text++;
+        len--;
+    }
+    while (len > 0 && is_ws(text[len - 1]))
+        len--;
+    end = text + len;
+    p1 = memchr(text, '+', len);
+    p2 = p1 ? memchr(p1 + 1, '+', (size_t)(end - p1 - 1)) : NULL;
+    if (p2 == NULL)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "verifier key: want <name>+<key id>+<key>");
+    name_len = (size_t)(p1 - text);
+    if (!name_valid_n(text, name_len))
+        return ig_err_set(err, IG_ERR_INVALID, "verifier key: bad key name");
+    if (p2 - p1 - 1 != 8)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "verifier key: key id is not 8 hex digits");
+    for (i = 0; i < 8; i++) {
+        d = hexval(p1[1 + i]);
+        if (d < 0)
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "verifier key: key id is not 8 hex digits");
+        id = id << 4 | (uint32_t)d;
+    }
+    if (audit_b64_decode(p2 + 1, (size_t)(end - p2 - 1), raw, sizeof(raw),
+                         &n) != IG_OK ||
+        n != sizeof(raw))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "verifier key: key is not base64 of 33 bytes");
+    if (raw[0] != SIG_ALG_ED25519)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "verifier key: not an Ed25519 key (type %u)",
+                          (unsigned)raw[0]);
+    memcpy(out->name, text, name_len);
+    memcpy(out->pk, raw + 1, 32);
+    out->key_id = audit_key_id(out->name, out->pk);
+    if (out->key_id != id) {
+        memset(out, 0, sizeof(*out));
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "verifier key: key id does not match name and key");
+    }
+    return IG_OK;
+}
+
+/* ---- signing ---- */
+
+enum ig_status
+audit_checkpoint_text(const char *origin, uint64_t size,
+                      const unsigned char root[32], struct ig_buf *out)
+{
+    char b64[AUDIT_B64_LEN(32) + 1], num[24];
+    size_t start = out->len, olen = strlen(origin);
+    enum ig_status st;
+
+    if (olen == 0 || olen > AUDIT_NAME_MAX ||
+        !audit_text_valid(origin, olen, 0))
+        return IG_ERR_INVALID;
+    audit_b64_encode(root, 32, b64, sizeof(b64));
+    (void)snprintf(num, sizeof(num), "%" PRIu64, size);
+    if ((st = ig_buf_adds(out, origin)) != IG_OK ||
+        (st = ig_buf_addc(out, '\n')) != IG_OK ||
+        (st = ig_buf_adds(out, num)) != IG_OK ||
+        (st = ig_buf_addc(out, '\n')) != IG_OK ||
+        (st = ig_buf_adds(out, b64)) != IG_OK ||
+        (st = ig_buf_addc(out, '\n')) != IG_OK) {
+        out->len = start;
+        if (out->data != NULL)
+            out->data[start] = '\0';
+    }
+    return st;
+}
+
+enum ig_status
+audit_note_sign(const char *text, size_t len, const char *name,
+                const struct ig_signing_key *k, struct ig_buf *out)
+{
+    unsigned char sig[SIG_BYTES];
+    char b64[AUDIT_B64_LEN(SIG_BYTES) + 1];
+    struct ig_public_key pub;
+    size_t start = out->len;
+    enum ig_status st;
+    uint32_t id;
+
+    if (len == 0 || text[len - 1] != '\n' || !audit_text_valid(text, len, 1) ||
+        !audit_name_valid(name))
+        return IG_ERR_INVALID;
+    ig_signing_key_public(k, &pub);
+    id = audit_key_id(name, pub.pk);
+    sig[0] = (unsigned char)(id >> 24);
+    sig[1] = (unsigned char)(id >> 16);
+    sig[2] = (unsigned char)(id >> 8);
+    sig[3] = (unsigned char)id;
+    ig_signing_key_sign(k, sig + 4, (const unsigned char *)text, len);
+    audit_b64_encode(sig, sizeof(sig), b64, sizeof(b64));
+    if ((st = ig_buf_add(out, text, len)) != IG_OK ||
+        (st = ig_buf_addc(out, '\n')) != IG_OK ||
+        (st = ig_buf_adds(out, EM_DASH_SP)) != IG_OK ||
+        (st = ig_buf_adds(out, name)) != IG_OK ||
+        (st = ig_buf_addc(out, ' ')) != IG_OK ||
+        (st = ig_buf_adds(out, b64)) != IG_OK ||
+        (st = ig_buf_addc(out, '\n')) != IG_OK) {
+        out->len = start;
+        if (out->data != NULL)
+            out->data[start] = '\0';
+    }
+    return st;
+}
+
+/* ---- opening ---- */
+
+/*
+ * One signature line (without its newline). Returns IG_OK and sets
+ * *verified when it is v's and verifies; IG_OK for another key's line;
+ * IG_ERR_INVALID when malformed, IG_ERR_CRYPTO when v's and bad.
+ */
+static enum ig_status
+check_sig_line(const char *line, size_t len, const char *text, size_t text_len,
+               const struct audit_verifier *v, int *verified,
+               struct ig_err *err)
+{
+    unsigned char sig[SIG_BYTES];
+    const char *sp, *b64;
+    size_t name_len, b64_len, n;
+    uint32_t id;
+
+    if (len < EM_DASH_SP_LEN || memcmp(line, EM_DASH_SP, EM_DASH_SP_LEN) != 0)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "note: a signature line must start with an em dash");
+    line += EM_DASH_SP_LEN;
+    len -= EM_DASH_SP_LEN;
+    sp = memchr(line, ' ', len);
+    if (sp == NULL)
+        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
+    name_len = (size_t)(sp - line);
+    b64 = sp + 1;
+    b64_len = len - name_len - 1;
+    if (!name_valid_n(line, name_len) ||
+        audit_b64_check(b64, b64_len, &n) != IG_OK || n < 5)
+        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
+    if (name_len != strlen(v->name) || memcmp(line, v->name, name_len) != 0)
+        return IG_OK;
+    if (audit_b64_decode(b64, 8, sig, sizeof(sig), &n) != IG_OK)
+        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
+    id = (uint32_t)sig[0] << 24 | (uint32_t)sig[1] << 16 |
+         (uint32_t)sig[2] << 8 | (uint32_t)sig[3];
+    if (id != v->key_id)
+        return IG_OK; /* same name, another key: not ours */
+    if (audit_b64_decode(b64, b64_len, sig, sizeof(sig), &n) != IG_OK ||
+        n != SIG_BYTES ||
+        crypto_sign_verify_detached(sig + 4, (const unsigned char *)text,
+                                    text_len, v->pk) != 0)
+        return ig_err_set(err, IG_ERR_CRYPTO,
+                          "note: invalid signature for key %s+%08" PRIx32,
+                          v->name, v->key_id);
+    *verified = 1;
+    return IG_OK;
+}
+
+enum ig_status
+audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
+                size_t *text_len, struct ig_err *err)
+{
+    const char *sigs, *nl;
+    size_t split, sigs_len, count = 0;
+    enum ig_status st;
+    int verified = 0;
+
+    *text_len = 0;
+    if (len > AUDIT_NOTE_MAX)
+        return ig_err_set(err, IG_ERR_INVALID, "note: over %d bytes",
+                          AUDIT_NOTE_MAX);
+    if (!audit_text_valid(note, len, 1))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "note: not UTF-8, or a control character");
+    for (split = len; split >= 2; split--)
+        if (note[split - 1] == '\n' && note[split - 2] == '\n')
+            break;
+    if (split < 2)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "note: no blank line before the signatures");
+    split -= 2; /* the first newline of the blank line pair */
+    sigs = note + split + 2;
+    sigs_len = len - split - 2;
+    if (sigs_len == 0 || sigs[sigs_len - 1] != '\n')
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "note: signatures must end with a newline");
+    while (sigs_len > 0) {
+        if (++count > IG_AUDIT_NOTE_MAX_SIGS)
+            return ig_err_set(err, IG_ERR_INVALID, "note: over %d signatures",
+                              IG_AUDIT_NOTE_MAX_SIGS);
+        nl = memchr(sigs, '\n', sigs_len);
+        st = check_sig_line(sigs, (size_t)(nl - sigs), note, split + 1, v,
+                            &verified, err);
+        if (st != IG_OK)
+            return st;
+        sigs_len -= (size_t)(nl - sigs) + 1;
+        sigs = nl + 1;
+    }
+    if (!verified)
+        return ig_err_set(err, IG_ERR_CRYPTO,
+                          "note: no signature by key %s+%08" PRIx32, v->name,
+                          v->key_id);
+    *text_len = split + 1;
+    return IG_OK;
+}
+
+/* The line at *pos (without its newline); advances *pos past it. */
+static int
+next_line(const char *s, size_t len, size_t *pos, const char **line,
+          size_t *line_len)
+{
+    const char *nl;
+
+    if (*pos >= len)
+        return 0;
+    nl = memchr(s + *pos, '\n', len - *pos);
+    if (nl == NULL)
+        return 0;
+    *line = s + *pos;
+    *line_len = (size_t)(nl - *line);
+    *pos += *line_len + 1;
+    return 1;
+}
+
+enum ig_status
+audit_checkpoint_parse(const char *text, size_t len,
+                       struct audit_checkpoint *out, struct ig_err *err)
+{
+    const char *line, *what = NULL;
+    size_t pos = 0, n, got;
+
+    memset(out, 0, sizeof(*out));
+    if (!next_line(text, len, &pos, &line, &n) || n == 0 ||
+        n > AUDIT_NAME_MAX || !audit_text_valid(line, n, 0)) {
+        what = "bad origin line";
+        goto out;
+    }
+    memcpy(out->origin, line, n);
+    if (!next_line(text, len, &pos, &line, &n) ||
+        audit_parse_u64(line, n, &out->size) != IG_OK) {
+        what = "bad tree size line";
+        goto out;
+    }
+    if (!next_line(text, len, &pos, &line, &n) || n != AUDIT_B64_LEN(32) ||
+        audit_b64_decode(line, n, out->root, sizeof(out->root), &got) !=
+            IG_OK ||
+        got != 32) {
+        what = "bad root hash line";
+        goto out;
+    }
+    if (pos != len)
+        what = "extension lines are not accepted";
+out:
+    if (what == NULL)
+        return IG_OK;
+    memset(out, 0, sizeof(*out));
+    return ig_err_set(err, IG_ERR_INVALID, "checkpoint: %s", what);
+}
+
+enum ig_status
+audit_checkpoint_open(const char *note, size_t len,
+                      const struct audit_verifier *v,
+                      struct audit_checkpoint *out, struct ig_err *err)
+{
+    enum ig_status st;
+    size_t text_len;
+
+    memset(out, 0, sizeof(*out));
+    st = audit_note_open(note, len, v, &text_len, err);
+    if (st != IG_OK)
+        return st;
+    st = audit_checkpoint_parse(note, text_len, out, err);
+    if (st != IG_OK)
+        return st;
+    if (strcmp(out->origin, v->name) != 0) {
+        memset(out, 0, sizeof(*out));
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "checkpoint: origin is not the log name %s", v->name);
+    }
+    return IG_OK;
+}

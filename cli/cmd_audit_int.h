@@ -1,0 +1,137 @@
+/*
+ * cmd_audit_int.h - private to `intentgate audit` (cmd_audit*.c): reading
+ * an audit log - the PDP's SQLite database opened read-only, or an export
+ * (leaves as JSONL, checkpoints as JSONL) - and the verifier key.
+ *
+ * The database tables read are the PDP's: audit_events (seq, event) with
+ * leaf index = seq - 1, audit_nodes (level, idx, hash) with level 0 the
+ * leaf hashes, and checkpoints (size, note, created_at). Everything is
+ * read inside one read transaction, so a log the PDP is still appending
+ * to is seen at one instant.
+ *
+ * Helpers return enum ig_status with err filled; acli_exit() maps a status
+ * to the command's exit code: bad input (IG_ERR_INVALID, IG_ERR_LIMIT,
+ * IG_ERR_NOTFOUND) exits 2, anything else 1.
+ */
+#ifndef CMD_AUDIT_INT_H
+#define CMD_AUDIT_INT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "audit_note.h"
+#include "audit_tree.h"
+#include "cli.h"
+#include "ig_error.h"
+#include "ig_limits.h"
+
+/* Longest leaf read from an export line or the database: an event holding
+   a whole intent binding (IG_CANON_MAX_BYTES) and its own fields. */
+#define ACLI_LEAF_MAX (IG_CANON_MAX_BYTES + 64 * 1024)
+/* Most checkpoints one verification reads. */
+#define ACLI_CHECKPOINTS_MAX (1u << 20)
+
+/* The subcommands (cmd_audit*.c), argv[0] their name. */
+int acli_verify(int argc, char **argv);
+int acli_show(int argc, char **argv);
+int acli_export(int argc, char **argv);
+int acli_proof(int argc, char **argv);
+int acli_consistency(int argc, char **argv);
+int acli_verify_proof(int argc, char **argv);
+int acli_hash_value(int argc, char **argv);
+
+int acli_exit(enum ig_status st);
+
+/* Print help when asked: 1 when printed (exit 0). */
+int acli_help(int argc, char **argv, const char *usage);
+
+/* ---- options ---- */
+
+/*
+ * Option parsing: argv[*i] is "--name VALUE" or "--name=VALUE"; when it
+ * names `name`, *value gets the value, *i moves past it and 1 is
+ * returned; a repeated option (*value already set) or a missing value is
+ * reported and -1 returned; 0 when argv[*i] is another argument.
+ */
+int acli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
+             const char **value);
+
+/* Parse a decimal uint64 (no sign, no spaces). -1 when s is not one. */
+int acli_u64(const char *s, uint64_t *out);
+
+/* ---- the verifier key ---- */
+
+/*
+ * The verifier key from arg: the key text itself, or a file holding it
+ * (when arg does not parse as a key); arg NULL: the environment variable
+ * INTENTGATE_AUDIT_KEY. IG_ERR_INVALID with err naming the problem.
+ */
+enum ig_status acli_key_load(const char *arg, struct audit_verifier *out,
+                             struct ig_err *err) IG_WUR;
+
+/* ---- checkpoint notes ---- */
+
+struct acli_notes {
+    char **note;
+    size_t *len;
+    uint64_t *size; /* the size the source gave (table column, JSONL) */
+    size_t n, cap;
+};
+
+void acli_notes_init(struct acli_notes *ns);
+void acli_notes_release(struct acli_notes *ns);
+/* Add a copy of note (len bytes) given as size. */
+enum ig_status acli_notes_add(struct acli_notes *ns, uint64_t size,
+                              const char *note, size_t len) IG_WUR;
+/* Add every line {"size":N,"note":"..."} of a JSONL file. */
+enum ig_status acli_notes_read_file(struct acli_notes *ns, const char *path,
+                                    struct ig_err *err) IG_WUR;
+/* Add every row of the checkpoints table, in size order. */
+enum ig_status acli_notes_read_db(struct acli_notes *ns, sqlite3 *db,
+                                  struct ig_err *err) IG_WUR;
+
+/* The tree size a checkpoint note's text states (its second line), or -1
+   when the note is not shaped like a checkpoint. */
+int acli_note_size(const char *note, size_t len, uint64_t *size);
+
+/* ---- the database ---- */
+
+/* Open path read-only and start a read transaction; checks that it holds
+   an audit log. IG_ERR_INVALID (not a database, no audit tables). */
+enum ig_status acli_db_open(const char *path, sqlite3 **out,
+                            struct ig_err *err) IG_WUR;
+/* End the transaction and close. NULL is fine. */
+void acli_db_close(sqlite3 *db);
+
+/* Prepare sql on db; IG_ERR_IO naming the database's message. */
+enum ig_status acli_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **out,
+                            struct ig_err *err) IG_WUR;
+
+/* audit_fetch_fn over the audit_nodes table: ctx is a struct acli_nodes. */
+struct acli_nodes {
+    sqlite3_stmt *st; /* SELECT hash FROM audit_nodes WHERE level, idx */
+};
+enum ig_status acli_nodes_open(struct acli_nodes *nodes, sqlite3 *db,
+                               struct ig_err *err) IG_WUR;
+void acli_nodes_close(struct acli_nodes *nodes);
+enum ig_status acli_nodes_fetch(void *ctx, unsigned level, uint64_t index,
+                                unsigned char out[AUDIT_HASH_BYTES]);
+
+/* The note of the checkpoint of size (size 0: the latest): *note malloc'd,
+ *got the size. IG_ERR_NOTFOUND when there is none. */
+enum ig_status acli_db_checkpoint(sqlite3 *db, uint64_t size, char **note,
+                                  size_t *len, uint64_t *got,
+                                  struct ig_err *err) IG_WUR;
+
+/* The leaf at index (its event text, malloc'd). IG_ERR_NOTFOUND. */
+enum ig_status acli_db_leaf(sqlite3 *db, uint64_t index, char **leaf,
+                            size_t *len, struct ig_err *err) IG_WUR;
+
+/* ---- output ---- */
+
+/* Write n bytes to f; -1 on a write error. */
+int acli_write(FILE *f, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * pdp_audit.c - the audit log's side of the server: its keys, and the
+ * events that are not part of an intent's life - config.loaded at start,
+ * auth.failed for every refused bearer token, policy reloads - plus the
+ * redacted copy of an intent that intent.received records.
+ *
+ * The checkpoint key (a k4.secret file, [audit] key) is loaded here and
+ * handed to the store, which signs checkpoints on its writer thread
+ * (pdp_store_audit.c); its verifier key goes into the start log line. The
+ * HMAC key for redaction lives in sodium_malloc'd memory and is wiped at
+ * stop.
+ */
+#include "pdp_int.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "audit_note.h"
+#include "audit_redact.h"
+#include "ig_b64.h"
+#include "ig_limits.h"
+
+#define HMAC_KEY_BYTES AUDIT_REDACT_KEY_BYTES
+#define CONFIG_MAX_BYTES (16 * 1024 * 1024)
+
+static void
+now_text(char out[IG_TIME_STRLEN + 1])
+{
+    if (ig_time_format(ig_time_now(), out) != IG_OK)
+        out[0] = '\0';
+}
+
+/* ---- keys ---- */
+
+/* Read the HMAC key file: base64url of 32 bytes, one optional newline,
+   not readable by group or others. */
+static enum ig_status
+load_hmac(struct pdp_server *s, const char *path, struct ig_err *err)
+{
+    char text[128];
+    struct stat sb;
+    size_t n = 0, got = 0;
+    FILE *f = fopen(path, "r");
+    enum ig_status rc = IG_OK;
+
+    if (f == NULL)
+        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
+                          strerror(errno));
+    if (fstat(fileno(f), &sb) != 0 || (sb.st_mode & 077) != 0)
+        rc =
+            ig_err_set(err, IG_ERR_IO,
+                       "%s may be read by group or others: chmod 600 it", path);
+    if (rc == IG_OK)
+        n = fread(text, 1, sizeof(text) - 1, f);
+    (void)fclose(f);
+    if (n > 0 && text[n - 1] == '\n')
+        n--;
+    s->audit_hmac = sodium_malloc(HMAC_KEY_BYTES);
+    if (rc == IG_OK && s->audit_hmac == NULL)
+        rc = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (rc == IG_OK &&
+        (ig_b64_decode(text, n, s->audit_hmac, HMAC_KEY_BYTES, &got) != IG_OK ||
+         got != HMAC_KEY_BYTES))
+        rc = ig_err_set(err, IG_ERR_INVALID,
+                        "%s must hold 32 random bytes as base64url", path);
+    sodium_memzero(text, sizeof(text));
+    return rc;
+}
+
+enum ig_status
+pdp_audit_start(struct pdp_server *s, struct ig_err *err)
+{
+    const struct pdp_config *c = s->cfg;
+    struct ig_public_key pub;
+
+    if (c->audit_hmac_key != NULL &&
+        load_hmac(s, c->audit_hmac_key, err) != IG_OK)
+        return IG_ERR_IO;
+    if (c->audit_key == NULL) {
+        pdp_log("warning", "audit.unsigned",
+                json_pack("{s:s, s:s}", "name", c->audit_name, "message",
+                          "no [audit] key: the audit log's checkpoints are "
+                          "not signed"));
+        return IG_OK;
+    }
+    if (ig_signing_key_load_file(c->audit_key, &s->audit_key, err) != IG_OK)
+        return IG_ERR_IO;
+    ig_signing_key_public(s->audit_key, &pub);
+    if (audit_verifier_format(c->audit_name, pub.pk, s->audit_verifier,
+                              sizeof(s->audit_verifier)) != IG_OK)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "cannot make the audit verifier key for %s",
+                          c->audit_name);
+    return IG_OK;
+}
+
+void
+pdp_audit_stop(struct pdp_server *s)
+{
+    ig_signing_key_free(s->audit_key);
+    s->audit_key = NULL;
+    sodium_free(s->audit_hmac); /* wipes it */
+    s->audit_hmac = NULL;
+}
+
+/* ---- events ---- */
+
+void
+pdp_audit_append(struct pdp_server *s, json_t *ev)
+{
+    char *text = ev != NULL ? pdp_json_text(ev) : NULL;
+    const char *const one[1] = {text};
+    const char *type = json_string_value(json_object_get(ev, "type"));
+
+    if (text == NULL || pdp_store_put_events(s->store, one, 1) != IG_OK)
+        pdp_log("error", "audit.write_failed",
+                json_pack("{s:s}", "type", type != NULL ? type : "?"));
+    free(text);
+    json_decref(ev);
+}
+
+static const char *
+role_name(enum pdp_role r)
+{
+    switch (r) {
+    case PDP_ROLE_AGENT:
+        return "agent";
+    case PDP_ROLE_EXECUTOR:
+        return "executor";
+    case PDP_ROLE_ADMIN:
+        return "admin";
+    case PDP_ROLE_AUDITOR:
+        return "auditor";
+    case PDP_ROLE_NONE:
+        break;
+    }
+    return "none";
+}
+
+/* "sha256:<hex>" of the config file's bytes ("" when unreadable). */
+static void
+file_hash(const char *path, char out[IG_HASH_STRLEN + 1])
+{
+    crypto_hash_sha256_state st;
+    unsigned char buf[8192], h[32];
+    size_t n, total = 0;
+    FILE *f = fopen(path, "rb");
+
+    out[0] = '\0';
+    if (f == NULL)
+        return;
+    crypto_hash_sha256_init(&st);
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0 &&
+           (total += n) <= CONFIG_MAX_BYTES)
+        crypto_hash_sha256_update(&st, buf, n);
+    if (!ferror(f) && total <= CONFIG_MAX_BYTES) {
+        crypto_hash_sha256_final(&st, h);
+        memcpy(out, IG_HASH_PREFIX, 7);
+        sodium_bin2hex(out + 7, 65, h, sizeof(h));
+    }
+    (void)fclose(f);
+}
+
+/* {"agent":[ids], "executor":[...], "admin":[...], "auditor":[...]} */
+static json_t *
+principals_by_role(const struct pdp_config *c)
+{
+    json_t *o = json_pack("{s:[], s:[], s:[], s:[]}", "agent", "executor",
+                          "admin", "auditor");
+    size_t i;
+
+    for (i = 0; o != NULL && i < c->nprincipals; i++)
+        (void)json_array_append_new(
+            json_object_get(o, role_name(c->principals[i].role)),
+            json_string(c->principals[i].id));
+    return o;
+}
+
+void
+pdp_audit_config_loaded(struct pdp_server *s)
+{
+    const struct pdp_config *c = s->cfg;
+    char now[IG_TIME_STRLEN + 1], hash[IG_HASH_STRLEN + 1];
+    json_t *approvers = json_array(), *redact = json_array(), *ev;
+    size_t i;
+
+    now_text(now);
+    file_hash(c->path, hash);
+    for (i = 0; approvers != NULL && i < c->napprovers; i++)
+        (void)json_array_append_new(approvers, json_string(c->approvers[i].id));
+    for (i = 0; redact != NULL && i < c->nredact; i++)
+        (void)json_array_append_new(redact, json_string(c->redact[i]));
+    pthread_mutex_lock(&s->pol_mu);
+    /* "o" steals the arrays and the object. */
+    ev = json_pack(
+        "{s:s, s:s, s:s, s:s, s:o?, s:o?, s:s, s:{s:s, s:s?, "
+        "s:o?}}",
+        "type", "config.loaded", "time", now, "path", c->path, "sha256", hash,
+        "principals", principals_by_role(c), "approvers", approvers,
+        "policy_revision", pol_bundle_revision(s->bundle), "audit", "name",
+        c->audit_name, "verifier_key",
+        s->audit_key != NULL ? s->audit_verifier : NULL, "redact", redact);
+    pthread_mutex_unlock(&s->pol_mu);
+    pdp_audit_append(s, ev);
+}
+
+void
+pdp_audit_auth_failed(struct pdp_req *r, unsigned int status, const char *code,
+                      const struct pdp_principal *p)
+{
+    char now[IG_TIME_STRLEN + 1], client[64], *text;
+    const char *url = r->url != NULL ? r->url : "";
+    json_t *ev;
+
+    now_text(now);
+    pdp_req_client(r, client);
+    ev = json_pack("{s:s, s:s, s:s%, s:s, s:s, s:i, s:s}", "type",
+                   "auth.failed", "time", now, "path", url, strnlen(url, 256),
+                   "method", r->method != NULL ? r->method : "", "client",
+                   client, "status", (int)status, "code", code);
+    if (ev != NULL && p != NULL)
+        (void)json_object_set_new(
+            ev, "principal",
+            json_pack("{s:s, s:s}", "id", p->id, "role", role_name(p->role)));
+    text = ev != NULL ? pdp_json_text(ev) : NULL;
+    json_decref(ev);
+    if (text == NULL ||
+        pdp_store_put_events_async(r->srv->store, (const char *const[]){text},
+                                   1) != IG_OK)
+        pdp_log("error", "audit.write_failed",
+                json_pack("{s:s}", "type", "auth.failed"));
+    free(text);
+}
+
+/* ---- redaction ---- */
+
+json_t *
+pdp_audit_redact_intent(struct pdp_server *s, json_t *binding)
+{
+    const struct pdp_config *c = s->cfg;
+    json_t *params = json_object_get(binding, "params"), *copy, *p;
+    struct ig_err err;
+
+    if (c->nredact == 0 || s->audit_hmac == NULL || !json_is_object(params))
+        return json_incref(binding);
+    /* A new top level sharing everything but params, which is copied
+       whole and redacted: the binding itself is never changed. */
+    copy = json_copy(binding);
+    p = json_deep_copy(params);
+    if (copy == NULL || p == NULL ||
+        audit_redact(p, (const char *const *)c->redact, c->nredact,
+                     s->audit_hmac, &err) != IG_OK) {
+        json_decref(p);
+        json_decref(copy);
+        return NULL;
+    }
+    /* json_object_set_new steals p. */
+    if (json_object_set_new(copy, "params", p) != 0) {
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
+}

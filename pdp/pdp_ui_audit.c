@@ -1,0 +1,375 @@
+/*
+ * pdp_ui_audit.c - the auditors' read-only pages under /ui/audit:
+ *
+ *   GET /ui/audit                    latest checkpoint, export links and
+ *                                    events newest first (?type=T,
+ *                                    ?intent=ID, ?before=SEQ to page)
+ *   GET /ui/audit/intents/{id}       one intent's timeline
+ *   GET /ui/audit/export.jsonl       the leaves as JSONL (?end=N: the
+ *                                    first N), as an attachment
+ *   GET /ui/audit/checkpoints.jsonl  the checkpoints as JSONL (?end=N:
+ *                                    those of size <= N), as an attachment
+ *
+ * Same sign-in as the approval pages (pdp_ui.c: the ig_session cookie);
+ * an approver sees these pages only when one of its groups is "auditors"
+ * (others get 403). Nothing here writes: every read goes through the
+ * store's read connections (pdp_store_audit_view.c and the audit reads of
+ * pdp_store_audit_read.c). pdp_ui_route has already set the CSP and the
+ * other security headers; the pages (appr_html_audit.c) escape everything.
+ */
+#include "pdp_int.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "appr_html_audit.h"
+#include "ig_limits.h"
+#include "pdp_approval.h"
+#include "pdp_store_audit_view.h"
+
+#define UI_HTML "text/html; charset=utf-8"
+#define AUDITORS_GROUP "auditors"
+#define ID_MAX 64
+#define INTENTS_PREFIX APPR_AUDIT_PATH "/intents/"
+
+struct aui {
+    struct pdp_req *r;
+    const struct pdp_approver *who;
+    char csrf[PDP_CSRF_LEN + 1];
+    struct appr_page page;
+};
+
+/* ---- replies (as pdp_ui.c's) ---- */
+
+static void
+html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
+           enum ig_status st)
+{
+    static const char fail[] = "<!doctype html><title>Error</title>"
+                               "<p>The page could not be built.</p>\n";
+
+    if (st == IG_OK)
+        pdp_reply_text(r, status, b->data != NULL ? b->data : "", b->len,
+                       UI_HTML);
+    else
+        pdp_reply_text(r, 500, fail, sizeof(fail) - 1, UI_HTML);
+    ig_buf_release(b);
+}
+
+static void
+error_page(struct aui *u, unsigned int status, const char *title,
+           const char *message)
+{
+    struct ig_buf b;
+    enum ig_status st;
+
+    ig_buf_init(&b, APPR_HTML_MAX_BYTES);
+    st = appr_html_error(&b, u->who != NULL ? &u->page : NULL, status, title,
+                         message);
+    html_reply(u->r, status, &b, st);
+}
+
+static void
+redirect(struct pdp_req *r, const char *location)
+{
+    static const char body[] = "<!doctype html><title>Redirect</title>"
+                               "<p>Continue <a href=\"/ui/\">here</a>.</p>\n";
+
+    if (pdp_reply_header(r, "Location", location) != 0) {
+        pdp_reply_text(r, 500, body, 0, UI_HTML);
+        return;
+    }
+    pdp_reply_text(r, 303, body, sizeof(body) - 1, UI_HTML);
+}
+
+/* ---- who is asking ---- */
+
+static int
+chars_in(const char *s, size_t max, const char *set)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+
+    return n > 0 && n <= max && strspn(s, set) == n;
+}
+
+#define B64URL                                                                 \
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/* The signed-in approver (0), or a redirect to the login page (-1). */
+static int
+need_session(struct aui *u)
+{
+    const char *id =
+        MHD_lookup_connection_value(u->r->conn, MHD_COOKIE_KIND, "ig_session");
+
+    if (id != NULL && strlen(id) == PDP_SESSION_ID_LEN &&
+        strncmp(id, "igs_", 4) == 0 && chars_in(id + 4, ID_MAX, B64URL))
+        u->who = pdp_approver_session(u->r->srv, id, u->csrf);
+    if (u->who == NULL) {
+        redirect(u->r, "/ui/login");
+        return -1;
+    }
+    u->page.approver_id = u->who->id;
+    u->page.approver_name = u->who->name;
+    u->page.csrf = u->csrf;
+    return 0;
+}
+
+/* Signed in as an auditor (0); else replied (-1). */
+static int
+need_auditor(struct aui *u)
+{
+    if (need_session(u) != 0)
+        return -1;
+    if (pdp_approver_in_group(u->who, AUDITORS_GROUP))
+        return 0;
+    error_page(u, 403, "Not an auditor",
+               "The audit log is shown to members of the auditors group "
+               "only.");
+    return -1;
+}
+
+/* ---- query arguments ---- */
+
+static const char *
+arg(struct aui *u, const char *name)
+{
+    const char *v =
+        MHD_lookup_connection_value(u->r->conn, MHD_GET_ARGUMENT_KIND, name);
+
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* A decimal count argument: 0 when absent, -1 when malformed. */
+static int
+arg_count(struct aui *u, const char *name, int64_t *out)
+{
+    const char *v = arg(u, name);
+    char *end;
+    long long n;
+
+    *out = 0;
+    if (v == NULL)
+        return 0;
+    errno = 0;
+    n = strtoll(v, &end, 10);
+    if (errno != 0 || *end != '\0' || n < 0 || v[0] < '0' || v[0] > '9')
+        return -1;
+    *out = (int64_t)n;
+    return 0;
+}
+
+/* ---- the pages ---- */
+
+/* view.checkpoint, view.checkpoint_size and view.log_size. */
+static enum ig_status
+add_head(struct aui *u, json_t *view)
+{
+    char *note = NULL;
+    uint64_t size = 0;
+    int64_t n = 0;
+    json_t *head = NULL;
+    enum ig_status st;
+
+    if ((st = pdp_store_audit_size(u->r->srv->store, &n)) != IG_OK)
+        return st;
+    st = pdp_store_checkpoint_get(u->r->srv->store, 0, &note, &size);
+    if (st == IG_ERR_NOTFOUND)
+        st = IG_OK;
+    /* "s*" skips a NULL note. */
+    if (st == IG_OK &&
+        ((head = json_pack("{s:I, s:s*, s:I}", "log_size", (json_int_t)n,
+                           "checkpoint", note, "checkpoint_size",
+                           (json_int_t)size)) == NULL ||
+         json_object_update(view, head) != 0))
+        st = IG_ERR_NOMEM;
+    json_decref(head);
+    free(note);
+    return st;
+}
+
+static void
+events_get(struct aui *u)
+{
+    const char *type = arg(u, "type"), *intent = arg(u, "intent");
+    json_t *view = NULL, *events = NULL;
+    int64_t before, older = 0;
+    struct ig_buf b;
+    enum ig_status st;
+
+    if ((type != NULL && !chars_in(type, ID_MAX,
+                                   "abcdefghijklmnopqrstuvwxyz"
+                                   "0123456789._")) ||
+        (intent != NULL && !chars_in(intent, ID_MAX, B64URL)) ||
+        arg_count(u, "before", &before) != 0) {
+        error_page(u, 400, "Bad filter",
+                   "A type is lowercase letters, digits, dots and "
+                   "underscores; an intent id letters, digits, - and _.");
+        return;
+    }
+    st = pdp_store_audit_events(u->r->srv->store, before, IG_AUDIT_UI_PAGE,
+                                type, intent, &events, &older);
+    /* "o" steals events; "s*" skips NULL filters. */
+    if (st == IG_OK &&
+        (view = json_pack("{s:o, s:s*, s:s*}", "events", events, "type", type,
+                          "intent_id", intent)) == NULL)
+        st = IG_ERR_NOMEM;
+    if (st == IG_OK && older > 0 &&
+        json_object_set_new(view, "older", json_integer(older)) != 0)
+        st = IG_ERR_NOMEM;
+    if (st == IG_OK)
+        st = add_head(u, view);
+    if (st != IG_OK) {
+        json_decref(view);
+        error_page(u, 503, "Store unavailable",
+                   "The audit log cannot be read right now.");
+        return;
+    }
+    ig_buf_init(&b, APPR_HTML_MAX_BYTES);
+    st = appr_html_audit_events(&b, &u->page, view);
+    json_decref(view);
+    html_reply(u->r, 200, &b, st);
+}
+
+static void
+intent_get(struct aui *u, const char *id)
+{
+    json_t *events = NULL, *view;
+    struct ig_buf b;
+    enum ig_status st;
+
+    if (!chars_in(id, ID_MAX, B64URL)) {
+        error_page(u, 404, "Not found", "There is no such intent.");
+        return;
+    }
+    st = pdp_store_audit_intent_events(u->r->srv->store, id, &events);
+    if (st != IG_OK) {
+        error_page(u, st == IG_ERR_LIMIT ? 413 : 503, "Cannot show it",
+                   st == IG_ERR_LIMIT
+                       ? "This intent has too many events for a page; use "
+                         "`intentgate audit show`."
+                       : "The audit log cannot be read right now.");
+        return;
+    }
+    if (json_array_size(events) == 0) {
+        json_decref(events);
+        error_page(u, 404, "Not found",
+                   "The audit log holds no event of "
+                   "this intent.");
+        return;
+    }
+    /* "o" steals events. */
+    view = json_pack("{s:s, s:o}", "intent_id", id, "events", events);
+    ig_buf_init(&b, APPR_HTML_MAX_BYTES);
+    st = view != NULL ? appr_html_audit_intent(&b, &u->page, view)
+                      : IG_ERR_NOMEM;
+    json_decref(view);
+    html_reply(u->r, 200, &b, st);
+}
+
+/* Reply b as a download named name. */
+static void
+attachment(struct aui *u, struct ig_buf *b, const char *name)
+{
+    char disp[128];
+
+    (void)snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", name);
+    (void)pdp_reply_header(u->r, "Content-Disposition", disp);
+    pdp_reply_text(u->r, 200, b->data != NULL ? b->data : "", b->len,
+                   "application/x-ndjson");
+}
+
+static void
+export_get(struct aui *u)
+{
+    uint64_t size = 0, count = 0, want;
+    char name[64];
+    int64_t end;
+    struct ig_buf b;
+    enum ig_status st;
+
+    if (arg_count(u, "end", &end) != 0) {
+        error_page(u, 400, "Bad range", "end must be a number of events.");
+        return;
+    }
+    ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES + 2 * IG_CANON_MAX_BYTES);
+    st = pdp_store_audit_leaves(
+        u->r->srv->store, 0, end > 0 ? (uint64_t)end : UINT64_MAX,
+        IG_AUDIT_UI_EXPORT_MAX_BYTES, &b, &size, &count);
+    want = end > 0 && (uint64_t)end < size ? (uint64_t)end : size;
+    if (st == IG_OK && count < want)
+        st = IG_ERR_LIMIT;
+    if (st != IG_OK) {
+        ig_buf_release(&b);
+        error_page(u, st == IG_ERR_LIMIT ? 413 : 503, "Cannot export",
+                   st == IG_ERR_LIMIT
+                       ? "The log is too large for a download from this "
+                         "page; use `intentgate audit export`."
+                       : "The audit log cannot be read right now.");
+        return;
+    }
+    (void)snprintf(name, sizeof(name), "intentgate-audit-%llu.jsonl",
+                   (unsigned long long)count);
+    attachment(u, &b, name);
+    ig_buf_release(&b);
+}
+
+static void
+checkpoints_get(struct aui *u)
+{
+    char name[64];
+    int64_t end;
+    struct ig_buf b;
+    enum ig_status st;
+
+    if (arg_count(u, "end", &end) != 0) {
+        error_page(u, 400, "Bad range", "end must be a number of events.");
+        return;
+    }
+    ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES);
+    st = pdp_store_audit_checkpoints(u->r->srv->store, (uint64_t)end, &b);
+    if (st != IG_OK) {
+        ig_buf_release(&b);
+        error_page(u, 503, "Cannot export",
+                   "The checkpoints cannot be read right now.");
+        return;
+    }
+    (void)snprintf(name, sizeof(name), "intentgate-checkpoints-%lld.jsonl",
+                   (long long)end);
+    attachment(u, &b, name);
+    ig_buf_release(&b);
+}
+
+/* ---- routing ---- */
+
+void
+pdp_ui_audit_route(struct pdp_req *r, const char *url, const char *method)
+{
+    struct aui u;
+    int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+
+    memset(&u, 0, sizeof(u));
+    u.r = r;
+    if (need_auditor(&u) != 0)
+        goto out;
+    if (!get) {
+        error_page(&u, 405, "Method not allowed", "These pages are read-only.");
+        r->reply.allow = "GET";
+    } else if (strcmp(url, APPR_AUDIT_PATH) == 0 ||
+               strcmp(url, APPR_AUDIT_PATH "/") == 0) {
+        events_get(&u);
+    } else if (strncmp(url, INTENTS_PREFIX, strlen(INTENTS_PREFIX)) == 0) {
+        intent_get(&u, url + strlen(INTENTS_PREFIX));
+    } else if (strcmp(url, APPR_AUDIT_PATH "/export.jsonl") == 0) {
+        export_get(&u);
+    } else if (strcmp(url, APPR_AUDIT_PATH "/checkpoints.jsonl") == 0) {
+        checkpoints_get(&u);
+    } else {
+        error_page(&u, 404, "Not found", "There is no such page.");
+    }
+out:
+    sodium_memzero(u.csrf, sizeof(u.csrf));
+}

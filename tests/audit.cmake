@@ -1,0 +1,38 @@
+# tests/audit.cmake - the audit library (audit/): unit tests, the Node.js
+# interop check, libFuzzer targets and the benchmark. Included with and
+# without IG_FUZZ; each part guards itself.
+if(NOT IG_FUZZ)
+  ig_test(audit audit_tree LIBS igaudit)
+  ig_test(audit audit_note LIBS igaudit SOURCES unit/audit_util.c)
+  ig_test(audit audit_proof LIBS igaudit SOURCES unit/audit_util.c)
+  ig_test(audit audit_verify LIBS igaudit SOURCES unit/audit_util.c)
+  ig_test(audit audit_redact LIBS igaudit SOURCES unit/audit_util.c)
+
+  # A signed sample log, checked by an independent Node.js verifier.
+  add_executable(audit_sample interop/audit_sample.c)
+  target_link_libraries(audit_sample PRIVATE igaudit)
+  find_program(IG_NODE node)
+  if(IG_NODE)
+    add_test(NAME audit.interop
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/interop/interop.sh
+              $<TARGET_FILE:audit_sample> ${IG_NODE}
+              ${CMAKE_CURRENT_SOURCE_DIR}/interop/verify_checkpoint.mjs)
+  else()
+    message(STATUS "node not found: the audit.interop test is skipped")
+  endif()
+endif()
+
+if(IG_FUZZ)
+  # Signed notes, checkpoints and verifier keys; tlog-proofs and proofs.
+  # Seeds: tests/fuzz/corpus/note/ and proof/ (audit_sample --fuzz).
+  foreach(target note proof)
+    add_executable(fuzz_${target} fuzz/fuzz_${target}.c)
+    target_link_libraries(fuzz_${target} PRIVATE igaudit)
+    target_link_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)
+  endforeach()
+endif()
+
+if(IG_BENCH AND NOT IG_FUZZ)
+  add_executable(bench_audit bench/bench_audit.c)
+  target_link_libraries(bench_audit PRIVATE igaudit)
+endif()

@@ -1,0 +1,680 @@
+/*
+ * test_store_audit.c - the audit log's Merkle tree inside the PDP store:
+ * the stored nodes equal a tree built naively from the events; a job that
+ * fails (alone, or inside a batch) and a transaction whose COMMIT fails
+ * leave the frontier and the nodes as they were; a reopened store has the
+ * same root; a database from before the tree is backfilled; checkpoints
+ * are signed by count, on demand and at close, and their proofs verify; a
+ * tampered node makes the next checkpoint refused.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit_note.h"
+#include "audit_tree.h"
+#include "ig_key.h"
+#include "pdp_store_int.h"
+
+#define MAXN 300
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    struct pdp_store *s;
+    struct ig_signing_key *key;
+    uint64_t every;
+    int nev;             /* events appended so far */
+    char text[MAXN][48]; /* their texts */
+};
+
+/* ---- log capture ---- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char logged[4096];
+
+static void
+capture_log(const char *level, const char *event, json_t *fields)
+{
+    size_t used;
+
+    pthread_mutex_lock(&log_mu);
+    used = strlen(logged);
+    (void)snprintf(logged + used, sizeof(logged) - used, "%s ", event);
+    pthread_mutex_unlock(&log_mu);
+    (void)level;
+    json_decref(fields);
+}
+
+static int
+was_logged(const char *event)
+{
+    int yes;
+
+    pthread_mutex_lock(&log_mu);
+    yes = strstr(logged, event) != NULL;
+    pthread_mutex_unlock(&log_mu);
+    return yes;
+}
+
+/* ---- fixture ---- */
+
+static struct pdp_store *
+open_store(struct fixture *f)
+{
+    struct pdp_store_opts o;
+    struct pdp_store *s = NULL;
+    struct ig_err err;
+
+    memset(&o, 0, sizeof(o));
+    o.path = f->path;
+    o.synchronous_full = 0;
+    o.audit_name = "test.example/audit";
+    o.audit_key = f->key;
+    o.checkpoint_every = f->every;
+    o.log = capture_log;
+    if (pdp_store_open(&o, &s, &err) != IG_OK)
+        fail_msg("open: %s", err.msg);
+    return s;
+}
+
+static int
+setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    assert_int_equal(ig_crypto_init(), IG_OK);
+    (void)snprintf(f->dir, sizeof(f->dir), "/tmp/ig-staudit-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    (void)snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    logged[0] = '\0';
+    f->s = open_store(f);
+    *state = f;
+    return 0;
+}
+
+/* The same, with a checkpoint key and checkpoint_every = 5. */
+static int
+setup_signed(void **state)
+{
+    struct fixture *f;
+
+    setup(state);
+    f = *state;
+    pdp_store_close(f->s);
+    assert_int_equal(ig_signing_key_generate(&f->key), IG_OK);
+    f->every = 5;
+    f->s = open_store(f);
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fixture *f = *state;
+    char cmd[200];
+
+    pdp_store_close(f->s);
+    ig_signing_key_free(f->key);
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+    assert_int_equal(system(cmd), 0);
+    free(f);
+    return 0;
+}
+
+/* Append n new events as one write. */
+static void
+append(struct fixture *f, int n)
+{
+    const char *ev[MAXN];
+    int i;
+
+    assert_true(f->nev + n <= MAXN);
+    for (i = 0; i < n; i++) {
+        (void)snprintf(f->text[f->nev + i], sizeof(f->text[0]),
+                       "{\"n\":%d,\"type\":\"test.event\"}", f->nev + i);
+        ev[i] = f->text[f->nev + i];
+    }
+    assert_int_equal(pdp_store_put_events(f->s, ev, (size_t)n), IG_OK);
+    f->nev += n;
+}
+
+/* ---- the naive tree ---- */
+
+static void
+naive_root(unsigned char (*leaves)[32], uint64_t n, unsigned char out[32])
+{
+    unsigned char l[32], r[32];
+    uint64_t k = 1;
+
+    if (n == 1) {
+        memcpy(out, leaves[0], 32);
+        return;
+    }
+    while (k * 2 < n)
+        k *= 2;
+    naive_root(leaves, k, l);
+    naive_root(leaves + k, n - k, r);
+    audit_node_hash(l, r, out);
+}
+
+static void
+leaf_hashes(const struct fixture *f, unsigned char (*leaves)[32])
+{
+    int i;
+
+    for (i = 0; i < f->nev; i++)
+        audit_leaf_hash(f->text[i], strlen(f->text[i]), leaves[i]);
+}
+
+/* Every stored node is the naive hash of its leaves, and every complete
+   subtree is stored; the store's head is the naive root. */
+static void
+check_tree(struct fixture *f)
+{
+    static unsigned char leaves[MAXN][32];
+    unsigned char want[32], root[32];
+    uint64_t expected = 0, rows = 0, size = 0, level, idx;
+    sqlite3_stmt *st;
+    sqlite3 *db;
+
+    leaf_hashes(f, leaves);
+    for (level = 0; ((uint64_t)f->nev >> level) > 0; level++)
+        expected += (uint64_t)f->nev >> level;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT level, idx, hash FROM "
+                                        "audit_nodes ORDER BY level, idx",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        level = (uint64_t)sqlite3_column_int64(st, 0);
+        idx = (uint64_t)sqlite3_column_int64(st, 1);
+        assert_true(((idx + 1) << level) <= (uint64_t)f->nev);
+        naive_root(leaves + (idx << level), UINT64_C(1) << level, want);
+        assert_int_equal(sqlite3_column_bytes(st, 2), 32);
+        assert_memory_equal(sqlite3_column_blob(st, 2), want, 32);
+        rows++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    assert_int_equal(rows, expected);
+    assert_int_equal(pdp_store_audit_head(f->s, &size, root), IG_OK);
+    assert_int_equal(size, (uint64_t)f->nev);
+    if (f->nev > 0) {
+        naive_root(leaves, (uint64_t)f->nev, want);
+        assert_memory_equal(root, want, 32);
+    }
+}
+
+static int64_t
+node_count(struct fixture *f)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int64_t n = -1;
+
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM audit_nodes", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static void
+raw_exec(struct fixture *f, const char *sql)
+{
+    sqlite3 *db;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* ---- tests ---- */
+
+static void
+test_nodes_match_naive_tree(void **state)
+{
+    struct fixture *f = *state;
+    int batch;
+
+    check_tree(f); /* empty */
+    for (batch = 1; f->nev + batch <= 200; batch++) {
+        append(f, batch);
+        if (batch % 4 == 1)
+            check_tree(f);
+    }
+    append(f, 1);
+    check_tree(f);
+}
+
+static void
+test_failed_job_changes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    const char *bad[2] = {"{\"type\":\"would.be.rolled.back\"}", NULL};
+    unsigned char root0[32], root1[32];
+    uint64_t size0 = 0, size1 = 0;
+    int64_t nodes;
+
+    append(f, 7);
+    nodes = node_count(f);
+    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
+    /* The first event is appended (row, leaf, nodes), the second fails:
+       the job's savepoint rolls back and the frontier with it. */
+    assert_int_not_equal(pdp_store_put_events(f->s, bad, 2), IG_OK);
+    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(size1, size0);
+    assert_memory_equal(root1, root0, 32);
+    assert_int_equal(node_count(f), nodes);
+    append(f, 9);
+    check_tree(f);
+}
+
+/* Jobs that the writer takes as one batch: a slow one first, so the rest
+   queue up behind it. */
+struct events_job {
+    const char *ev[3];
+    size_t n;
+    atomic_int *done;
+    enum ig_status st;
+};
+
+static enum ig_status
+run_events(struct pdp_store *s, struct pdp_job *j)
+{
+    const struct events_job *e = j->rec;
+
+    return pdp_store_append_events(s, e->ev, e->n);
+}
+
+static enum ig_status
+run_slow(struct pdp_store *s, struct pdp_job *j)
+{
+    struct timespec ts = {0, 200000000L};
+
+    (void)s;
+    (void)j;
+    (void)nanosleep(&ts, NULL);
+    return IG_OK;
+}
+
+static void
+events_done(void *ctx, enum ig_status st)
+{
+    struct events_job *e = ctx;
+
+    e->st = st;
+    atomic_fetch_add(e->done, 1);
+}
+
+static void
+submit_events(struct pdp_store *s, struct events_job *e, atomic_int *done)
+{
+    struct pdp_job *j = calloc(1, sizeof(*j));
+
+    assert_non_null(j);
+    j->run = run_events;
+    j->rec = e;
+    j->async = 1;
+    j->done_fn = events_done;
+    j->done_ctx = e;
+    e->done = done;
+    assert_int_equal(pdp_store_submit(s, j), IG_OK);
+}
+
+static void
+test_failed_job_in_a_batch(void **state)
+{
+    struct fixture *f = *state;
+    struct events_job a, b, c;
+    struct pdp_job *slow = calloc(1, sizeof(*slow));
+    atomic_int done = 0;
+    int i;
+
+    append(f, 3);
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    memset(&c, 0, sizeof(c));
+    for (i = 0; i < 3; i++)
+        (void)snprintf(f->text[f->nev + i], sizeof(f->text[0]),
+                       "{\"batch\":%d}", i);
+    a.ev[0] = f->text[f->nev];
+    a.ev[1] = f->text[f->nev + 1];
+    a.n = 2;
+    b.ev[0] = "{\"batch\":\"failing\"}";
+    b.ev[1] = NULL; /* fails after the first event is appended */
+    b.n = 2;
+    c.ev[0] = f->text[f->nev + 2];
+    c.n = 1;
+    assert_non_null(slow);
+    slow->run = run_slow;
+    slow->async = 1;
+    assert_int_equal(pdp_store_submit(f->s, slow), IG_OK);
+    submit_events(f->s, &a, &done);
+    submit_events(f->s, &b, &done);
+    submit_events(f->s, &c, &done);
+    while (atomic_load(&done) < 3) {
+        struct timespec ts = {0, 5000000L};
+        (void)nanosleep(&ts, NULL);
+    }
+    assert_int_equal(a.st, IG_OK);
+    assert_int_not_equal(b.st, IG_OK);
+    assert_int_equal(c.st, IG_OK);
+    f->nev += 3; /* a's two and c's one, in that order */
+    check_tree(f);
+}
+
+/* Appends an event, then leaves a deferred foreign key violation: the
+   job succeeds, the transaction's COMMIT fails. */
+static enum ig_status
+run_commit_breaker(struct pdp_store *s, struct pdp_job *j)
+{
+    const char *ev[1] = {"{\"type\":\"never.committed\"}"};
+
+    (void)j;
+    if (sqlite3_exec(s->wdb,
+                     "PRAGMA defer_foreign_keys = ON; INSERT INTO decisions "
+                     "(intent_seq, decision_id, decision, reasons, message, "
+                     "policy_revision, decided_at) VALUES (999999, 'd', "
+                     "'ALLOW', '[]', '', 'r', 0)",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return IG_ERR_IO;
+    return pdp_store_append_events(s, ev, 1);
+}
+
+static void
+test_commit_failure_restores_frontier(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char root0[32], root1[32];
+    uint64_t size0 = 0, size1 = 0;
+    int64_t nodes;
+
+    append(f, 6);
+    nodes = node_count(f);
+    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
+    assert_int_equal(pdp_store_run(f->s, run_commit_breaker, NULL, NULL),
+                     IG_ERR_IO);
+    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(size1, size0);
+    assert_memory_equal(root1, root0, 32);
+    assert_int_equal(node_count(f), nodes);
+    append(f, 5);
+    check_tree(f);
+}
+
+static void
+test_reopen_rebuilds_the_root(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char root0[32], root1[32];
+    uint64_t size0 = 0, size1 = 0;
+
+    append(f, 45);
+    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
+    pdp_store_close(f->s);
+    f->s = open_store(f);
+    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(size1, size0);
+    assert_memory_equal(root1, root0, 32);
+    assert_false(was_logged("audit.backfilled"));
+    append(f, 20);
+    check_tree(f);
+}
+
+static void
+test_backfill_of_an_older_database(void **state)
+{
+    struct fixture *f = *state;
+
+    append(f, 37);
+    pdp_store_close(f->s);
+    f->s = NULL;
+    /* What a database from before migration 3 looks like. */
+    raw_exec(f, "DROP TABLE audit_nodes; DROP TABLE checkpoints; "
+                "PRAGMA user_version = 2");
+    f->s = open_store(f);
+    assert_true(was_logged("audit.backfilled"));
+    check_tree(f);
+    append(f, 4);
+    check_tree(f);
+    /* Once: a second open has nothing to do. */
+    logged[0] = '\0';
+    pdp_store_close(f->s);
+    f->s = open_store(f);
+    assert_false(was_logged("audit.backfilled"));
+    check_tree(f);
+}
+
+static void
+test_truncated_log_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct pdp_store_opts o;
+    struct pdp_store *s = NULL;
+    struct ig_err err;
+
+    append(f, 4);
+    pdp_store_close(f->s);
+    f->s = NULL;
+    raw_exec(f, "DROP TRIGGER audit_events_no_delete; "
+                "DELETE FROM audit_events WHERE seq = 4");
+    memset(&o, 0, sizeof(o));
+    o.path = f->path;
+    assert_int_equal(pdp_store_open(&o, &s, &err), IG_ERR_IO);
+    assert_non_null(strstr(err.msg, "truncated"));
+    assert_null(s);
+}
+
+static void
+test_new_tables_are_immutable(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const sql[] = {
+        "UPDATE audit_nodes SET hash = x'00'", "DELETE FROM audit_nodes",
+        "UPDATE checkpoints SET note = ''", "DELETE FROM checkpoints"};
+    sqlite3 *db;
+    size_t i;
+
+    append(f, 3);
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_busy_timeout(db, 5000), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO checkpoints VALUES (1, 'x', 0)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+        assert_int_not_equal(sqlite3_exec(db, sql[i], NULL, NULL, NULL),
+                             SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* ---- checkpoints ---- */
+
+static void
+open_latest(struct fixture *f, struct audit_checkpoint *cp, char **note_out)
+{
+    struct audit_verifier v;
+    struct ig_public_key pub;
+    struct ig_err err;
+    uint64_t size = 0;
+    char *note = NULL;
+
+    ig_signing_key_public(f->key, &pub);
+    memset(&v, 0, sizeof(v));
+    (void)snprintf(v.name, sizeof(v.name), "test.example/audit");
+    memcpy(v.pk, pub.pk, 32);
+    v.key_id = audit_key_id(v.name, v.pk);
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
+    if (audit_checkpoint_open(note, strlen(note), &v, cp, &err) != IG_OK)
+        fail_msg("checkpoint: %s", err.msg);
+    assert_int_equal(cp->size, size);
+    *note_out = note;
+}
+
+static void
+test_checkpoints_and_proofs(void **state)
+{
+    struct fixture *f = *state;
+    static unsigned char leaves[MAXN][32];
+    unsigned char proof[AUDIT_CPROOF_MAX][32], root[32], old_root[32];
+    struct audit_checkpoint cp;
+    uint64_t size = 0, got = 0, i;
+    char *note = NULL;
+    size_t n = 0;
+
+    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_ERR_EXISTS);
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size),
+                     IG_ERR_NOTFOUND);
+    for (i = 0; i < 12; i++)
+        append(f, 1); /* every = 5: checkpoints at 5 and 10 */
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 5, &note, &size), IG_OK);
+    free(note);
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 10, &note, &size), IG_OK);
+    free(note);
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 7, &note, &size),
+                     IG_ERR_NOTFOUND);
+    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_OK);
+    assert_int_equal(size, 12);
+    open_latest(f, &cp, &note);
+    free(note);
+    leaf_hashes(f, leaves);
+    naive_root(leaves, 12, root);
+    assert_memory_equal(cp.root, root, 32);
+    /* Every leaf's inclusion proof verifies against the signed root. */
+    for (i = 0; i < 12; i++) {
+        assert_int_equal(
+            pdp_store_audit_inclusion(f->s, i, 0, proof, &n, &note, &got),
+            IG_OK);
+        free(note);
+        assert_int_equal(got, 12);
+        assert_int_equal(audit_verify_inclusion(
+                             leaves[i], i, 12,
+                             (const unsigned char(*)[32])proof, n, cp.root),
+                         IG_OK);
+    }
+    assert_int_equal(
+        pdp_store_audit_inclusion(f->s, 12, 0, proof, &n, &note, &got),
+        IG_ERR_INVALID);
+    assert_int_equal(
+        pdp_store_audit_inclusion(f->s, 1, 11, proof, &n, &note, &got),
+        IG_ERR_NOTFOUND);
+    /* 5 -> 12 is consistent. */
+    naive_root(leaves, 5, old_root);
+    assert_int_equal(pdp_store_audit_consistency(f->s, 5, 12, proof, &n),
+                     IG_OK);
+    assert_int_equal(audit_verify_consistency(5, 12, old_root, cp.root,
+                                              (const unsigned char(*)[32])proof,
+                                              n),
+                     IG_OK);
+    assert_int_equal(pdp_store_audit_consistency(f->s, 5, 11, proof, &n),
+                     IG_ERR_NOTFOUND);
+    assert_int_equal(pdp_store_audit_consistency(f->s, 10, 5, proof, &n),
+                     IG_ERR_INVALID);
+    /* One more leaf: signed at close. */
+    append(f, 1);
+    pdp_store_close(f->s);
+    f->s = open_store(f);
+    open_latest(f, &cp, &note);
+    free(note);
+    assert_int_equal(cp.size, 13);
+    assert_true(was_logged("audit.checkpoint_signed"));
+}
+
+static void
+test_leaves_pages(void **state)
+{
+    struct fixture *f = *state;
+    struct ig_buf b;
+    uint64_t size = 0, count = 0;
+
+    append(f, 10);
+    ig_buf_init(&b, 1 << 20);
+    assert_int_equal(
+        pdp_store_audit_leaves(f->s, 3, 6, 1 << 20, &b, &size, &count), IG_OK);
+    assert_int_equal(size, 10);
+    assert_int_equal(count, 3);
+    assert_string_equal(b.data, "{\"n\":3,\"type\":\"test.event\"}\n"
+                                "{\"n\":4,\"type\":\"test.event\"}\n"
+                                "{\"n\":5,\"type\":\"test.event\"}\n");
+    ig_buf_reset(&b);
+    /* Clamped to the log; a byte budget stops early but sends one. */
+    assert_int_equal(pdp_store_audit_leaves(f->s, 8, 50, 10, &b, &size, &count),
+                     IG_OK);
+    assert_int_equal(count, 1);
+    ig_buf_reset(&b);
+    assert_int_equal(
+        pdp_store_audit_leaves(f->s, 10, 20, 1 << 20, &b, &size, &count),
+        IG_OK);
+    assert_int_equal(count, 0);
+    ig_buf_release(&b);
+}
+
+static void
+test_tampered_node_refuses_checkpoint(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t size = 0;
+    char *note = NULL;
+
+    append(f, 5); /* checkpoint at 5 */
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 5, &note, &size), IG_OK);
+    free(note);
+    pdp_store_close(f->s);
+    f->s = NULL;
+    raw_exec(f, "DROP TRIGGER audit_nodes_no_update; UPDATE audit_nodes SET "
+                "hash = zeroblob(32) WHERE level = 2 AND idx = 0");
+    f->s = open_store(f);
+    assert_true(was_logged("audit.tree_mismatch"));
+    append(f, 3);
+    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_ERR_CRYPTO);
+    assert_true(was_logged("audit.checkpoint_refused"));
+    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
+    free(note);
+    assert_int_equal(size, 5);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_nodes_match_naive_tree, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failed_job_changes_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failed_job_in_a_batch, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_commit_failure_restores_frontier,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_rebuilds_the_root, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_backfill_of_an_older_database,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncated_log_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_new_tables_are_immutable, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_leaves_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoints_and_proofs,
+                                        setup_signed, teardown),
+        cmocka_unit_test_setup_teardown(test_tampered_node_refuses_checkpoint,
+                                        setup_signed, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
