@@ -146,6 +146,27 @@ append(struct fixture *f, int n)
     f->nev += n;
 }
 
+/* The checkpoint of size want, once the writer has signed it (the job is
+   queued after the write that crossed checkpoint_every): up to 5 s. */
+static enum ig_status
+wait_checkpoint(struct fixture *f, uint64_t want)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    uint64_t size = 0;
+    char *note = NULL;
+    enum ig_status st = IG_ERR_NOTFOUND;
+    int i;
+
+    for (i = 0; i < 500 && st == IG_ERR_NOTFOUND; i++) {
+        st = pdp_store_checkpoint_get(f->s, want, &note, &size);
+        free(note);
+        note = NULL;
+        if (st == IG_ERR_NOTFOUND)
+            (void)nanosleep(&ts, NULL);
+    }
+    return st;
+}
+
 /* ---- the naive tree ---- */
 
 static void
@@ -544,10 +565,8 @@ test_checkpoints_and_proofs(void **state)
                      IG_ERR_NOTFOUND);
     for (i = 0; i < 12; i++)
         append(f, 1); /* every = 5: checkpoints at 5 and 10 */
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 5, &note, &size), IG_OK);
-    free(note);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 10, &note, &size), IG_OK);
-    free(note);
+    assert_int_equal(wait_checkpoint(f, 5), IG_OK);
+    assert_int_equal(wait_checkpoint(f, 10), IG_OK);
     assert_int_equal(pdp_store_checkpoint_get(f->s, 7, &note, &size),
                      IG_ERR_NOTFOUND);
     assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_OK);
@@ -634,8 +653,7 @@ test_tampered_node_refuses_checkpoint(void **state)
     char *note = NULL;
 
     append(f, 5); /* checkpoint at 5 */
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 5, &note, &size), IG_OK);
-    free(note);
+    assert_int_equal(wait_checkpoint(f, 5), IG_OK);
     pdp_store_close(f->s);
     f->s = NULL;
     raw_exec(f, "DROP TRIGGER audit_nodes_no_update; UPDATE audit_nodes SET "
