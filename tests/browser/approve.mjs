@@ -154,9 +154,12 @@ async function text(page, sel) {
 }
 
 // Case 1: approve a refund of 500; the agent's long-poll wakes up ALLOWED.
+let approvedIntent = null; // for the audit case
+
 async function caseApprove(page) {
   const ans = await refund('ord_9', 500);
   const id = ans.approval.id;
+  approvedIntent = ans.intent_id;
   await signIn(page);
   await shot(page, '02-list');
   await openFromList(page, id);
@@ -247,6 +250,26 @@ async function caseStale(page) {
   await shot(page, '06-refused');
 }
 
+// Case 4: the auditor's read-only view (the dev approver is in
+// "auditors"): the approved refund's events are in the log, its timeline
+// shows the vote and the grant, and the export links are there.
+async function caseAudit(page, intentId) {
+  const res = await page.goto(`${BASE}/ui/audit`);
+  check('audit page loads', res && res.status() === 200, res && res.status());
+  check('events are listed', (await page.locator('#events li.event').count()) > 0);
+  check('export link', (await page.locator('a#export').count()) === 1);
+  check('checkpoint section',
+    (await page.locator('#checkpoint').count()) + (await page.locator('#no-checkpoint').count()) === 1);
+  await shot(page, '07-audit');
+  await page.goto(`${BASE}/ui/audit/intents/${intentId}`);
+  const tl = (await text(page, '#timeline')) ?? '';
+  for (const t of ['intent.received', 'intent.decided', 'approval.voted', 'approval.resolved']) {
+    check(`timeline shows ${t}`, tl.includes(t), tl.slice(0, 200));
+  }
+  check('no script element on the audit pages', (await page.locator('script').count()) === 0);
+  await shot(page, '08-audit-timeline');
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -266,6 +289,7 @@ async function main() {
       ['approve', () => caseApprove(page)],
       ['script in params', () => caseScript(page, dialogs)],
       ['stale page', () => caseStale(page)],
+      ['audit view', () => caseAudit(page, approvedIntent)],
     ]) {
       try {
         await run();
