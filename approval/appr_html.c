@@ -421,7 +421,11 @@ appr_w_begin(struct appr_w *w, const struct appr_page *p, const char *title)
         appr_w_raw(w, "\">");
         appr_w_esc(w, p->approver_name != NULL ? p->approver_name
                                                : p->approver_id);
-        appr_w_raw(w, "</span>\n<form class=\"logout\" method=\"post\" "
+        appr_w_raw(w, "</span>\n");
+        if (p->auditor)
+            appr_w_raw(w, "<a class=\"nav\" id=\"nav-audit\" "
+                          "href=\"/ui/audit\">Audit log</a>\n");
+        appr_w_raw(w, "<form class=\"logout\" method=\"post\" "
                       "action=\"/ui/logout\">"
                       "<input type=\"hidden\" name=\"csrf\" value=\"");
         appr_w_esc(w, p->csrf);

@@ -60,6 +60,7 @@ struct appr_page {
     const char *approver_id;
     const char *approver_name; /* NULL: the id is shown */
     const char *csrf;          /* the session's token, for POST forms */
+    int auditor;               /* 1: link the audit pages in the header */
 };
 
 /*

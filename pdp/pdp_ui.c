@@ -152,6 +152,7 @@ session_of(struct ui *u)
     u->page.approver_id = u->who->id;
     u->page.approver_name = u->who->name;
     u->page.csrf = u->csrf;
+    u->page.auditor = pdp_approver_in_group(u->who, "auditors");
     return 1;
 }
 

@@ -115,6 +115,7 @@ need_session(struct aui *u)
     u->page.approver_id = u->who->id;
     u->page.approver_name = u->who->name;
     u->page.csrf = u->csrf;
+    u->page.auditor = 1;
     return 0;
 }
 

@@ -254,6 +254,9 @@ async function caseStale(page) {
 // "auditors"): the approved refund's events are in the log, its timeline
 // shows the vote and the grant, and the export links are there.
 async function caseAudit(page, intentId) {
+  await page.goto(`${BASE}/ui/approvals`);
+  const nav = page.locator('a#nav-audit');
+  check('auditors get an "Audit log" link', (await nav.count()) === 1);
   const res = await page.goto(`${BASE}/ui/audit`);
   check('audit page loads', res && res.status() === 200, res && res.status());
   check('events are listed', (await page.locator('#events li.event').count()) > 0);

@@ -17,7 +17,7 @@
 #define XSS_TEXT "&lt;script&gt;alert(1)&lt;/script&gt;"
 
 static const struct appr_page alice = {"alice", "Alice <Admin>",
-                                       "csrfTOKEN_abc-123"};
+                                       "csrfTOKEN_abc-123", 0};
 
 static json_t *
 load(const char *text)
