@@ -22,9 +22,11 @@ int cli_approver(int argc, char **argv);
 int cli_audit(int argc, char **argv);
 int cli_canon(int argc, char **argv);
 int cli_hash(int argc, char **argv);
+int cli_hook(int argc, char **argv);
 int cli_keygen(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_submit(int argc, char **argv);
 
 /*
  * Print "intentgate CMD: message" and a newline on stderr. The message must

@@ -18,9 +18,11 @@ static const struct command commands[] = {
     {"audit", cli_audit, "verify, show, export and prove the audit log"},
     {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
+    {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
     {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
+    {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -112,4 +112,11 @@
 #define IG_AUDIT_UI_SCAN_MAX 200000
 #define IG_AUDIT_UI_EXPORT_MAX_BYTES (64 * 1024 * 1024)
 
+/* ---- Agent side: `intentgate hook claude-code` (cli/cli_hook*.c) ---- */
+
+/* Largest hook mapping file, in bytes. */
+#define IG_HOOK_MAPPINGS_MAX (256 * 1024)
+/* Longest an escalation may be waited for (escalate_wait), seconds. */
+#define IG_HOOK_WAIT_MAX 3600
+
 #endif

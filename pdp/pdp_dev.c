@@ -128,36 +128,37 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
 
     if ((st = optional_config(dir, t, &x, err)) != IG_OK)
         return st;
-    n = snprintf(text, sizeof(text),
-                 "# intentgate PDP configuration written by `intentgate "
-                 "serve --dev`.\n"
-                 "# Tokens are in dev.env; this file holds only their "
-                 "SHA-256.\n"
-                 "listen = %s\n"
-                 "database = intentgate.db\n"
-                 "signing_key = keys/signing.key\n"
-                 "policy_dir = policies\n"
-                 "issuer = intentgate-dev\n"
-                 "intent_ttl = 60\n"
-                 "grant_ttl = 30\n"
-                 "%s"
-                 "\n[policy]\nquota_per_minute = 6000\n"
-                 "\n[agent " PDP_DEV_AGENT "]\ntenant = dev\n"
-                 "token_sha256 = %s\n"
-                 "\n[executor " PDP_DEV_EXECUTOR "]\n"
-                 "actions = payments., shell., http., git., db., file., mcp.\n"
-                 "token_sha256 = %s\n"
-                 "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n"
-                 "\n[auditor " PDP_DEV_AUDITOR "]\ntoken_sha256 = %s\n"
-                 "\n[approver " PDP_DEV_APPROVER "]\n"
-                 "name = Dev Approver\ngroups = finance, dba, auditors\n"
-                 "password_hash = %s\nslack_user = " PDP_DEV_SLACK_USER "\n"
-                 "\n[audit]\nname = " PDP_DEV_AUDIT_NAME "\n"
-                 "key = keys/audit.key\nhmac_key = keys/audit-hmac.key\n"
-                 "redact = /card_number\n"
-                 "%s",
-                 listen, x.top, t->agent_hash, t->executor_hash, t->admin_hash,
-                 t->auditor_hash, t->approver_hash, x.slack);
+    n = snprintf(
+        text, sizeof(text),
+        "# intentgate PDP configuration written by `intentgate "
+        "serve --dev`.\n"
+        "# Tokens are in dev.env; this file holds only their "
+        "SHA-256.\n"
+        "listen = %s\n"
+        "database = intentgate.db\n"
+        "signing_key = keys/signing.key\n"
+        "policy_dir = policies\n"
+        "issuer = intentgate-dev\n"
+        "intent_ttl = 60\n"
+        "grant_ttl = 30\n"
+        "%s"
+        "\n[policy]\nquota_per_minute = 6000\n"
+        "\n[agent " PDP_DEV_AGENT "]\ntenant = dev\n"
+        "token_sha256 = %s\n"
+        "\n[executor " PDP_DEV_EXECUTOR "]\n"
+        "actions = payments., shell., http., git., db., file., mcp.\n"
+        "token_sha256 = %s\n"
+        "\n[admin " PDP_DEV_ADMIN "]\ntoken_sha256 = %s\n"
+        "\n[auditor " PDP_DEV_AUDITOR "]\ntoken_sha256 = %s\n"
+        "\n[approver " PDP_DEV_APPROVER "]\n"
+        "name = Dev Approver\ngroups = finance, dba, security, auditors\n"
+        "password_hash = %s\nslack_user = " PDP_DEV_SLACK_USER "\n"
+        "\n[audit]\nname = " PDP_DEV_AUDIT_NAME "\n"
+        "key = keys/audit.key\nhmac_key = keys/audit-hmac.key\n"
+        "redact = /card_number\n"
+        "%s",
+        listen, x.top, t->agent_hash, t->executor_hash, t->admin_hash,
+        t->auditor_hash, t->approver_hash, x.slack);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "listen address too long");
     if ((st = join(path, dir, "intentgate.conf", err)) != IG_OK)

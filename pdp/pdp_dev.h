@@ -26,7 +26,7 @@ extern const struct ig_embedded_file pdp_example_policies[];
 #define PDP_DEV_ADMIN "dev-admin"
 #define PDP_DEV_AUDITOR "dev-auditor"
 #define PDP_DEV_AUDIT_NAME "intentgate.local/audit"
-#define PDP_DEV_APPROVER "dev-approver" /* groups finance, dba, auditors */
+#define PDP_DEV_APPROVER "dev-approver" /* finance, dba, security, auditors */
 #define PDP_DEV_SLACK_USER "UDEVAPPROVER"
 
 /*

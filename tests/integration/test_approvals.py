@@ -161,8 +161,9 @@ class Approvals(unittest.TestCase):
         self.assertEqual(self.state(body["intent_id"])["state"], "ALLOWED")
 
     def test_wrong_group(self):
-        body = self.escalate("http.request", "https://example.org/x",
-                             {"method": "GET"})
+        # A tag push escalates to "release"; neither approver is in it.
+        body = self.escalate("git.push", "app",
+                             {"refs": ["refs/tags/v1.2.3"]})
         self.refused(self.vote(self.dev, body), 403, "NOT_ELIGIBLE")
 
     def test_self_approval(self):

@@ -343,11 +343,9 @@ class Clicks(SlackServer):
         self.assertIn("slack.vote_refused", self.srv.log())
 
     def test_wrong_group_is_not_eligible(self):
-        # An unlisted host escalates to security; the dev approver is in
-        # finance and dba only.
-        body, _, value = self.escalate("http.request",
-                                       "https://example.org/data",
-                                       {"method": "GET"})
+        # A tag push escalates to "release"; the dev approver is not in it.
+        body, _, value = self.escalate("git.push", "app",
+                                       {"refs": ["refs/tags/v1.2.3"]})
         self.assertRefused(self.click(APPROVER, "approve", value),
                            "NOT_ELIGIBLE")
         self.assertEqual(self.state(body["intent_id"])["state"],

@@ -1,0 +1,28 @@
+-- mcp.lua - mcp.SERVER.TOOL: MCP tool calls (Claude Code's mcp__SERVER__TOOL
+-- through `intentgate hook claude-code`; the hook lowercases the names).
+--
+--   action on READ_ONLY                       -> ALLOW
+--   any other mcp.* action                    -> ESCALATE to "security"
+--                                                (MCP_TOOL_NOT_ALLOWLISTED);
+--                                                ALLOW once approved
+-- READ_ONLY starts empty: an MCP tool can do anything its server can, and
+-- only its operator knows which are read-only. Add exact actions, e.g.
+--   ["mcp.github.get_issue"] = true,
+--   ["mcp.filesystem.read_file"] = true,
+
+local READ_ONLY = {
+}
+
+return function(intent)
+  if not starts_with(intent.action, "mcp.") then
+    return nil
+  end
+  if READ_ONLY[intent.action] then
+    return ALLOW
+  end
+  if approved(intent, "security") then
+    return ALLOW
+  end
+  return ESCALATE{approvers = {"security"},
+                  reason = "MCP_TOOL_NOT_ALLOWLISTED"}
+end
