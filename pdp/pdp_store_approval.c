@@ -14,34 +14,6 @@
 
 #include "ig_json.h"
 
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s == NULL)
-        (void)sqlite3_bind_null(st, i);
-    else
-        (void)sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-}
-
-static const char *
-col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *p = sqlite3_column_text(st, i);
-
-    return p != NULL ? (const char *)p : "";
-}
-
-static json_t *
-col_json(sqlite3_stmt *st, int i)
-{
-    const char *p = col_text(st, i);
-    json_t *v = NULL;
-
-    if (ig_json_parse(p, strlen(p), &v, NULL) != IG_OK)
-        return NULL;
-    return v;
-}
-
 /* Prepare sql on db into *st: SQLITE_OK or SQLITE_ERROR. */
 static int
 run(sqlite3 *db, const char *sql, sqlite3_stmt **st)
@@ -76,7 +48,7 @@ approval_seq(sqlite3 *db, const char *intent_id)
             "i.seq = a.intent_seq WHERE i.intent_id = ?1",
             &st) != SQLITE_OK)
         return -1;
-    bind_text(st, 1, intent_id);
+    pdp_sql_bind_text(st, 1, intent_id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         seq = sqlite3_column_int64(st, 0);
@@ -97,7 +69,7 @@ exists(sqlite3 *db, const char *sql, sqlite3_int64 seq, const char *text)
         return -1;
     (void)sqlite3_bind_int64(st, 1, seq);
     if (text != NULL)
-        bind_text(st, 2, text);
+        pdp_sql_bind_text(st, 2, text);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -115,12 +87,12 @@ insert_vote(sqlite3 *db, sqlite3_int64 seq, const struct pdp_vote_rec *r)
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->approver);
-    bind_text(st, 3, r->vote);
-    bind_text(st, 4, r->comment != NULL ? r->comment : "");
-    bind_text(st, 5, r->channel);
-    bind_text(st, 6, r->groups);
-    bind_text(st, 7, r->intent_hash);
+    pdp_sql_bind_text(st, 2, r->approver);
+    pdp_sql_bind_text(st, 3, r->vote);
+    pdp_sql_bind_text(st, 4, r->comment != NULL ? r->comment : "");
+    pdp_sql_bind_text(st, 5, r->channel);
+    pdp_sql_bind_text(st, 6, r->groups);
+    pdp_sql_bind_text(st, 7, r->intent_hash);
     (void)sqlite3_bind_int64(st, 8, r->at);
     return step_done(st);
 }
@@ -136,7 +108,7 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
         SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->result);
+    pdp_sql_bind_text(st, 2, r->result);
     (void)sqlite3_bind_int64(st, 3, r->at);
     if ((rc = step_done(st)) != IG_OK)
         return rc;
@@ -149,11 +121,11 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->decision_id);
-    bind_text(st, 3, r->decision);
-    bind_text(st, 4, r->reasons);
-    bind_text(st, 5, r->message);
-    bind_text(st, 6, r->policy_revision);
+    pdp_sql_bind_text(st, 2, r->decision_id);
+    pdp_sql_bind_text(st, 3, r->decision);
+    pdp_sql_bind_text(st, 4, r->reasons);
+    pdp_sql_bind_text(st, 5, r->message);
+    pdp_sql_bind_text(st, 6, r->policy_revision);
     (void)sqlite3_bind_int64(st, 7, r->at);
     if (step_done(st) != IG_OK)
         return IG_ERR_IO;
@@ -163,12 +135,12 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->grant_jti);
-    bind_text(st, 3, r->decision_id);
-    bind_text(st, 4, r->grant_aud);
+    pdp_sql_bind_text(st, 2, r->grant_jti);
+    pdp_sql_bind_text(st, 3, r->decision_id);
+    pdp_sql_bind_text(st, 4, r->grant_aud);
     (void)sqlite3_bind_int64(st, 5, r->at);
     (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
-    bind_text(st, 7, r->grant_token);
+    pdp_sql_bind_text(st, 7, r->grant_token);
     return step_done(st) == IG_OK ? IG_OK : IG_ERR_IO;
 }
 
@@ -239,10 +211,11 @@ vote_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed groups. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:s, s:I}", "approver",
-                     col_text(st, 0), "vote", col_text(st, 1), "comment",
-                     col_text(st, 2), "channel", col_text(st, 3), "groups",
-                     col_json(st, 4), "intent_hash", col_text(st, 5),
-                     "voted_at", (json_int_t)sqlite3_column_int64(st, 6));
+                     pdp_sql_text(st, 0), "vote", pdp_sql_text(st, 1),
+                     "comment", pdp_sql_text(st, 2), "channel",
+                     pdp_sql_text(st, 3), "groups", pdp_sql_json(st, 4),
+                     "intent_hash", pdp_sql_text(st, 5), "voted_at",
+                     (json_int_t)sqlite3_column_int64(st, 6));
 }
 
 enum ig_status
@@ -284,8 +257,8 @@ pdp_store_read_votes(struct pdp_rconn *c, sqlite3_int64 seq, json_t *approval)
     if (step == SQLITE_ROW)
         (void)json_object_set_new(
             approval, "resolution",
-            json_pack("{s:s, s:I}", "result", col_text(st, 0), "resolved_at",
-                      (json_int_t)sqlite3_column_int64(st, 1)));
+            json_pack("{s:s, s:I}", "result", pdp_sql_text(st, 0),
+                      "resolved_at", (json_int_t)sqlite3_column_int64(st, 1)));
     sqlite3_finalize(st);
     return step == SQLITE_ROW || step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }
@@ -319,8 +292,8 @@ pdp_store_open_approvals(struct pdp_store *s, int64_t expired_before,
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         /* "o" steals the requirements. */
         v = json_pack("{s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                      col_text(st, 0), "approval_id", col_text(st, 1),
-                      "requirements", col_json(st, 2), "created_at",
+                      pdp_sql_text(st, 0), "approval_id", pdp_sql_text(st, 1),
+                      "requirements", pdp_sql_json(st, 2), "created_at",
                       (json_int_t)sqlite3_column_int64(st, 3), "expires_at",
                       (json_int_t)sqlite3_column_int64(st, 4));
         /* json_array_append_new steals v. */
@@ -356,10 +329,10 @@ pdp_store_approval_intent(struct pdp_store *s, const char *approval_id,
             "SELECT i.intent_id FROM approvals a JOIN intents i ON "
             "i.seq = a.intent_seq WHERE a.approval_id = ?1",
             &st) == SQLITE_OK) {
-        bind_text(st, 1, approval_id);
+        pdp_sql_bind_text(st, 1, approval_id);
         step = sqlite3_step(st);
         if (step == SQLITE_ROW) {
-            *intent_id = strdup(col_text(st, 0));
+            *intent_id = strdup(pdp_sql_text(st, 0));
             rc = *intent_id != NULL ? IG_OK : IG_ERR_NOMEM;
         } else if (step == SQLITE_DONE) {
             rc = IG_ERR_NOTFOUND;

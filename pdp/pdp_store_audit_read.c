@@ -21,27 +21,6 @@ rfetch(void *ctx, unsigned level, uint64_t index,
     return pdp_audit_fetch_node(c->st[R_NODE], level, index, out);
 }
 
-/* A read connection inside a read transaction, or NULL. */
-static struct pdp_rconn *
-read_begin(struct pdp_store *s)
-{
-    struct pdp_rconn *c = pdp_rconn_get(s);
-
-    if (c != NULL &&
-        sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        pdp_rconn_put(s, c);
-        return NULL;
-    }
-    return c;
-}
-
-static void
-read_end(struct pdp_store *s, struct pdp_rconn *c)
-{
-    (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-    pdp_rconn_put(s, c);
-}
-
 /* The checkpoint of tree size `size` (0: the latest). note may be NULL
    when only its existence matters. */
 static enum ig_status
@@ -74,14 +53,14 @@ enum ig_status
 pdp_store_checkpoint_get(struct pdp_store *s, uint64_t size, char **note,
                          uint64_t *out_size)
 {
-    struct pdp_rconn *c = read_begin(s);
+    struct pdp_rconn *c = pdp_read_begin(s);
     enum ig_status rc;
 
     *note = NULL;
     if (c == NULL)
         return IG_ERR_IO;
     rc = read_checkpoint(c, size, note, out_size);
-    read_end(s, c);
+    pdp_read_end(s, c);
     return rc;
 }
 
@@ -139,7 +118,7 @@ pdp_store_audit_leaves(struct pdp_store *s, uint64_t start, uint64_t end,
                        size_t max_bytes, struct ig_buf *out,
                        uint64_t *tree_size, uint64_t *count)
 {
-    struct pdp_rconn *c = read_begin(s);
+    struct pdp_rconn *c = pdp_read_begin(s);
     enum ig_status rc;
 
     *count = 0;
@@ -150,7 +129,7 @@ pdp_store_audit_leaves(struct pdp_store *s, uint64_t start, uint64_t end,
         end = *tree_size;
     if (rc == IG_OK && start < end)
         rc = read_leaves(c, start, end, max_bytes, out, count);
-    read_end(s, c);
+    pdp_read_end(s, c);
     return rc;
 }
 
@@ -159,7 +138,7 @@ pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
                           unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
                           char **note, uint64_t *out_size)
 {
-    struct pdp_rconn *c = read_begin(s);
+    struct pdp_rconn *c = pdp_read_begin(s);
     enum ig_status rc;
 
     *note = NULL;
@@ -172,7 +151,7 @@ pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
     if (rc == IG_OK &&
         audit_inclusion_proof(index, *out_size, rfetch, c, proof, n) != IG_OK)
         rc = IG_ERR_IO;
-    read_end(s, c);
+    pdp_read_end(s, c);
     if (rc != IG_OK) {
         free(*note);
         *note = NULL;
@@ -192,7 +171,7 @@ pdp_store_audit_consistency(struct pdp_store *s, uint64_t old_size,
     *n = 0;
     if (old_size == 0 || old_size > new_size)
         return IG_ERR_INVALID;
-    if ((c = read_begin(s)) == NULL)
+    if ((c = pdp_read_begin(s)) == NULL)
         return IG_ERR_IO;
     rc = read_checkpoint(c, old_size, NULL, &got);
     if (rc == IG_OK)
@@ -200,6 +179,6 @@ pdp_store_audit_consistency(struct pdp_store *s, uint64_t old_size,
     if (rc == IG_OK && audit_consistency_proof(old_size, new_size, rfetch, c,
                                                proof, n) != IG_OK)
         rc = IG_ERR_IO;
-    read_end(s, c);
+    pdp_read_end(s, c);
     return rc;
 }

@@ -18,27 +18,6 @@
 #define ID_MAX 64
 #define INTENT_EVENTS_MAX 10000
 
-/* A read connection inside a read transaction, or NULL. */
-static struct pdp_rconn *
-begin(struct pdp_store *s)
-{
-    struct pdp_rconn *c = pdp_rconn_get(s);
-
-    if (c != NULL &&
-        sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        pdp_rconn_put(s, c);
-        return NULL;
-    }
-    return c;
-}
-
-static void
-end(struct pdp_store *s, struct pdp_rconn *c)
-{
-    (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-    pdp_rconn_put(s, c);
-}
-
 /* The event of row q as {seq, event}; *ev (borrowed) the parsed object
    or NULL. */
 static json_t *
@@ -123,7 +102,7 @@ pdp_store_audit_events(struct pdp_store *s, int64_t before, size_t limit,
     if (limit == 0 || (type != NULL && strlen(type) > ID_MAX) ||
         (intent_id != NULL && strlen(intent_id) > ID_MAX))
         return IG_ERR_INVALID;
-    if ((c = begin(s)) == NULL)
+    if ((c = pdp_read_begin(s)) == NULL)
         return IG_ERR_IO;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT seq, event FROM audit_events WHERE seq < ?1"
@@ -147,7 +126,7 @@ pdp_store_audit_events(struct pdp_store *s, int64_t before, size_t limit,
         st = page_rows(q, limit, type, intent_id, *out, next);
 out:
     sqlite3_finalize(q);
-    end(s, c);
+    pdp_read_end(s, c);
     if (st != IG_OK) {
         json_decref(*out);
         *out = NULL;
@@ -246,14 +225,14 @@ pdp_store_audit_intent_events(struct pdp_store *s, const char *intent_id,
         return IG_ERR_INVALID;
     if ((*out = json_array()) == NULL)
         return IG_ERR_NOMEM;
-    if ((c = begin(s)) == NULL) {
+    if ((c = pdp_read_begin(s)) == NULL) {
         st = IG_ERR_IO;
         goto out;
     }
     st = collect(c->db, "intent_id", intent_id, NULL, *out, approval);
     if (st == IG_OK && approval[0] != '\0')
         st = collect(c->db, "approval_id", approval, "intent_id", *out, NULL);
-    end(s, c);
+    pdp_read_end(s, c);
     if (st == IG_OK)
         st = sort_by_seq(*out);
 out:
@@ -268,7 +247,7 @@ enum ig_status
 pdp_store_audit_checkpoints(struct pdp_store *s, uint64_t max_size,
                             struct ig_buf *out)
 {
-    struct pdp_rconn *c = begin(s);
+    struct pdp_rconn *c = pdp_read_begin(s);
     sqlite3_stmt *q = NULL;
     enum ig_status st = IG_ERR_IO;
     json_t *line;
@@ -300,6 +279,6 @@ pdp_store_audit_checkpoints(struct pdp_store *s, uint64_t max_size,
         st = IG_ERR_IO;
 out:
     sqlite3_finalize(q);
-    end(s, c);
+    pdp_read_end(s, c);
     return st;
 }

@@ -149,6 +149,17 @@ enum ig_status pdp_job_redeem(struct pdp_store *s, struct pdp_job *j);
 enum ig_status pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j);
 enum ig_status pdp_job_hit(struct pdp_store *s, struct pdp_job *j);
 
+/* pdp_store_util.c: SQLite helpers. Text binds as SQL NULL when s is
+   NULL (SQLITE_STATIC: s must outlive the step). A NULL text column reads
+   as "". pdp_sql_json parses a column we wrote (NULL if it will not).
+   pdp_read_begin: a pooled read connection inside BEGIN, or NULL; end it
+   with pdp_read_end. */
+void pdp_sql_bind_text(sqlite3_stmt *st, int i, const char *s);
+const char *pdp_sql_text(sqlite3_stmt *st, int i);
+json_t *pdp_sql_json(sqlite3_stmt *st, int i);
+struct pdp_rconn *pdp_read_begin(struct pdp_store *s);
+void pdp_read_end(struct pdp_store *s, struct pdp_rconn *c);
+
 /* pdp_store_sqlite.c */
 double pdp_store_mono(void);
 enum ig_status pdp_store_submit(struct pdp_store *s, struct pdp_job *j);

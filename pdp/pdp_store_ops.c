@@ -72,17 +72,6 @@ const char *const pdp_rstmt_sql[R_COUNT] = {
     [R_CKPT_SIZE] = "SELECT size, note FROM checkpoints WHERE size = ?1",
 };
 
-/* ---- helpers ---- */
-
-static void
-bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s == NULL)
-        (void)sqlite3_bind_null(st, i);
-    else
-        (void)sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-}
-
 /* Step a write statement to completion and reset it. */
 static enum ig_status
 exec_stmt(sqlite3_stmt *st)
@@ -117,7 +106,7 @@ intent_seq(struct pdp_store *s, const char *intent_id)
     sqlite3_int64 seq;
     int rc;
 
-    bind_text(st, 1, intent_id);
+    pdp_sql_bind_text(st, 1, intent_id);
     rc = sqlite3_step(st);
     seq = rc == SQLITE_ROW    ? sqlite3_column_int64(st, 0)
           : rc == SQLITE_DONE ? 0
@@ -136,8 +125,8 @@ idempotent_replay(struct pdp_store *s, const struct pdp_intent_rec *r,
     sqlite3_stmt *st = s->wst[W_IDEM];
     enum ig_status rc = IG_OK;
 
-    bind_text(st, 1, r->principal);
-    bind_text(st, 2, r->idempotency_key);
+    pdp_sql_bind_text(st, 1, r->principal);
+    pdp_sql_bind_text(st, 2, r->idempotency_key);
     (void)sqlite3_bind_int64(st, 3, r->created_at);
     switch (sqlite3_step(st)) {
     case SQLITE_ROW:
@@ -161,14 +150,14 @@ insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
     sqlite3_stmt *st = s->wst[W_INTENT];
     enum ig_status rc;
 
-    bind_text(st, 1, r->intent_id);
-    bind_text(st, 2, r->principal);
-    bind_text(st, 3, r->tenant);
-    bind_text(st, 4, r->action);
-    bind_text(st, 5, r->resource);
-    bind_text(st, 6, r->intent_hash);
-    bind_text(st, 7, r->binding);
-    bind_text(st, 8, r->idempotency_key);
+    pdp_sql_bind_text(st, 1, r->intent_id);
+    pdp_sql_bind_text(st, 2, r->principal);
+    pdp_sql_bind_text(st, 3, r->tenant);
+    pdp_sql_bind_text(st, 4, r->action);
+    pdp_sql_bind_text(st, 5, r->resource);
+    pdp_sql_bind_text(st, 6, r->intent_hash);
+    pdp_sql_bind_text(st, 7, r->binding);
+    pdp_sql_bind_text(st, 8, r->idempotency_key);
     (void)sqlite3_bind_int64(st, 9, r->created_at);
     (void)sqlite3_bind_int64(st, 10, r->expires_at);
     if ((rc = exec_stmt(st)) != IG_OK)
@@ -176,11 +165,11 @@ insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
     *seq = sqlite3_last_insert_rowid(s->wdb);
     st = s->wst[W_DECISION];
     (void)sqlite3_bind_int64(st, 1, *seq);
-    bind_text(st, 2, r->decision_id);
-    bind_text(st, 3, r->decision);
-    bind_text(st, 4, r->reasons);
-    bind_text(st, 5, r->message);
-    bind_text(st, 6, r->policy_revision);
+    pdp_sql_bind_text(st, 2, r->decision_id);
+    pdp_sql_bind_text(st, 3, r->decision);
+    pdp_sql_bind_text(st, 4, r->reasons);
+    pdp_sql_bind_text(st, 5, r->message);
+    pdp_sql_bind_text(st, 6, r->policy_revision);
     (void)sqlite3_bind_int64(st, 7, r->created_at);
     return exec_stmt(st);
 }
@@ -203,20 +192,20 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
     if (r->grant_jti != NULL) {
         st = s->wst[W_GRANT];
         (void)sqlite3_bind_int64(st, 1, seq);
-        bind_text(st, 2, r->grant_jti);
-        bind_text(st, 3, r->decision_id);
-        bind_text(st, 4, r->grant_aud);
+        pdp_sql_bind_text(st, 2, r->grant_jti);
+        pdp_sql_bind_text(st, 3, r->decision_id);
+        pdp_sql_bind_text(st, 4, r->grant_aud);
         (void)sqlite3_bind_int64(st, 5, r->created_at);
         (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
-        bind_text(st, 7, r->grant_token);
+        pdp_sql_bind_text(st, 7, r->grant_token);
         if ((rc = exec_stmt(st)) != IG_OK)
             return IG_ERR_IO;
     }
     if (r->approval_id != NULL) {
         st = s->wst[W_APPROVAL];
         (void)sqlite3_bind_int64(st, 1, seq);
-        bind_text(st, 2, r->approval_id);
-        bind_text(st, 3, r->approval_requirements);
+        pdp_sql_bind_text(st, 2, r->approval_id);
+        pdp_sql_bind_text(st, 3, r->approval_requirements);
         (void)sqlite3_bind_int64(st, 4, r->created_at);
         (void)sqlite3_bind_int64(st, 5, r->approval_expires_at);
         if ((rc = exec_stmt(st)) != IG_OK)
@@ -241,8 +230,8 @@ pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_REDEEM];
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->jti);
-    bind_text(st, 3, r->executor);
+    pdp_sql_bind_text(st, 2, r->jti);
+    pdp_sql_bind_text(st, 3, r->executor);
     (void)sqlite3_bind_int64(st, 4, r->redeemed_at);
     if (exec_stmt(st) != IG_OK)
         return IG_ERR_IO;
@@ -262,7 +251,7 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
     if (seq <= 0)
         return seq == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->executor);
+    pdp_sql_bind_text(st, 2, r->executor);
     n = has_row(st);
     if (n <= 0)
         return n == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
@@ -273,9 +262,9 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_OUTCOME];
     (void)sqlite3_bind_int64(st, 1, seq);
-    bind_text(st, 2, r->outcome);
-    bind_text(st, 3, r->detail);
-    bind_text(st, 4, r->executor);
+    pdp_sql_bind_text(st, 2, r->outcome);
+    pdp_sql_bind_text(st, 3, r->detail);
+    pdp_sql_bind_text(st, 4, r->executor);
     (void)sqlite3_bind_int64(st, 5, r->reported_at);
     if (exec_stmt(st) != IG_OK)
         return IG_ERR_IO;
@@ -287,7 +276,7 @@ pdp_job_hit(struct pdp_store *s, struct pdp_job *j)
 {
     sqlite3_stmt *st = s->wst[W_HIT];
 
-    bind_text(st, 1, j->key);
+    pdp_sql_bind_text(st, 1, j->key);
     (void)sqlite3_bind_int64(st, 2, j->at);
     return exec_stmt(st);
 }

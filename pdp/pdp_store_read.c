@@ -11,26 +11,6 @@
 
 #include "ig_json.h"
 
-static const char *
-col_text(sqlite3_stmt *st, int i)
-{
-    const unsigned char *p = sqlite3_column_text(st, i);
-
-    return p != NULL ? (const char *)p : "";
-}
-
-/* Parse stored JSON text we wrote ourselves; NULL when it will not. */
-static json_t *
-col_json(sqlite3_stmt *st, int i)
-{
-    const char *p = col_text(st, i);
-    json_t *v = NULL;
-
-    if (ig_json_parse(p, strlen(p), &v, NULL) != IG_OK)
-        return NULL;
-    return v;
-}
-
 static void
 reset(sqlite3_stmt *st)
 {
@@ -54,7 +34,7 @@ pdp_store_find_idempotent(struct pdp_store *s, const char *principal,
     (void)sqlite3_bind_int64(st, 3, now);
     switch (sqlite3_step(st)) {
     case SQLITE_ROW:
-        *replay = strdup(col_text(st, 0));
+        *replay = strdup(pdp_sql_text(st, 0));
         rc = *replay != NULL ? IG_OK : IG_ERR_NOMEM;
         break;
     case SQLITE_DONE:
@@ -94,48 +74,49 @@ add_optional(json_t *obj, const char *key, sqlite3_stmt *st,
 static json_t *
 grant_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:s, s:I, s:I, s:s}", "jti", col_text(st, 0),
-                     "audience", col_text(st, 1), "issued_at",
+    return json_pack("{s:s, s:s, s:I, s:I, s:s}", "jti", pdp_sql_text(st, 0),
+                     "audience", pdp_sql_text(st, 1), "issued_at",
                      (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
                      (json_int_t)sqlite3_column_int64(st, 3), "token",
-                     col_text(st, 4));
+                     pdp_sql_text(st, 4));
 }
 
 static json_t *
 redemption_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:I}", "executor", col_text(st, 0), "redeemed_at",
-                     (json_int_t)sqlite3_column_int64(st, 1));
+    return json_pack("{s:s, s:I}", "executor", pdp_sql_text(st, 0),
+                     "redeemed_at", (json_int_t)sqlite3_column_int64(st, 1));
 }
 
 static json_t *
 outcome_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed detail. */
-    return json_pack("{s:s, s:o?, s:s, s:I}", "outcome", col_text(st, 0),
-                     "detail", col_json(st, 1), "executor", col_text(st, 2),
-                     "reported_at", (json_int_t)sqlite3_column_int64(st, 3));
+    return json_pack("{s:s, s:o?, s:s, s:I}", "outcome", pdp_sql_text(st, 0),
+                     "detail", pdp_sql_json(st, 1), "executor",
+                     pdp_sql_text(st, 2), "reported_at",
+                     (json_int_t)sqlite3_column_int64(st, 3));
 }
 
 static json_t *
 approval_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed requirements. */
-    return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id", col_text(st, 0),
-                     "requirements", col_json(st, 1), "created_at",
-                     (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
-                     (json_int_t)sqlite3_column_int64(st, 3));
+    return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id",
+                     pdp_sql_text(st, 0), "requirements", pdp_sql_json(st, 1),
+                     "created_at", (json_int_t)sqlite3_column_int64(st, 2),
+                     "expires_at", (json_int_t)sqlite3_column_int64(st, 3));
 }
 
 static json_t *
 decision_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed reasons. */
-    return json_pack("{s:s, s:s, s:o?, s:s, s:s, s:I}", "decision_id",
-                     col_text(st, 0), "decision", col_text(st, 1), "reasons",
-                     col_json(st, 2), "message", col_text(st, 3),
-                     "policy_revision", col_text(st, 4), "decided_at",
-                     (json_int_t)sqlite3_column_int64(st, 5));
+    return json_pack(
+        "{s:s, s:s, s:o?, s:s, s:s, s:I}", "decision_id", pdp_sql_text(st, 0),
+        "decision", pdp_sql_text(st, 1), "reasons", pdp_sql_json(st, 2),
+        "message", pdp_sql_text(st, 3), "policy_revision", pdp_sql_text(st, 4),
+        "decided_at", (json_int_t)sqlite3_column_int64(st, 5));
 }
 
 static enum ig_status
@@ -169,11 +150,11 @@ intent_row(sqlite3_stmt *st)
 {
     /* Column 0 is the seq. "o" steals the parsed binding. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                     col_text(st, 1), "principal", col_text(st, 2), "tenant",
-                     col_text(st, 3), "intent_hash", col_text(st, 4), "binding",
-                     col_json(st, 5), "created_at",
-                     (json_int_t)sqlite3_column_int64(st, 6), "expires_at",
-                     (json_int_t)sqlite3_column_int64(st, 7));
+                     pdp_sql_text(st, 1), "principal", pdp_sql_text(st, 2),
+                     "tenant", pdp_sql_text(st, 3), "intent_hash",
+                     pdp_sql_text(st, 4), "binding", pdp_sql_json(st, 5),
+                     "created_at", (json_int_t)sqlite3_column_int64(st, 6),
+                     "expires_at", (json_int_t)sqlite3_column_int64(st, 7));
 }
 
 static enum ig_status
@@ -225,20 +206,15 @@ read_intent(struct pdp_rconn *c, const char *id, json_t **out)
 enum ig_status
 pdp_store_get_intent(struct pdp_store *s, const char *intent_id, json_t **out)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    /* One read transaction, so the parts agree with each other. */
+    struct pdp_rconn *c = pdp_read_begin(s);
     enum ig_status rc;
 
     *out = NULL;
     if (c == NULL)
         return IG_ERR_IO;
-    /* One read transaction, so the parts agree with each other. */
-    if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        pdp_rconn_put(s, c);
-        return IG_ERR_IO;
-    }
     rc = read_intent(c, intent_id, out);
-    (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-    pdp_rconn_put(s, c);
+    pdp_read_end(s, c);
     return rc;
 }
 

@@ -33,6 +33,7 @@
 #include "appr_html.h"
 #include "ig_b64.h"
 #include "pdp_approval.h"
+#include "pdp_ui_int.h"
 
 #define UI_CSP                                                                 \
     "default-src 'none'; style-src 'self'; img-src 'self'; "                   \
@@ -56,9 +57,9 @@ struct ui {
 
 /* ---- replies ---- */
 
-static void
-html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
-           enum ig_status st)
+void
+pdp_ui_html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
+                  enum ig_status st)
 {
     static const char fail[] = "<!doctype html><title>Error</title>"
                                "<p>The page could not be built.</p>\n";
@@ -71,21 +72,28 @@ html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
     ig_buf_release(b);
 }
 
-static void
-error_page(struct ui *u, unsigned int status, const char *title,
-           const char *message)
+void
+pdp_ui_error_page(struct pdp_req *r, const struct appr_page *page,
+                  unsigned int status, const char *title, const char *message)
 {
     struct ig_buf b;
     enum ig_status st;
 
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
-    st = appr_html_error(&b, u->who != NULL ? &u->page : NULL, status, title,
-                         message);
-    html_reply(u->r, status, &b, st);
+    st = appr_html_error(&b, page, status, title, message);
+    pdp_ui_html_reply(r, status, &b, st);
 }
 
 static void
-redirect(struct pdp_req *r, const char *location)
+error_page(struct ui *u, unsigned int status, const char *title,
+           const char *message)
+{
+    pdp_ui_error_page(u->r, u->who != NULL ? &u->page : NULL, status, title,
+                      message);
+}
+
+void
+pdp_ui_redirect(struct pdp_req *r, const char *location)
 {
     static const char body[] = "<!doctype html><title>Redirect</title>"
                                "<p>Continue <a href=\"/ui/\">here</a>.</p>\n";
@@ -162,7 +170,7 @@ need_session(struct ui *u)
 {
     if (session_of(u))
         return 0;
-    redirect(u->r, "/ui/login");
+    pdp_ui_redirect(u->r, "/ui/login");
     return -1;
 }
 
@@ -216,7 +224,7 @@ login_page(struct ui *u, unsigned int status, const char *token, int set_token,
         set_cookie(u->r, LOGIN_COOKIE, token, LOGIN_CSRF_MAX_AGE);
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_login(&b, token, error, approver);
-    html_reply(u->r, status, &b, st);
+    pdp_ui_html_reply(u->r, status, &b, st);
 }
 
 static void
@@ -236,7 +244,7 @@ login_get(struct ui *u)
     char token[LOGIN_CSRF_LEN + 1];
 
     if (session_of(u)) {
-        redirect(u->r, "/ui/approvals");
+        pdp_ui_redirect(u->r, "/ui/approvals");
         return;
     }
     /* Keep a token already set (another tab's form stays valid). */
@@ -294,7 +302,7 @@ login_post(struct ui *u)
         pdp_approver_logout(u->r->srv, u->session);
     set_cookie(u->r, SESSION_COOKIE, in.session,
                (long long)u->r->srv->cfg->session_max);
-    redirect(u->r, "/ui/approvals");
+    pdp_ui_redirect(u->r, "/ui/approvals");
 out:
     sodium_memzero(&in, sizeof(in));
     appr_form_free(f);
@@ -307,7 +315,7 @@ logout_post(struct ui *u)
 
     if (!session_of(u)) {
         set_cookie(u->r, SESSION_COOKIE, "", 0);
-        redirect(u->r, "/ui/login");
+        pdp_ui_redirect(u->r, "/ui/login");
         return;
     }
     if ((f = read_form(u)) == NULL)
@@ -319,7 +327,7 @@ logout_post(struct ui *u)
     } else {
         pdp_approver_logout(u->r->srv, u->session);
         set_cookie(u->r, SESSION_COOKIE, "", 0);
-        redirect(u->r, "/ui/login");
+        pdp_ui_redirect(u->r, "/ui/login");
     }
     appr_form_free(f);
 }
@@ -329,7 +337,7 @@ logout_post(struct ui *u)
 static void
 root_get(struct ui *u)
 {
-    redirect(u->r, "/ui/approvals");
+    pdp_ui_redirect(u->r, "/ui/approvals");
 }
 
 static void
@@ -358,7 +366,7 @@ list_get(struct ui *u)
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_list(&b, &u->page, list);
     json_decref(list);
-    html_reply(u->r, 200, &b, st);
+    pdp_ui_html_reply(u->r, 200, &b, st);
 }
 
 /* The flash line after a vote: what this approver's recorded vote was. */
@@ -412,7 +420,7 @@ detail_page(struct ui *u, const char *id, unsigned int status,
                           refused != NULL ? refused->code : NULL,
                           refused != NULL ? refused->message : NULL);
     json_decref(view);
-    html_reply(u->r, status, &b, st);
+    pdp_ui_html_reply(u->r, status, &b, st);
 }
 
 /* 1 when s can be an approval id (what the store's ids look like). */
@@ -474,7 +482,7 @@ vote_post(struct ui *u, const char *id)
     pdp_approval_vote(u->r->srv, &v, &res);
     if (res.code == NULL) {
         (void)snprintf(loc, sizeof(loc), "/ui/approvals/%s?voted=1", id);
-        redirect(u->r, loc);
+        pdp_ui_redirect(u->r, loc);
     } else if (strcmp(res.code, "APPROVAL_NOT_FOUND") == 0) {
         error_page(u, 404, "Not found", "There is no such approval request.");
     } else {

@@ -29,6 +29,7 @@
 #include "ig_limits.h"
 #include "pdp_approval.h"
 #include "pdp_store_audit_view.h"
+#include "pdp_ui_int.h"
 
 #define UI_HTML "text/html; charset=utf-8"
 #define AUDITORS_GROUP "auditors"
@@ -42,47 +43,14 @@ struct aui {
     struct appr_page page;
 };
 
-/* ---- replies (as pdp_ui.c's) ---- */
-
-static void
-html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
-           enum ig_status st)
-{
-    static const char fail[] = "<!doctype html><title>Error</title>"
-                               "<p>The page could not be built.</p>\n";
-
-    if (st == IG_OK)
-        pdp_reply_text(r, status, b->data != NULL ? b->data : "", b->len,
-                       UI_HTML);
-    else
-        pdp_reply_text(r, 500, fail, sizeof(fail) - 1, UI_HTML);
-    ig_buf_release(b);
-}
+/* ---- replies (pdp_ui.c's helpers) ---- */
 
 static void
 error_page(struct aui *u, unsigned int status, const char *title,
            const char *message)
 {
-    struct ig_buf b;
-    enum ig_status st;
-
-    ig_buf_init(&b, APPR_HTML_MAX_BYTES);
-    st = appr_html_error(&b, u->who != NULL ? &u->page : NULL, status, title,
-                         message);
-    html_reply(u->r, status, &b, st);
-}
-
-static void
-redirect(struct pdp_req *r, const char *location)
-{
-    static const char body[] = "<!doctype html><title>Redirect</title>"
-                               "<p>Continue <a href=\"/ui/\">here</a>.</p>\n";
-
-    if (pdp_reply_header(r, "Location", location) != 0) {
-        pdp_reply_text(r, 500, body, 0, UI_HTML);
-        return;
-    }
-    pdp_reply_text(r, 303, body, sizeof(body) - 1, UI_HTML);
+    pdp_ui_error_page(u->r, u->who != NULL ? &u->page : NULL, status, title,
+                      message);
 }
 
 /* ---- who is asking ---- */
@@ -109,7 +77,7 @@ need_session(struct aui *u)
         strncmp(id, "igs_", 4) == 0 && chars_in(id + 4, ID_MAX, B64URL))
         u->who = pdp_approver_session(u->r->srv, id, u->csrf);
     if (u->who == NULL) {
-        redirect(u->r, "/ui/login");
+        pdp_ui_redirect(u->r, "/ui/login");
         return -1;
     }
     u->page.approver_id = u->who->id;
@@ -232,7 +200,7 @@ events_get(struct aui *u)
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_audit_events(&b, &u->page, view);
     json_decref(view);
-    html_reply(u->r, 200, &b, st);
+    pdp_ui_html_reply(u->r, 200, &b, st);
 }
 
 static void
@@ -268,7 +236,7 @@ intent_get(struct aui *u, const char *id)
     st = view != NULL ? appr_html_audit_intent(&b, &u->page, view)
                       : IG_ERR_NOMEM;
     json_decref(view);
-    html_reply(u->r, 200, &b, st);
+    pdp_ui_html_reply(u->r, 200, &b, st);
 }
 
 /* Reply b as a download named name. */
