@@ -37,6 +37,12 @@ void cli_error(const char *cmd, const char *fmt, ...) IG_PRINTF(2, 3);
 /* 1 when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
 
+/* Read the n environment variables names[] into vals[]; when any is unset
+   or empty, print one line naming them all (for subcommand cmd) and
+   return -1; else 0. */
+int cli_require_env(const char *cmd, const char *const *names,
+                    const char **vals, size_t n);
+
 /*
  * Read FILE (or stdin when path is NULL or "-") into out, which caps the
  * size; IG_ERR_LIMIT when the input is larger, IG_ERR_IO when it cannot be

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void
@@ -75,4 +76,28 @@ out:
     if (!use_stdin)
         (void)fclose(f);
     return st;
+}
+
+int
+cli_require_env(const char *cmd, const char *const *names, const char **vals,
+                size_t n)
+{
+    char missing[256] = "";
+    size_t i, used = 0;
+    int w;
+
+    for (i = 0; i < n; i++) {
+        vals[i] = getenv(names[i]);
+        if (vals[i] != NULL && vals[i][0] != '\0')
+            continue;
+        w = snprintf(missing + used, sizeof(missing) - used, "%s%s",
+                     used ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= sizeof(missing) - used)
+            break; /* enough names to say what is wrong */
+        used += (size_t)w;
+    }
+    if (used == 0)
+        return 0;
+    cli_error(cmd, "%s not set (see `intentgate %s --help`)", missing, cmd);
+    return -1;
 }

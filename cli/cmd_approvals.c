@@ -162,24 +162,14 @@ read_env(struct approvals_cmd *c)
     static const char *const names[] = {"INTENTGATE_URL",
                                         "INTENTGATE_APPROVER_ID",
                                         "INTENTGATE_APPROVER_PASSWORD"};
-    const char **vals[] = {&c->url, &c->approver, &c->password};
-    char missing[128] = "";
-    size_t i, used = 0;
-    int n;
+    const char *vals[3];
 
-    for (i = 0; i < 3; i++) {
-        *vals[i] = getenv(names[i]);
-        if (*vals[i] != NULL && (*vals[i])[0] != '\0')
-            continue;
-        n = snprintf(missing + used, sizeof(missing) - used, "%s%s",
-                     used ? ", " : "", names[i]);
-        IG_ASSERT(n > 0 && (size_t)n < sizeof(missing) - used);
-        used += (size_t)n;
-    }
-    if (used == 0)
-        return 0;
-    cli_error(CMD, "%s not set (see `intentgate approvals --help`)", missing);
-    return -1;
+    if (cli_require_env(CMD, names, vals, 3) != 0)
+        return -1;
+    c->url = vals[0];
+    c->approver = vals[1];
+    c->password = vals[2];
+    return 0;
 }
 
 /* ---- answers ---- */

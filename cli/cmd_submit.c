@@ -268,24 +268,14 @@ read_env(struct submit_cmd *c)
 {
     static const char *const names[] = {"INTENTGATE_URL", "INTENTGATE_TOKEN",
                                         "INTENTGATE_EXECUTOR_URL"};
-    const char **vals[] = {&c->url, &c->token, &c->exec_url};
-    size_t i, used = 0, want = c->execute ? 3 : 2;
-    char missing[128] = "";
-    int n;
+    const char *vals[3] = {NULL, NULL, NULL};
 
-    for (i = 0; i < want; i++) {
-        *vals[i] = getenv(names[i]);
-        if (*vals[i] != NULL && (*vals[i])[0] != '\0')
-            continue;
-        n = snprintf(missing + used, sizeof(missing) - used, "%s%s",
-                     used ? ", " : "", names[i]);
-        IG_ASSERT(n > 0 && (size_t)n < sizeof(missing) - used);
-        used += (size_t)n;
-    }
-    if (used == 0)
-        return 0;
-    cli_error(CMD, "%s not set (see `intentgate submit --help`)", missing);
-    return -1;
+    if (cli_require_env(CMD, names, vals, c->execute ? 3 : 2) != 0)
+        return -1;
+    c->url = vals[0];
+    c->token = vals[1];
+    c->exec_url = vals[2];
+    return 0;
 }
 
 /* Both clients, before anything is sent; 0 or -1 after one line. */

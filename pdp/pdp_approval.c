@@ -39,8 +39,8 @@ jstr(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-static int
-in_requirements(const json_t *req, const struct pdp_approver *a)
+int
+pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a)
 {
     json_t *g;
     size_t i;
@@ -122,7 +122,8 @@ pdp_approval_refusal(const json_t *rec, const struct pdp_approver *a,
                    : "APPROVAL_RESOLVED";
     if (json_integer_value(json_object_get(ap, "expires_at")) <= now)
         return "APPROVAL_EXPIRED";
-    if (a == NULL || !in_requirements(json_object_get(ap, "requirements"), a))
+    if (a == NULL ||
+        !pdp_approval_in_groups(json_object_get(ap, "requirements"), a))
         return "NOT_ELIGIBLE";
     if (pdp_approval_self(rec, a))
         return "SELF_APPROVAL";

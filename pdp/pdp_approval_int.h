@@ -34,6 +34,9 @@ struct pdp_approvals {
 const char *pdp_approval_refusal(const json_t *rec,
                                  const struct pdp_approver *a, int64_t now);
 
+/* 1 when a is in one of the groups of requirements req ({groups:[…]}). */
+int pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a);
+
 /* 1 when a asked for this intent (context.requested_by or principal). */
 int pdp_approval_self(const json_t *rec, const struct pdp_approver *a);
 

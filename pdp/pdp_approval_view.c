@@ -162,20 +162,6 @@ pdp_approval_get(struct pdp_server *s, const char *approval_id,
     return st;
 }
 
-static int
-mine(const json_t *req, const struct pdp_approver *a)
-{
-    json_t *g;
-    size_t i;
-
-    json_array_foreach(json_object_get(req, "groups"), i, g)
-    {
-        if (pdp_approver_in_group(a, json_string_value(g)))
-            return 1;
-    }
-    return 0;
-}
-
 enum ig_status
 pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
                   json_t **out)
@@ -193,7 +179,7 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
     for (i = json_array_size(open); list != NULL && i-- > 0;) {
         x = json_array_get(open, i);
         if (json_integer_value(json_object_get(x, "expires_at")) <= now ||
-            !mine(json_object_get(x, "requirements"), a) ||
+            !pdp_approval_in_groups(json_object_get(x, "requirements"), a) ||
             pdp_approval_get_by_intent(s, jstr(x, "intent_id"), a, &v) != IG_OK)
             continue;
         /* json_array_append_new steals; "O" adds references. */
