@@ -22,18 +22,6 @@
 
 #define BIT(k) (1u << (k))
 
-static int
-dup_into(struct cfg_parse *p, const char *v, char **dst)
-{
-    char *s = strdup(v);
-
-    if (s == NULL)
-        return cfg_error(p, "out of memory");
-    free(*dst);
-    *dst = s;
-    return 0;
-}
-
 /* Mark key k of the current section seen; duplicate keys are errors. */
 static int
 once(struct cfg_parse *p, unsigned k, const char *key)
@@ -41,19 +29,6 @@ once(struct cfg_parse *p, unsigned k, const char *key)
     if (p->seen_sec & BIT(k))
         return cfg_error(p, "duplicate key %s", key);
     p->seen_sec |= BIT(k);
-    return 0;
-}
-
-static int
-parse_num(struct cfg_parse *p, const char *key, const char *v, long long lo,
-          long long hi, long long *out)
-{
-    char *end;
-
-    *out = strtoll(v, &end, 10);
-    if (end == v || *end != '\0' || *out < lo || *out > hi)
-        return cfg_error(p, "%s must be a whole number from %lld to %lld", key,
-                         lo, hi);
     return 0;
 }
 
@@ -103,7 +78,7 @@ cfg_appr_begin(struct cfg_parse *p, const char *kind, const char *id)
     p->cur_appr = &arr[p->c->napprovers++];
     memset(p->cur_appr, 0, sizeof(*p->cur_appr));
     p->sec = SEC_APPROVER;
-    return dup_into(p, id, &p->cur_appr->id);
+    return cfg_string(p, "id", id, &p->cur_appr->id);
 }
 
 static int
@@ -113,7 +88,7 @@ set_approvals(struct cfg_parse *p, const char *key, const char *v)
                                        "session_max",  "login_max_failures",
                                        "login_window", "secure_cookies"};
     struct pdp_config *c = p->c;
-    long long n = 0;
+    int64_t n = 0;
     unsigned k;
 
     for (k = 0; k < 6 && strcmp(key, keys[k]) != 0; k++)
@@ -128,15 +103,15 @@ set_approvals(struct cfg_parse *p, const char *key, const char *v)
         c->secure_cookies = v[0] == 't';
         return 0;
     }
-    if (k == 0 && parse_num(p, key, v, 1, 16, &n) == 0)
+    if (k == 0 && cfg_int(p, key, v, 1, 16, &n) == 0)
         c->approval_quorum = (int)n;
-    else if (k == 1 && parse_num(p, key, v, 60, 86400, &n) == 0)
+    else if (k == 1 && cfg_int(p, key, v, 60, 86400, &n) == 0)
         c->session_idle = n;
-    else if (k == 2 && parse_num(p, key, v, 60, 7 * 86400, &n) == 0)
+    else if (k == 2 && cfg_int(p, key, v, 60, 7 * 86400, &n) == 0)
         c->session_max = n;
-    else if (k == 3 && parse_num(p, key, v, 1, 1000, &n) == 0)
+    else if (k == 3 && cfg_int(p, key, v, 1, 1000, &n) == 0)
         c->login_max_failures = (int)n;
-    else if (k == 4 && parse_num(p, key, v, 1, 86400, &n) == 0)
+    else if (k == 4 && cfg_int(p, key, v, 1, 86400, &n) == 0)
         c->login_window = n;
     else
         return -1;
@@ -150,7 +125,7 @@ set_approver(struct cfg_parse *p, const char *key, const char *v)
     size_t i;
 
     if (strcmp(key, "name") == 0)
-        return once(p, 0, key) != 0 ? -1 : dup_into(p, v, &a->name);
+        return once(p, 0, key) != 0 ? -1 : cfg_string(p, key, v, &a->name);
     if (strcmp(key, "groups") == 0) {
         if (once(p, 1, key) != 0 ||
             cfg_list(p, key, v, &a->groups, &a->ngroups) != 0)
@@ -170,7 +145,7 @@ set_approver(struct cfg_parse *p, const char *key, const char *v)
             return cfg_error(p, "password_hash must be an argon2id hash "
                                 "($argon2id$v=19$...); make one with "
                                 "`intentgate approver add`");
-        return dup_into(p, v, &a->password_hash);
+        return cfg_string(p, key, v, &a->password_hash);
     }
     if (strcmp(key, "slack_user") == 0) {
         if (once(p, 3, key) != 0)
@@ -178,7 +153,7 @@ set_approver(struct cfg_parse *p, const char *key, const char *v)
         if (!cfg_valid_id(v))
             return cfg_error(p, "slack_user must be a Slack user id like "
                                 "U012ABCDEF");
-        return dup_into(p, v, &a->slack_user);
+        return cfg_string(p, key, v, &a->slack_user);
     }
     return cfg_error(p, "unknown key %s in [approver]", key);
 }
@@ -209,7 +184,7 @@ set_slack(struct cfg_parse *p, const char *key, const char *v)
         strncmp(v, "http://localhost", 16) != 0)
         return cfg_error(p, "api_url must be https:// (plain http only on "
                             "loopback, for tests)");
-    return dup_into(p, v, dst[k]);
+    return cfg_string(p, key, v, dst[k]);
 }
 
 int
@@ -238,7 +213,7 @@ cfg_appr_end(struct cfg_parse *p)
         return cfg_error(p, "approver %s needs groups", a->id);
     if (a->password_hash == NULL)
         return cfg_error(p, "approver %s needs password_hash", a->id);
-    if (a->name == NULL && dup_into(p, a->id, &a->name) != 0)
+    if (a->name == NULL && cfg_string(p, "name", a->id, &a->name) != 0)
         return -1;
     p->line = line;
     return 0;
@@ -270,7 +245,8 @@ cfg_appr_finish(struct cfg_parse *p, const char *dir)
             return cfg_error(p, "[slack] needs channel, bot_token_file and "
                                 "signing_secret_file");
         if (c->slack_api_url == NULL &&
-            dup_into(p, "https://slack.com/api", &c->slack_api_url) != 0)
+            cfg_string(p, "api_url", "https://slack.com/api",
+                       &c->slack_api_url) != 0)
             return -1;
     }
     if (c->session_idle > c->session_max)

@@ -56,36 +56,6 @@ cfg_audit_begin(struct cfg_parse *p, const char *id)
 }
 
 static int
-dup_into(struct cfg_parse *p, const char *key, const char *v, char **dst)
-{
-    char *s;
-
-    if (v[0] == '\0')
-        return cfg_error(p, "%s must not be empty", key);
-    if ((s = strdup(v)) == NULL)
-        return cfg_error(p, "out of memory");
-    free(*dst);
-    *dst = s;
-    return 0;
-}
-
-static int
-parse_num(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
-          int64_t hi, int64_t *out)
-{
-    char *end;
-    long long n;
-
-    errno = 0;
-    n = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
-        return cfg_error(p, "%s must be a whole number from %lld to %lld", key,
-                         (long long)lo, (long long)hi);
-    *out = n;
-    return 0;
-}
-
-static int
 set_redact(struct cfg_parse *p, const char *key, const char *v)
 {
     struct pdp_config *c = p->c;
@@ -127,17 +97,17 @@ cfg_audit_set(struct cfg_parse *p, const char *key, const char *v)
         if (!audit_name_valid(v))
             return cfg_error(p, "name must be a log name without spaces or "
                                 "'+' (like example.com/audit)");
-        return dup_into(p, key, v, &c->audit_name);
+        return cfg_string(p, key, v, &c->audit_name);
     case A_KEY:
-        return dup_into(p, key, v, &c->audit_key);
+        return cfg_string(p, key, v, &c->audit_key);
     case A_EVERY:
-        return parse_num(p, key, v, 1, IG_AUDIT_CHECKPOINT_EVERY_MAX,
-                         &c->checkpoint_every);
+        return cfg_int(p, key, v, 1, IG_AUDIT_CHECKPOINT_EVERY_MAX,
+                       &c->checkpoint_every);
     case A_INTERVAL:
-        return parse_num(p, key, v, 1, IG_AUDIT_CHECKPOINT_INTERVAL_MAX,
-                         &c->checkpoint_interval);
+        return cfg_int(p, key, v, 1, IG_AUDIT_CHECKPOINT_INTERVAL_MAX,
+                       &c->checkpoint_interval);
     case A_HMAC:
-        return dup_into(p, key, v, &c->audit_hmac_key);
+        return cfg_string(p, key, v, &c->audit_hmac_key);
     case A_REDACT:
         return set_redact(p, key, v);
     case A_NKEYS:

@@ -47,6 +47,12 @@ int cfg_section_end(struct cfg_parse *p);
 int cfg_set(struct cfg_parse *p, const char *key, const char *value);
 int cfg_finish(struct cfg_parse *p);
 
+/* A whole number lo..hi for key (error names the range); a non-empty
+   string copied into *dst (replacing it). 0, or -1 with err set. */
+int cfg_int(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
+            int64_t hi, int64_t *out);
+int cfg_string(struct cfg_parse *p, const char *key, const char *v, char **dst);
+
 /* pdp_config_approvals.c: [approvals], [approver ID] and [slack]. */
 int cfg_valid_id(const char *id);
 int cfg_list(struct cfg_parse *p, const char *key, const char *v, char ***out,

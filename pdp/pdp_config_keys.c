@@ -66,9 +66,9 @@ cfg_defaults(const char *path)
 
 /* ---- value parsers ---- */
 
-static int
-parse_int(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
-          int64_t hi, int64_t *out)
+int
+cfg_int(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
+        int64_t hi, int64_t *out)
 {
     char *end;
     long long n;
@@ -82,8 +82,8 @@ parse_int(struct cfg_parse *p, const char *key, const char *v, int64_t lo,
     return 0;
 }
 
-static int
-set_string(struct cfg_parse *p, const char *key, const char *v, char **dst)
+int
+cfg_string(struct cfg_parse *p, const char *key, const char *v, char **dst)
 {
     char *s;
 
@@ -171,7 +171,7 @@ static const char *const topkeys[K_NKEYS] = {
 static int
 set_ttl(struct cfg_parse *p, const char *key, const char *v, int64_t *dst)
 {
-    return parse_int(p, key, v, 1, 86400, dst);
+    return cfg_int(p, key, v, 1, 86400, dst);
 }
 
 static int
@@ -184,15 +184,15 @@ set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
     case K_LISTEN:
         return parse_listen(p, v);
     case K_DATABASE:
-        return set_string(p, key, v, &c->database);
+        return cfg_string(p, key, v, &c->database);
     case K_SIGNING_KEY:
-        return set_string(p, key, v, &c->signing_key);
+        return cfg_string(p, key, v, &c->signing_key);
     case K_PUBLIC_KEYS:
         return cfg_list(p, key, v, &c->public_keys, &c->npublic_keys);
     case K_POLICY_DIR:
-        return set_string(p, key, v, &c->policy_dir);
+        return cfg_string(p, key, v, &c->policy_dir);
     case K_ISSUER:
-        return set_string(p, key, v, &c->issuer);
+        return cfg_string(p, key, v, &c->issuer);
     case K_INTENT_TTL:
         return set_ttl(p, key, v, &c->intent_ttl);
     case K_INTENT_TTL_MAX:
@@ -202,7 +202,7 @@ set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
     case K_APPROVAL_TTL:
         return set_ttl(p, key, v, &c->approval_ttl);
     case K_THREADS:
-        if (parse_int(p, key, v, 1, 64, &n) != 0)
+        if (cfg_int(p, key, v, 1, 64, &n) != 0)
             return -1;
         c->threads = (int)n;
         return 0;
@@ -212,7 +212,7 @@ set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
         c->synchronous_full = strcmp(v, "full") == 0;
         return 0;
     case K_MAX_BODY:
-        if (parse_int(p, key, v, 1024, IG_JSON_MAX_BYTES, &n) != 0)
+        if (cfg_int(p, key, v, 1024, IG_JSON_MAX_BYTES, &n) != 0)
             return -1;
         c->max_body_bytes = (size_t)n;
         return 0;
@@ -338,7 +338,7 @@ set_principal(struct cfg_parse *p, const char *key, const char *v)
             return cfg_error(p, "duplicate key tenant");
         if (!cfg_valid_id(v))
             return cfg_error(p, "tenant must be letters, digits and ._:@-");
-        return set_string(p, key, v, &pr->tenant);
+        return cfg_string(p, key, v, &pr->tenant);
     }
     if (strcmp(key, "actions") == 0 && pr->role == PDP_ROLE_EXECUTOR) {
         if (pr->nactions > 0)
