@@ -8,6 +8,7 @@
  * to right; the first refusal stops, and nothing of the body is kept.
  */
 #include "appr_form.h"
+#include "ig_text.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -24,18 +25,6 @@ struct appr_form {
     size_t cap; /* bytes in data */
     char data[];
 };
-
-static int
-hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* 1 when the n bytes of s are well-formed UTF-8 (RFC 3629): no overlong
    forms, no surrogates, nothing past U+10FFFF. */
@@ -90,8 +79,9 @@ decode_part(const char *src, size_t n, char *dst, size_t *outlen,
         if (c == '+') {
             dst[o++] = ' ';
         } else if (c == '%') {
-            if (n - i < 3 || (hi = hexval((unsigned char)src[i + 1])) < 0 ||
-                (lo = hexval((unsigned char)src[i + 2])) < 0)
+            if (n - i < 3 ||
+                (hi = ig_hex_digit((unsigned char)src[i + 1])) < 0 ||
+                (lo = ig_hex_digit((unsigned char)src[i + 2])) < 0)
                 return ig_err_set(err, IG_ERR_INVALID,
                                   "field %zu: malformed %% escape in the %s",
                                   idx, what);

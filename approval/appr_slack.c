@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ig_json.h"
+#include "ig_text.h"
 
 #define SIG_PREFIX "v0="
 #define SIG_HEX 64
@@ -118,18 +119,6 @@ appr_slack_verify(const char *secret, size_t secret_len, const char *timestamp,
 
 /* ---- click payload ---- */
 
-static int
-hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /*
  * Decode the one payload= field of a form body into a new malloc'd buffer
  * (*out, *outlen bytes, NUL-terminated). Raw bytes must be printable ASCII
@@ -155,8 +144,8 @@ form_payload(const char *body, size_t len, char **out, size_t *outlen,
     for (i = plen; i < len; i++) {
         unsigned char c = (unsigned char)body[i];
         if (c == '%') {
-            hi = i + 2 < len ? hex_value(body[i + 1]) : -1;
-            lo = i + 2 < len ? hex_value(body[i + 2]) : -1;
+            hi = i + 2 < len ? ig_hex_digit(body[i + 1]) : -1;
+            lo = i + 2 < len ? ig_hex_digit(body[i + 2]) : -1;
             if (hi < 0 || lo < 0 || (hi | lo) == 0)
                 goto bad;
             dst[n++] = (char)(hi * 16 + lo);

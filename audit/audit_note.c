@@ -24,6 +24,7 @@
 
 #include "audit_int.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 #define EM_DASH_SP "\xe2\x80\x94 " /* U+2014 and a space */
 #define EM_DASH_SP_LEN 4
@@ -122,18 +123,6 @@ is_ws(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 enum ig_status
 audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
                      struct ig_err *err)
@@ -164,7 +153,7 @@ audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
         return ig_err_set(err, IG_ERR_INVALID,
                           "verifier key: key id is not 8 hex digits");
     for (i = 0; i < 8; i++) {
-        d = hexval(p1[1 + i]);
+        d = ig_hex_digit(p1[1 + i]);
         if (d < 0)
             return ig_err_set(err, IG_ERR_INVALID,
                               "verifier key: key id is not 8 hex digits");

@@ -10,6 +10,18 @@
 
 #define HOST_MAX 255
 
+int
+ig_hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 void
 ig_strip_comment(char *line)
 {

@@ -7,6 +7,9 @@
 
 #include "ig_error.h"
 
+/* The value of one hex digit (either case), or -1. */
+int ig_hex_digit(int c);
+
 /* Strip leading and trailing whitespace in place; returns the new start. */
 char *ig_trim(char *s);
 
