@@ -25,6 +25,7 @@ if(IG_BENCH AND NOT IG_FUZZ)
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_sqlite.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_ops.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_read.c
+    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_util.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_counter.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_checkpoint.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_approval.c
