@@ -26,44 +26,6 @@ struct appr_form {
     char data[];
 };
 
-/* 1 when the n bytes of s are well-formed UTF-8 (RFC 3629): no overlong
-   forms, no surrogates, nothing past U+10FFFF. */
-static int
-utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0, j, k;
-    unsigned long cp, min;
-
-    while (i < n) {
-        unsigned char c = s[i];
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 1, cp = c & 0x1Fu, min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            k = 2, cp = c & 0x0Fu, min = 0x800;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3, cp = c & 0x07u, min = 0x10000;
-        } else {
-            return 0;
-        }
-        if (n - i <= k)
-            return 0;
-        for (j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += k + 1;
-    }
-    return 1;
-}
-
 /* Decode n bytes of src (one name or value) into dst; *outlen gets the
    decoded length. what/idx name the part in error text. */
 static enum ig_status
@@ -99,7 +61,7 @@ decode_part(const char *src, size_t n, char *dst, size_t *outlen,
             dst[o++] = (char)c;
         }
     }
-    if (!utf8_valid((const unsigned char *)dst, o))
+    if (!ig_utf8_valid(dst, o))
         return ig_err_set(err, IG_ERR_INVALID,
                           "field %zu: the %s is not valid UTF-8", idx, what);
     dst[o] = '\0';

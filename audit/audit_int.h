@@ -34,10 +34,6 @@ void audit_b64_encode(const void *in, size_t n, char *out, size_t cap);
    64 bits. IG_OK or IG_ERR_INVALID. */
 enum ig_status audit_parse_u64(const char *s, size_t len, uint64_t *out) IG_WUR;
 
-/* Bytes of the UTF-8 sequence at s (len > 0 bytes available), its code
-   point in *cp; 0 when it is not valid UTF-8. */
-size_t audit_utf8_next(const unsigned char *s, size_t len, uint32_t *cp);
-
 /*
  * 1 when s[0..len) is valid UTF-8 (no overlongs, surrogates or code points
  * above U+10FFFF) with no ASCII control character other than newline (and

@@ -51,7 +51,7 @@ name_valid_n(const char *s, size_t len)
     if (len == 0 || len > AUDIT_NAME_MAX)
         return 0;
     while (i < len) {
-        n = audit_utf8_next(p + i, len - i, &c);
+        n = ig_utf8_next(p + i, len - i, &c);
         if (n == 0 || name_char_bad(c))
             return 0;
         i += n;

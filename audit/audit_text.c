@@ -7,46 +7,9 @@
  * after an alphabet check that closes its 1.0.18 gap with bytes >= 0x80.
  */
 #include "audit_int.h"
+#include "ig_text.h"
 
 #include <sodium.h>
-
-size_t
-audit_utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    uint32_t c = s[0], min;
-    size_t n, i;
-
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        c &= 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        c &= 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        c &= 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n)
-        return 0;
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return n;
-}
 
 int
 audit_text_valid(const char *s, size_t len, int allow_nl)
@@ -56,7 +19,7 @@ audit_text_valid(const char *s, size_t len, int allow_nl)
     uint32_t c;
 
     while (i < len) {
-        n = audit_utf8_next(p + i, len - i, &c);
+        n = ig_utf8_next(p + i, len - i, &c);
         if (n == 0)
             return 0;
         if (c < 0x20 && !(c == '\n' && allow_nl))

@@ -39,7 +39,7 @@
 /* Longest tool name a mapping file may name, in bytes. */
 #define CLI_HOOK_TOOL_NAME_MAX 128
 /* Longest action (as the PDP's grammar allows). */
-#define CLI_HOOK_ACTION_MAX 120
+#define CLI_HOOK_ACTION_MAX IG_ACTION_MAX
 
 /* What Claude Code is told. The zero value denies. */
 enum cli_hook_answer { CLI_HOOK_DENY = 0, CLI_HOOK_ALLOW, CLI_HOOK_ASK };
@@ -100,9 +100,6 @@ void cli_hook_mapped_release(struct cli_hook_mapped *out);
  * names nothing. "" is doc itself.
  */
 const json_t *cli_hook_pointer(const json_t *doc, const char *ptr);
-
-/* 1 when s is an action the PDP accepts: ^[a-z][a-z0-9._:-]{0,119}$. */
-int cli_hook_valid_action(const char *s);
 
 /* v's text when v is a string without NUL bytes, else NULL. */
 const char *cli_hook_string(const json_t *v);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ig_json.h"
+#include "ig_text.h"
 
 struct cli_hook_map {
     struct cli_hook_settings set;
@@ -28,20 +29,6 @@ struct cli_hook_map {
 };
 
 /* ---- small checks ---- */
-
-int
-cli_hook_valid_action(const char *s)
-{
-    size_t i, n = strlen(s);
-
-    if (n == 0 || n > CLI_HOOK_ACTION_MAX || !(s[0] >= 'a' && s[0] <= 'z'))
-        return 0;
-    for (i = 1; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-              strchr("._:-", s[i]) != NULL))
-            return 0;
-    return 1;
-}
 
 /* A JSON pointer's syntax: "" or "/..." with ~ only as ~0 or ~1. */
 static int
@@ -176,7 +163,7 @@ check_spec(const char *tool, const json_t *spec, struct ig_err *err)
     {
         if (strcmp(key, "action") == 0) {
             if (cli_hook_string(v) == NULL ||
-                !cli_hook_valid_action(json_string_value(v)))
+                !ig_action_valid(json_string_value(v)))
                 return ig_err_set(err, IG_ERR_INVALID,
                                   "tools.%s.action must match "
                                   "[a-z][a-z0-9._:-]* (at most 120)",

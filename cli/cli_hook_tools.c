@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ig_hash.h"
+#include "ig_text.h"
 
 enum ig_status
 cli_hook_set_intent(json_t *body, const char *action, json_t *resource,
@@ -256,7 +257,7 @@ map_mcp(json_t *body, const char *name, const json_t *input, const char *cwd,
     for (i = 0; action[i] != '\0'; i++)
         if (action[i] >= 'A' && action[i] <= 'Z')
             action[i] = (char)(action[i] - 'A' + 'a');
-    IG_ASSERT(cli_hook_valid_action(action));
+    IG_ASSERT(ig_action_valid(action));
     return cli_hook_set_intent(body, action, json_string(name),
                                cli_hook_ref(input), err);
 }

@@ -25,6 +25,7 @@
 #include "ig_hash.h"
 #include "ig_key.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 #define CMD "approvals"
 #define ID_MAX 64                           /* longest approval id accepted */
@@ -94,17 +95,6 @@ utf8_chars(const char *s)
     return n;
 }
 
-static int
-valid_utf8(const char *s)
-{
-    json_t *v = json_string(s); /* NULL for invalid UTF-8 */
-
-    if (v == NULL)
-        return 0;
-    json_decref(v);
-    return 1;
-}
-
 /* Options after the subcommand; 0, or -1 after printing why. */
 static int
 parse_options(int argc, char **argv, struct approvals_cmd *c)
@@ -143,7 +133,7 @@ parse_options(int argc, char **argv, struct approvals_cmd *c)
                   c->sub);
         return -1;
     }
-    if (c->comment != NULL && !valid_utf8(c->comment)) {
+    if (c->comment != NULL && !ig_utf8_valid(c->comment, strlen(c->comment))) {
         cli_error(CMD, "%s: --comment is not valid UTF-8", c->sub);
         return -1;
     }

@@ -32,6 +32,7 @@
 #include "ig_json.h"
 #include "ig_key.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 #define CMD SUBMIT_CMD
 #define POLL_MAX_S (CLI_HTTP_TIMEOUT_MS / 1000 - 5) /* one ?wait= call */
@@ -114,17 +115,6 @@ take_value(int argc, char **argv, int *i, const char *name, const char **dst)
 }
 
 static int
-valid_utf8(const char *s)
-{
-    json_t *v = json_string(s); /* NULL for invalid UTF-8 */
-
-    if (v == NULL)
-        return 0;
-    json_decref(v);
-    return 1;
-}
-
-static int
 parse_wait(struct submit_cmd *c)
 {
     char *end;
@@ -161,7 +151,8 @@ check_options(struct submit_cmd *c)
         cli_error(CMD, "--action and --resource must not be empty");
         return -1;
     }
-    if (!valid_utf8(c->action) || !valid_utf8(c->resource)) {
+    if (!ig_utf8_valid(c->action, strlen(c->action)) ||
+        !ig_utf8_valid(c->resource, strlen(c->resource))) {
         cli_error(CMD, "--action and --resource must be valid UTF-8");
         return -1;
     }

@@ -112,6 +112,9 @@
 #define IG_AUDIT_UI_SCAN_MAX 200000
 #define IG_AUDIT_UI_EXPORT_MAX_BYTES (64 * 1024 * 1024)
 
+/* Longest action name ("payments.refund"), in bytes. */
+#define IG_ACTION_MAX 120
+
 /* ---- Agent side: `intentgate hook claude-code` (cli/cli_hook*.c) ---- */
 
 /* Largest hook mapping file, in bytes. */

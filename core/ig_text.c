@@ -2,6 +2,7 @@
  * ig_text.c - text helpers (see ig_text.h).
  */
 #include "ig_text.h"
+#include "ig_limits.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,6 +10,73 @@
 #include <string.h>
 
 #define HOST_MAX 255
+
+size_t
+ig_utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    uint32_t c = s[0], min;
+    size_t n, i;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        c &= 0x1f;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        c &= 0x0f;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        c &= 0x07;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+int
+ig_utf8_valid(const void *s, size_t len)
+{
+    const unsigned char *p = s;
+    size_t i = 0, n;
+    uint32_t c;
+
+    while (i < len) {
+        if ((n = ig_utf8_next(p + i, len - i, &c)) == 0)
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+int
+ig_action_valid(const char *s)
+{
+    size_t i, n = strlen(s);
+
+    if (n == 0 || n > IG_ACTION_MAX || s[0] < 'a' || s[0] > 'z')
+        return 0;
+    for (i = 1; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+              strchr("._:-", s[i]) != NULL))
+            return 0;
+    return 1;
+}
 
 int
 ig_hex_digit(int c)

@@ -5,7 +5,24 @@
 #ifndef IG_TEXT_H
 #define IG_TEXT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "ig_error.h"
+
+/*
+ * Decode one UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+ * nothing past U+10FFFF) at s (len bytes available): its length with the
+ * code point in *cp, or 0 when it is not well-formed.
+ */
+size_t ig_utf8_next(const unsigned char *s, size_t len, uint32_t *cp);
+
+/* 1 when the len bytes at s are well-formed UTF-8. */
+int ig_utf8_valid(const void *s, size_t len);
+
+/* 1 when s is an action name: ^[a-z][a-z0-9._:-]*$, at most
+   IG_ACTION_MAX bytes (the PDP, the executor and agent tools agree). */
+int ig_action_valid(const char *s);
 
 /* The value of one hex digit (either case), or -1. */
 int ig_hex_digit(int c);

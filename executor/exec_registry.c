@@ -26,6 +26,7 @@
 #include "ig_buf.h"
 #include "ig_json.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 enum ig_status
 reg_fail(const struct reg_ctx *c, const char *key, const char *fmt, ...)
@@ -255,22 +256,6 @@ expand_tree(const struct reg_ctx *c, const char *path, json_t *v)
     return IG_OK;
 }
 
-/* ^[a-z][a-z0-9._:-]{0,119}$ */
-static int
-action_name_valid(const char *s)
-{
-    size_t i;
-
-    if (s[0] < 'a' || s[0] > 'z')
-        return 0;
-    for (i = 1; s[i] != '\0'; i++)
-        if (i >= 120 ||
-            !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-              strchr("._:-", s[i]) != NULL))
-            return 0;
-    return 1;
-}
-
 /* ^[a-z0-9][a-z0-9._-]{0,63}$, as exec_secret_name_valid. */
 static int
 credential_name_valid(const char *s, size_t len)
@@ -348,7 +333,7 @@ load_action(struct reg_ctx *c, const char *name, json_t *def,
     enum ig_status st;
 
     c->action = name;
-    if (!action_name_valid(name))
+    if (!ig_action_valid(name))
         return reg_fail(c, NULL,
                         "invalid action name: want ^[a-z][a-z0-9._:-]{0,119}$");
     if (!json_is_object(def))

@@ -53,8 +53,8 @@ pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a)
     return 0;
 }
 
-static int
-approve_count(const json_t *votes)
+int
+pdp_approval_count(const json_t *votes)
 {
     json_t *v;
     size_t i;
@@ -541,7 +541,7 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         json_object_get(json_object_get(ap, "requirements"), "quorum"));
     if (quorum < 1)
         quorum = 1;
-    approvals = approve_count(json_object_get(ap, "votes")) + v->approve;
+    approvals = pdp_approval_count(json_object_get(ap, "votes")) + v->approve;
     memset(&o, 0, sizeof(o));
     memset(&t, 0, sizeof(t));
     ig_buf_init(&o.grant, IG_TOKEN_MAX_BYTES);

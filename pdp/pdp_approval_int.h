@@ -37,6 +37,9 @@ const char *pdp_approval_refusal(const json_t *rec,
 /* 1 when a is in one of the groups of requirements req ({groups:[…]}). */
 int pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a);
 
+/* The number of APPROVE votes in a recorded votes array. */
+int pdp_approval_count(const json_t *votes);
+
 /* 1 when a asked for this intent (context.requested_by or principal). */
 int pdp_approval_self(const json_t *rec, const struct pdp_approver *a);
 

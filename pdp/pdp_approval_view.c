@@ -63,22 +63,6 @@ votes_view(struct pdp_server *s, const json_t *votes)
     return out;
 }
 
-static int
-approve_count(const json_t *votes)
-{
-    json_t *v;
-    size_t i;
-    int n = 0;
-
-    json_array_foreach(votes, i, v)
-    {
-        if (strcmp(jstr(v, "vote") != NULL ? jstr(v, "vote") : "", "APPROVE") ==
-            0)
-            n++;
-    }
-    return n;
-}
-
 /* The view of the record rec (which holds an approval) for a. */
 static json_t *
 view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
@@ -92,23 +76,24 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
     json_t *v, *res = NULL;
 
     /* "O" adds references, "o" steals. */
-    v = json_pack(
-        "{s:s?, s:s?, s:s?, s:s, s:O?, s:o, s:o, s:O?, s:s?, s:s?, "
-        "s:{s:s?, s:O?, s:s?, s:s?, s:o}, s:o, s:i, s:b}",
-        "approval_id", jstr(ap, "approval_id"), "intent_id",
-        jstr(rec, "intent_id"), "intent_hash", jstr(rec, "intent_hash"),
-        "status", status_of(ap, now), "requirements",
-        json_object_get(ap, "requirements"), "created_at",
-        time_text(json_object_get(ap, "created_at")), "expires_at",
-        time_text(json_object_get(ap, "expires_at")), "intent",
-        json_object_get(rec, "binding"), "principal", jstr(rec, "principal"),
-        "tenant", jstr(rec, "tenant"), "decision", "decision",
-        jstr(first, "decision"), "reasons", json_object_get(first, "reasons"),
-        "message", jstr(first, "message"), "policy_revision",
-        jstr(first, "policy_revision"), "decided_at",
-        time_text(json_object_get(first, "decided_at")), "votes",
-        votes_view(s, json_object_get(ap, "votes")), "approvals",
-        approve_count(json_object_get(ap, "votes")), "can_vote", why == NULL);
+    v = json_pack("{s:s?, s:s?, s:s?, s:s, s:O?, s:o, s:o, s:O?, s:s?, s:s?, "
+                  "s:{s:s?, s:O?, s:s?, s:s?, s:o}, s:o, s:i, s:b}",
+                  "approval_id", jstr(ap, "approval_id"), "intent_id",
+                  jstr(rec, "intent_id"), "intent_hash",
+                  jstr(rec, "intent_hash"), "status", status_of(ap, now),
+                  "requirements", json_object_get(ap, "requirements"),
+                  "created_at", time_text(json_object_get(ap, "created_at")),
+                  "expires_at", time_text(json_object_get(ap, "expires_at")),
+                  "intent", json_object_get(rec, "binding"), "principal",
+                  jstr(rec, "principal"), "tenant", jstr(rec, "tenant"),
+                  "decision", "decision", jstr(first, "decision"), "reasons",
+                  json_object_get(first, "reasons"), "message",
+                  jstr(first, "message"), "policy_revision",
+                  jstr(first, "policy_revision"), "decided_at",
+                  time_text(json_object_get(first, "decided_at")), "votes",
+                  votes_view(s, json_object_get(ap, "votes")), "approvals",
+                  pdp_approval_count(json_object_get(ap, "votes")), "can_vote",
+                  why == NULL);
     if (v == NULL)
         return NULL;
     if (why != NULL)

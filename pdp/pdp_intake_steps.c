@@ -11,26 +11,13 @@
 #include "ig_canon.h"
 #include "ig_grant.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 #define RESOURCE_MAX_CHARS 500
 #define IDEM_MAX_BYTES 200
 #define APPROVAL_TTL_CAP IG_APPROVAL_TTL_MAX
 
 /* ---- validate ---- */
-
-static int
-valid_action(const char *s)
-{
-    size_t i, n = strlen(s);
-
-    if (n < 1 || n > 120 || s[0] < 'a' || s[0] > 'z')
-        return 0;
-    for (i = 1; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-              strchr("._:-", s[i]) != NULL))
-            return 0;
-    return 1;
-}
 
 /* Code points in valid UTF-8 text of len bytes. */
 static size_t
@@ -121,7 +108,7 @@ intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
     v = json_object_get(body, "action");
     if (v == NULL)
         return missing(r, "action", "the action to take, e.g. git.push");
-    if (!json_is_string(v) || !valid_action(json_string_value(v)) ||
+    if (!json_is_string(v) || !ig_action_valid(json_string_value(v)) ||
         json_string_length(v) != strlen(json_string_value(v)))
         return invalid(r, "action", "must match ^[a-z][a-z0-9._:-]{0,119}$");
     in->action = json_string_value(v);

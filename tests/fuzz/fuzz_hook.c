@@ -25,6 +25,7 @@
 #include "cli_hook.h"
 #include "ig_hash.h"
 #include "ig_json.h"
+#include "ig_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -64,7 +65,7 @@ check_body(const json_t *body, const json_t *event)
     char *text;
 
     check(json_object_size(body) == 4, "body keys");
-    check(cli_hook_valid_action(
+    check(ig_action_valid(
               json_string_value(json_object_get(body, "action")) != NULL
                   ? json_string_value(json_object_get(body, "action"))
                   : ""),

@@ -14,6 +14,7 @@
 #include "cli_hook.h"
 #include "ig_hash.h"
 #include "ig_json.h"
+#include "ig_text.h"
 
 static json_t *
 parse(const char *text)
@@ -135,7 +136,7 @@ check_common(const json_t *body, const json_t *event)
 
     assert_int_equal(json_object_size(body), 4);
     assert_true(json_is_object(json_object_get(body, "params")));
-    assert_true(cli_hook_valid_action(str_at(body, "/action")));
+    assert_true(ig_action_valid(str_at(body, "/action")));
     assert_string_equal(str_at(ctx, "/agent"), "claude-code");
     assert_string_equal(str_at(ctx, "/tool_name"), str_at(event, "/tool_name"));
     assert_string_equal(str_at(ctx, "/session_id"),
