@@ -551,3 +551,41 @@ acli_db_leaf(sqlite3 *db, uint64_t index, char **leaf, size_t *len,
     sqlite3_finalize(q);
     return st;
 }
+
+enum ig_status
+acli_db_events(sqlite3 *db, const char *key, const char *value,
+               acli_event_fn fn, void *ctx, struct ig_err *err)
+{
+    char needle[ACLI_NEEDLE_MAX];
+    sqlite3_stmt *q;
+    json_t *ev;
+    enum ig_status st;
+    const char *got;
+    int rc, n;
+
+    n = snprintf(needle, sizeof(needle), "\"%s\":\"%s\"", key, value);
+    if (n < 0 || (size_t)n >= sizeof(needle))
+        return ig_err_set(err, IG_ERR_INVALID, "%s is too long", key);
+    st = acli_prepare(db,
+                      "SELECT seq, event FROM audit_events WHERE "
+                      "instr(event, ?1) > 0 ORDER BY seq",
+                      &q, err);
+    if (st != IG_OK)
+        return st;
+    (void)sqlite3_bind_text(q, 1, needle, -1, SQLITE_STATIC);
+    while (st == IG_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (ig_json_parse((const char *)sqlite3_column_text(q, 1),
+                          (size_t)sqlite3_column_bytes(q, 1), &ev,
+                          NULL) != IG_OK)
+            continue; /* not an event: `audit verify` says more */
+        got = json_string_value(json_object_get(ev, key));
+        if (got != NULL && strcmp(got, value) == 0)
+            st = fn(ctx, (uint64_t)sqlite3_column_int64(q, 0) - 1, ev, err);
+        json_decref(ev);
+    }
+    if (st == IG_OK && rc != SQLITE_DONE)
+        st = ig_err_set(err, IG_ERR_IO, "reading audit_events: %s",
+                        sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return st;
+}

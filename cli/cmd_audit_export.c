@@ -161,47 +161,39 @@ intents_find(const struct intents *t, const char *id)
     return bsearch(&key, t->v, t->n, sizeof(*t->v), info_cmp);
 }
 
-/* One pass over the events of a type (found by their text, then checked
-   on the parsed event): intent.received adds, intent.decided marks. */
+static enum ig_status
+on_received(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
+{
+    (void)index;
+    (void)err;
+    return intents_add(ctx, ev);
+}
+
+static enum ig_status
+on_decided(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
+{
+    struct intent_info *info = intents_find(ctx, jstr(ev, "intent_id"));
+    (void)index;
+    (void)err;
+
+    if (info != NULL)
+        info->decisions |= decision_bit(jstr(ev, "decision"));
+    return IG_OK;
+}
+
+/* One pass over the events of a type: intent.received adds,
+   intent.decided marks. */
 static enum ig_status
 intents_pass(sqlite3 *db, struct intents *t, const char *type,
              struct ig_err *err)
 {
-    char needle[64];
-    sqlite3_stmt *q;
-    json_t *ev;
-    struct intent_info *info;
+    int received = strcmp(type, "intent.received") == 0;
     enum ig_status st;
-    int rc, received = strcmp(type, "intent.received") == 0;
 
-    (void)snprintf(needle, sizeof(needle), "\"type\":\"%s\"", type);
-    st = acli_prepare(db,
-                      "SELECT event FROM audit_events WHERE "
-                      "instr(event, ?1) > 0 ORDER BY seq",
-                      &q, err);
-    if (st != IG_OK)
-        return st;
-    (void)sqlite3_bind_text(q, 1, needle, -1, SQLITE_STATIC);
-    while (st == IG_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (ig_json_parse((const char *)sqlite3_column_text(q, 0),
-                          (size_t)sqlite3_column_bytes(q, 0), &ev,
-                          NULL) != IG_OK)
-            continue;
-        if (jstr(ev, "type") != NULL && strcmp(jstr(ev, "type"), type) == 0) {
-            if (received)
-                st = intents_add(t, ev);
-            else if ((info = intents_find(t, jstr(ev, "intent_id"))) != NULL)
-                info->decisions |= decision_bit(jstr(ev, "decision"));
-        }
-        json_decref(ev);
-    }
-    if (st == IG_OK && rc != SQLITE_DONE)
-        st = IG_ERR_IO;
+    st = acli_db_events(db, "type", type, received ? on_received : on_decided,
+                        t, err);
     if (st != IG_OK && err->msg[0] == '\0')
-        (void)ig_err_set(err, st, "reading intents: %s",
-                         st == IG_ERR_IO ? sqlite3_errmsg(db)
-                                         : ig_strerror(st));
-    sqlite3_finalize(q);
+        (void)ig_err_set(err, st, "reading intents: %s", ig_strerror(st));
     if (st == IG_OK && received)
         qsort(t->v, t->n, sizeof(*t->v), info_cmp);
     return st;

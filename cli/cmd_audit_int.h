@@ -16,6 +16,7 @@
 #ifndef CMD_AUDIT_INT_H
 #define CMD_AUDIT_INT_H
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -108,6 +109,19 @@ void acli_db_close(sqlite3 *db);
 /* Prepare sql on db; IG_ERR_IO naming the database's message. */
 enum ig_status acli_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **out,
                             struct ig_err *err) IG_WUR;
+
+/*
+ * Call fn(ctx, leaf index, event, err) for each event whose top-level key
+ * is the string value, in log order (found by the text `"key":"value"`,
+ * then checked on the parsed event; leaves that do not parse are skipped:
+ * `audit verify` reports them). fn returns IG_OK to go on.
+ */
+#define ACLI_NEEDLE_MAX 128
+typedef enum ig_status (*acli_event_fn)(void *ctx, uint64_t index, json_t *ev,
+                                        struct ig_err *err);
+enum ig_status acli_db_events(sqlite3 *db, const char *key, const char *value,
+                              acli_event_fn fn, void *ctx,
+                              struct ig_err *err) IG_WUR;
 
 /* audit_fetch_fn over the audit_nodes table: ctx is a struct acli_nodes. */
 struct acli_nodes {

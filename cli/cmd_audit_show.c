@@ -346,59 +346,38 @@ event_block(struct sw *w, uint64_t index, const json_t *ev)
 struct found {
     json_t *events; /* array of [index, event], log order */
     char approval_id[ID_MAX + 1];
+    int skip_if_intent; /* keep only events without an intent_id */
 };
 
-/* Events whose text holds `"key":"value"` and whose top-level key is
-   value (skip_if_intent: only those without an intent_id). */
+static enum ig_status
+keep(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
+{
+    struct found *f = ctx;
+    const char *got;
+
+    if (f->skip_if_intent && json_object_get(ev, "intent_id") != NULL)
+        return IG_OK;
+    if (json_array_size(f->events) >= SHOW_EVENTS_MAX)
+        return ig_err_set(err, IG_ERR_LIMIT, "more than %d events",
+                          SHOW_EVENTS_MAX);
+    /* "o" steals the new reference to ev. */
+    if (json_array_append_new(f->events, json_pack("[I, o]", (json_int_t)index,
+                                                   json_incref(ev))) != 0)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    got = jstr(json_object_get(ev, "approval"), "approval_id");
+    if (got != NULL && strlen(got) <= ID_MAX)
+        (void)snprintf(f->approval_id, sizeof(f->approval_id), "%s", got);
+    return IG_OK;
+}
+
+/* Events whose top-level key is value (skip_if_intent: only those
+   without an intent_id). */
 static enum ig_status
 collect(sqlite3 *db, const char *key, const char *value, int skip_if_intent,
         struct found *f, struct ig_err *err)
 {
-    char needle[ID_MAX + 32];
-    sqlite3_stmt *q;
-    json_t *ev;
-    enum ig_status st;
-    const char *got;
-    int rc;
-
-    (void)snprintf(needle, sizeof(needle), "\"%s\":\"%s\"", key, value);
-    st = acli_prepare(db,
-                      "SELECT seq, event FROM audit_events WHERE "
-                      "instr(event, ?1) > 0 ORDER BY seq",
-                      &q, err);
-    if (st != IG_OK)
-        return st;
-    (void)sqlite3_bind_text(q, 1, needle, -1, SQLITE_STATIC);
-    while (st == IG_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (ig_json_parse((const char *)sqlite3_column_text(q, 1),
-                          (size_t)sqlite3_column_bytes(q, 1), &ev,
-                          NULL) != IG_OK)
-            continue; /* not an event: `audit verify` says more */
-        got = jstr(ev, key);
-        if (got != NULL && strcmp(got, value) == 0 &&
-            !(skip_if_intent && json_object_get(ev, "intent_id") != NULL)) {
-            if (json_array_size(f->events) >= SHOW_EVENTS_MAX)
-                st = ig_err_set(err, IG_ERR_LIMIT, "more than %d events",
-                                SHOW_EVENTS_MAX);
-            /* "o" steals ev. */
-            else if (json_array_append_new(
-                         f->events,
-                         json_pack("[I, o]",
-                                   (json_int_t)sqlite3_column_int64(q, 0) - 1,
-                                   json_incref(ev))) != 0)
-                st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-            got = jstr(json_object_get(ev, "approval"), "approval_id");
-            if (got != NULL && strlen(got) <= ID_MAX)
-                (void)snprintf(f->approval_id, sizeof(f->approval_id), "%s",
-                               got);
-        }
-        json_decref(ev);
-    }
-    if (st == IG_OK && rc != SQLITE_DONE)
-        st = ig_err_set(err, IG_ERR_IO, "reading audit_events: %s",
-                        sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    return st;
+    f->skip_if_intent = skip_if_intent;
+    return acli_db_events(db, key, value, keep, f, err);
 }
 
 static int
@@ -494,7 +473,7 @@ int
 acli_show(int argc, char **argv)
 {
     const char *db_path = NULL, *id = NULL;
-    struct found f = {NULL, ""};
+    struct found f = {NULL, "", 0};
     sqlite3 *db = NULL;
     struct ig_err err;
     enum ig_status st;
