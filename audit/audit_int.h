@@ -41,4 +41,9 @@ enum ig_status audit_parse_u64(const char *s, size_t len, uint64_t *out) IG_WUR;
  */
 int audit_text_valid(const char *s, size_t len, int allow_nl);
 
+/* The line at *pos in s (len bytes) without its newline, into *line and
+ *n; advances *pos past it. 0 when no whole line is left. */
+int audit_next_line(const char *s, size_t len, size_t *pos, const char **line,
+                    size_t *n);
+
 #endif

@@ -341,24 +341,6 @@ audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
     return IG_OK;
 }
 
-/* The line at *pos (without its newline); advances *pos past it. */
-static int
-next_line(const char *s, size_t len, size_t *pos, const char **line,
-          size_t *line_len)
-{
-    const char *nl;
-
-    if (*pos >= len)
-        return 0;
-    nl = memchr(s + *pos, '\n', len - *pos);
-    if (nl == NULL)
-        return 0;
-    *line = s + *pos;
-    *line_len = (size_t)(nl - *line);
-    *pos += *line_len + 1;
-    return 1;
-}
-
 enum ig_status
 audit_checkpoint_parse(const char *text, size_t len,
                        struct audit_checkpoint *out, struct ig_err *err)
@@ -367,18 +349,19 @@ audit_checkpoint_parse(const char *text, size_t len,
     size_t pos = 0, n, got;
 
     memset(out, 0, sizeof(*out));
-    if (!next_line(text, len, &pos, &line, &n) || n == 0 ||
+    if (!audit_next_line(text, len, &pos, &line, &n) || n == 0 ||
         n > AUDIT_NAME_MAX || !audit_text_valid(line, n, 0)) {
         what = "bad origin line";
         goto out;
     }
     memcpy(out->origin, line, n);
-    if (!next_line(text, len, &pos, &line, &n) ||
+    if (!audit_next_line(text, len, &pos, &line, &n) ||
         audit_parse_u64(line, n, &out->size) != IG_OK) {
         what = "bad tree size line";
         goto out;
     }
-    if (!next_line(text, len, &pos, &line, &n) || n != AUDIT_B64_LEN(32) ||
+    if (!audit_next_line(text, len, &pos, &line, &n) ||
+        n != AUDIT_B64_LEN(32) ||
         audit_b64_decode(line, n, out->root, sizeof(out->root), &got) !=
             IG_OK ||
         got != 32) {

@@ -56,23 +56,6 @@ audit_proof_format(uint64_t index, const unsigned char proof[][32], size_t n,
     return st;
 }
 
-/* The line at *pos without its newline; 0 when there is no whole line. */
-static int
-take_line(const char *s, size_t len, size_t *pos, const char **line, size_t *n)
-{
-    const char *nl;
-
-    if (*pos >= len)
-        return 0;
-    nl = memchr(s + *pos, '\n', len - *pos);
-    if (nl == NULL)
-        return 0;
-    *line = s + *pos;
-    *n = (size_t)(nl - *line);
-    *pos += *n + 1;
-    return 1;
-}
-
 static int
 has_prefix(const char *line, size_t n, const char *prefix)
 {
@@ -88,15 +71,15 @@ parse_head(const char *text, size_t len, size_t *pos, uint64_t *index)
     const char *line;
     size_t ln, got;
 
-    if (!take_line(text, len, pos, &line, &ln) || ln != strlen(PROOF_HEADER) ||
-        memcmp(line, PROOF_HEADER, ln) != 0)
+    if (!audit_next_line(text, len, pos, &line, &ln) ||
+        ln != strlen(PROOF_HEADER) || memcmp(line, PROOF_HEADER, ln) != 0)
         return "first line is not " PROOF_HEADER;
-    if (!take_line(text, len, pos, &line, &ln))
+    if (!audit_next_line(text, len, pos, &line, &ln))
         return "no index line";
     if (has_prefix(line, ln, "extra ")) {
         if (audit_b64_check(line + 6, ln - 6, &got) != IG_OK)
             return "extra data is not base64";
-        if (!take_line(text, len, pos, &line, &ln))
+        if (!audit_next_line(text, len, pos, &line, &ln))
             return "no index line";
     }
     if (!has_prefix(line, ln, "index ") ||
@@ -121,7 +104,7 @@ audit_proof_parse(const char *text, size_t len, uint64_t *index,
         return ig_err_set(err, IG_ERR_INVALID, "tlog-proof: too large");
     what = parse_head(text, len, &pos, index);
     while (what == NULL) {
-        if (!take_line(text, len, &pos, &line, &ln))
+        if (!audit_next_line(text, len, &pos, &line, &ln))
             what = "no blank line before the checkpoint";
         else if (ln == 0)
             break;

@@ -10,6 +10,7 @@
 #include "ig_text.h"
 
 #include <sodium.h>
+#include <string.h>
 
 int
 audit_text_valid(const char *s, size_t len, int allow_nl)
@@ -112,4 +113,21 @@ audit_parse_u64(const char *s, size_t len, uint64_t *out)
     }
     *out = v;
     return IG_OK;
+}
+
+int
+audit_next_line(const char *s, size_t len, size_t *pos, const char **line,
+                size_t *n)
+{
+    const char *nl;
+
+    if (*pos >= len)
+        return 0;
+    nl = memchr(s + *pos, '\n', len - *pos);
+    if (nl == NULL)
+        return 0;
+    *line = s + *pos;
+    *n = (size_t)(nl - *line);
+    *pos += *n + 1;
+    return 1;
 }
