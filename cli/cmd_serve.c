@@ -80,16 +80,10 @@ parse_args(int argc, char **argv, struct serve_args *a)
 static int
 override_listen(const char *cmd, struct pdp_config *c, const char *listen)
 {
-    char *host = NULL;
-    unsigned short port = 0;
-
-    if (ig_listen_parse(listen, &host, &port) != IG_OK) {
+    if (ig_listen_set(listen, &c->listen_host, &c->listen_port) != IG_OK) {
         cli_error(cmd, "--listen must be HOST:PORT, e.g. 127.0.0.1:8700");
         return -1;
     }
-    free(c->listen_host);
-    c->listen_host = host;
-    c->listen_port = port;
     return 0;
 }
 

@@ -139,3 +139,18 @@ ig_listen_parse(const char *s, char **host, unsigned short *port)
     *port = (unsigned short)p;
     return IG_OK;
 }
+
+enum ig_status
+ig_listen_set(const char *s, char **host, unsigned short *port)
+{
+    char *h = NULL;
+    unsigned short p = 0;
+    enum ig_status st = ig_listen_parse(s, &h, &p);
+
+    if (st != IG_OK)
+        return st;
+    free(*host);
+    *host = h;
+    *port = p;
+    return IG_OK;
+}

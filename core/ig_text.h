@@ -43,4 +43,9 @@ void ig_strip_comment(char *line);
 enum ig_status ig_listen_parse(const char *s, char **host,
                                unsigned short *port) IG_WUR;
 
+/* ig_listen_parse into a configured address: on success the old *host is
+   freed and replaced; on failure nothing changes. */
+enum ig_status ig_listen_set(const char *s, char **host,
+                             unsigned short *port) IG_WUR;
+
 #endif

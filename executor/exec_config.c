@@ -91,20 +91,6 @@ set_long(long *dst, const char *v, long lo, long hi)
     return 0;
 }
 
-static int
-set_listen(struct exec_config *c, const char *v)
-{
-    char *host = NULL;
-    unsigned short port = 0;
-
-    if (ig_listen_parse(v, &host, &port) != IG_OK)
-        return -1;
-    free(c->listen_host);
-    c->listen_host = host;
-    c->listen_port = port;
-    return 0;
-}
-
 /* Apply one key; -1 with err naming the problem. */
 static int
 set_key(struct exec_config *c, const char *k, const char *v, const char *where,
@@ -115,7 +101,8 @@ set_key(struct exec_config *c, const char *k, const char *v, const char *where,
     if (strcmp(k, "id") == 0)
         rc = set_str(&c->id, v);
     else if (strcmp(k, "listen") == 0)
-        rc = set_listen(c, v);
+        rc = ig_listen_set(v, &c->listen_host, &c->listen_port) == IG_OK ? 0
+                                                                         : -1;
     else if (strcmp(k, "pdp_url") == 0)
         rc = set_str(&c->pdp_url, v);
     else if (strcmp(k, "pdp_token_file") == 0)

@@ -33,20 +33,6 @@ static const char usage[] =
     "they allow, with credentials the agent never sees (docs/executor.md).\n";
 
 static int
-override_listen(struct exec_config *c, const char *listen)
-{
-    char *host = NULL;
-    unsigned short port = 0;
-
-    if (ig_listen_parse(listen, &host, &port) != IG_OK)
-        return -1;
-    free(c->listen_host);
-    c->listen_host = host;
-    c->listen_port = port;
-    return 0;
-}
-
-static int
 serve(int argc, char **argv)
 {
     const char *config = NULL, *pdp_env = NULL, *listen = NULL;
@@ -95,7 +81,8 @@ serve(int argc, char **argv)
         goto fail;
     if (exec_config_load(dev ? confpath : config, &cfg, &err) != IG_OK)
         goto fail;
-    if (listen != NULL && override_listen(cfg, listen) != 0) {
+    if (listen != NULL &&
+        ig_listen_set(listen, &cfg->listen_host, &cfg->listen_port) != IG_OK) {
         (void)fputs("intentgate-executor serve: --listen must be "
                     "HOST:PORT\n",
                     stderr);

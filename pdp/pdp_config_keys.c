@@ -100,14 +100,8 @@ cfg_string(struct cfg_parse *p, const char *key, const char *v, char **dst)
 static int
 parse_listen(struct cfg_parse *p, const char *v)
 {
-    char *host = NULL;
-    unsigned short port = 0;
-
-    if (ig_listen_parse(v, &host, &port) != IG_OK)
+    if (ig_listen_set(v, &p->c->listen_host, &p->c->listen_port) != IG_OK)
         return cfg_error(p, "listen must be HOST:PORT, e.g. 127.0.0.1:8700");
-    free(p->c->listen_host);
-    p->c->listen_host = host;
-    p->c->listen_port = port;
     return 0;
 }
 
