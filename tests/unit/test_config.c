@@ -154,6 +154,60 @@ test_mistakes_name_the_line(void **state)
     expect_error(BASE "[policy]\na = 1\na = 2\n", ":6: duplicate key a");
 }
 
+#define PWHASH                                                                 \
+    "$argon2id$v=19$m=65536,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNo"
+
+/* The escalation sections: every mistake names its line. */
+static void
+test_approval_sections(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    (void)state;
+
+    assert_int_equal(load(BASE "[approvals]\nquorum = 2   # two people\n"
+                               "[approver alice]\ngroups = finance, dba\n"
+                               "password_hash = " PWHASH "\n"
+                               "slack_user = U1\n",
+                          &c, &err),
+                     IG_OK);
+    assert_int_equal(c->approval_quorum, 2);
+    assert_int_equal(c->napprovers, 1);
+    assert_string_equal(c->approvers[0].name, "alice"); /* default: id */
+    assert_true(pdp_approver_in_group(pdp_config_approver(c, "alice"), "dba"));
+    assert_non_null(pdp_config_approver_by_slack(c, "U1"));
+    assert_null(pdp_config_approver_by_slack(c, "U2"));
+    pdp_config_free(c);
+
+    expect_error(BASE "[approvals]\nquorum = 0\n",
+                 ":5: quorum must be a whole number from 1 to 16");
+    expect_error(BASE "[approvals]\nbogus = 1\n",
+                 ":5: unknown key bogus in [approvals]");
+    expect_error(BASE "[approvals]\n[approvals]\n", ":5: [approvals] appears");
+    expect_error(BASE "[approvals]\nsecure_cookies = yes\n",
+                 ":5: secure_cookies must be true or false");
+    expect_error(BASE "[approvals]\nsession_idle = 900\nsession_max = 600\n",
+                 "session_idle is longer than session_max");
+    expect_error(BASE "[approver a]\npassword_hash = " PWHASH "\n",
+                 ":4: approver a needs groups");
+    expect_error(BASE "[approver a]\ngroups = g\n",
+                 ":4: approver a needs password_hash");
+    expect_error(BASE "[approver a]\ngroups = g\npassword_hash = secret\n",
+                 ":6: password_hash must be an argon2id hash");
+    expect_error(BASE "[approver a]\ngroups = -g\n", ":5: group -g");
+    expect_error(BASE "[approver a]\ngroups = g\ngroups = h\n",
+                 ":6: duplicate key groups");
+    expect_error(BASE "[approver a]\ngroups = g\npassword_hash = " PWHASH
+                      "\n[approver a]\ngroups = g\npassword_hash = " PWHASH
+                      "\n",
+                 "approver a is configured twice");
+    expect_error(BASE "[slack]\nchannel = C1\n",
+                 "[slack] needs channel, bot_token_file and "
+                 "signing_secret_file");
+    expect_error(BASE "[slack]\napi_url = http://example.com\n",
+                 ":5: api_url must be https://");
+}
+
 static void
 test_missing_file(void **state)
 {
@@ -190,6 +244,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_file),
         cmocka_unit_test(test_mistakes_name_the_line),
+        cmocka_unit_test(test_approval_sections),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_new_token_matches_its_hash),
     };
