@@ -60,6 +60,18 @@
 /* Most elements in an exec handler's argv template. */
 #define IG_EXEC_MAX_ARGV 256
 
+/* ---- Executor outcomes and responses (executor/exec_response.c,
+   exec_spool.c; the PDP's POST /v1/executions/{id}/outcome) ---- */
+
+/* Largest outcome detail, canonical JSON bytes: the executor shrinks its
+   details to fit (digests and capped excerpts) and the PDP stores a larger
+   one as a digest stub. */
+#define IG_OUTCOME_DETAIL_MAX_BYTES (16 * 1024)
+/* Most response_fields one http action returns, and the largest value of
+   one field (canonical JSON bytes; larger ones are omitted). */
+#define IG_EXEC_RESPONSE_FIELDS_MAX 32
+#define IG_EXEC_RESPONSE_FIELD_MAX_BYTES 1024
+
 /* ---- Approvals (approval/, pdp/pdp_approval*.c, pdp_ui.c, pdp_slack*.c) */
 
 /* Longest an approval request may stay open, in seconds (7 days). */

@@ -6,6 +6,8 @@ ig_test(executor verify LIBS igexec)
 ig_test(executor registry LIBS igexec)
 ig_test(executor http LIBS igexec PkgConfig::MHD)
 ig_test(executor sandbox LIBS igexec)
+ig_test(executor scrub LIBS igexec)
+ig_test(executor spool LIBS igexec)
 
 # End to end: a dev PDP, the real executor, a fake upstream on loopback.
 add_test(NAME executor.integration
