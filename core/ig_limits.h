@@ -59,6 +59,12 @@
 #define IG_EXEC_MAX_OUTPUT_BYTES (16 * 1024 * 1024)
 /* Most elements in an exec handler's argv template. */
 #define IG_EXEC_MAX_ARGV 256
+/* Most extra binds one exec action's sandbox may declare. */
+#define IG_EXEC_MAX_BINDS 16
+/* Size of the sandbox's /scratch and /tmp (each a tmpfs): the default and
+   the largest scratch_bytes an action may declare. */
+#define IG_EXEC_SCRATCH_DEFAULT (64ULL * 1024 * 1024)
+#define IG_EXEC_SCRATCH_MAX (4ULL * 1024 * 1024 * 1024)
 
 /* ---- Executor outcomes and responses (executor/exec_response.c,
    exec_spool.c; the PDP's POST /v1/executions/{id}/outcome) ---- */
@@ -71,6 +77,9 @@
    one field (canonical JSON bytes; larger ones are omitted). */
 #define IG_EXEC_RESPONSE_FIELDS_MAX 32
 #define IG_EXEC_RESPONSE_FIELD_MAX_BYTES 1024
+/* The excerpt of an exec action's stdout and of its stderr kept in the
+   outcome detail (with the stream's size and SHA-256), in bytes. */
+#define IG_OUTCOME_EXCERPT_BYTES 2048
 
 /* ---- Approvals (approval/, pdp/pdp_approval*.c, pdp_ui.c, pdp_slack*.c) */
 

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,11 @@ exec_config_free(struct exec_config *c)
     free(c->secrets);
     free(c->secrets_key);
     free(c->work_dir);
+    free(c->spool_dir);
+    for (i = 0; i < c->nprotect; i++)
+        free(c->protect[i]);
+    free(c->protect);
+    free(c->sandbox_user);
     free(c);
 }
 
@@ -49,8 +55,9 @@ set_str(char **dst, const char *v)
     return 0;
 }
 
+/* Append the comma-separated items of v to *list (at most max in all). */
 static int
-set_list(struct exec_config *c, const char *v)
+set_list(char ***list, size_t *n, const char *v, size_t max)
 {
     char *copy = strdup(v), *p, *next, **arr;
 
@@ -63,17 +70,64 @@ set_list(struct exec_config *c, const char *v)
         p = ig_trim(p);
         if (*p == '\0')
             continue;
-        arr = realloc(c->public_keys, (c->npublic_keys + 1) * sizeof(*arr));
-        if (arr == NULL || (arr[c->npublic_keys] = strdup(p)) == NULL) {
+        arr = *n < max ? realloc(*list, (*n + 1) * sizeof(*arr)) : NULL;
+        if (arr == NULL || (arr[*n] = strdup(p)) == NULL) {
             if (arr != NULL)
-                c->public_keys = arr;
+                *list = arr;
             free(copy);
             return -1;
         }
-        c->public_keys = arr;
-        c->npublic_keys++;
+        *list = arr;
+        (*n)++;
     }
     free(copy);
+    return 0;
+}
+
+/* protect: absolute paths only. */
+static int
+set_protect(struct exec_config *c, const char *v)
+{
+    size_t i, from = c->nprotect;
+
+    if (set_list(&c->protect, &c->nprotect, v, EXEC_PROTECT_MAX) != 0)
+        return -1;
+    for (i = from; i < c->nprotect; i++)
+        if (c->protect[i][0] != '/')
+            return -1;
+    return 0;
+}
+
+/* sandbox_user: self, UID:GID, or a user name (its primary group). */
+static int
+set_user(struct exec_config *c, const char *v)
+{
+    struct passwd *pw;
+    long uid, gid;
+    char *end;
+
+    if (set_str(&c->sandbox_user, v) != 0)
+        return -1;
+    c->sandbox_self = strcmp(v, "self") == 0;
+    if (c->sandbox_self)
+        return 0;
+    if (v[0] >= '0' && v[0] <= '9') {
+        uid = strtol(v, &end, 10);
+        if (*end != ':' || end[1] < '0' || end[1] > '9')
+            return -1;
+        gid = strtol(end + 1, &end, 10);
+        if (*end != '\0' || uid <= 0 || gid <= 0 || uid > 0x7fffffff ||
+            gid > 0x7fffffff)
+            return -1;
+        c->sandbox_uid = (uid_t)uid;
+        c->sandbox_gid = (gid_t)gid;
+        return 0;
+    }
+    pw = getpwnam(v);
+    if (pw == NULL || pw->pw_uid == 0 || pw->pw_gid == 0)
+        return -1;
+    c->sandbox_uid = pw->pw_uid;
+    c->sandbox_gid = pw->pw_gid;
     return 0;
 }
 
@@ -108,7 +162,23 @@ set_key(struct exec_config *c, const char *k, const char *v, const char *where,
     else if (strcmp(k, "pdp_token_file") == 0)
         rc = set_str(&c->pdp_token_file, v);
     else if (strcmp(k, "pdp_public_keys") == 0)
-        rc = set_list(c, v);
+        rc = set_list(&c->public_keys, &c->npublic_keys, v, 64);
+    else if (strcmp(k, "spool_dir") == 0)
+        rc = set_str(&c->spool_dir, v);
+    else if (strcmp(k, "protect") == 0)
+        rc = set_protect(c, v);
+    else if (strcmp(k, "sandbox_user") == 0)
+        rc = set_user(c, v);
+    else if (strcmp(k, "threads") == 0)
+        rc = set_long(&c->threads, v, 1, 64);
+    else if (strcmp(k, "max_connections") == 0)
+        rc = set_long(&c->max_connections, v, 16, 1000000);
+    else if (strcmp(k, "max_connections_per_address") == 0)
+        rc = set_long(&c->max_per_address, v, 1, 1000000);
+    else if (strcmp(k, "request_timeout_ms") == 0)
+        rc = set_long(&c->request_timeout_ms, v, 100, 600000);
+    else if (strcmp(k, "outcome_retry_ms") == 0)
+        rc = set_long(&c->outcome_retry_ms, v, 10, 60000);
     else if (strcmp(k, "registry") == 0)
         rc = set_str(&c->registry, v);
     else if (strcmp(k, "secrets") == 0)
@@ -175,6 +245,7 @@ finish(struct exec_config *c, struct ig_err *err)
     rc |= resolve(dir, &c->secrets);
     rc |= resolve(dir, &c->secrets_key);
     rc |= resolve(dir, &c->work_dir);
+    rc |= resolve(dir, &c->spool_dir);
     for (i = 0; i < c->npublic_keys; i++)
         rc |= resolve(dir, &c->public_keys[i]);
     if (rc != 0)
@@ -213,6 +284,30 @@ read_lines(struct exec_config *c, FILE *f, struct ig_err *err)
     return 0;
 }
 
+/* Every default; -1 when out of memory. */
+static int
+defaults(struct exec_config *c)
+{
+    c->listen_port = 8701;
+    c->max_concurrent = 32;
+    c->pdp_timeout_ms = 5000;
+    c->threads = 2;
+    c->max_connections = 4096;
+    c->max_per_address = 2048;
+    c->request_timeout_ms = 10000;
+    c->outcome_retry_ms = 500;
+    if ((c->listen_host = strdup("127.0.0.1")) == NULL ||
+        (c->work_dir = strdup("work")) == NULL ||
+        (c->spool_dir = strdup("spool")) == NULL)
+        return -1;
+    if (set_user(c, "nobody") != 0) { /* not in the user database */
+        c->sandbox_self = 0;
+        c->sandbox_uid = 65534;
+        c->sandbox_gid = 65534;
+    }
+    return 0;
+}
+
 enum ig_status
 exec_config_load(const char *path, struct exec_config **out, struct ig_err *err)
 {
@@ -221,14 +316,10 @@ exec_config_load(const char *path, struct exec_config **out, struct ig_err *err)
     int rc;
 
     *out = NULL;
-    if (c == NULL || (c->path = strdup(path)) == NULL ||
-        (c->listen_host = strdup("127.0.0.1")) == NULL) {
+    if (c == NULL || (c->path = strdup(path)) == NULL || defaults(c) != 0) {
         exec_config_free(c);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    c->listen_port = 8701;
-    c->max_concurrent = 32;
-    c->pdp_timeout_ms = 5000;
     f = fopen(path, "r");
     if (f == NULL) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,

@@ -11,24 +11,44 @@
  *   registry = registry.json
  *   secrets = secrets.enc
  *   secrets_key = secrets.key           # 0600; else the environment
- *   work_dir = work                     # scratch dirs for exec actions
+ *   work_dir = work                     # scratch dirs (sandbox = none)
+ *   spool_dir = spool                   # outcomes not yet acknowledged
+ *   sandbox_user = nobody               # or self, NAME, UID:GID
+ *   protect = /var/lib/intentgate       # more paths the sandbox must not see
  *   max_concurrent = 32                 # executions at once (429 above)
  *   pdp_timeout_ms = 5000
+ *   threads = 2                         # HTTP polling threads
+ *   max_connections = 4096              # open connections in all
+ *   max_connections_per_address = 2048
+ *   request_timeout_ms = 10000          # a request's headers and body
+ *   outcome_retry_ms = 500              # first retry; doubles up to 60 s
  */
 #ifndef EXEC_CONFIG_H
 #define EXEC_CONFIG_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ig_error.h"
+
+/* The most paths `protect` may list. */
+#define EXEC_PROTECT_MAX 32
 
 struct exec_config {
     char *path, *id, *listen_host, *pdp_url, *pdp_token_file;
     unsigned short listen_port;
     char **public_keys;
     size_t npublic_keys;
-    char *registry, *secrets, *secrets_key, *work_dir;
-    long max_concurrent, pdp_timeout_ms;
+    char *registry, *secrets, *secrets_key, *work_dir, *spool_dir;
+    char **protect; /* absolute paths the sandbox must never see */
+    size_t nprotect;
+    /* sandbox_user: self (no switch), or the host uid/gid to run as. */
+    int sandbox_self;
+    uid_t sandbox_uid;
+    gid_t sandbox_gid;
+    char *sandbox_user; /* as written, for messages */
+    long max_concurrent, pdp_timeout_ms, threads, max_connections,
+        max_per_address, request_timeout_ms, outcome_retry_ms;
 };
 
 enum ig_status exec_config_load(const char *path, struct exec_config **out,

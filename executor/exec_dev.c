@@ -1,6 +1,8 @@
 /*
  * exec_dev.c - the executor's dev mode (see exec_dev.h).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+
 #include "exec_dev.h"
 
 #include <errno.h>
@@ -19,6 +21,13 @@
 #define PATH_CAP 4096
 #define DEV_UPSTREAM "http://127.0.0.1:8702"
 
+/*
+ * The demo registry. payments.refund: POST to the dev upstream with the
+ * credential, answering the agent only the refund's status and its
+ * "refund" field. shell.exec: a few programs that cannot run other code,
+ * each argument a plain name in the sandbox's /scratch (no "/", no
+ * leading ".", no control character: nothing to read by path).
+ */
 static const char demo_registry[] =
     "{\"actions\": {\n"
     "  \"payments.refund\": {\n"
@@ -37,12 +46,15 @@ static const char demo_registry[] =
     "             \"credential_header\": \"Authorization\", "
     "\"credential_prefix\": \"Bearer \",\n"
     "             \"body_fields\": [\"amount\", \"currency\", \"order_id\"],"
-    " \"timeout_ms\": 5000}\n"
+    " \"timeout_ms\": 5000,\n"
+    "             \"response\": \"fields\", \"response_fields\": "
+    "{\"refund\": \"/refund\"}}\n"
     "  },\n"
     "  \"shell.exec\": {\n"
     "    \"handler\": \"exec\",\n"
     "    \"params\": {\"argv\": {\"type\": \"array\", \"items\": \"string\", "
-    "\"max_items\": 16, \"max_length\": 256, \"required\": true}},\n"
+    "\"max_items\": 16, \"max_length\": 256, \"required\": true,\n"
+    "                        \"pattern\": \"^[^/.[:cntrl:]][^/[:cntrl:]]*$\"}},\n"
     "    \"exec\": {\"argv\": [\"{argv...}\"], \"allow\": [\"ls\", \"cat\", "
     "\"echo\", \"pwd\", \"wc\", \"head\", \"tail\", \"grep\"],\n"
     "             \"timeout_ms\": 10000, \"network\": false, "
@@ -149,20 +161,34 @@ make_secrets(const char *dir, struct ig_err *err)
     return st;
 }
 
+/*
+ * The config. The PDP's whole data directory (its key, dev.env with every
+ * token, the database) is protected: the sandbox must not see it. Run as
+ * root, sandboxed commands run as nobody; run as a developer's own user
+ * (who cannot switch users), as that user - still inside the allowlist
+ * sandbox, which the self-check proves blind to both data directories.
+ */
 static enum ig_status
 write_config(const char *dir, const struct pdp_env *e, const char *listen,
              struct ig_err *err)
 {
-    char text[2048];
-    int n = snprintf(text, sizeof(text),
-                     "# written by `intentgate-executor serve --dev` at "
-                     "every start\n"
-                     "id = %s\nlisten = %s\npdp_url = %s\n"
-                     "pdp_token_file = pdp.token\npdp_public_keys = "
-                     "pdp.pub\nregistry = registry.json\n"
-                     "secrets = secrets.enc\nsecrets_key = secrets.key\n"
-                     "work_dir = work\n",
-                     e->id, listen != NULL ? listen : "127.0.0.1:8701", e->url);
+    char text[2048 + PATH_CAP], pdp_dir[PATH_CAP];
+    int n;
+
+    if (realpath(dir, pdp_dir) == NULL)
+        return ig_err_set(err, IG_ERR_IO, "%s: %s", dir, strerror(errno));
+    *strrchr(pdp_dir, '/') = '\0'; /* dir is PDPDIR/executor */
+    n = snprintf(text, sizeof(text),
+                 "# written by `intentgate-executor serve --dev` at "
+                 "every start\n"
+                 "id = %s\nlisten = %s\npdp_url = %s\n"
+                 "pdp_token_file = pdp.token\npdp_public_keys = "
+                 "pdp.pub\nregistry = registry.json\n"
+                 "secrets = secrets.enc\nsecrets_key = secrets.key\n"
+                 "work_dir = work\nspool_dir = spool\n"
+                 "sandbox_user = %s\nprotect = %s\n",
+                 e->id, listen != NULL ? listen : "127.0.0.1:8701", e->url,
+                 geteuid() == 0 ? "nobody" : "self", pdp_dir);
 
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "config too long");

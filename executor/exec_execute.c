@@ -1,5 +1,13 @@
 /*
  * exec_execute.c - POST /v1/execute (see exec_execute.h for the order).
+ *
+ * exec_admit refuses everything it can without spending the grant;
+ * exec_redeem spends it; exec_finish writes a durable "run" record before
+ * the credential is decrypted (so a crash mid-action is still reported,
+ * as UNKNOWN_AFTER_DISPATCH, after a restart), runs the handler, and
+ * hands the outcome to the spool, which makes it durable and delivers it
+ * to the PDP until acknowledged. If the spool cannot record that the
+ * action is about to run, the action does not run.
  */
 #include "exec_execute.h"
 
@@ -9,9 +17,11 @@
 #include <string.h>
 
 #include "exec_http.h"
+#include "exec_inflight.h"
 #include "exec_runner.h"
 #include "exec_sandbox.h"
 #include "exec_verify.h"
+#include "ig_log.h"
 #include "ig_time.h"
 
 json_t *
@@ -50,6 +60,37 @@ has_secret(const struct exec_secrets *s, const char *name)
     return 0;
 }
 
+/* The action's own checks: params, the request they make, the sandbox,
+   the credential. NULL when all pass. */
+static json_t *
+check_action(struct exec_ctx *x, const struct exec_action *act,
+             const json_t *params, unsigned int *status)
+{
+    const json_t *settings = exec_action_settings(act);
+    const char *cred = exec_action_credential(act);
+    struct ig_err err;
+
+    ig_err_clear(&err);
+    if (exec_params_check(act, params, &err) != IG_OK ||
+        (exec_action_handler(act) == EXEC_HANDLER_HTTP &&
+         exec_http_check(settings, params, &err) != IG_OK)) {
+        *status = 400;
+        return exec_error("PARAMS_INVALID", err.msg);
+    }
+    if (exec_action_handler(act) == EXEC_HANDLER_EXEC &&
+        exec_runner_needs_sandbox(settings) &&
+        exec_sandbox_probe(&err) != IG_OK) {
+        *status = 503;
+        return exec_error("SANDBOX_UNAVAILABLE", err.msg);
+    }
+    if (cred != NULL && !has_secret(x->secrets, cred)) {
+        *status = 503;
+        return exec_error("CREDENTIAL_MISSING",
+                          "the action's credential is not configured");
+    }
+    return NULL;
+}
+
 /* Checks up to (not including) redemption; NULL when all pass. */
 static json_t *
 precheck(struct exec_ctx *x, const json_t *body, const json_t *intent,
@@ -59,7 +100,6 @@ precheck(struct exec_ctx *x, const json_t *body, const json_t *intent,
     json_t *claims = NULL;
     struct ig_err err;
     enum exec_refusal r;
-    const char *cred;
 
     ig_err_clear(&err);
     r = exec_verify_grant(x->keys, intent,
@@ -77,70 +117,70 @@ precheck(struct exec_ctx *x, const json_t *body, const json_t *intent,
         return exec_error("ACTION_NOT_REGISTERED",
                           "this executor has no such action");
     }
-    if (exec_params_check(*act, json_object_get(intent, "params"), &err) !=
-        IG_OK) {
-        *status = 400;
-        return exec_error("PARAMS_INVALID", err.msg);
-    }
-    if (exec_action_handler(*act) == EXEC_HANDLER_EXEC &&
-        exec_runner_needs_sandbox(exec_action_settings(*act)) &&
-        exec_sandbox_probe(&err) != IG_OK) {
-        *status = 503;
-        return exec_error("SANDBOX_UNAVAILABLE", err.msg);
-    }
-    cred = exec_action_credential(*act);
-    if (cred != NULL && !has_secret(x->secrets, cred)) {
-        *status = 503;
-        return exec_error("CREDENTIAL_MISSING",
-                          "the action's credential is not configured");
-    }
-    return NULL;
+    return check_action(x, *act, json_object_get(intent, "params"), status);
 }
 
-/* Redeem; NULL when the grant is now ours to spend. */
-static json_t *
-redeem(struct exec_ctx *x, const json_t *body, const char *intent_id,
-       unsigned int *status)
+json_t *
+exec_admit(struct exec_ctx *x, const json_t *body,
+           const struct exec_action **act, unsigned int *status)
 {
+    json_t *reply = precheck(x, body, json_object_get(body, "intent"), act,
+                             status);
+
+    if (reply == NULL && exec_slot_take(x, *act, status, &reply) != 0)
+        return reply;
+    if (reply != NULL)
+        atomic_fetch_add(&x->metrics.refused, 1);
+    return reply;
+}
+
+json_t *
+exec_redeem(struct exec_ctx *x, const json_t *body,
+            const struct exec_action *act, unsigned int *status)
+{
+    const char *intent_id = json_string_value(
+        json_object_get(json_object_get(body, "intent"), "intent_id"));
     struct ig_err err;
+    json_t *reply = NULL;
     enum ig_status st;
 
     ig_err_clear(&err);
     st = exec_pdp_redeem(x->pdp,
                          json_string_value(json_object_get(body, "grant")),
                          intent_id, NULL, &err);
-    switch (st) {
-    case IG_OK:
+    if (st == IG_OK)
         return NULL;
-    case IG_ERR_EXISTS:
+    if (st == IG_ERR_EXISTS) {
         *status = 409;
-        return exec_error("ALREADY_REDEEMED", err.msg);
-    case IG_ERR_EXPIRED:
+        reply = exec_error("ALREADY_REDEEMED", err.msg);
+    } else if (st == IG_ERR_EXPIRED) {
         *status = 410;
-        return exec_error("GRANT_EXPIRED", err.msg);
-    case IG_ERR_CRYPTO:
-    case IG_ERR_NOTFOUND:
+        reply = exec_error("GRANT_EXPIRED", err.msg);
+    } else if (st == IG_ERR_CRYPTO || st == IG_ERR_NOTFOUND) {
         *status = 403;
-        return exec_error("GRANT_REFUSED", err.msg);
-    default:
+        reply = exec_error("GRANT_REFUSED", err.msg);
+    } else {
         *status = 503;
-        return exec_error("PDP_UNAVAILABLE", err.msg);
+        reply = exec_error("PDP_UNAVAILABLE", err.msg);
     }
+    exec_slot_give(x, act);
+    atomic_fetch_add(&x->metrics.refused, 1);
+    return reply;
 }
 
 /* The credential is decrypted here, for this call only. */
 static void
 run_http(struct exec_ctx *x, const struct exec_action *act,
-         const json_t *params, struct exec_http_result *res)
+         const json_t *params, struct exec_result *res)
 {
     const char *name = exec_action_credential(act);
     unsigned char *cred = NULL;
     size_t len = 0;
     struct ig_err err;
 
+    memset(res, 0, sizeof(*res));
     if (name != NULL &&
         exec_secrets_get(x->secrets, name, &cred, &len, &err) != IG_OK) {
-        memset(res, 0, sizeof(*res));
         res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
         res->detail =
             json_pack("{s:s}", "error", "the credential could not be read");
@@ -148,189 +188,63 @@ run_http(struct exec_ctx *x, const struct exec_action *act,
     }
     if (exec_http_run(exec_action_settings(act), params, cred, len, res,
                       &err) != IG_OK) {
+        exec_result_release(res);
         res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
         res->detail = json_pack("{s:s}", "error", err.msg);
     }
     exec_secret_free(cred, len);
 }
 
-/* ---- cancel registry ---- */
-
-struct exec_running {
-    char intent_id[64];
-    unsigned char grant_hash[32];
-    struct exec_run *run;
-    struct exec_running *next;
-};
-
-struct run_ctx {
-    struct exec_ctx *x;
-    struct exec_running entry;
-    void (*on_output)(void *ctx, const char *stream, const char *data,
-                      size_t len);
-    void *out_ctx;
-};
-
-static void
-on_started(void *p, struct exec_run *run)
-{
-    struct run_ctx *rc = p;
-
-    rc->entry.run = run;
-    pthread_mutex_lock(&rc->x->mu);
-    rc->entry.next = rc->x->inflight;
-    rc->x->inflight = &rc->entry;
-    pthread_mutex_unlock(&rc->x->mu);
-}
-
-static void
-on_finished(void *p, struct exec_run *run)
-{
-    struct run_ctx *rc = p;
-    struct exec_running **pp;
-    (void)run;
-
-    pthread_mutex_lock(&rc->x->mu);
-    for (pp = &rc->x->inflight; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == &rc->entry) {
-            *pp = rc->entry.next;
-            break;
-        }
-    pthread_mutex_unlock(&rc->x->mu);
-}
-
-static void
-on_output(void *p, const char *stream, const char *data, size_t len)
-{
-    struct run_ctx *rc = p;
-
-    if (rc->on_output != NULL)
-        rc->on_output(rc->out_ctx, stream, data, len);
-}
-
-json_t *
-exec_cancel(struct exec_ctx *x, const char *intent_id, const json_t *body,
-            unsigned int *status)
-{
-    const char *grant = json_string_value(json_object_get(body, "grant"));
-    unsigned char h[32];
-    struct exec_running *e;
-    int found = 0;
-
-    if (grant == NULL) {
-        *status = 400;
-        return exec_error("NO_GRANT", "send the grant of the execution");
-    }
-    crypto_hash_sha256(h, (const unsigned char *)grant, strlen(grant));
-    pthread_mutex_lock(&x->mu);
-    for (e = x->inflight; e != NULL; e = e->next)
-        if (strcmp(e->intent_id, intent_id) == 0 &&
-            sodium_memcmp(e->grant_hash, h, sizeof(h)) == 0) {
-            exec_run_cancel(e->run);
-            found = 1;
-        }
-    pthread_mutex_unlock(&x->mu);
-    if (!found) {
-        *status = 404;
-        return exec_error("NOT_RUNNING",
-                          "no running execution of this intent and grant");
-    }
-    *status = 200;
-    return json_pack("{s:s, s:b}", "intent_id", intent_id, "cancelled", 1);
-}
-
-/* ---- per-action slots ---- */
-
-struct exec_slots {
-    const struct exec_action *act;
-    long running;
-    struct exec_slots *next;
-};
-
-/* Take one of act's slots (its settings' max_concurrent); 0 when full. */
+/* Hand the outcome to the spool (durable, delivered until acknowledged);
+   1 when the PDP has it now. */
 static int
-slot_take(struct exec_ctx *x, const struct exec_action *act)
+record(struct exec_ctx *x, const char *intent_id, const struct exec_result *r)
 {
-    long limit = (long)json_number_value(
-        json_object_get(exec_action_settings(act), "max_concurrent"));
-    struct exec_slots *s;
-    int ok = 0;
+    const json_t *report = r->report != NULL ? r->report : r->detail;
+    const char *name = exec_outcome_name(r->outcome);
+    struct ig_err err;
+    int delivered = 0;
 
-    pthread_mutex_lock(&x->mu);
-    for (s = x->per_action; s != NULL && s->act != act; s = s->next)
-        ;
-    if (s == NULL && (s = calloc(1, sizeof(*s))) != NULL) {
-        s->act = act;
-        s->next = x->per_action;
-        x->per_action = s;
-    }
-    if (s != NULL && (limit <= 0 || s->running < limit)) {
-        s->running++;
-        ok = 1;
-    }
-    pthread_mutex_unlock(&x->mu);
-    return ok;
+    ig_err_clear(&err);
+    if (exec_spool_outcome(x->spool, intent_id, name, report, &delivered,
+                           &err) == IG_OK)
+        return delivered;
+    /* Not durable: still try once, and say so. */
+    ig_log("error", "outcome.not_spooled",
+           json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
+    return exec_pdp_outcome(x->pdp, intent_id, name, report, &err) == IG_OK;
 }
 
+/* Run the handler, unless the run cannot be recorded first. */
 static void
-slot_give(struct exec_ctx *x, const struct exec_action *act)
+run_action(struct exec_ctx *x, const json_t *intent,
+           const struct exec_action *act, struct exec_inflight_run *rc,
+           struct exec_result *res)
 {
-    struct exec_slots *s;
-
-    pthread_mutex_lock(&x->mu);
-    for (s = x->per_action; s != NULL && s->act != act; s = s->next)
-        ;
-    if (s != NULL && s->running > 0)
-        s->running--;
-    pthread_mutex_unlock(&x->mu);
-}
-
-void
-exec_slots_free(struct exec_ctx *x)
-{
-    struct exec_slots *s, *next;
-
-    for (s = x->per_action; s != NULL; s = next) {
-        next = s->next;
-        free(s);
-    }
-    x->per_action = NULL;
-}
-
-/* ---- execute ---- */
-
-json_t *
-exec_prepare(struct exec_ctx *x, const json_t *body,
-             const struct exec_action **act, unsigned int *status)
-{
-    const json_t *intent = json_object_get(body, "intent");
     const char *intent_id =
         json_string_value(json_object_get(intent, "intent_id"));
-    json_t *reply;
+    struct exec_runner_hooks hooks;
+    struct ig_err err;
 
-    reply = precheck(x, body, intent, act, status);
-    if (reply != NULL)
-        return reply;
-    if (atomic_fetch_add(&x->running, 1) >= x->cfg->max_concurrent) {
-        atomic_fetch_sub(&x->running, 1);
-        *status = 429;
-        return exec_error("TOO_MANY_EXECUTIONS",
-                          "too many executions at once; the grant was not "
-                          "spent, try again");
+    memset(res, 0, sizeof(*res));
+    ig_err_clear(&err);
+    if (exec_spool_run(x->spool, intent_id, &err) != IG_OK) {
+        res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
+        res->detail = json_pack("{s:s}", "error",
+                                "the outcome spool cannot be written: "
+                                "nothing was run");
+        ig_log("error", "spool.unwritable",
+               json_pack("{s:s, s:s}", "intent_id", intent_id, "error",
+                         err.msg));
+        return;
     }
-    if (!slot_take(x, *act)) {
-        atomic_fetch_sub(&x->running, 1);
-        *status = 429;
-        return exec_error("TOO_MANY_EXECUTIONS",
-                          "too many executions of this action at once; the "
-                          "grant was not spent, try again");
+    if (exec_action_handler(act) == EXEC_HANDLER_EXEC) {
+        exec_inflight_hooks(rc, &hooks);
+        exec_runner_run(act, json_object_get(intent, "params"), &x->run_env,
+                        &hooks, res);
+    } else {
+        run_http(x, act, json_object_get(intent, "params"), res);
     }
-    reply = redeem(x, body, intent_id, status);
-    if (reply != NULL) {
-        slot_give(x, *act);
-        atomic_fetch_sub(&x->running, 1);
-    }
-    return reply;
 }
 
 json_t *
@@ -343,42 +257,25 @@ exec_finish(struct exec_ctx *x, const json_t *body,
     const json_t *intent = json_object_get(body, "intent");
     const char *intent_id =
         json_string_value(json_object_get(intent, "intent_id"));
-    const char *grant = json_string_value(json_object_get(body, "grant"));
-    struct exec_runner_hooks hooks;
-    struct exec_http_result res;
-    struct run_ctx rc;
-    struct ig_err err;
+    struct exec_inflight_run rc;
+    struct exec_result res;
     json_t *reply;
     int recorded;
 
-    memset(&rc, 0, sizeof(rc));
-    rc.x = x;
-    rc.on_output = out_fn;
-    rc.out_ctx = out_ctx;
-    (void)snprintf(rc.entry.intent_id, sizeof(rc.entry.intent_id), "%s",
-                   intent_id);
-    crypto_hash_sha256(rc.entry.grant_hash, (const unsigned char *)grant,
-                       strlen(grant));
-    hooks.on_output = on_output;
-    hooks.on_started = on_started;
-    hooks.on_finished = on_finished;
-    hooks.ctx = &rc;
-    if (exec_action_handler(act) == EXEC_HANDLER_EXEC)
-        exec_runner_run(exec_action_settings(act),
-                        json_object_get(intent, "params"), x->cfg->work_dir,
-                        &hooks, &res);
-    else
-        run_http(x, act, json_object_get(intent, "params"), &res);
-    ig_err_clear(&err);
-    recorded =
-        exec_pdp_outcome(x->pdp, intent_id, exec_outcome_name(res.outcome),
-                         res.detail, &err) == IG_OK;
-    /* "o?" steals the detail. */
-    reply = json_pack("{s:s, s:s, s:o?, s:b}", "intent_id", intent_id,
+    exec_inflight_init(&rc, x, intent_id,
+                       json_string_value(json_object_get(body, "grant")),
+                       out_fn, out_ctx);
+    run_action(x, intent, act, &rc, &res);
+    atomic_fetch_add(&x->metrics.executions[res.outcome], 1);
+    if (res.credential_reflected)
+        atomic_fetch_add(&x->metrics.credential_reflected, 1);
+    recorded = record(x, intent_id, &res);
+    /* "O?" adds a reference to the detail (or null). */
+    reply = json_pack("{s:s, s:s, s:O?, s:b}", "intent_id", intent_id,
                       "outcome", exec_outcome_name(res.outcome), "result",
                       res.detail, "outcome_recorded", recorded);
-    slot_give(x, act);
-    atomic_fetch_sub(&x->running, 1);
+    exec_result_release(&res);
+    exec_slot_give(x, act);
     return reply;
 }
 
@@ -386,8 +283,10 @@ json_t *
 exec_execute(struct exec_ctx *x, const json_t *body, unsigned int *status)
 {
     const struct exec_action *act = NULL;
-    json_t *reply = exec_prepare(x, body, &act, status);
+    json_t *reply = exec_admit(x, body, &act, status);
 
+    if (reply == NULL)
+        reply = exec_redeem(x, body, act, status);
     if (reply != NULL)
         return reply;
     *status = 200;

@@ -2,12 +2,19 @@
  * exec_execute.h - POST /v1/execute: the order of checks that makes the
  * executor a separate trust domain.
  *
- *   recompute the intent hash -> verify the grant offline (kid, signature
- *   with that hash, audience, expiry, intent id/action/resource) -> action
- *   registered -> params valid -> a free execution slot -> the handler can
- *   run here -> redeem at the PDP (unreachable or refused: stop, nothing
- *   ran) -> only now decrypt the credential and run the handler -> report
- *   the outcome to the PDP (once, never retried) -> answer.
+ *   exec_admit (on the HTTP thread; no I/O):
+ *     recompute the intent hash -> verify the grant offline (kid,
+ *     signature with that hash, audience, expiry, intent id/action/
+ *     resource) -> action registered -> params valid (and, for http, the
+ *     request they make: no empty or dot-only path segment, the URL fits)
+ *     -> the handler can run here -> the credential exists -> a free
+ *     execution slot (total and per action)
+ *   exec_redeem (on a worker): redeem at the PDP (unreachable or refused:
+ *     stop, nothing ran)
+ *   exec_finish (on the worker): spool a durable "run" record -> only now
+ *     decrypt the credential and run the handler -> spool the outcome
+ *     durably and report it to the PDP (retried until acknowledged, also
+ *     across restarts: exec_spool.h) -> answer.
  *
  * Every refusal before the redemption leaves the grant unspent.
  */
@@ -15,17 +22,17 @@
 #define EXEC_EXECUTE_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "exec_config.h"
+#include "exec_metrics.h"
 #include "exec_pdp.h"
 #include "exec_registry.h"
-#include "exec_secrets.h"
-#include "ig_key.h"
-
-#include <pthread.h>
-
 #include "exec_runner.h"
+#include "exec_secrets.h"
+#include "exec_spool.h"
+#include "ig_key.h"
 
 struct exec_running; /* an exec action in flight, cancellable */
 struct exec_slots;
@@ -36,32 +43,46 @@ struct exec_ctx {
     struct exec_registry *registry;
     struct exec_secrets *secrets;
     struct exec_pdp *pdp;
+    struct exec_spool *spool;
+    struct exec_metrics metrics;
+    struct exec_runner_env run_env; /* work dir, sandbox user */
     atomic_long running;
     pthread_mutex_t mu; /* guards inflight and per_action */
     struct exec_running *inflight;
     struct exec_slots *per_action; /* running count per action */
 };
 
-/* Run one execution for body (a parsed JSON object). *status gets the HTTP
-   status; the return value is the reply object (new reference). */
-json_t *exec_execute(struct exec_ctx *x, const json_t *body,
-                     unsigned int *status);
+/*
+ * Every check before the redemption, and an execution slot. NULL when
+ * admitted: *act is the action and a slot is held - call exec_redeem
+ * next. Else the error reply (new reference; *status set), nothing held.
+ * No I/O: safe on an HTTP thread.
+ */
+json_t *exec_admit(struct exec_ctx *x, const json_t *body,
+                   const struct exec_action **act, unsigned int *status);
 
 /*
- * The two halves, for streaming: exec_prepare does every check, takes an
- * execution slot and redeems; NULL means the grant is spent and the slot
- * held, and *act is the action: call exec_finish exactly once. Else the
- * error reply (nothing spent, no slot held). exec_finish runs the handler
- * (streaming output through on_output when not NULL), reports the outcome,
- * frees the slot and returns the final reply.
+ * Redeem the admitted body's grant at the PDP (blocks). NULL: the grant
+ * is spent and ours - call exec_finish exactly once. Else the error reply
+ * (*status set) and the slot is given back.
  */
-json_t *exec_prepare(struct exec_ctx *x, const json_t *body,
-                     const struct exec_action **act, unsigned int *status);
+json_t *exec_redeem(struct exec_ctx *x, const json_t *body,
+                    const struct exec_action *act, unsigned int *status);
+
+/*
+ * Run the redeemed execution (streaming output through on_output when
+ * not NULL), spool and report the outcome, give the slot back, and return
+ * the final reply {"intent_id", "outcome", "result", "outcome_recorded"}.
+ */
 json_t *exec_finish(struct exec_ctx *x, const json_t *body,
                     const struct exec_action *act,
                     void (*on_output)(void *ctx, const char *stream,
                                       const char *data, size_t len),
                     void *ctx);
+
+/* exec_admit + exec_redeem + exec_finish in the caller's thread. */
+json_t *exec_execute(struct exec_ctx *x, const json_t *body,
+                     unsigned int *status);
 
 /* Free the per-action counters (at shutdown). */
 void exec_slots_free(struct exec_ctx *x);
@@ -73,6 +94,9 @@ void exec_slots_free(struct exec_ctx *x);
  */
 json_t *exec_cancel(struct exec_ctx *x, const char *intent_id,
                     const json_t *body, unsigned int *status);
+
+/* Kill every running exec action (at shutdown). */
+void exec_cancel_all(struct exec_ctx *x);
 
 /* {"error":{"code","message"}}. */
 json_t *exec_error(const char *code, const char *message);

@@ -42,6 +42,14 @@ exec_outcome_name(enum exec_outcome o)
     return "FAILED_BEFORE_DISPATCH";
 }
 
+void
+exec_result_release(struct exec_result *r)
+{
+    json_decref(r->detail);
+    json_decref(r->report);
+    r->detail = r->report = NULL;
+}
+
 /* Append a parameter's value, percent-encoded (RFC 3986 unreserved kept). */
 static enum ig_status
 add_encoded(struct ig_buf *b, const json_t *v)
@@ -75,6 +83,22 @@ add_encoded(struct ig_buf *b, const json_t *v)
     return IG_OK;
 }
 
+/* A path placeholder's value may not be empty or made only of dots: "",
+   "." and ".." (and "...", which some servers also fold) would change
+   which path the request names. Numbers are never that. */
+static int
+segment_ok(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t i, n = json_string_length(v);
+
+    if (!json_is_string(v))
+        return json_is_number(v);
+    for (i = 0; i < n && s[i] == '.'; i++)
+        ;
+    return n > 0 && i < n;
+}
+
 /* The URL template with {name} replaced, then ?query fields. */
 static enum ig_status
 build_url(const json_t *settings, const json_t *params, struct ig_buf *url,
@@ -100,6 +124,11 @@ build_url(const json_t *settings, const json_t *params, struct ig_buf *url,
             return ig_err_set(err, IG_ERR_INVALID, "bad URL placeholder");
         memcpy(name, t + 1, n);
         name[n] = '\0';
+        if (!segment_ok(json_object_get(params, name)))
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "parameter %s: a path segment may not be "
+                              "empty or only dots",
+                              name);
         if (add_encoded(url, json_object_get(params, name)) != IG_OK)
             return ig_err_set(err, IG_ERR_INVALID,
                               "parameter %s cannot fill the URL", name);
@@ -204,7 +233,7 @@ wipe_headers(struct curl_slist *h)
 
 /* Classify a finished call; fill out. */
 static void
-classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_http_result *out)
+classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_result *out)
 {
     curl_off_t sent = 0;
     long status = 0;
@@ -233,9 +262,22 @@ classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_http_result *out)
 }
 
 enum ig_status
+exec_http_check(const json_t *settings, const json_t *params,
+                struct ig_err *err)
+{
+    struct ig_buf url;
+    enum ig_status st;
+
+    ig_buf_init(&url, URL_MAX);
+    st = build_url(settings, params, &url, err);
+    ig_buf_release(&url);
+    return st;
+}
+
+enum ig_status
 exec_http_run(const json_t *settings, const json_t *params,
               const unsigned char *cred, size_t cred_len,
-              struct exec_http_result *out, struct ig_err *err)
+              struct exec_result *out, struct ig_err *err)
 {
     const char *method = json_string_value(json_object_get(settings, "method"));
     /* The registry writes its numbers as reals (I-JSON): read them so. */
@@ -279,6 +321,9 @@ exec_http_run(const json_t *settings, const json_t *params,
         goto out;
     }
     (void)curl_easy_setopt(c, CURLOPT_URL, url.data);
+    /* Send the path exactly as built: libcurl must not fold "/./" or
+       "/../" (the template's own; values cannot hold them). */
+    (void)curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
     (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     if (has_body)

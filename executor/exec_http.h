@@ -30,12 +30,29 @@ enum exec_outcome {
 /* "COMPLETED" etc. Static. */
 const char *exec_outcome_name(enum exec_outcome o);
 
-struct exec_http_result {
+/* What one handler run produced (http or exec). */
+struct exec_result {
     enum exec_outcome outcome;
     long status;    /* HTTP status when COMPLETED */
-    json_t *detail; /* {"status", "body" (text, capped), "truncated"} or
-                       {"error"}: safe to report, never the credential */
+    json_t *detail; /* the agent's "result": scrubbed, never the
+                       credential */
+    json_t *report; /* the outcome detail for the PDP and its audit log:
+                       no upstream body, at most IG_OUTCOME_DETAIL_MAX_BYTES
+                       canonical; NULL means the same as detail */
+    int credential_reflected; /* the upstream echoed the credential */
 };
+
+/* Free detail and report. */
+void exec_result_release(struct exec_result *r);
+
+/*
+ * Check that params make a request the registry allows (before the grant
+ * is spent): every path placeholder's value is non-empty and not only
+ * dots, and the URL fits. IG_ERR_INVALID / IG_ERR_LIMIT with err naming
+ * the parameter.
+ */
+enum ig_status exec_http_check(const json_t *settings, const json_t *params,
+                               struct ig_err *err) IG_WUR;
 
 /*
  * Run the request described by settings (the registry entry's validated
@@ -46,7 +63,7 @@ struct exec_http_result {
  */
 enum ig_status exec_http_run(const json_t *settings, const json_t *params,
                              const unsigned char *cred, size_t cred_len,
-                             struct exec_http_result *out,
+                             struct exec_result *out,
                              struct ig_err *err) IG_WUR;
 
 #endif

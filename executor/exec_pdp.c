@@ -127,11 +127,18 @@ map_status(long status, const struct ig_buf *reply, struct ig_err *err)
 
     if (status == 200)
         return IG_OK;
-    st = status == 409   ? IG_ERR_EXISTS
-         : status == 410 ? IG_ERR_EXPIRED
-         : status == 403 ? IG_ERR_CRYPTO
-         : status == 404 ? IG_ERR_NOTFOUND
-                         : IG_ERR_IO;
+    /* Worth trying again later: the PDP or the way to it is failing
+       (5xx, timeouts, throttling, an executor token it does not know
+       yet). Every other 4xx is an answer that will not change. */
+    if (status >= 500 || status == 401 || status == 408 || status == 429 ||
+        status < 400)
+        st = IG_ERR_IO;
+    else
+        st = status == 409   ? IG_ERR_EXISTS
+             : status == 410 ? IG_ERR_EXPIRED
+             : status == 403 ? IG_ERR_CRYPTO
+             : status == 404 ? IG_ERR_NOTFOUND
+                             : IG_ERR_INVALID;
     if (ig_json_parse(reply->data != NULL ? reply->data : "", reply->len, &v,
                       NULL) == IG_OK &&
         (e = json_object_get(v, "error")) != NULL)

@@ -27,7 +27,8 @@ void exec_pdp_free(struct exec_pdp *p);
  * POST /v1/grants/redeem. IG_OK (200; *claims gets the PDP's claims, a new
  * reference, when not NULL); IG_ERR_EXISTS (409, already redeemed);
  * IG_ERR_EXPIRED (410); IG_ERR_CRYPTO (403, refused); IG_ERR_NOTFOUND
- * (404); IG_ERR_IO for everything else, the PDP unreachable included.
+ * (404); IG_ERR_INVALID for another 4xx; IG_ERR_IO for the rest (5xx,
+ * 401, 408, 429), the PDP unreachable included.
  * err carries the PDP's error code and message when it sent one.
  */
 enum ig_status exec_pdp_redeem(struct exec_pdp *p, const char *grant,
@@ -36,7 +37,12 @@ enum ig_status exec_pdp_redeem(struct exec_pdp *p, const char *grant,
 
 /*
  * POST /v1/executions/{id}/outcome with {"outcome", "detail"} (detail may
- * be NULL). IG_OK, IG_ERR_EXISTS (409), IG_ERR_IO. Never retried here.
+ * be NULL). IG_OK (recorded now, or the same outcome was already: the
+ * PDP's "duplicate"); IG_ERR_IO when trying again may succeed (the PDP
+ * unreachable, a timeout, 5xx, 401, 408, 429); IG_ERR_EXISTS (409: another
+ * outcome is recorded, or this executor did not redeem the intent) and
+ * IG_ERR_INVALID / IG_ERR_CRYPTO / IG_ERR_NOTFOUND / IG_ERR_EXPIRED (other
+ * 4xx) when it never will. Not retried here: the spool retries.
  */
 enum ig_status exec_pdp_outcome(struct exec_pdp *p, const char *intent_id,
                                 const char *outcome, const json_t *detail,

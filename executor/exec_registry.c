@@ -320,6 +320,7 @@ action_release(struct exec_action *a)
     for (i = 0; i < a->nparams; i++)
         exec_param_release(&a->params[i]);
     free(a->params);
+    exec_binds_release(a);
 }
 
 /* Check one action definition and fill a. */
@@ -462,6 +463,12 @@ size_t
 exec_registry_size(const struct exec_registry *r)
 {
     return r != NULL ? r->n : 0;
+}
+
+const struct exec_action *
+exec_registry_at(const struct exec_registry *r, size_t i)
+{
+    return r != NULL && i < r->n ? &r->actions[i] : NULL;
 }
 
 const char *

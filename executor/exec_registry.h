@@ -64,8 +64,10 @@ void exec_registry_free(struct exec_registry *r);
 const struct exec_action *exec_registry_find(const struct exec_registry *r,
                                              const char *action);
 
-/* Number of entries. */
+/* Number of entries, and the i-th (by name; NULL past the end). */
 size_t exec_registry_size(const struct exec_registry *r);
+const struct exec_action *exec_registry_at(const struct exec_registry *r,
+                                           size_t i);
 
 /*
  * Check params (the intent's params object) against the entry's schema:
@@ -81,5 +83,26 @@ enum exec_handler_kind exec_action_handler(const struct exec_action *a);
 const char *exec_action_credential(const struct exec_action *a); /* NULL */
 /* The handler settings object ("http" or "exec"), validated at load. */
 const json_t *exec_action_settings(const struct exec_action *a);
+
+/* One extra bind of a host path into an exec action's sandbox. */
+struct exec_bind {
+    const char *src;  /* absolute, resolved (realpath) at load */
+    const char *dest; /* absolute, normalised */
+    int rw;
+};
+
+/* The exec action's binds (*n of them; NULL when none). */
+const struct exec_bind *exec_action_binds(const struct exec_action *a,
+                                          size_t *n);
+
+/*
+ * Refuse (IG_ERR_INVALID, err naming the action, the bind and the file) a
+ * bind whose source is one of the nown paths in own (the executor's own
+ * files and directories), holds one, or lies inside one. Paths that exist
+ * are compared resolved. Called once at start.
+ */
+enum ig_status exec_registry_check_binds(const struct exec_registry *r,
+                                         const char *const *own, size_t nown,
+                                         struct ig_err *err) IG_WUR;
 
 #endif

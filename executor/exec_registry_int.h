@@ -52,6 +52,8 @@ struct exec_action {
     struct exec_param *params;
     size_t nparams;
     json_t *settings; /* borrowed from the registry's document */
+    struct exec_bind *binds; /* exec only; strings malloc'd */
+    size_t nbinds;
 };
 
 struct exec_registry {
@@ -107,5 +109,11 @@ const struct exec_param *exec_param_find(const struct exec_action *a,
  */
 enum ig_status exec_settings_load(const struct reg_ctx *c,
                                   struct exec_action *a) IG_WUR;
+
+/* Parse and check the exec settings' "binds" into a->binds
+   (exec_binds.c); exec_binds_release frees them. */
+enum ig_status exec_binds_load(const struct reg_ctx *c,
+                               struct exec_action *a) IG_WUR;
+void exec_binds_release(struct exec_action *a);
 
 #endif

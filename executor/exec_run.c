@@ -5,8 +5,9 @@
  * bwrap prefix when sandboxed, a minimal envp, resource limits) is built
  * in the parent, so the forked child only makes async-signal-safe system
  * calls: setsid, dup2 of /dev/null and two pipes onto 0/1/2, signal
- * reset, closing every other descriptor, setrlimit (lowering only),
- * chdir, execve. If any of these fails the child writes {stage, errno}
+ * reset, closing every other descriptor but those bwrap reads (the plan's
+ * keep list), setrlimit (lowering only), chdir, for a sandbox dropping to
+ * the sandbox user (groups, gid, uid, every capability), execve. If any of these fails the child writes {stage, errno}
  * down a close-on-exec status pipe; the parent blocks on that pipe until
  * it reads either that report (FAILED_BEFORE_DISPATCH) or end-of-file
  * (execve succeeded: from then on the outcome can be unknown).
@@ -18,9 +19,15 @@
  * ends on its own, what is left of its group is killed too, then the
  * pipes are drained for at most a short grace period.
  */
+#define _GNU_SOURCE /* setresuid, setgroups, syscall */
+
 #include "exec_sandbox.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -131,11 +138,52 @@ child_rlimits(const struct exec_plan *p)
     return 0;
 }
 
+/* 1 when fd is one the plan keeps open for bwrap (or the status pipe). */
+static int
+child_keeps(const struct exec_plan *p, int fd, int st)
+{
+    size_t i;
+
+    if (fd == st)
+        return 1;
+    for (i = 0; i < p->nkeep; i++)
+        if (p->keep[i] == fd)
+            return 1;
+    return 0;
+}
+
+/* Become the sandbox user: no supplementary groups, gid and uid (real,
+   effective, saved), no capability left in any set, no way to gain one. */
+static int
+child_user(const struct exec_plan *p)
+{
+    struct __user_cap_header_struct hdr;
+    struct __user_cap_data_struct data[2];
+
+    if (setgroups(0, NULL) != 0 || setresgid(p->gid, p->gid, p->gid) != 0 ||
+        setresuid(p->uid, p->uid, p->uid) != 0)
+        return -1;
+    memset(&hdr, 0, sizeof(hdr));
+    memset(data, 0, sizeof(data));
+    hdr.version = _LINUX_CAPABILITY_VERSION_3;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
+        syscall(SYS_capset, &hdr, data) != 0 ||
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    if (getuid() != p->uid || geteuid() != p->uid || getgid() != p->gid ||
+        getegid() != p->gid) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
 static _Noreturn void
 child_exec(const struct exec_plan *p, int in, int out, int err, int st)
 {
     struct rlimit rl;
     int fd, maxfd = 65536;
+    size_t i;
 
     if (setsid() < 0)
         child_fail(st, EXEC_STAGE_SETSID);
@@ -145,12 +193,17 @@ child_exec(const struct exec_plan *p, int in, int out, int err, int st)
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)
         maxfd = (int)rl.rlim_cur;
     for (fd = 3; fd < maxfd; fd++)
-        if (fd != st)
+        if (!child_keeps(p, fd, st))
             (void)close(fd);
+    for (i = 0; i < p->nkeep; i++)
+        if (fcntl(p->keep[i], F_SETFD, 0) != 0)
+            child_fail(st, EXEC_STAGE_FDS);
     if (child_rlimits(p) != 0)
         child_fail(st, EXEC_STAGE_RLIMIT);
     if (chdir(p->cwd) != 0)
         child_fail(st, EXEC_STAGE_CHDIR);
+    if (p->switch_user && child_user(p) != 0)
+        child_fail(st, EXEC_STAGE_USER);
     (void)execve(p->prog, p->argv, p->envp);
     child_fail(st, EXEC_STAGE_EXEC);
 }

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "exec_sandbox.h"
+#include "ig_limits.h"
 
 /* Where the child failed before its program ran. */
 enum exec_stage {
@@ -17,10 +18,29 @@ enum exec_stage {
     EXEC_STAGE_FDS,
     EXEC_STAGE_RLIMIT,
     EXEC_STAGE_CHDIR,
+    EXEC_STAGE_USER,
     EXEC_STAGE_EXEC
 };
 
 #define EXEC_PLAN_NLIMITS 4
+/* Descriptors the child keeps open for bwrap: the two stub files, the
+   self-check's probe binary and one per bind. */
+#define EXEC_PLAN_MAX_FDS (3 + IG_EXEC_MAX_BINDS)
+
+/* A NULL-terminated vector of malloc'd strings with a fixed capacity. */
+struct exec_vec {
+    char **v;
+    size_t n, cap;
+};
+
+/* Room for cap strings (and the NULL); -1 when out of memory. */
+int exec_vec_init(struct exec_vec *s, size_t cap);
+/* Append the concatenation of a, b and c (b, c may be NULL); -1 when out
+   of memory or past the capacity. */
+int exec_vec_push(struct exec_vec *s, const char *a, const char *b,
+                  const char *c);
+/* Free a NULL-terminated vector of strings. NULL is fine. */
+void exec_vec_free(char **v);
 
 /* Everything the forked child needs, so it allocates nothing. */
 struct exec_plan {
@@ -32,7 +52,28 @@ struct exec_plan {
     int prog_missing; /* the program was not found: do not fork */
     int lim_res[EXEC_PLAN_NLIMITS];
     rlim_t lim_val[EXEC_PLAN_NLIMITS];
+    int keep[EXEC_PLAN_MAX_FDS]; /* opened for bwrap; closed by release */
+    size_t nkeep;
+    int switch_user; /* the child becomes uid/gid before execve */
+    uid_t uid;
+    gid_t gid;
 };
+
+/*
+ * Append the sandbox's bwrap options for o (everything between the bwrap
+ * path and "--"; see exec_layout.c) to s, opening the descriptors bwrap
+ * reads (stub /etc files, binds, the probe binary) into p->keep.
+ * IG_ERR_NOMEM, IG_ERR_IO (a bind's source cannot be opened).
+ */
+enum ig_status exec_layout_push(const struct exec_run_opts *o,
+                                struct exec_vec *s, struct exec_plan *p,
+                                struct ig_err *err) IG_WUR;
+
+/* 1 while the bubblewrap probe plans its own run (it must not probe). */
+int exec_sandbox_probing(void);
+
+/* Most bwrap options exec_layout_push appends, without env and binds. */
+#define EXEC_LAYOUT_MAX_OPTS 160
 
 /*
  * Build the plan from o: resolve argv[0], prefix bwrap when sandboxed

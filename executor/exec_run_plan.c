@@ -6,10 +6,10 @@
  * the child gets); a name found nowhere means nothing is started. The
  * envp is built from scratch - PATH plus the registry entry's env - and
  * never copies the executor's own environment. With a sandbox the real
- * command becomes the tail of a bwrap command line: read-only root, fresh
- * /dev, /proc and /tmp, the workdir bound read-write and used as cwd,
- * every namespace unshared (the network kept only on request), killed with
- * its parent, a new session, and the same minimal environment set inside.
+ * command becomes the tail of a bwrap command line whose options
+ * exec_layout.c builds (a root made from an allowlist, tmpfs /scratch as
+ * the cwd, every namespace unshared), and the child drops to the sandbox
+ * user before it starts bwrap.
  */
 #include "exec_run_int.h"
 
@@ -24,17 +24,9 @@
 
 #define EXEC_PATH "/usr/bin:/bin"
 #define EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
-/* bwrap options before the command, without env: see push_bwrap. */
-#define EXEC_BWRAP_MAX_OPTS 32
 
-struct strvec {
-    char **v;
-    size_t n, cap;
-};
-
-/* Append the concatenation of a, b and c (b, c may be NULL). */
-static int
-vec_push(struct strvec *s, const char *a, const char *b, const char *c)
+int
+exec_vec_push(struct exec_vec *s, const char *a, const char *b, const char *c)
 {
     const char *parts[3];
     size_t len[3], total = 0, i;
@@ -58,8 +50,8 @@ vec_push(struct strvec *s, const char *a, const char *b, const char *c)
     return 0;
 }
 
-static void
-vec_free(char **v)
+void
+exec_vec_free(char **v)
 {
     size_t i;
 
@@ -68,8 +60,8 @@ vec_free(char **v)
     free(v);
 }
 
-static int
-vec_init(struct strvec *s, size_t cap)
+int
+exec_vec_init(struct exec_vec *s, size_t cap)
 {
     s->n = 0;
     s->cap = cap + 1;
@@ -82,7 +74,7 @@ static char *
 resolve(const char *name, int must_exist)
 {
     static const char *const dirs[] = {"/usr/bin/", "/bin/", NULL};
-    struct strvec one;
+    struct exec_vec one;
     size_t i;
 
     if (strchr(name, '/') != NULL) {
@@ -91,15 +83,15 @@ resolve(const char *name, int must_exist)
         return strdup(name);
     }
     for (i = 0; dirs[i] != NULL; i++) {
-        if (vec_init(&one, 1) != 0)
+        if (exec_vec_init(&one, 1) != 0)
             return NULL;
-        if (vec_push(&one, dirs[i], name, NULL) == 0 &&
+        if (exec_vec_push(&one, dirs[i], name, NULL) == 0 &&
             access(one.v[0], X_OK) == 0) {
             char *found = one.v[0];
             free(one.v);
             return found;
         }
-        vec_free(one.v);
+        exec_vec_free(one.v);
     }
     return NULL;
 }
@@ -122,6 +114,15 @@ check_opts(const struct exec_run_opts *o, struct ig_err *err)
     if (o->workdir != NULL && o->workdir[0] != '/')
         return ig_err_set(err, IG_ERR_INVALID,
                           "exec: workdir must be an absolute path");
+    if (o->sandbox && o->workdir != NULL)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "exec: a sandbox works in its own /scratch");
+    if (o->scratch_bytes > IG_EXEC_SCRATCH_MAX || o->nbinds > IG_EXEC_MAX_BINDS ||
+        (o->nbinds > 0 && o->binds == NULL))
+        return ig_err_set(err, IG_ERR_INVALID, "exec: bad sandbox options");
+    if (o->switch_user && (o->uid == 0 || o->gid == 0))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "exec: the sandbox user must not be root");
     if (o->env != NULL && !json_is_object(o->env))
         return ig_err_set(err, IG_ERR_INVALID, "exec: env: not an object");
     json_object_foreach(ig_json_unconst(o->env), k, v)
@@ -137,65 +138,23 @@ check_opts(const struct exec_run_opts *o, struct ig_err *err)
 static int
 build_envp(const struct exec_run_opts *o, struct exec_plan *p)
 {
-    struct strvec s;
+    struct exec_vec s;
     const char *k;
     json_t *v;
 
-    if (vec_init(&s, json_object_size(o->env) + 1) != 0)
+    if (exec_vec_init(&s, json_object_size(o->env) + 1) != 0)
         return -1;
     p->envp = s.v;
     if (json_object_get(o->env, "PATH") == NULL &&
-        vec_push(&s, "PATH=", EXEC_PATH, NULL) != 0)
+        exec_vec_push(&s, "PATH=", EXEC_PATH, NULL) != 0)
         return -1;
     json_object_foreach(ig_json_unconst(o->env), k, v)
     {
-        if (vec_push(&s, k, "=", json_string_value(v)) != 0)
+        if (exec_vec_push(&s, k, "=", json_string_value(v)) != 0)
             return -1;
     }
     p->envc = s.n;
     return 0;
-}
-
-/* The bwrap command line up to and including "--". */
-static int
-push_bwrap(const struct exec_run_opts *o, struct strvec *s, const char *bwrap)
-{
-    static const char *const head[] = {
-        "--ro-bind", "/",     "/",       "--dev", "/dev",
-        "--proc",    "/proc", "--tmpfs", "/tmp",  NULL};
-    static const char *const tail[] = {"--die-with-parent",
-                                       "--new-session",
-                                       "--clearenv",
-                                       "--setenv",
-                                       "PATH",
-                                       EXEC_PATH,
-                                       NULL};
-    const char *k;
-    json_t *v;
-    size_t i;
-    int bad = vec_push(s, bwrap, NULL, NULL);
-
-    for (i = 0; head[i] != NULL; i++)
-        bad |= vec_push(s, head[i], NULL, NULL);
-    if (o->workdir != NULL) {
-        bad |= vec_push(s, "--bind", NULL, NULL);
-        bad |= vec_push(s, o->workdir, NULL, NULL);
-        bad |= vec_push(s, o->workdir, NULL, NULL);
-        bad |= vec_push(s, "--chdir", NULL, NULL);
-        bad |= vec_push(s, o->workdir, NULL, NULL);
-    }
-    bad |= vec_push(s, "--unshare-all", NULL, NULL);
-    if (o->network)
-        bad |= vec_push(s, "--share-net", NULL, NULL);
-    for (i = 0; tail[i] != NULL; i++)
-        bad |= vec_push(s, tail[i], NULL, NULL);
-    json_object_foreach(ig_json_unconst(o->env), k, v)
-    {
-        bad |= vec_push(s, "--setenv", NULL, NULL);
-        bad |= vec_push(s, k, NULL, NULL);
-        bad |= vec_push(s, json_string_value(v), NULL, NULL);
-    }
-    return bad | vec_push(s, "--", NULL, NULL);
 }
 
 /* argv: [bwrap options --] program args... */
@@ -204,24 +163,32 @@ build_argv(const struct exec_run_opts *o, struct exec_plan *p,
            struct ig_err *err)
 {
     const char *bwrap = NULL;
-    struct strvec s;
+    struct exec_vec s;
+    enum ig_status st;
     size_t i, cap = o->argc;
     int bad = 0;
 
     if (o->sandbox) {
         if ((bwrap = exec_sandbox_bwrap()) == NULL)
             return exec_sandbox_probe(err); /* already probed: fails */
-        cap += EXEC_BWRAP_MAX_OPTS + 3 * json_object_size(o->env);
+        cap += EXEC_LAYOUT_MAX_OPTS + 3 * (json_object_size(o->env) +
+                                           o->nbinds);
     }
-    if (vec_init(&s, cap) != 0)
+    if (exec_vec_init(&s, cap) != 0)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     p->argv = s.v;
-    if (bwrap != NULL)
-        bad = push_bwrap(o, &s, bwrap);
+    if (bwrap != NULL) {
+        bad = exec_vec_push(&s, bwrap, NULL, NULL);
+        if (bad == 0 && (st = exec_layout_push(o, &s, p, err)) != IG_OK) {
+            p->argc = s.n;
+            return st;
+        }
+        bad |= exec_vec_push(&s, "--", NULL, NULL);
+    }
     /* In the sandbox the program runs by its resolved path. */
-    bad |= vec_push(&s, bwrap != NULL ? p->prog : o->argv[0], NULL, NULL);
+    bad |= exec_vec_push(&s, bwrap != NULL ? p->prog : o->argv[0], NULL, NULL);
     for (i = 1; i < o->argc; i++)
-        bad |= vec_push(&s, o->argv[i], NULL, NULL);
+        bad |= exec_vec_push(&s, o->argv[i], NULL, NULL);
     p->argc = s.n;
     if (bad)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
@@ -241,9 +208,13 @@ exec_plan_build(const struct exec_run_opts *o, struct exec_plan *p,
     if ((st = check_opts(o, err)) != IG_OK)
         return st;
     /* Fail closed: no working sandbox, no run. */
-    if (o->sandbox && (st = exec_sandbox_probe(err)) != IG_OK)
+    if (o->sandbox && !exec_sandbox_probing() &&
+        (st = exec_sandbox_probe(err)) != IG_OK)
         return st;
     p->cwd = o->workdir != NULL ? o->workdir : "/";
+    p->switch_user = o->sandbox && o->switch_user;
+    p->uid = o->uid;
+    p->gid = o->gid;
     for (i = 0; i < EXEC_PLAN_NLIMITS; i++)
         p->lim_res[i] = res[i];
     p->lim_val[0] = o->cpu_seconds ? o->cpu_seconds : EXEC_RLIMIT_CPU_DEFAULT;
@@ -251,7 +222,11 @@ exec_plan_build(const struct exec_run_opts *o, struct exec_plan *p,
                                            : EXEC_RLIMIT_AS_DEFAULT;
     p->lim_val[2] = o->open_files ? o->open_files : EXEC_RLIMIT_NOFILE_DEFAULT;
     p->lim_val[3] = o->processes ? o->processes : EXEC_RLIMIT_NPROC_DEFAULT;
-    p->prog = resolve(o->argv[0], o->sandbox);
+    if (o->sandbox && o->probe_exe != NULL &&
+        strcmp(o->argv[0], EXEC_SANDBOX_PROBE) == 0)
+        p->prog = strdup(EXEC_SANDBOX_PROBE); /* exists inside only */
+    else
+        p->prog = resolve(o->argv[0], o->sandbox);
     if (p->prog == NULL) {
         p->prog_missing = 1; /* nothing will be started */
         return IG_OK;
@@ -275,8 +250,12 @@ exec_plan_build(const struct exec_run_opts *o, struct exec_plan *p,
 void
 exec_plan_release(struct exec_plan *p)
 {
+    size_t i;
+
+    for (i = 0; i < p->nkeep; i++)
+        (void)close(p->keep[i]);
     free(p->prog);
-    vec_free(p->argv);
-    vec_free(p->envp);
+    exec_vec_free(p->argv);
+    exec_vec_free(p->envp);
     memset(p, 0, sizeof(*p));
 }

@@ -1,12 +1,15 @@
 /*
  * exec_runner.c - the `exec` handler glue (see exec_runner.h): registry
- * settings -> argv and run options -> exec_run (exec_run.c) -> outcome
- * and a detail object; a scratch directory per run, removed after.
+ * settings -> argv and run options -> exec_run (exec_run.c) -> outcome,
+ * the agent's detail and the PDP's shorter report. A sandboxed run's
+ * scratch is its own tmpfs; an unsandboxed one gets a host directory,
+ * removed after.
  */
 #include "exec_runner.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "exec_sandbox.h"
+#include "ig_limits.h"
 
 #define PATH_CAP 4096
 
@@ -59,29 +63,97 @@ text_value(const char *p, size_t n)
     return v != NULL ? v : json_string("(output is not UTF-8)");
 }
 
+/* One stream for the report: size, digest, a UTF-8-safe excerpt. */
 static json_t *
-detail_of(const struct exec_run_result *r)
+stream_report(const char *p, size_t n, int truncated)
 {
-    /* "o" steals the two strings. */
-    return json_pack("{s:i, s:i, s:b, s:b, s:o, s:o, s:b, s:b}", "exit_code",
-                     r->exit_code, "signal", r->term_signal, "timed_out",
-                     r->timed_out, "cancelled", r->cancelled, "stdout",
-                     text_value(r->out, r->out_len), "stderr",
-                     text_value(r->err, r->err_len), "stdout_truncated",
-                     r->out_truncated, "stderr_truncated", r->err_truncated);
+    unsigned char h[crypto_hash_sha256_BYTES];
+    char hex[2 * crypto_hash_sha256_BYTES + 1];
+    size_t keep = n < IG_OUTCOME_EXCERPT_BYTES ? n : IG_OUTCOME_EXCERPT_BYTES;
+    json_t *ex;
+
+    (void)crypto_hash_sha256(h, (const unsigned char *)(p != NULL ? p : ""),
+                             p != NULL ? n : 0);
+    (void)sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+    /* Back off to a character boundary (at most 3 bytes). */
+    while (keep > 0 && keep < n && ((unsigned char)p[keep] & 0xC0) == 0x80)
+        keep--;
+    ex = json_stringn(p != NULL ? p : "", keep);
+    if (ex == NULL)
+        ex = json_string("(output is not UTF-8)");
+    /* "o" steals the excerpt. */
+    return json_pack("{s:I, s:s, s:o, s:b}", "bytes", (json_int_t)n, "sha256",
+                     hex, "excerpt", ex, "truncated", truncated || keep < n);
 }
 
 static void
-fail_before(struct exec_http_result *res, const char *why)
+detail_of(const struct exec_run_result *r, struct exec_result *res)
+{
+    /* "o" steals the new values. */
+    res->detail = json_pack(
+        "{s:i, s:i, s:b, s:b, s:o, s:o, s:b, s:b}", "exit_code", r->exit_code,
+        "signal", r->term_signal, "timed_out", r->timed_out, "cancelled",
+        r->cancelled, "stdout", text_value(r->out, r->out_len), "stderr",
+        text_value(r->err, r->err_len), "stdout_truncated", r->out_truncated,
+        "stderr_truncated", r->err_truncated);
+    res->report = json_pack(
+        "{s:i, s:i, s:b, s:b, s:o, s:o}", "exit_code", r->exit_code, "signal",
+        r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
+        "stdout", stream_report(r->out, r->out_len, r->out_truncated),
+        "stderr", stream_report(r->err, r->err_len, r->err_truncated));
+}
+
+static void
+fail_before(struct exec_result *res, const char *why)
 {
     res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
     res->detail = json_pack("{s:s}", "error", why);
 }
 
+/* The options of one run of act; a host scratch dir only without sandbox.
+   dir receives that directory ("" when none). */
+static enum ig_status
+plan_opts(const struct exec_action *act, const struct exec_runner_env *env,
+          char **argv, size_t argc, struct exec_run_opts *o,
+          char dir[PATH_CAP])
+{
+    const json_t *settings = exec_action_settings(act);
+    const char *work = env != NULL && env->work_dir != NULL ? env->work_dir
+                                                            : "work";
+
+    memset(o, 0, sizeof(*o));
+    dir[0] = '\0';
+    o->argv = argv;
+    o->argc = argc;
+    o->sandbox = exec_runner_needs_sandbox(settings);
+    o->network = json_is_true(json_object_get(settings, "network"));
+    o->timeout_ms = json_number_value(json_object_get(settings, "timeout_ms"));
+    o->max_output_bytes = (size_t)json_number_value(
+        json_object_get(settings, "max_output_bytes"));
+    o->env = json_object_get(settings, "env");
+    if (o->sandbox) {
+        o->scratch_bytes = (unsigned long long)json_number_value(
+            json_object_get(settings, "scratch_bytes"));
+        o->binds = exec_action_binds(act, &o->nbinds);
+        o->switch_user = env != NULL && env->switch_user;
+        o->uid = env != NULL ? env->uid : 0;
+        o->gid = env != NULL ? env->gid : 0;
+        return IG_OK;
+    }
+    (void)mkdir(work, 0700);
+    if (snprintf(dir, PATH_CAP, "%s/run-XXXXXX", work) >= PATH_CAP ||
+        mkdtemp(dir) == NULL) {
+        dir[0] = '\0';
+        return IG_ERR_IO;
+    }
+    o->workdir = dir;
+    return IG_OK;
+}
+
 void
-exec_runner_run(const json_t *settings, const json_t *params,
-                const char *work_dir, const struct exec_runner_hooks *hooks,
-                struct exec_http_result *res)
+exec_runner_run(const struct exec_action *act, const json_t *params,
+                const struct exec_runner_env *env,
+                const struct exec_runner_hooks *hooks, struct exec_result *res)
 {
     struct exec_run_opts o;
     struct exec_run_result rr;
@@ -93,28 +165,16 @@ exec_runner_run(const json_t *settings, const json_t *params,
     memset(res, 0, sizeof(*res));
     memset(&rr, 0, sizeof(rr));
     ig_err_clear(&err);
-    if (exec_argv_build(settings, params, &argv, &argc, &err) != IG_OK) {
+    if (exec_argv_build(exec_action_settings(act), params, &argv, &argc,
+                        &err) != IG_OK) {
         fail_before(res, err.msg);
         return;
     }
-    (void)mkdir(work_dir != NULL ? work_dir : "work", 0700);
-    if (snprintf(dir, sizeof(dir), "%s/run-XXXXXX",
-                 work_dir != NULL ? work_dir : "work") >= PATH_CAP ||
-        mkdtemp(dir) == NULL) {
+    if (plan_opts(act, env, argv, argc, &o, dir) != IG_OK) {
         exec_argv_free(argv, argc);
         fail_before(res, "cannot create a scratch directory");
         return;
     }
-    memset(&o, 0, sizeof(o));
-    o.argv = argv;
-    o.argc = argc;
-    o.sandbox = exec_runner_needs_sandbox(settings);
-    o.network = json_is_true(json_object_get(settings, "network"));
-    o.timeout_ms = json_number_value(json_object_get(settings, "timeout_ms"));
-    o.max_output_bytes = (size_t)json_number_value(
-        json_object_get(settings, "max_output_bytes"));
-    o.workdir = dir;
-    o.env = json_object_get(settings, "env");
     if (exec_run_start(&o, &run, &err) != IG_OK) {
         fail_before(res, err.msg);
     } else {
@@ -126,7 +186,7 @@ exec_runner_run(const json_t *settings, const json_t *params,
             fail_before(res, err.msg); /* the group was killed */
         } else {
             res->outcome = rr.outcome;
-            res->detail = detail_of(&rr);
+            detail_of(&rr, res);
         }
         if (hooks != NULL && hooks->on_finished != NULL)
             hooks->on_finished(hooks->ctx, run);
@@ -134,5 +194,6 @@ exec_runner_run(const json_t *settings, const json_t *params,
     exec_run_result_release(&rr);
     exec_run_free(run);
     exec_argv_free(argv, argc);
-    remove_tree(dir, 0);
+    if (dir[0] != '\0')
+        remove_tree(dir, 0);
 }

@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "exec_http.h"
+#include "exec_registry.h"
+#include <sys/types.h>
 #include "ig_error.h"
 
 /* 1 when the entry's settings demand a sandbox ("sandbox" is not "none"). */
@@ -29,15 +31,26 @@ struct exec_runner_hooks {
     void *ctx;
 };
 
+/* Where and as whom exec actions run (from the executor's config). */
+struct exec_runner_env {
+    const char *work_dir; /* sandbox "none" only: scratch dirs made here */
+    int switch_user;      /* sandboxed runs drop to uid/gid */
+    uid_t uid;
+    gid_t gid;
+};
+
 /*
- * Run it; fills *res like the http handler (outcome and a detail object:
- * exit_code, signal, timed_out, cancelled, stdout, stderr and truncation
- * flags). The scratch directory is made under work_dir and removed
- * afterwards. hooks may be NULL.
+ * Run act (an exec action) with params; fills *res: the outcome, the
+ * agent's detail (exit_code, signal, timed_out, cancelled, stdout, stderr
+ * and truncation flags) and the PDP's report (the same, with each stream
+ * as {bytes, sha256, excerpt (IG_OUTCOME_EXCERPT_BYTES), truncated}).
+ * A sandboxed run works in its own tmpfs /scratch; an unsandboxed one in
+ * a scratch directory made under env->work_dir and removed afterwards.
+ * hooks may be NULL. Release res with exec_result_release.
  */
-void exec_runner_run(const json_t *settings, const json_t *params,
-                     const char *work_dir,
+void exec_runner_run(const struct exec_action *act, const json_t *params,
+                     const struct exec_runner_env *env,
                      const struct exec_runner_hooks *hooks,
-                     struct exec_http_result *res);
+                     struct exec_result *res);
 
 #endif

@@ -7,13 +7,17 @@
  * length, the count is capped, and the final argv[0] must be listed in
  * "allow" - the agent chooses values, never the program outside the list.
  *
- * exec_sandbox_probe looks for bwrap and runs it once, fully unshared,
- * around /bin/true (through exec_run, without a sandbox): a host that
- * forbids user namespaces fails here, and the caller then refuses every
- * action that demands a sandbox. The answer is computed under
- * pthread_once and kept for the life of the process.
+ * exec_sandbox_probe looks for bwrap and runs it once around
+ * /usr/bin/true, in the same sandbox every action gets (exec_layout.c),
+ * as the executor's own user: a host that forbids user namespaces fails
+ * here, and the caller then refuses every action that demands a sandbox.
+ * The answer is computed under pthread_once and kept for the life of the
+ * process. (exec_selfcheck.c later proves, as the sandbox user, that the
+ * sandbox sees nothing of ours.)
  */
 #include "exec_sandbox.h"
+
+#include "exec_run_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -197,6 +201,9 @@ exec_argv_free(char **argv, size_t argc)
 /* ---- bubblewrap probe ---- */
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+/* Set while probe_run's own sandboxed run is being planned (inside
+   pthread_once, so by one thread): that run must not probe again. */
+static _Thread_local int probing;
 static enum ig_status probe_status;
 static char probe_reason[IG_ERR_MSGMAX];
 static char bwrap_path[512];
@@ -233,46 +240,29 @@ find_bwrap(void)
     return 0;
 }
 
-/* Run bwrap once around /bin/true; record the verdict. */
+/* Run the real sandbox once around /usr/bin/true; record the verdict. */
 static void
 probe_run(void)
 {
-    static const char *const args[] = {"--ro-bind",
-                                       "/",
-                                       "/",
-                                       "--dev",
-                                       "/dev",
-                                       "--proc",
-                                       "/proc",
-                                       "--tmpfs",
-                                       "/tmp",
-                                       "--unshare-all",
-                                       "--die-with-parent",
-                                       "--new-session",
-                                       "/bin/true",
-                                       NULL};
-    char store[256], *argv[16], *p = store;
-    size_t i, n;
+    static char prog[] = "/usr/bin/true";
+    char *argv[2];
     struct exec_run_opts o = {0};
     struct exec_run_result res = {0};
     struct exec_run *r = NULL;
     struct ig_err e;
 
-    argv[0] = bwrap_path;
-    for (i = 0; args[i] != NULL; i++) {
-        n = strlen(args[i]) + 1;
-        memcpy(p, args[i], n); /* fits: the table is fixed and short */
-        argv[i + 1] = p;
-        p += n;
-    }
-    argv[i + 1] = NULL;
+    argv[0] = prog;
+    argv[1] = NULL;
     o.argv = argv;
-    o.argc = i + 1;
+    o.argc = 1;
+    o.sandbox = 1;
     o.timeout_ms = 10000;
     o.max_output_bytes = 200;
+    probing = 1;
     probe_status = exec_run_start(&o, &r, &e);
     if (probe_status == IG_OK)
         probe_status = exec_run_wait(r, NULL, NULL, &res, &e);
+    probing = 0;
     if (probe_status != IG_OK) {
         (void)snprintf(probe_reason, sizeof(probe_reason), "%.60s: %.180s",
                        bwrap_path, e.msg);
@@ -316,7 +306,15 @@ exec_sandbox_probe(struct ig_err *err)
 const char *
 exec_sandbox_bwrap(void)
 {
+    if (probing)
+        return bwrap_path;
     if (exec_sandbox_probe(NULL) != IG_OK)
         return NULL;
     return bwrap_path;
+}
+
+int
+exec_sandbox_probing(void)
+{
+    return probing;
 }

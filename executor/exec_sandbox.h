@@ -16,8 +16,10 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/types.h>
 
-#include "exec_http.h" /* enum exec_outcome */
+#include "exec_http.h"     /* enum exec_outcome */
+#include "exec_registry.h" /* struct exec_bind */
 #include "ig_error.h"
 
 /* Longest argv element, in bytes. (Count cap: IG_EXEC_MAX_ARGV.) */
@@ -60,6 +62,13 @@ enum ig_status exec_sandbox_probe(struct ig_err *err) IG_WUR;
 /* The bwrap path found by a successful probe, else NULL. Static. */
 const char *exec_sandbox_bwrap(void);
 
+/* The sandbox's working directory (a tmpfs), and where the self-check's
+   probe binary is bound. */
+#define EXEC_SANDBOX_SCRATCH "/scratch"
+#define EXEC_SANDBOX_PROBE "/.intentgate-probe"
+/* The sandbox's own uid and gid, inside its user namespace. */
+#define EXEC_SANDBOX_ID 1000
+
 struct exec_run_opts {
     char *const *argv; /* argv[0]: a path, or a name looked up in
                           /usr/bin:/bin */
@@ -68,9 +77,21 @@ struct exec_run_opts {
     int network;       /* sandbox only: 1 keeps the host network */
     double timeout_ms; /* wall clock; > 0 */
     size_t max_output_bytes; /* captured per stream; > 0 */
-    const char *workdir;     /* NULL, or an existing writable directory:
-                                the cwd, bound read-write in the sandbox */
+    const char *workdir;     /* without a sandbox: NULL or an existing
+                                directory, the cwd; with one: must be NULL
+                                (the cwd is a fresh tmpfs, /scratch) */
     const json_t *env;       /* NULL or an object of strings */
+    /* Sandbox only: the size of /scratch and /tmp (0: the default), extra
+       binds, and a file to bind at EXEC_SANDBOX_PROBE (the self-check). */
+    unsigned long long scratch_bytes;
+    const struct exec_bind *binds;
+    size_t nbinds;
+    const char *probe_exe;
+    /* Sandbox only: the child drops to this host uid/gid before it starts
+       bwrap, so what it runs is not the executor's user. */
+    int switch_user;
+    uid_t uid;
+    gid_t gid;
     /* Resource limits; 0 takes the EXEC_RLIMIT_*_DEFAULT. Only lowered: a
        value above the current hard limit is clamped to it. */
     unsigned long cpu_seconds;

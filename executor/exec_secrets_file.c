@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ig_env.h"
 #include "ig_file.h"
 
 #define PATH_BYTES 4096
@@ -134,7 +135,7 @@ enum ig_status
 exec_sfile_load_key(const char *key_path, unsigned char **key,
                     struct ig_err *err)
 {
-    const char *env;
+    char env[KEYTEXT_CAP + 1];
     enum ig_status st;
 
     *key = sodium_malloc(EXEC_SECRETS_KEY_BYTES);
@@ -143,14 +144,20 @@ exec_sfile_load_key(const char *key_path, unsigned char **key,
     if (key_path != NULL) {
         st = key_from_file(key_path, *key, err);
     } else {
-        env = getenv(EXEC_SECRETS_KEY_ENV);
-        if (env == NULL || env[0] == '\0')
+        /* Taken out of the environment for good (and of
+           /proc/self/environ): nothing else may read it later. */
+        st = ig_env_take(EXEC_SECRETS_KEY_ENV, env, sizeof(env));
+        if (st == IG_ERR_NOTFOUND)
             st = ig_err_set(err, IG_ERR_NOTFOUND,
                             "no secrets key: give a key file or set %s",
                             EXEC_SECRETS_KEY_ENV);
+        else if (st != IG_OK)
+            st = ig_err_set(err, st, "%s: not a secrets key",
+                            EXEC_SECRETS_KEY_ENV);
         else
-            st = decode_key(env, strnlen(env, KEYTEXT_CAP),
-                            EXEC_SECRETS_KEY_ENV, *key, err);
+            st = decode_key(env, strlen(env), EXEC_SECRETS_KEY_ENV, *key,
+                            err);
+        sodium_memzero(env, sizeof(env));
     }
     if (st != IG_OK) {
         sodium_free(*key);

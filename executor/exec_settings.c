@@ -12,7 +12,8 @@
  * exactly "{name}" (a required string or number parameter) or exactly
  * "{name...}" (an array-of-strings parameter spliced in); allow (the
  * programs argv[0] may be, required when argv[0] is a placeholder),
- * timeout_ms, network, sandbox, max_output_bytes and env.
+ * timeout_ms, network, sandbox, max_output_bytes, env, scratch_bytes
+ * (the sandbox's /scratch and /tmp) and binds (exec_binds.c).
  */
 #include "exec_registry.h"
 
@@ -315,9 +316,9 @@ static enum ig_status
 load_exec(const struct reg_ctx *c, struct exec_action *a)
 {
     static const char *const keys[] = {
-        "argv",    "allow",          "timeout_ms",
-        "network", "sandbox",        "max_output_bytes",
-        "env",     "max_concurrent", NULL};
+        "argv",    "allow",          "timeout_ms",       "network",
+        "sandbox", "max_output_bytes", "env",            "max_concurrent",
+        "binds",   "scratch_bytes",  NULL};
     json_t *x = a->settings, *net = json_object_get(x, "network");
     const char *sb;
     enum ig_status st;
@@ -341,6 +342,14 @@ load_exec(const struct reg_ctx *c, struct exec_action *a)
     if (sb == NULL &&
         json_object_set_new(x, "sandbox", json_string("bwrap")) != 0)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
+    if (sb != NULL && strcmp(sb, "none") == 0 &&
+        json_object_get(x, "binds") != NULL)
+        return reg_fail(c, "exec.binds", "needs a sandbox (not \"none\")");
+    if ((st = exec_binds_load(c, a)) != IG_OK ||
+        (st = reg_get_int(c, x, "exec", "scratch_bytes", 1024 * 1024,
+                          (double)IG_EXEC_SCRATCH_MAX,
+                          (double)IG_EXEC_SCRATCH_DEFAULT, &d)) != IG_OK)
+        return st;
     if ((st = reg_get_int(c, x, "exec", "timeout_ms", 1, EXEC_TIMEOUT_MAX,
                           EXEC_TIMEOUT_DEFAULT, &d)) != IG_OK ||
         (st = reg_get_int(c, x, "exec", "max_concurrent", 1, 4096, 8, &d)) !=

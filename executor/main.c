@@ -7,7 +7,9 @@
  *   intentgate-executor secret keygen|set|list ...
  *
  * Signals are blocked before any thread starts and taken with sigwait:
- * SIGINT/SIGTERM stop.
+ * SIGINT/SIGTERM stop. Serving makes the process non-dumpable (no core
+ * files, no ptrace or /proc/<pid>/mem by the same user). A hidden verb
+ * runs the sandbox self-check's probe (exec_selfcheck.c).
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -15,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "exec_cli.h"
 #include "exec_config.h"
 #include "exec_dev.h"
+#include "exec_selfcheck.h"
 #include "exec_server.h"
 #include "ig_secmem.h"
 #include "ig_text.h"
@@ -66,6 +70,9 @@ serve(int argc, char **argv)
                     stderr);
         return 2;
     }
+    /* This process holds credentials: no core dumps, no ptrace by the same
+       user, /proc/self/{mem,environ,...} owned by root. */
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
@@ -116,6 +123,9 @@ out:
 int
 main(int argc, char **argv)
 {
+    /* Inside a sandbox, for the start-up self-check (exec_selfcheck.c). */
+    if (argc >= 2 && exec_probe_verb(argv[1]))
+        exec_probe_main(argc, argv);
     if (argc < 2) {
         (void)fputs(usage, stderr);
         return 2;

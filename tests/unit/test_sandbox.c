@@ -2,10 +2,11 @@
  * test_sandbox.c - the exec handler's pieces: argv templates (placeholders,
  * numbers, allow, NUL bytes, limits), the process runner (output, exit
  * codes, caps, timeout and cancel killing the whole group, exec failure,
- * a clean environment, resource limits) and, when bubblewrap works here,
- * the sandbox (read-only root, no network unless asked, writable workdir).
- * Sandbox cases print "SKIP: bubblewrap unavailable here: ..." and skip
- * when the probe fails; nothing else is skipped.
+ * a clean environment, resource limits) and the sandbox: a root made of
+ * an allowlist, a host secret (under the build tree, inside the clone)
+ * unreachable by any path, capped tmpfs, read-only root and /dev, binds,
+ * the switch to the sandbox user, no network unless asked. The sandbox
+ * cases FAIL when bubblewrap cannot run here: nothing is skipped.
  */
 #include "testutil.h"
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -402,10 +404,10 @@ test_run_bad_opts(void **state)
 
 /* ---- the sandbox ---- */
 
-/* 1 when bwrap works; else say so, and check a sandboxed run is refused
-   (fails closed) before the caller skips. */
-static int
-sandbox_or_skip(void)
+/* bwrap must work here: the suite runs where the product runs. A host
+   that cannot run it fails this test (and a sandboxed run is refused). */
+static void
+need_sandbox(void)
 {
     static const char *const argv[] = {"/bin/true", NULL};
     struct exec_run_opts o;
@@ -413,13 +415,45 @@ sandbox_or_skip(void)
     struct ig_err e, e2;
 
     if (exec_sandbox_probe(&e) == IG_OK)
-        return 1;
-    printf("SKIP: bubblewrap unavailable here: %s\n", e.msg);
+        return;
     opts_init(&o, argv);
     o.sandbox = 1;
     assert_int_not_equal(exec_run_start(&o, &r, &e2), IG_OK);
     assert_null(r);
-    return 0;
+    fail_msg("bubblewrap cannot run here (sandboxed runs are refused): %s",
+             e.msg);
+}
+
+/* A directory under the current directory (the build tree, inside the
+   clone - where dev.sh keeps its data) holding a 0600 secret file. */
+struct planted {
+    char dir[512], file[600], secret[64];
+};
+
+static void
+plant(struct planted *p)
+{
+    char cwd[400];
+    FILE *f;
+
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    (void)snprintf(p->dir, sizeof(p->dir), "%s/ig-sandbox-XXXXXX", cwd);
+    assert_non_null(mkdtemp(p->dir));
+    (void)snprintf(p->file, sizeof(p->file), "%s/secret.key", p->dir);
+    (void)snprintf(p->secret, sizeof(p->secret), "planted-%ld-%d",
+                   (long)time(NULL), (int)getpid());
+    f = fopen(p->file, "w");
+    assert_non_null(f);
+    (void)fputs(p->secret, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(p->file, 0600), 0);
+}
+
+static void
+unplant(struct planted *p)
+{
+    (void)unlink(p->file);
+    (void)rmdir(p->dir);
 }
 
 static void
@@ -431,8 +465,7 @@ test_sandbox_basic(void **state)
     struct exec_run_result res;
 
     (void)state;
-    if (!sandbox_or_skip())
-        skip();
+    need_sandbox();
     assert_int_equal(setenv("IG_CANARY_SECRET", "s3cret", 1), 0);
     opts_init(&o, argv);
     o.sandbox = 1;
@@ -441,6 +474,7 @@ test_sandbox_basic(void **state)
     assert_int_not_equal(res.exit_code, 0); /* touch fails: read-only */
     assert_non_null(strstr(res.out, "hi\n"));
     assert_null(strstr(res.out, "IG_CANARY_SECRET"));
+    assert_non_null(strstr(res.out, "HOME=" EXEC_SANDBOX_SCRATCH));
     assert_non_null(strstr(res.err, "Read-only file system"));
     assert_int_not_equal(access("/usr/ig-x", F_OK), 0);
     exec_run_result_release(&res);
@@ -475,8 +509,7 @@ test_sandbox_network(void **state)
     char *host;
 
     (void)state;
-    if (!sandbox_or_skip())
-        skip();
+    need_sandbox();
     opts_init(&o, argv);
     o.sandbox = 1;
     (void)run(&o, &res, NULL);
@@ -494,34 +527,227 @@ test_sandbox_network(void **state)
     free(host);
 }
 
+/* The root holds only the allowlist; the cwd is a writable tmpfs. */
 static void
-test_sandbox_workdir(void **state)
+test_sandbox_root_is_an_allowlist(void **state)
 {
     static const char *const argv[] = {
-        "sh", "-c", "pwd; echo data > f; cat f; ls /tmp | wc -l", NULL};
-    char dir[] = "/tmp/ig-sandbox-XXXXXX", path[64], *text, want[128];
+        "sh", "-c",
+        "pwd; echo data > f; cat f; ls -A / | tr '\\n' ' '; echo; "
+        "ls /etc | tr '\\n' ' '; echo; id -u; cat /etc/passwd | wc -l",
+        NULL};
+    struct exec_run_opts o;
+    struct exec_run_result res;
+    const char *allowed[] = {"bin",     "dev",  "etc",  "lib",  "lib32",
+                             "lib64",   "libx32", "proc", "sbin", "scratch",
+                             "tmp",     "usr",  NULL};
+    char *line, *tok, *save = NULL;
+    size_t i;
+
+    (void)state;
+    need_sandbox();
+    opts_init(&o, argv);
+    o.sandbox = 1;
+    (void)run(&o, &res, NULL);
+    assert_int_equal(res.exit_code, 0);
+    assert_memory_equal(res.out, EXEC_SANDBOX_SCRATCH "\ndata\n", 14);
+    line = strdup(res.out + 14);
+    *strchr(line, '\n') = '\0';
+    for (tok = strtok_r(line, " ", &save); tok != NULL;
+         tok = strtok_r(NULL, " ", &save)) {
+        for (i = 0; allowed[i] != NULL && strcmp(allowed[i], tok) != 0; i++)
+            ;
+        if (allowed[i] == NULL)
+            fail_msg("the sandbox's / holds %s", tok);
+    }
+    free(line);
+    /* /etc: the loader cache, stubs, nothing of the host's secrets. */
+    assert_null(strstr(res.out, "shadow"));
+    assert_null(strstr(res.out, "ssl"));
+    assert_non_null(strstr(res.out, "passwd"));
+    assert_non_null(strstr(res.out, "\n1000\n3\n"));
+    exec_run_result_release(&res);
+}
+
+/* A 0600 file under the clone, /run, /srv, /home, /root, /var, /proc of
+   the host: nothing is reachable, by any path. */
+static void
+test_sandbox_hides_the_host(void **state)
+{
+    struct planted p;
+    char script[4096];
+    const char *argv[] = {"sh", "-c", script, NULL};
     struct exec_run_opts o;
     struct exec_run_result res;
 
     (void)state;
-    if (!sandbox_or_skip())
-        skip();
-    assert_non_null(mkdtemp(dir));
+    need_sandbox();
+    plant(&p);
+    (void)snprintf(
+        script, sizeof(script),
+        "for f in %s %s /proc/self/root%s /proc/1/root%s ../../..%s "
+        "/etc/shadow /run /var /home /root /srv /sys /etc/intentgate; do "
+        "  if [ -e \"$f\" ]; then echo \"SEEN $f\"; fi; "
+        "  cat \"$f\" 2>/dev/null; ls \"$f\" 2>/dev/null; done; "
+        "ls /proc | grep -c '^[0-9]'; "
+        "grep -r -a -l -F '%s' / 2>/dev/null; echo end",
+        p.file, p.dir, p.file, p.file, p.file, p.secret);
     opts_init(&o, argv);
     o.sandbox = 1;
-    o.workdir = dir;
+    o.network = 1; /* the widest layout */
+    o.timeout_ms = 60000;
+    o.max_output_bytes = 1 << 20;
     (void)run(&o, &res, NULL);
-    assert_int_equal(res.exit_code, 0);
-    /* cwd is the workdir; /tmp holds only the workdir's parent path. */
-    (void)snprintf(want, sizeof(want), "%s\ndata\n1\n", dir);
-    assert_string_equal(res.out, want);
-    (void)snprintf(path, sizeof(path), "%s/f", dir);
-    text = tu_read_file(path, NULL);
-    assert_string_equal(text, "data\n");
-    free(text);
-    assert_int_equal(unlink(path), 0);
-    assert_int_equal(rmdir(dir), 0);
+    unplant(&p);
+    assert_int_equal(res.outcome, EXEC_OUTCOME_COMPLETED);
+    assert_null(strstr(res.out, "SEEN"));
+    assert_null(strstr(res.out, p.secret));
+    assert_null(strstr(res.err, p.secret));
+    assert_non_null(strstr(res.out, "end\n"));
+    /* Its own processes only: sh, grep's parent... not the host's. */
+    assert_true(strtol(res.out, NULL, 10) < 10);
     exec_run_result_release(&res);
+}
+
+/* /tmp and /scratch are capped, / and /dev are read-only, no nested user
+   namespace, no capability. */
+static void
+test_sandbox_limits(void **state)
+{
+    static const char *const argv[] = {
+        "sh", "-c",
+        "dd if=/dev/zero of=/tmp/big bs=65536 count=64 2>&1 | tail -1; "
+        "dd if=/dev/zero of=big bs=65536 count=64 2>&1 | tail -1; "
+        "echo x > /newfile || echo root-ro; echo x > /dev/newfile || echo "
+        "dev-ro; unshare -U true || echo no-userns; "
+        "grep CapEff /proc/self/status",
+        NULL};
+    struct exec_run_opts o;
+    struct exec_run_result res;
+
+    (void)state;
+    need_sandbox();
+    opts_init(&o, argv);
+    o.sandbox = 1;
+    o.scratch_bytes = 1024 * 1024;
+    (void)run(&o, &res, NULL);
+    assert_non_null(strstr(res.out, "root-ro"));
+    assert_non_null(strstr(res.out, "dev-ro"));
+    assert_non_null(strstr(res.out, "no-userns"));
+    assert_non_null(strstr(res.out, "CapEff:\t0000000000000000"));
+    /* Both 4 MiB writes stop at the 1 MiB cap. */
+    assert_int_equal(strstr(res.out, "copied") == NULL ||
+                         strstr(res.out, "4194304 bytes") == NULL,
+                     1);
+    exec_run_result_release(&res);
+}
+
+/* Binds: read-only and read-write, at their dest only. */
+static void
+test_sandbox_binds(void **state)
+{
+    struct planted p;
+    char rw[560];
+    static const char *const argv[] = {
+        "sh", "-c",
+        "cat /data/secret.key; echo; echo w > /data/new || echo ro-ok; "
+        "echo w > /out/new && echo rw-ok; stat -c %u /out/new",
+        NULL};
+    struct exec_bind b[2];
+    struct exec_run_opts o;
+    struct exec_run_result res;
+
+    (void)state;
+    need_sandbox();
+    plant(&p);
+    assert_int_equal(chmod(p.file, 0644), 0);
+    (void)snprintf(rw, sizeof(rw), "%s/out", p.dir);
+    assert_int_equal(mkdir(rw, 0777), 0);
+    assert_int_equal(chmod(rw, 0777), 0);
+    b[0].src = p.dir;
+    b[0].dest = "/data";
+    b[0].rw = 0;
+    b[1].src = rw;
+    b[1].dest = "/out";
+    b[1].rw = 1;
+    opts_init(&o, argv);
+    o.sandbox = 1;
+    o.binds = b;
+    o.nbinds = 2;
+    (void)run(&o, &res, NULL);
+    assert_non_null(strstr(res.out, p.secret));
+    assert_non_null(strstr(res.out, "ro-ok"));
+    assert_non_null(strstr(res.out, "rw-ok\n1000\n"));
+    exec_run_result_release(&res);
+    (void)snprintf(p.file, sizeof(p.file), "%s/new", rw);
+    (void)unlink(p.file);
+    (void)rmdir(rw);
+    (void)snprintf(p.file, sizeof(p.file), "%s/secret.key", p.dir);
+    unplant(&p);
+}
+
+/* The child drops to the sandbox user before bwrap: a host file of the
+   executor's user (0600) stays unreadable even through a bind, and what
+   it writes belongs to that user on the host. Only root (or CAP_SETUID)
+   may switch; anyone else is refused, never run as itself. */
+static void
+test_sandbox_switch_user(void **state)
+{
+    struct planted p;
+    static const char *const argv[] = {
+        "sh", "-c", "cat /data/secret.key; echo x > /out/made; echo end",
+        NULL};
+    struct exec_bind b[2];
+    struct exec_run_opts o;
+    struct exec_run_result res;
+    char out[600], made[620];
+    struct stat sb;
+
+    (void)state;
+    need_sandbox();
+    plant(&p);
+    /* A world-writable directory the sandbox user can reach. */
+    (void)snprintf(out, sizeof(out), "%s-out", p.dir);
+    (void)snprintf(made, sizeof(made), "%s/made", out);
+    assert_int_equal(mkdir(out, 0777), 0);
+    assert_int_equal(chmod(out, 0777), 0);
+    b[0].src = p.dir;
+    b[0].dest = "/data";
+    b[0].rw = 0;
+    b[1].src = out;
+    b[1].dest = "/out";
+    b[1].rw = 1;
+    opts_init(&o, argv);
+    o.sandbox = 1;
+    o.binds = b;
+    o.nbinds = 2;
+    o.switch_user = 1;
+    o.uid = 65534;
+    o.gid = 65534;
+    (void)run(&o, &res, NULL);
+    if (geteuid() != 0) {
+        assert_int_equal(res.outcome, EXEC_OUTCOME_FAILED_BEFORE_DISPATCH);
+        assert_int_equal(res.spawn_errno, EPERM);
+    } else {
+        assert_int_equal(res.outcome, EXEC_OUTCOME_COMPLETED);
+        assert_non_null(strstr(res.out, "end\n"));
+        assert_null(strstr(res.out, p.secret));
+        assert_non_null(strstr(res.err, "Permission denied"));
+        assert_int_equal(stat(made, &sb), 0);
+        assert_int_equal(sb.st_uid, 65534);
+        assert_int_equal(sb.st_gid, 65534);
+    }
+    exec_run_result_release(&res);
+    (void)unlink(made);
+    (void)rmdir(out);
+    unplant(&p);
+    /* root (0) as the sandbox user is refused outright. */
+    o.uid = 0;
+    {
+        struct exec_run *r = NULL;
+        struct ig_err e;
+        assert_int_equal(exec_run_start(&o, &r, &e), IG_ERR_INVALID);
+    }
 }
 
 static void
@@ -534,8 +760,7 @@ test_sandbox_timeout_and_missing(void **state)
     pid_t pgid;
 
     (void)state;
-    if (!sandbox_or_skip())
-        skip();
+    need_sandbox();
     opts_init(&o, slow);
     o.sandbox = 1;
     o.timeout_ms = 300;
@@ -550,6 +775,13 @@ test_sandbox_timeout_and_missing(void **state)
     (void)run(&o, &res, NULL);
     assert_int_equal(res.outcome, EXEC_OUTCOME_FAILED_BEFORE_DISPATCH);
     exec_run_result_release(&res);
+    /* A workdir is for unsandboxed runs only. */
+    {
+        struct exec_run *r = NULL;
+        struct ig_err e;
+        o.workdir = "/tmp";
+        assert_int_equal(exec_run_start(&o, &r, &e), IG_ERR_INVALID);
+    }
 }
 
 int
@@ -570,7 +802,11 @@ main(void)
         cmocka_unit_test(test_run_bad_opts),
         cmocka_unit_test(test_sandbox_basic),
         cmocka_unit_test(test_sandbox_network),
-        cmocka_unit_test(test_sandbox_workdir),
+        cmocka_unit_test(test_sandbox_root_is_an_allowlist),
+        cmocka_unit_test(test_sandbox_hides_the_host),
+        cmocka_unit_test(test_sandbox_limits),
+        cmocka_unit_test(test_sandbox_binds),
+        cmocka_unit_test(test_sandbox_switch_user),
         cmocka_unit_test(test_sandbox_timeout_and_missing),
     };
 

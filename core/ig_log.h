@@ -1,0 +1,17 @@
+/*
+ * ig_log.h - one JSON object per line on stderr: the log format of the
+ * PDP and the executor (DESIGN.md: "Logs: one JSON object per line").
+ */
+#ifndef IG_LOG_H
+#define IG_LOG_H
+
+#include <jansson.h>
+
+/*
+ * Write {"time","level","event", ...fields} as one line on stderr, keys
+ * sorted. fields (may be NULL) is stolen. Thread safe: lines never
+ * interleave. Never pass a secret or an upstream body in fields.
+ */
+void ig_log(const char *level, const char *event, json_t *fields);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * exec_metrics.h - the executor's counters, rendered in the Prometheus
+ * text exposition format on GET /metrics. Updates are lock-free atomics,
+ * safe from any thread. Nothing here is secret: counts only.
+ */
+#ifndef EXEC_METRICS_H
+#define EXEC_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec_http.h" /* enum exec_outcome */
+#include "ig_buf.h"
+#include "ig_error.h"
+
+#define EXEC_OUTCOMES 4 /* enum exec_outcome values */
+
+struct exec_metrics {
+    atomic_uint_fast64_t executions[EXEC_OUTCOMES]; /* by outcome */
+    atomic_uint_fast64_t refused;             /* answered before running */
+    atomic_uint_fast64_t credential_reflected; /* upstream echoed it */
+};
+
+/* Gauges and counters owned by other parts, read at render time. */
+struct exec_metrics_view {
+    uint64_t outcomes_pending, outcomes_delivered, outcome_retries,
+        outcomes_undeliverable;
+    uint64_t connections, connections_cut, running;
+};
+
+/* Append the exposition text to out. */
+enum ig_status exec_metrics_render(const struct exec_metrics *m,
+                                   const struct exec_metrics_view *v,
+                                   struct ig_buf *out) IG_WUR;
+
+#endif

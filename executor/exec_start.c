@@ -1,0 +1,317 @@
+/*
+ * exec_start.c - start and stop the executor server, in this order:
+ *
+ *   keys, registry, secrets, the PDP token (file, or the environment -
+ *   then wiped from /proc/self/environ) and the PDP client
+ *   -> for sandboxed exec actions: bubblewrap works, no bind covers the
+ *      executor's own files, and the self-check proves the sandbox sees
+ *      none of them (exec_selfcheck.c) - any failure refuses the start
+ *   -> the outcome spool (pending outcomes from an earlier run go out)
+ *   -> the worker pool, the connection registry, and listening, with the
+ *      descriptor limit raised so max_connections fits.
+ *
+ * Stop: no new executions (503), running exec actions cancelled, the
+ * pool drained (every execution answers and hands its outcome to the
+ * spool), then listening stops and the spool is closed.
+ */
+#include "exec_server_int.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_sandbox.h"
+#include "exec_selfcheck.h"
+#include "ig_env.h"
+#include "ig_log.h"
+#include "ig_secmem.h"
+
+/* Descriptors kept free of connections: exec pipes, curl, the spool. */
+#define FD_RESERVE 256
+#define OWN_PATHS_MAX (16 + EXEC_PROTECT_MAX)
+
+/* The executor's PDP token: from its 0600 file, else the environment. */
+static enum ig_status
+load_token(const struct exec_config *c, char *out, size_t cap,
+           struct ig_err *err)
+{
+    struct stat sb;
+    enum ig_status st;
+    FILE *f;
+    size_t n;
+
+    if (c->pdp_token_file == NULL) {
+        st = ig_env_take("INTENTGATE_EXECUTOR_TOKEN", out, cap);
+        if (st != IG_OK)
+            return ig_err_set(err, IG_ERR_NOTFOUND,
+                              "no PDP token: set pdp_token_file or "
+                              "INTENTGATE_EXECUTOR_TOKEN");
+        return IG_OK;
+    }
+    if (stat(c->pdp_token_file, &sb) != 0 || (sb.st_mode & 077) != 0)
+        return ig_err_set(err, IG_ERR_IO,
+                          "%s must exist and be readable by its owner only "
+                          "(chmod 600)",
+                          c->pdp_token_file);
+    f = fopen(c->pdp_token_file, "r");
+    if (f == NULL)
+        return ig_err_set(err, IG_ERR_IO, "cannot read %s", c->pdp_token_file);
+    n = fread(out, 1, cap - 1, f);
+    (void)fclose(f);
+    out[n] = '\0';
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        out[--n] = '\0';
+    if (n == 0)
+        return ig_err_set(err, IG_ERR_INVALID, "%s is empty",
+                          c->pdp_token_file);
+    return IG_OK;
+}
+
+static enum ig_status
+load_parts(struct exec_server *s, const struct exec_config *c,
+           struct ig_err *err)
+{
+    struct ig_public_key pub;
+    char token[512];
+    enum ig_status st;
+    size_t i;
+
+    if (ig_crypto_init() != IG_OK || ig_keyring_new(&s->x.keys) != IG_OK)
+        return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize crypto");
+    for (i = 0; i < c->npublic_keys; i++) {
+        if (ig_public_key_load_file(c->public_keys[i], &pub, err) != IG_OK)
+            return IG_ERR_IO;
+        if (ig_keyring_find(s->x.keys, pub.kid, strlen(pub.kid)) == NULL &&
+            ig_keyring_add(s->x.keys, &pub) != IG_OK)
+            return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    if (exec_registry_load(c->registry, &s->x.registry, err) != IG_OK ||
+        exec_secrets_open(c->secrets, c->secrets_key, &s->x.secrets, err) !=
+            IG_OK)
+        return IG_ERR_INVALID;
+    st = load_token(c, token, sizeof(token), err);
+    if (st == IG_OK)
+        st = exec_pdp_new(c->pdp_url, token, c->pdp_timeout_ms, &s->x.pdp, err);
+    sodium_memzero(token, sizeof(token));
+    /* Whether used or not, neither secret may outlive start-up in the
+       environment (nor in /proc/self/environ). */
+    ig_env_wipe(EXEC_SECRETS_KEY_ENV);
+    ig_env_wipe("INTENTGATE_EXECUTOR_TOKEN");
+    return st;
+}
+
+/* The executor's own files and directories: no bind may cover them and
+   the sandbox must not see them. */
+static size_t
+own_paths(const struct exec_config *c, const char **own)
+{
+    size_t n = 0, i;
+
+#define ADD(p)                                                                 \
+    if ((p) != NULL && n < OWN_PATHS_MAX)                                      \
+    own[n++] = (p)
+    ADD(c->path);
+    ADD(c->registry);
+    ADD(c->secrets);
+    ADD(c->secrets_key);
+    ADD(c->pdp_token_file);
+    ADD(c->work_dir);
+    ADD(c->spool_dir);
+    for (i = 0; i < c->npublic_keys; i++)
+        ADD(c->public_keys[i]);
+    for (i = 0; i < c->nprotect; i++)
+        ADD(c->protect[i]);
+#undef ADD
+    return n;
+}
+
+/* 1 when the registry has an exec action that runs sandboxed. */
+static int
+has_sandboxed(const struct exec_registry *r)
+{
+    const struct exec_action *a;
+    size_t i;
+
+    for (i = 0; (a = exec_registry_at(r, i)) != NULL; i++)
+        if (exec_action_handler(a) == EXEC_HANDLER_EXEC &&
+            exec_runner_needs_sandbox(exec_action_settings(a)))
+            return 1;
+    return 0;
+}
+
+/* bwrap works, binds are clean, the sandbox sees nothing of ours. */
+static enum ig_status
+check_sandbox(struct exec_server *s, struct ig_err *err)
+{
+    const struct exec_config *c = s->x.cfg;
+    const char *own[OWN_PATHS_MAX];
+    size_t n = own_paths(c, own);
+    struct ig_err probe;
+
+    if (exec_registry_check_binds(s->x.registry, own, n, err) != IG_OK)
+        return IG_ERR_INVALID;
+    if (!has_sandboxed(s->x.registry))
+        return IG_OK;
+    if (exec_sandbox_probe(&probe) != IG_OK) {
+        /* Sandboxed actions are refused (503) before redemption. */
+        ig_log("error", "sandbox.unavailable",
+               json_pack("{s:s}", "reason", probe.msg));
+        return IG_OK;
+    }
+    if (exec_selfcheck(s->x.registry, &s->x.run_env, own, n, err) != IG_OK)
+        return IG_ERR_INVALID;
+    ig_log("info", "sandbox.checked",
+           json_pack("{s:i, s:s}", "paths", (int)n, "sandbox_user",
+                     c->sandbox_self ? "self" : c->sandbox_user));
+    return IG_OK;
+}
+
+/* Raise the soft descriptor limit to the hard one; lower max_connections
+   when it still would not fit. */
+static void
+fit_connections(struct exec_server *s)
+{
+    struct rlimit rl;
+    long room;
+
+    s->max_connections = s->x.cfg->max_connections;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+        (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return;
+    room = (long)rl.rlim_cur - FD_RESERVE;
+    if (room < s->max_connections) {
+        s->max_connections = room > 16 ? room : 16;
+        ig_log("warn", "connections.limited",
+               json_pack("{s:I, s:I}", "max_connections",
+                         (json_int_t)s->max_connections, "open_files",
+                         (json_int_t)rl.rlim_cur));
+    }
+}
+
+/* The spool's delivery: the PDP's outcome endpoint. */
+static enum ig_status
+send_outcome(void *ctx, const char *intent_id, const char *outcome,
+             const json_t *detail, struct ig_err *err)
+{
+    struct exec_server *s = ctx;
+
+    return exec_pdp_outcome(s->x.pdp, intent_id, outcome, detail, err);
+}
+
+static enum ig_status
+open_spool(struct exec_server *s, struct ig_err *err)
+{
+    struct exec_spool_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.send = send_outcome;
+    o.ctx = s;
+    o.retry_initial_ms = s->x.cfg->outcome_retry_ms;
+    return exec_spool_open(s->x.cfg->spool_dir, &o, &s->x.spool, err);
+}
+
+enum ig_status
+exec_server_start(const struct exec_config *c, struct exec_server **out,
+                  struct ig_err *err)
+{
+    struct exec_server *s = calloc(1, sizeof(*s));
+    const union MHD_DaemonInfo *info;
+
+    *out = NULL;
+    if (s == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    s->x.cfg = c;
+    s->x.run_env.work_dir = c->work_dir;
+    s->x.run_env.switch_user = !c->sandbox_self;
+    s->x.run_env.uid = c->sandbox_uid;
+    s->x.run_env.gid = c->sandbox_gid;
+    pthread_mutex_init(&s->x.mu, NULL);
+    pthread_rwlock_init(&s->gate, NULL);
+    fit_connections(s);
+    if (load_parts(s, c, err) != IG_OK || check_sandbox(s, err) != IG_OK ||
+        open_spool(s, err) != IG_OK ||
+        exec_pool_new((size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
+        exec_conns_new((double)c->request_timeout_ms, &s->conns, err) !=
+            IG_OK ||
+        (s->mhd = exec_server_listen(s, err)) == NULL)
+        goto fail;
+    info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info != NULL ? info->port : c->listen_port;
+    *out = s;
+    return IG_OK;
+fail:
+    exec_server_stop(s);
+    return IG_ERR_INVALID;
+}
+
+unsigned short
+exec_server_port(const struct exec_server *s)
+{
+    return s->port;
+}
+
+enum ig_status
+exec_server_metrics(struct exec_server *s, struct ig_buf *out)
+{
+    struct exec_metrics_view v;
+    struct exec_spool_stats st;
+
+    memset(&v, 0, sizeof(v));
+    exec_spool_stats(s->x.spool, &st);
+    v.outcomes_pending = st.pending;
+    v.outcomes_delivered = st.delivered_total;
+    v.outcome_retries = st.retries_total;
+    v.outcomes_undeliverable = st.undeliverable_total;
+    v.connections = exec_conns_open(s->conns);
+    v.connections_cut = exec_conns_cut(s->conns);
+    v.running = (uint64_t)atomic_load(&s->x.running);
+    return exec_metrics_render(&s->x.metrics, &v, out);
+}
+
+/* Every execution has ended; give their replies (at most about two
+   seconds) to reach the clients before the connections close. */
+static void
+let_replies_out(struct exec_server *s)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    int i;
+
+    for (i = 0; i < 200 && atomic_load(&s->live_jobs) > 0; i++)
+        (void)nanosleep(&ts, NULL);
+}
+
+void
+exec_server_stop(struct exec_server *s)
+{
+    if (s == NULL)
+        return;
+    pthread_rwlock_wrlock(&s->gate);
+    s->stopping = 1;
+    pthread_rwlock_unlock(&s->gate);
+    exec_cancel_all(&s->x);
+    exec_pool_free(s->pool); /* every execution ran to its end */
+    let_replies_out(s);
+    if (s->mhd != NULL)
+        MHD_stop_daemon(s->mhd);
+    exec_conns_free(s->conns);
+    exec_spool_close(s->x.spool);
+    exec_slots_free(&s->x);
+    exec_pdp_free(s->x.pdp);
+    exec_secrets_free(s->x.secrets);
+    exec_registry_free(s->x.registry);
+    ig_keyring_free(s->x.keys);
+    pthread_rwlock_destroy(&s->gate);
+    pthread_mutex_destroy(&s->x.mu);
+    free(s);
+}
