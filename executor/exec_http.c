@@ -3,20 +3,26 @@
  *
  * Building the request never lets a parameter change where it goes: path
  * placeholders are percent-encoded whole (a "/" or "?" in a value stays
- * data), query values likewise, and the body is the canonical JSON of the
- * declared fields. After the call the outcome is classified from what
- * libcurl reports: no connection -> FAILED_BEFORE_DISPATCH; an error once
- * the request was (even partly) sent -> UNKNOWN_AFTER_DISPATCH; a response
- * -> COMPLETED with its status.
+ * data) and may not be empty or only dots, query values likewise, the
+ * body is the canonical JSON of the declared fields, and libcurl sends the
+ * path as built (PATH_AS_IS). After the call the outcome is classified
+ * from what libcurl reports: no connection -> FAILED_BEFORE_DISPATCH; an
+ * error once the request was (even partly) sent -> UNKNOWN_AFTER_DISPATCH;
+ * a response -> COMPLETED, and exec_response.c turns it into the agent's
+ * result and the PDP's report with the credential scrubbed out of every
+ * byte (exec_scrub.c).
  */
 #include "exec_http.h"
 
 #include <curl/curl.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exec_curl.h"
+#include "exec_response.h"
+#include "exec_scrub.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_limits.h"
@@ -177,7 +183,7 @@ build_body(const json_t *settings, const json_t *params, struct ig_buf *body,
 
 struct sink {
     struct ig_buf body;
-    int truncated;
+    uint64_t total; /* every byte offered, kept or not */
 };
 
 static size_t
@@ -186,8 +192,8 @@ on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     struct sink *s = ud;
     size_t n = size * nmemb, room = s->body.max - s->body.len;
 
+    s->total += n;
     if (n > room) {
-        s->truncated = 1;
         if (room > 0 && ig_buf_add(&s->body, ptr, room) != IG_OK)
             return 0;
         return n; /* keep reading, keep nothing more */
@@ -231,27 +237,43 @@ wipe_headers(struct curl_slist *h)
             sodium_memzero(h->data, strlen(h->data));
 }
 
-/* Classify a finished call; fill out. */
-static void
-classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_result *out)
+/* Classify a finished call; fill out. A response becomes the agent's
+   result and the PDP's report (exec_response.c), scrubbed of every
+   spelling of the credential. */
+static enum ig_status
+classify(CURL *c, CURLcode rc, const json_t *settings, struct sink *sink,
+         const struct exec_scrub *scrub, struct exec_result *out,
+         struct ig_err *err)
 {
+    struct exec_response_in in;
     curl_off_t sent = 0;
+    const char *ctype = NULL;
     long status = 0;
 
     (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     (void)curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
     if (rc == CURLE_OK) {
+        (void)curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ctype);
         out->outcome = EXEC_OUTCOME_COMPLETED;
         out->status = status;
-        /* "s#" copies the body text (may hold any bytes jansson accepts). */
-        out->detail =
-            json_pack("{s:i, s:s%, s:b}", "status", (int)status, "body",
-                      sink->body.data != NULL ? sink->body.data : "",
-                      sink->body.len, "truncated", sink->truncated);
-        if (out->detail == NULL) /* a body that is not UTF-8 */
-            out->detail = json_pack("{s:i, s:s, s:b}", "status", (int)status,
-                                    "body", "(not UTF-8)", "truncated", 1);
-        return;
+        in.settings = settings;
+        in.status = status;
+        in.content_type = ctype;
+        in.body = sink->body.data;
+        in.kept = sink->body.len;
+        in.size = sink->total;
+        in.scrub = scrub;
+        if (exec_response_build(&in, &out->detail, &out->report, err) !=
+            IG_OK) {
+            /* It ran; only its answer is lost. Say so, with nothing of
+               the body. */
+            out->detail = json_pack("{s:i, s:s}", "status", (int)status,
+                                    "error", "the answer could not be read");
+            return IG_OK;
+        }
+        out->credential_reflected = json_is_true(
+            json_object_get(out->detail, "credential_reflected"));
+        return IG_OK;
     }
     out->outcome =
         (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
@@ -259,6 +281,7 @@ classify(CURL *c, CURLcode rc, struct sink *sink, struct exec_result *out)
             ? EXEC_OUTCOME_FAILED_BEFORE_DISPATCH
             : EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH;
     out->detail = json_pack("{s:s}", "error", curl_easy_strerror(rc));
+    return IG_OK;
 }
 
 enum ig_status
@@ -285,6 +308,7 @@ exec_http_run(const json_t *settings, const json_t *params,
     double cap =
         json_number_value(json_object_get(settings, "max_response_bytes"));
     struct curl_slist *h = NULL, *t;
+    struct exec_scrub *scrub = NULL;
     struct ig_buf url, body;
     struct sink sink;
     char *cred_line = NULL;
@@ -298,10 +322,16 @@ exec_http_run(const json_t *settings, const json_t *params,
     ig_buf_init(&url, URL_MAX);
     ig_buf_init(&body, IG_JSON_MAX_BYTES);
     ig_buf_init(&sink.body, cap > 0 ? (size_t)cap : 65536);
-    sink.truncated = 0;
+    sink.total = 0;
     st = build_url(settings, params, &url, err);
     if (st == IG_OK && build_body(settings, params, &body, &has_body) != IG_OK)
         st = ig_err_set(err, IG_ERR_INVALID, "cannot build the request body");
+    if (st == IG_OK && cred != NULL &&
+        (st = exec_scrub_new(
+             cred, cred_len,
+             json_string_value(json_object_get(settings, "credential_prefix")),
+             &scrub, err)) != IG_OK)
+        (void)ig_err_set(err, st, "cannot prepare the credential's scrubber");
     if (st != IG_OK)
         goto out;
     cred_line = credential_header(settings, cred, cred_len, &cred_alloc);
@@ -338,14 +368,18 @@ exec_http_run(const json_t *settings, const json_t *params,
     (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
     rc = curl_easy_perform(c);
-    classify(c, rc, &sink, out);
+    st = classify(c, rc, settings, &sink, scrub, out, err);
 out:
+    exec_scrub_free(scrub);
     wipe_headers(h); /* curl_slist_append copied the credential line */
     curl_slist_free_all(h);
     if (cred_line != NULL)
         ig_secmem_put(cred_line); /* wipes */
     ig_buf_release(&url);
     ig_buf_release(&body);
+    /* The body may hold the credential as the upstream echoed it. */
+    if (sink.body.data != NULL)
+        sodium_memzero(sink.body.data, sink.body.len);
     ig_buf_release(&sink.body);
     return st;
 }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,6 +183,9 @@ check_action(const struct exec_action *a, const struct exec_runner_env *env,
     o.network = json_is_true(json_object_get(settings, "network"));
     o.timeout_ms = 20000;
     o.max_output_bytes = 64 * 1024;
+    /* Our own binary with fixed arguments: no address-space cap (a
+       sanitizer build reserves terabytes of shadow memory). */
+    o.address_space_bytes = RLIM_INFINITY;
     o.binds = exec_action_binds(a, &o.nbinds);
     o.probe_exe = exe;
     o.switch_user = env->switch_user;

@@ -5,8 +5,9 @@
  * "http": method, an absolute http(s) URL whose {param} placeholders may
  * appear only in the path and must name required string or integer
  * parameters, the credential header and prefix, body_fields and
- * query_fields (declared parameter names), timeout_ms and
- * max_response_bytes.
+ * query_fields (declared parameter names), timeout_ms,
+ * max_response_bytes, and what the agent gets back (response,
+ * response_fields: exec_response.c checks them).
  *
  * "exec": an argv template whose elements are literals without braces,
  * exactly "{name}" (a required string or number parameter) or exactly
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "exec_registry_int.h"
+#include "exec_response.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 
@@ -171,12 +173,15 @@ load_http(const struct reg_ctx *c, struct exec_action *a)
                                        "timeout_ms",
                                        "max_response_bytes",
                                        "max_concurrent",
+                                       "response",
+                                       "response_fields",
                                        NULL};
     static const char *const methods[] = {"GET",   "POST",   "PUT",
                                           "PATCH", "DELETE", NULL};
     json_t *h = a->settings;
     const char *m, *url, *hdr, *pfx;
     enum ig_status st;
+    struct ig_err e;
     double d;
     size_t i;
 
@@ -213,8 +218,14 @@ load_http(const struct reg_ctx *c, struct exec_action *a)
         (st = reg_get_int(c, h, "http", "max_concurrent", 1, 4096, 64, &d)) !=
             IG_OK)
         return st;
-    return reg_get_int(c, h, "http", "max_response_bytes", 1,
-                       IG_EXEC_MAX_OUTPUT_BYTES, OUTPUT_DEFAULT, &d);
+    if ((st = reg_get_int(c, h, "http", "max_response_bytes", 1,
+                          IG_EXEC_MAX_OUTPUT_BYTES, OUTPUT_DEFAULT, &d)) !=
+        IG_OK)
+        return st;
+    if ((st = exec_response_settings_check(h, &e)) != IG_OK)
+        return st == IG_ERR_NOMEM ? ig_err_set(c->err, st, "out of memory")
+                                  : reg_fail(c, NULL, "%s", e.msg);
+    return IG_OK;
 }
 
 /* One argv template element. */

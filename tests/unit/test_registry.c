@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exec_registry.h"
@@ -234,6 +235,43 @@ static const struct bad_case bad_cases[] = {
     {ONE("", ARGV ", 'env': {'A': 1}"), "exec.env"},
     {ONE("", ARGV ", 'env': {'1A': 'x'}"), "exec.env: bad variable name"},
     {ONE("", ARGV ", 'shell': true"), "exec.shell: unknown key"},
+    {ONE("", ARGV ", 'binds': {}"), "exec.binds: must be an array"},
+    {ONE("", ARGV ", 'binds': ['/srv']"), "exec.binds[0]: must be an object"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/x', 'colour': 1}]"),
+     "exec.binds[0].colour: unknown key"},
+    {ONE("", ARGV ", 'binds': [{'src': 'usr', 'dest': '/x'}]"),
+     "src must be an absolute path"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr/../etc', 'dest': '/x'}]"),
+     "src must be an absolute path without . or .."},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr//bin', 'dest': '/x'}]"),
+     "src must be an absolute path"},
+    {ONE("", ARGV ", 'binds': [{'src': '/', 'dest': '/x'}]"),
+     "src must be an absolute path"},
+    {ONE("", ARGV ", 'binds': [{'src': '/no/such/ig-dir', 'dest': '/x'}]"),
+     "src /no/such/ig-dir does not exist"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/'}]"),
+     "dest must be an absolute path other than /"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/x/./y'}]"),
+     "dest must be an absolute path"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/usr/bin'}]"),
+     "dest /usr/bin would replace /usr"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/proc/1'}]"),
+     "would replace /proc"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/scratch'}]"),
+     "would replace /scratch"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/etc/passwd'}]"),
+     "would replace /etc/passwd"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/etc'}]"),
+     "would replace /etc"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/x', 'mode': 'w'}]"),
+     "mode must be"},
+    {ONE("", ARGV ", 'binds': [{'src': '/usr', 'dest': '/x'},"
+                  " {'src': '/usr', 'dest': '/x/y'}]"),
+     "dest /x/y overlaps dest /x"},
+    {ONE("", ARGV ", 'sandbox': 'none', 'binds': []"),
+     "exec.binds: needs a sandbox"},
+    {ONE("", ARGV ", 'scratch_bytes': 1"), "exec.scratch_bytes: must be"},
+    {ONE("", ARGV ", 'scratch_bytes': 1e13"), "exec.scratch_bytes"},
     {ONE("", "'argv': ['${IG_TEST_SURELY_UNSET_VAR}']"),
      "exec.argv[0]: environment variable IG_TEST_SURELY_UNSET_VAR is not set"},
     {ONE("", "'argv': ['${IG TEST}']"), "exec.argv[0]: malformed ${"},
@@ -444,6 +482,60 @@ test_params_edge(void **state)
     json_decref(p);
 }
 
+/* A bind may not show the sandbox any of the executor's own files: not
+   one of them, not a directory holding one, not a path inside one. */
+static void
+test_binds_cover_own_files(void **state)
+{
+    char dir[] = "/tmp/test_binds_XXXXXX", sub[64], key[64], json[512];
+    const char *own[2];
+    struct exec_registry *r = NULL;
+    struct ig_err err;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    (void)snprintf(sub, sizeof(sub), "%s/repo", dir);
+    (void)snprintf(key, sizeof(key), "%s/secrets.key", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    f = fopen(key, "w");
+    assert_non_null(f);
+    assert_int_equal(fclose(f), 0);
+    (void)snprintf(json, sizeof(json),
+                   "{'actions': {'a.b': {'handler': 'exec', 'exec': {"
+                   "'argv': ['ls'], 'binds': [{'src': '%s', 'dest': "
+                   "'/repo'}]}}}}",
+                   dir);
+    assert_int_equal(load_json(json, &r, &err), IG_OK);
+    own[0] = key; /* inside the bind */
+    assert_int_equal(exec_registry_check_binds(r, own, 1, &err),
+                     IG_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "secrets.key"));
+    own[0] = sub; /* a directory inside the bind */
+    assert_int_equal(exec_registry_check_binds(r, own, 1, &err),
+                     IG_ERR_INVALID);
+    own[0] = "/tmp"; /* the bind lies inside a data directory */
+    assert_int_equal(exec_registry_check_binds(r, own, 1, &err),
+                     IG_ERR_INVALID);
+    own[0] = "/var/lib/ig-elsewhere";
+    own[1] = "/tmp/test_binds_other";
+    assert_int_equal(exec_registry_check_binds(r, own, 2, &err), IG_OK);
+    exec_registry_free(r);
+    /* The bind of the sub-directory alone is fine next to the key. */
+    (void)snprintf(json, sizeof(json),
+                   "{'actions': {'a.b': {'handler': 'exec', 'exec': {"
+                   "'argv': ['ls'], 'binds': [{'src': '%s', 'dest': "
+                   "'/repo', 'mode': 'rw'}]}}}}",
+                   sub);
+    assert_int_equal(load_json(json, &r, &err), IG_OK);
+    own[0] = key;
+    assert_int_equal(exec_registry_check_binds(r, own, 1, &err), IG_OK);
+    exec_registry_free(r);
+    (void)unlink(key);
+    (void)rmdir(sub);
+    (void)rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -451,6 +543,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_valid_registry, setup, teardown),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_file_errors),
+        cmocka_unit_test(test_binds_cover_own_files),
         cmocka_unit_test_setup_teardown(test_params, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params_edge, setup, teardown),
     };

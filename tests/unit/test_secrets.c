@@ -471,16 +471,27 @@ test_cli_values_and_keys(void **state)
     assert_int_equal(run_cli(f, "x", 1, set), 1);
     assert_int_equal(exec_secrets_keygen(f->key, &err), IG_OK);
     key = tu_read_file(f->key, NULL);
-    assert_int_equal(setenv(EXEC_SECRETS_KEY_ENV, key, 1), 0);
-    free(key);
-    assert_int_equal(run_cli(f, "", 0, set), 1);   /* empty */
+    /* The key is taken out of the environment by each use (and wiped):
+       set it again before each. */
+#define KEY_ENV() assert_int_equal(setenv(EXEC_SECRETS_KEY_ENV, key, 1), 0)
+    KEY_ENV();
+    assert_int_equal(run_cli(f, "", 0, set), 1); /* empty */
+    KEY_ENV();
     assert_int_equal(run_cli(f, "\n", 1, set), 1); /* empty once stripped */
+    KEY_ENV();
     assert_int_equal(run_cli(f, buf, EXEC_SECRET_MAX_BYTES + 1, set), 1);
     buf[EXEC_SECRET_MAX_BYTES] = '\n';
+    KEY_ENV();
     assert_int_equal(run_cli(f, buf, EXEC_SECRET_MAX_BYTES + 2, set), 1);
+    KEY_ENV();
     assert_int_equal(run_cli(f, buf, EXEC_SECRET_MAX_BYTES + 1, set), 0);
+    assert_null(getenv(EXEC_SECRETS_KEY_ENV)); /* used, so gone */
+    KEY_ENV();
     assert_int_equal(run_cli(f, "x", 1, bad), 1);
+    KEY_ENV();
     assert_int_equal(exec_secrets_open(f->file, NULL, &s, &err), IG_OK);
+#undef KEY_ENV
+    free(key);
     assert_int_equal(exec_secrets_count(s), 1);
     assert_value(s, "big", buf, EXEC_SECRET_MAX_BYTES);
     exec_secrets_free(s);
