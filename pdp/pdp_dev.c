@@ -77,7 +77,7 @@ struct dev_tokens {
    INTENTGATE_DEV_APPROVAL_TTL (top), and a [slack] section when
    INTENTGATE_SLACK_API_URL is set (a fake Slack for tests and demos). */
 struct dev_extra {
-    char top[64], slack[1024];
+    char top[64], policy[1100], slack[1024];
 };
 
 static enum ig_status
@@ -86,11 +86,21 @@ optional_config(const char *dir, const struct dev_tokens *t,
 {
     const char *api = getenv("INTENTGATE_SLACK_API_URL");
     const char *ttl = getenv("INTENTGATE_DEV_APPROVAL_TTL");
+    const char *roots = getenv("INTENTGATE_DEV_PROJECT_ROOTS");
     char path[PATH_CAP];
     enum ig_status st;
     int n;
 
-    x->top[0] = x->slack[0] = '\0';
+    x->top[0] = x->policy[0] = x->slack[0] = '\0';
+    if (roots != NULL && roots[0] != '\0') {
+        n = snprintf(x->policy, sizeof(x->policy), "project_roots = %s\n",
+                     roots);
+        if (n < 0 || (size_t)n >= sizeof(x->policy) ||
+            strpbrk(roots, "\r\n#") != NULL)
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "INTENTGATE_DEV_PROJECT_ROOTS: at most 1 KiB "
+                              "on one line, without #");
+    }
     if (ttl != NULL && ttl[0] != '\0') {
         n = snprintf(x->top, sizeof(x->top), "approval_ttl = %s\n", ttl);
         if (n < 0 || (size_t)n >= sizeof(x->top))
@@ -142,7 +152,7 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
         "intent_ttl = 60\n"
         "grant_ttl = 30\n"
         "%s"
-        "\n[policy]\nquota_per_minute = 6000\n"
+        "\n[policy]\nquota_per_minute = 6000\n%s"
         "\n[agent " PDP_DEV_AGENT "]\ntenant = dev\n"
         "token_sha256 = %s\n"
         "\n[executor " PDP_DEV_EXECUTOR "]\n"
@@ -157,7 +167,7 @@ write_config(const char *dir, const char *listen, const struct dev_tokens *t,
         "key = keys/audit.key\nhmac_key = keys/audit-hmac.key\n"
         "redact = /card_number\n"
         "%s",
-        listen, x.top, t->agent_hash, t->executor_hash, t->admin_hash,
+        listen, x.top, x.policy, t->agent_hash, t->executor_hash, t->admin_hash,
         t->auditor_hash, t->approver_hash, x.slack);
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "listen address too long");

@@ -9,6 +9,7 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     unit/test_policy.c
     unit/test_policy_sandbox.c
     unit/test_policy_helpers.c
+    unit/test_policy_bundle.c
     unit/policy_util.c
     unit/testutil.c)
   target_include_directories(test_policy PRIVATE unit)

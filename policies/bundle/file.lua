@@ -1,25 +1,44 @@
 -- file.lua - file.write and file.read (Claude Code's Write, Edit,
 -- MultiEdit, NotebookEdit through `intentgate hook claude-code`; Read
--- when a mapping file maps it): agents work inside their project.
+-- when a mapping file maps it): agents work inside the project
+-- directories the operator configured.
 --
+--   resource not a non-empty string, or holding a control character
+--                                             -> BLOCK INVALID_PARAMS
 --   a ".." path component                     -> BLOCK PATH_TRAVERSAL
---   a sensitive path: a component .git, .ssh, .gnupg, .aws or .claude
---   (Claude Code's own settings and hooks), a component starting with
---   .env, ending with .pem, or starting with id_rsa, id_dsa, id_ecdsa,
---   id_ed25519 (any case); /etc or below     -> BLOCK SENSITIVE_PATH
---   a relative path (inside the project)      -> ALLOW
---   an absolute path below context.cwd (the session's directory as the
---   hook sent it; not "/")                    -> ALLOW
---   anything else (elsewhere, ~/...)          -> ESCALATE to "security"
+--   a sensitive path: a component .git, .ssh, .gnupg, .aws, .claude or
+--   .mcp.json (Claude Code's own settings, hooks and MCP servers), a
+--   component starting with .env, ending with .pem, or starting with
+--   id_rsa, id_dsa, id_ecdsa, id_ed25519 (any case); /etc or below
+--                                             -> BLOCK SENSITIVE_PATH
+--   an absolute path strictly below one of config.project_roots, without
+--   empty or "." components                   -> ALLOW
+--   anything else: a relative path, ~/..., a path elsewhere, a root
+--   itself, "/a//b", "/a/./b"                 -> ESCALATE to "security"
 --                                                (PATH_OUTSIDE_PROJECT);
 --                                                ALLOW once approved
---   resource not a non-empty string           -> BLOCK INVALID_PARAMS
--- The resource is the path. Paths are compared as text: symlinks are not
--- resolved, and context.cwd is trusted as the agent's hook sent it.
+--
+-- The decision uses only the resource (the path) and the operator's
+-- settings. intent.context (cwd, tool name, ...) is whatever the agent's
+-- side sent -- a compromised agent sends cwd=/home/user and writes
+-- ~/.bashrc -- so it is never read here. A relative path has no meaning
+-- without a directory the agent cannot choose, so it is asked about.
+--
+-- config.project_roots (the PDP config's [policy] section) is a
+-- comma-separated list of absolute directories, e.g.
+--   project_roots = /home/dev/proj, /srv/app
+-- Each must be absolute, not "/", without empty, "." or ".." components or
+-- control characters (a trailing "/" is dropped); anything else stops the
+-- bundle from loading. Unset or empty: no path is below a root, so every
+-- path that is not blocked escalates.
+--
+-- Paths are compared as text: symlinks are not resolved (a symlink inside
+-- a root that points elsewhere is followed by whoever writes), and the
+-- comparison is case-sensitive.
 
 local SENSITIVE_PARTS = {
   [".git"] = true, [".ssh"] = true, [".gnupg"] = true, [".aws"] = true,
-  [".claude"] = true,
+  [".claude"] = true, [".mcp.json"] = true,
 }
 local KEY_PREFIXES = { "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519" }
 
@@ -46,6 +65,30 @@ local function has_dotdot(parts)
   return false
 end
 
+local function has_control(s)
+  for i = 1, #s do
+    local b = s:byte(i)
+    if b < 32 or b == 127 then
+      return true
+    end
+  end
+  return false
+end
+
+-- Absolute, and no component after the leading "" is "", "." or "..".
+local function canonical(path, parts)
+  if path:byte(1) ~= 47 then -- "/"
+    return false
+  end
+  for i = 2, #parts do
+    local p = parts[i]
+    if p == "" or p == "." or p == ".." then
+      return false
+    end
+  end
+  return true
+end
+
 local function sensitive(path, parts)
   if path == "/etc" or starts_with(path, "/etc/") then
     return true
@@ -64,16 +107,61 @@ local function sensitive(path, parts)
   return false
 end
 
--- Is the absolute path below cwd (an absolute directory other than "/")?
-local function below(path, cwd)
-  if type(cwd) ~= "string" or cwd:byte(1) ~= 47 or has_dotdot(components(cwd))
-  then
+local function trim(s)
+  local i, j = 1, #s
+  while i <= j and (s:byte(i) == 32 or s:byte(i) == 9) do
+    i = i + 1
+  end
+  while j >= i and (s:byte(j) == 32 or s:byte(j) == 9) do
+    j = j - 1
+  end
+  return s:sub(i, j)
+end
+
+-- config.project_roots as a list of "ROOT/" prefixes; raises on a bad
+-- setting so the bundle does not load with roots it cannot honour.
+local function project_roots(setting)
+  if setting == nil or setting == "" then
+    return {}
+  end
+  if type(setting) ~= "string" then
+    error("config.project_roots must be absolute directories separated "
+          .. "by commas")
+  end
+  local out = {}
+  local start = 1
+  while true do
+    local comma = string.find(setting, ",", start, true)
+    local root = trim(setting:sub(start, comma and comma - 1 or #setting))
+    while #root > 1 and ends_with(root, "/") do
+      root = root:sub(1, #root - 1)
+    end
+    if root == "/" or has_control(root)
+        or not canonical(root, components(root)) then
+      error("config.project_roots: entry " .. (#out + 1) .. " (\"" .. root
+            .. "\") must be an absolute directory other than /, without "
+            .. "empty, . or .. components")
+    end
+    out[#out + 1] = root .. "/"
+    if not comma then
+      return out
+    end
+    start = comma + 1
+  end
+end
+
+local ROOTS = project_roots(config.project_roots)
+
+local function below_a_root(path, parts)
+  if not canonical(path, parts) then
     return false
   end
-  if ends_with(cwd, "/") then
-    cwd = cwd:sub(1, #cwd - 1)
+  for _, root in ipairs(ROOTS) do
+    if starts_with(path, root) then
+      return true
+    end
   end
-  return #cwd > 0 and starts_with(path, cwd .. "/") and #path > #cwd + 1
+  return false
 end
 
 return function(intent)
@@ -81,9 +169,10 @@ return function(intent)
     return nil
   end
   local path = intent.resource
-  if type(path) ~= "string" or #path == 0 then
+  if type(path) ~= "string" or #path == 0 or has_control(path) then
     return BLOCK{reason = "INVALID_PARAMS",
-                 message = "the resource must be the file's path"}
+                 message = "the resource must be the file's path, without "
+                   .. "control characters"}
   end
   local parts = components(path)
   if has_dotdot(parts) then
@@ -94,16 +183,11 @@ return function(intent)
     return BLOCK{reason = "SENSITIVE_PATH",
                  message = "refused: " .. path .. " is a sensitive path"}
   end
-  local first = path:byte(1)
-  if first ~= 47 and first ~= 126 then -- not "/", not "~": relative
+  if below_a_root(path, parts) or approved(intent, "security") then
     return ALLOW
   end
-  local ctx = intent.context
-  if first == 47 and type(ctx) == "table" and below(path, ctx.cwd) then
-    return ALLOW
-  end
-  if approved(intent, "security") then
-    return ALLOW
-  end
-  return ESCALATE{approvers = {"security"}, reason = "PATH_OUTSIDE_PROJECT"}
+  local why = #ROOTS == 0 and "no project_roots are configured"
+    or "not an absolute path below a project root"
+  return ESCALATE{approvers = {"security"}, reason = "PATH_OUTSIDE_PROJECT",
+                  message = path .. ": " .. why}
 end

@@ -129,7 +129,8 @@ main(int argc, char **argv)
               POL_ALLOW, t, runs);
     bench_one(e, "shell.exec ALLOW",
               BINDING("shell.exec", "host/ci-1",
-                      "{\"argv\":[\"git\",\"status\",\"--short\"]}"),
+                      "{\"argv\":[\"grep\",\"-rn\",\"--include=*.c\","
+                      "\"TODO\",\"src\"]}"),
               POL_ALLOW, t, runs);
     bench_one(e, "git.push BLOCK",
               BINDING("git.push", "repo/acme/app",

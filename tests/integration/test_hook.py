@@ -27,6 +27,7 @@ from harness import BIN, Server  # noqa: E402
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "hook")
 SEC = "sec"  # the approver added in group security
+PROJECT = "/home/dev/proj"  # the recorded events' cwd, made a project root
 
 
 def recorded(name, **changes):
@@ -39,16 +40,20 @@ def recorded(name, **changes):
 
 def start():
     """A dev server with a second approver, in group security (the dev
-    approver is in finance, dba, auditors), same password."""
+    approver is in finance, dba, auditors), same password, and the recorded
+    events' project as the policies' project root (docs/claude-code.md)."""
     srv = Server.dev()
     srv.stop()
     conf = os.path.join(srv.data, "intentgate.conf")
     with open(conf) as f:
         text = f.read()
     h = re.search(r"^password_hash = (.*)$", text, re.M).group(1)
-    with open(conf, "a") as f:
-        f.write("\n[approver %s]\nname = Security Reviewer\n"
-                "groups = security\npassword_hash = %s\n" % (SEC, h))
+    text = text.replace("\n[policy]\n", "\n[policy]\nproject_roots = %s\n"
+                        % PROJECT, 1)
+    text += ("\n[approver %s]\nname = Security Reviewer\n"
+             "groups = security\npassword_hash = %s\n" % (SEC, h))
+    with open(conf, "w") as f:
+        f.write(text)
     return Server.dev(tmp=srv.tmp)
 
 
@@ -263,10 +268,48 @@ class Hook(unittest.TestCase):
         self.expect("deny", recorded("bash_program"),
                     "COMMAND_NOT_ALLOWLISTED", args=["--mappings", m])
 
+    def test_shell_allowlist_is_confined(self):
+        # Allowlisted programs reading inside the current directory run;
+        # programs that run code, and paths outside it, go to a human.
+        m = self.mappings({"escalate_wait": 1})
+        for command in ("cat README.md", "grep -rn TODO src", "wc -l a.c",
+                        "head -n 5 notes.txt", "pwd", "echo done"):
+            self.expect("allow", recorded("bash_ls", command=command),
+                        "allowed by policy")
+        for command, why in (
+                ("git -c core.pager=id log", "COMMAND_NOT_ALLOWLISTED"),
+                ("make", "COMMAND_NOT_ALLOWLISTED"),
+                ("npm exec cowsay", "COMMAND_NOT_ALLOWLISTED"),
+                ("/bin/cat README.md", "COMMAND_NOT_ALLOWLISTED"),
+                ("cat /etc/shadow", "PATH_OUTSIDE_SCRATCH"),
+                ("cat ../../secrets.key", "PATH_OUTSIDE_SCRATCH"),
+                ("grep -r token /", "PATH_OUTSIDE_SCRATCH"),
+                ("grep -f/etc/passwd x", "PATH_OUTSIDE_SCRATCH"),
+                ("head ~/.ssh/id_rsa", "COMMAND_NOT_ALLOWLISTED"),  # sh -c
+                ("wc --files0-from=list", "ARGUMENT_NOT_ALLOWED")):
+            self.expect("deny", recorded("bash_ls", command=command), why,
+                        args=["--mappings", m])
+
     def test_file_writes_in_the_project_are_allowed(self):
         for name in ("write_project", "edit_project", "multiedit_project",
                      "notebookedit_project"):
             self.expect("allow", recorded(name), "allowed by policy")
+
+    def test_file_writes_outside_the_project_escalate(self):
+        # The event's cwd is the agent's to choose: it changes nothing.
+        m = self.mappings({"escalate_wait": 1})
+        for path, cwd in (("/home/dev/.bashrc", "/home/dev"),
+                          ("/home/user/.bashrc", "/home/user"),
+                          ("/tmp/x.sh", "/tmp"),
+                          (PROJECT, PROJECT),
+                          ("/home/dev/project2/a.c", "/home/dev/project2")):
+            ev = recorded("write_project", file_path=path)
+            ev["cwd"] = cwd
+            self.expect("deny", ev, "PATH_OUTSIDE_PROJECT",
+                        args=["--mappings", m])
+        ev = recorded("write_project")
+        ev["cwd"] = "/"
+        self.expect("allow", ev, "allowed by policy")
 
     def test_write_env_is_denied(self):
         self.expect("deny", recorded("write_env"), "SENSITIVE_PATH")

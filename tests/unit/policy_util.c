@@ -162,3 +162,25 @@ pt_intent(const char *action, const char *params)
                    action, params != NULL ? params : "{}");
     return buf;
 }
+
+int
+pt_bundle_test(const char *dir, const json_t *settings, char *out, size_t outsz)
+{
+    struct pol_bundle *b = pt_load(dir, settings);
+    FILE *f = tmpfile();
+    struct ig_err err;
+    size_t n;
+    int rc;
+
+    assert_non_null(f);
+    ig_err_clear(&err);
+    rc = pol_bundle_test(b, f, &err);
+    rewind(f);
+    n = fread(out, 1, outsz - 1, f);
+    out[n] = '\0';
+    if (rc < 0)
+        (void)snprintf(out, outsz, "error: %s", err.msg);
+    (void)fclose(f);
+    pol_bundle_unref(b);
+    return rc;
+}

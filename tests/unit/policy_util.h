@@ -59,8 +59,17 @@ int64_t pt_count(void *ctx, const char *key, int64_t window);
 /* An intent for action with params (a JSON object text, or NULL). */
 const char *pt_intent(const char *action, const char *params);
 
+/*
+ * Run pol_bundle_test on the bundle in dir loaded with settings (may be
+ * NULL); its output (or "error: ..." when it could not run) goes to out.
+ * Returns pol_bundle_test's result.
+ */
+int pt_bundle_test(const char *dir, const json_t *settings, char *out,
+                   size_t outsz);
+
 /* Test groups, run by test_policy.c's main. */
 int pt_run_sandbox_tests(void);
 int pt_run_helper_tests(void);
+int pt_run_bundle_tests(void);
 
 #endif

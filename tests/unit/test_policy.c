@@ -1,9 +1,9 @@
 /*
  * test_policy.c - the policy engine's contract (policies/pol.h): loading
  * and its errors, the revision, combining verdicts, verdict validation,
- * count(), config, the bundle test runner and the example bundle. main()
- * also runs the sandbox and helper groups (test_policy_sandbox.c,
- * test_policy_helpers.c).
+ * count(), config and the bundle test runner. main() also runs the
+ * sandbox, helper and example-bundle groups (test_policy_sandbox.c,
+ * test_policy_helpers.c, test_policy_bundle.c).
  */
 #include "policy_util.h"
 
@@ -424,29 +424,6 @@ test_config(void **state)
     pt_rmdir(dir);
 }
 
-/* Run pol_bundle_test on dir into a buffer; returns its result. */
-static int
-pt_bundle_test(const char *dir, char *out, size_t outsz)
-{
-    struct pol_bundle *b = pt_load(dir, NULL);
-    FILE *f = tmpfile();
-    struct ig_err err;
-    size_t n;
-    int rc;
-
-    assert_non_null(f);
-    ig_err_clear(&err);
-    rc = pol_bundle_test(b, f, &err);
-    rewind(f);
-    n = fread(out, 1, outsz - 1, f);
-    out[n] = '\0';
-    if (rc < 0)
-        (void)snprintf(out, outsz, "error: %s", err.msg);
-    (void)fclose(f);
-    pol_bundle_unref(b);
-    return rc;
-}
-
 static void
 test_bundle_runner(void **state)
 {
@@ -483,7 +460,7 @@ test_bundle_runner(void **state)
     char *dir = pt_bundle_dir(files), out[8192];
 
     (void)state;
-    assert_int_equal(pt_bundle_test(dir, out, sizeof(out)), 5);
+    assert_int_equal(pt_bundle_test(dir, NULL, out, sizeof(out)), 5);
     print_message("%s", out);
     assert_non_null(strstr(out, "ok   p_test.lua: passes\n"));
     assert_non_null(strstr(out, "FAIL p_test.lua: wrong: expected BLOCK "
@@ -498,36 +475,9 @@ test_bundle_runner(void **state)
     assert_non_null(strstr(out, "4 passed, 5 failed\n"));
     pt_rmdir(dir);
     dir = pt_bundle_dir(none);
-    assert_int_equal(pt_bundle_test(dir, out, sizeof(out)), -1);
+    assert_int_equal(pt_bundle_test(dir, NULL, out, sizeof(out)), -1);
     assert_non_null(strstr(out, "no *_test.lua files"));
     pt_rmdir(dir);
-}
-
-/* Print the FAIL lines of a test run. */
-static void
-pt_print_failures(const char *out)
-{
-    const char *p = out, *nl;
-
-    while ((p = strstr(p, "FAIL ")) != NULL) {
-        nl = strchr(p, '\n');
-        print_message("%.*s\n", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
-        p += 5;
-    }
-}
-
-static void
-test_example_bundle(void **state)
-{
-    char out[65536];
-    int rc;
-
-    (void)state;
-    rc = pt_bundle_test(IG_POLICY_BUNDLE_DIR, out, sizeof(out));
-    if (rc != 0) {
-        pt_print_failures(out);
-        fail_msg("example bundle tests: %d failed", rc);
-    }
 }
 
 static void *
@@ -585,7 +535,6 @@ main(void)
         cmocka_unit_test(test_count),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_bundle_runner),
-        cmocka_unit_test(test_example_bundle),
         cmocka_unit_test(test_threads),
     };
     int failed =
@@ -593,5 +542,6 @@ main(void)
 
     failed += pt_run_sandbox_tests();
     failed += pt_run_helper_tests();
+    failed += pt_run_bundle_tests();
     return failed != 0;
 }
