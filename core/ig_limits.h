@@ -77,6 +77,24 @@
    one field (canonical JSON bytes; larger ones are omitted). */
 #define IG_EXEC_RESPONSE_FIELDS_MAX 32
 #define IG_EXEC_RESPONSE_FIELD_MAX_BYTES 1024
+/* Longest intent id and outcome name, in bytes (ids are UUIDs; room to
+   spare). */
+#define IG_INTENT_ID_MAX 64
+#define IG_OUTCOME_NAME_MAX 31
+/* The executor's outcome spool (executor/exec_spool*.c): the longest line
+   read back (a full-size detail and room for the checksum, the id, the
+   name and the keys); the size past which the file is rewritten with only
+   its live records (when also over twice their size); the most executions
+   held at once (running, or their outcome pending) - past it no new one
+   runs, rather than the spool growing without end; the default first
+   retry delay and the most it doubles to, and the largest either may be
+   set to (ms). */
+#define IG_EXEC_SPOOL_LINE_MAX (IG_OUTCOME_DETAIL_MAX_BYTES + 1024)
+#define IG_EXEC_SPOOL_COMPACT_BYTES (1024 * 1024)
+#define IG_EXEC_SPOOL_PENDING_MAX 4096
+#define IG_EXEC_SPOOL_RETRY_INITIAL_MS 500
+#define IG_EXEC_SPOOL_RETRY_MAX_MS 60000
+#define IG_EXEC_SPOOL_RETRY_CEILING_MS (24L * 3600 * 1000)
 /* The excerpt of an exec action's stdout and of its stderr kept in the
    outcome detail (with the stream's size and SHA-256), in bytes. */
 #define IG_OUTCOME_EXCERPT_BYTES 2048

@@ -63,13 +63,20 @@ path_within(const char *a, const char *b)
 
 /* What the layout provides: a dest may be none of these nor below them
    (the first group), or exactly one of these (the second). */
-static const char *const dest_under[] = {
-    "/usr",  "/bin",  "/sbin", "/lib",     "/lib32",           "/lib64",
-    "/libx32", "/proc", "/dev", EXEC_SANDBOX_SCRATCH, EXEC_SANDBOX_PROBE,
-    NULL};
-static const char *const dest_exact[] = {"/etc",       "/etc/passwd",
-                                         "/etc/group", "/etc/ld.so.cache",
-                                         "/tmp",       NULL};
+static const char *const dest_under[] = {"/usr",
+                                         "/bin",
+                                         "/sbin",
+                                         "/lib",
+                                         "/lib32",
+                                         "/lib64",
+                                         "/libx32",
+                                         "/proc",
+                                         "/dev",
+                                         EXEC_SANDBOX_SCRATCH,
+                                         EXEC_SANDBOX_PROBE,
+                                         NULL};
+static const char *const dest_exact[] = {
+    "/etc", "/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/tmp", NULL};
 
 static enum ig_status
 check_dest(const struct reg_ctx *c, const char *key, const char *dest)
@@ -187,9 +194,8 @@ exec_action_binds(const struct exec_action *a, size_t *n)
 }
 
 enum ig_status
-exec_registry_check_binds(const struct exec_registry *r,
-                          const char *const *own, size_t nown,
-                          struct ig_err *err)
+exec_registry_check_binds(const struct exec_registry *r, const char *const *own,
+                          size_t nown, struct ig_err *err)
 {
     char real[PATH_MAX];
     const char *p;

@@ -126,8 +126,7 @@ exec_conns_free(struct exec_conns *c)
 }
 
 void
-exec_conns_notify(void *cls, struct MHD_Connection *conn,
-                  void **socket_context,
+exec_conns_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                   enum MHD_ConnectionNotificationCode code)
 {
     struct exec_conns *c = cls;
@@ -135,8 +134,7 @@ exec_conns_notify(void *cls, struct MHD_Connection *conn,
     struct entry *e;
 
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        info = MHD_get_connection_info(conn,
-                                       MHD_CONNECTION_INFO_CONNECTION_FD);
+        info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (info == NULL || (e = calloc(1, sizeof(*e))) == NULL)
             return; /* untracked: MHD's idle timeout still applies */
         e->fd = info->connect_fd;

@@ -124,8 +124,8 @@ json_t *
 exec_admit(struct exec_ctx *x, const json_t *body,
            const struct exec_action **act, unsigned int *status)
 {
-    json_t *reply = precheck(x, body, json_object_get(body, "intent"), act,
-                             status);
+    json_t *reply =
+        precheck(x, body, json_object_get(body, "intent"), act, status);
 
     if (reply == NULL && exec_slot_take(x, *act, status, &reply) != 0)
         return reply;
@@ -203,13 +203,22 @@ record(struct exec_ctx *x, const char *intent_id, const struct exec_result *r)
     const json_t *report = r->report != NULL ? r->report : r->detail;
     const char *name = exec_outcome_name(r->outcome);
     struct ig_err err;
+    enum ig_status st;
     int delivered = 0;
 
     ig_err_clear(&err);
-    if (exec_spool_outcome(x->spool, intent_id, name, report, &delivered,
-                           &err) == IG_OK)
+    st =
+        exec_spool_outcome(x->spool, intent_id, name, report, &delivered, &err);
+    if (st == IG_OK)
         return delivered;
-    /* Not durable: still try once, and say so. */
+    if (st == IG_ERR_IO) { /* pending in memory, one delivery tried */
+        ig_log(
+            "error", "outcome.not_durable",
+            json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
+        return delivered;
+    }
+    /* Nothing recorded (a malformed or oversized report): send it once,
+       and say so. */
     ig_log("error", "outcome.not_spooled",
            json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
     return exec_pdp_outcome(x->pdp, intent_id, name, report, &err) == IG_OK;
@@ -229,13 +238,13 @@ run_action(struct exec_ctx *x, const json_t *intent,
     memset(res, 0, sizeof(*res));
     ig_err_clear(&err);
     if (exec_spool_run(x->spool, intent_id, &err) != IG_OK) {
-        res->outcome = EXEC_OUTCOME_FAILED_BEFORE_DISPATCH;
+        res->outcome = EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED;
         res->detail = json_pack("{s:s}", "error",
                                 "the outcome spool cannot be written: "
                                 "nothing was run");
-        ig_log("error", "spool.unwritable",
-               json_pack("{s:s, s:s}", "intent_id", intent_id, "error",
-                         err.msg));
+        ig_log(
+            "error", "spool.unwritable",
+            json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
         return;
     }
     if (exec_action_handler(act) == EXEC_HANDLER_EXEC) {

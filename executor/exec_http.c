@@ -271,8 +271,8 @@ classify(CURL *c, CURLcode rc, const json_t *settings, struct sink *sink,
                                     "error", "the answer could not be read");
             return IG_OK;
         }
-        out->credential_reflected = json_is_true(
-            json_object_get(out->detail, "credential_reflected"));
+        out->credential_reflected =
+            json_is_true(json_object_get(out->detail, "credential_reflected"));
         return IG_OK;
     }
     out->outcome =

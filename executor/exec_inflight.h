@@ -8,9 +8,10 @@
 #define EXEC_INFLIGHT_H
 
 #include "exec_execute.h"
+#include "ig_limits.h"
 
 struct exec_running {
-    char intent_id[80];
+    char intent_id[IG_INTENT_ID_MAX + 1];
     unsigned char grant_hash[32];
     struct exec_run *run;
     struct exec_running *next;

@@ -58,11 +58,17 @@ static const char group_stub[] = "root:x:0:\nsandbox:x:1000:\n"
 /* /etc files every program may need; those a network client needs. */
 static const char *const etc_base[] = {"/etc/ld.so.cache", "/etc/localtime",
                                        "/etc/alternatives", NULL};
-static const char *const etc_net[] = {
-    "/etc/ssl/certs",     "/etc/ca-certificates", "/etc/resolv.conf",
-    "/etc/hosts",         "/etc/nsswitch.conf",   "/etc/gai.conf",
-    "/etc/host.conf",     "/etc/services",        "/etc/protocols",
-    "/etc/ssl/openssl.cnf", NULL};
+static const char *const etc_net[] = {"/etc/ssl/certs",
+                                      "/etc/ca-certificates",
+                                      "/etc/resolv.conf",
+                                      "/etc/hosts",
+                                      "/etc/nsswitch.conf",
+                                      "/etc/gai.conf",
+                                      "/etc/host.conf",
+                                      "/etc/services",
+                                      "/etc/protocols",
+                                      "/etc/ssl/openssl.cnf",
+                                      NULL};
 
 /* The top-level system directories, as the host has them. */
 #define SYS_DIRS 6
@@ -233,10 +239,15 @@ push_mounts(const struct exec_run_opts *o, struct exec_vec *s,
 static int
 push_process(const struct exec_run_opts *o, struct exec_vec *s)
 {
-    static const char *const flags[] = {
-        "--unshare-all", "--unshare-user", "--disable-userns",
-        "--cap-drop",    "ALL",            "--die-with-parent",
-        "--new-session", "--clearenv",     NULL};
+    static const char *const flags[] = {"--unshare-all",
+                                        "--unshare-user",
+                                        "--disable-userns",
+                                        "--cap-drop",
+                                        "ALL",
+                                        "--die-with-parent",
+                                        "--new-session",
+                                        "--clearenv",
+                                        NULL};
     char id[16];
     const char *k;
     json_t *v;

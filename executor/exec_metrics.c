@@ -13,8 +13,8 @@ one(struct ig_buf *out, const char *name, const char *type, const char *help,
 {
     char line[512];
     int n = snprintf(line, sizeof(line),
-                     "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name,
-                     help, name, type, name, v);
+                     "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help,
+                     name, type, name, v);
 
     if (n < 0 || (size_t)n >= sizeof(line))
         return IG_ERR_LIMIT;
@@ -70,8 +70,8 @@ exec_metrics_render(const struct exec_metrics *m,
     ONE("outcomes_pending", "gauge",
         "Outcomes spooled and not yet acknowledged by the PDP.",
         v->outcomes_pending);
-    ONE("outcomes_delivered_total", "counter",
-        "Outcomes the PDP acknowledged.", v->outcomes_delivered);
+    ONE("outcomes_delivered_total", "counter", "Outcomes the PDP acknowledged.",
+        v->outcomes_delivered);
     ONE("outcome_retries_total", "counter",
         "Outcome deliveries retried after a failure.", v->outcome_retries);
     ONE("outcomes_undeliverable_total", "counter",

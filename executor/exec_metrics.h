@@ -18,7 +18,7 @@
 
 struct exec_metrics {
     atomic_uint_fast64_t executions[EXEC_OUTCOMES]; /* by outcome */
-    atomic_uint_fast64_t refused;             /* answered before running */
+    atomic_uint_fast64_t refused;              /* answered before running */
     atomic_uint_fast64_t credential_reflected; /* upstream echoed it */
 };
 

@@ -195,7 +195,7 @@ exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
     enum ig_status st;
     long status;
 
-    if (strlen(intent_id) > 64)
+    if (strlen(intent_id) > IG_INTENT_ID_MAX)
         return ig_err_set(err, IG_ERR_INVALID, "intent id too long");
     (void)snprintf(path, sizeof(path), "/v1/executions/%s/outcome", intent_id);
     ig_buf_init(&reply, REPLY_MAX);

@@ -51,7 +51,7 @@ struct exec_action {
     char *credential; /* NULL when none */
     struct exec_param *params;
     size_t nparams;
-    json_t *settings; /* borrowed from the registry's document */
+    json_t *settings;        /* borrowed from the registry's document */
     struct exec_bind *binds; /* exec only; strings malloc'd */
     size_t nbinds;
 };

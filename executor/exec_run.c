@@ -7,10 +7,11 @@
  * calls: setsid, dup2 of /dev/null and two pipes onto 0/1/2, signal
  * reset, closing every other descriptor but those bwrap reads (the plan's
  * keep list), setrlimit (lowering only), chdir, for a sandbox dropping to
- * the sandbox user (groups, gid, uid, every capability), execve. If any of these fails the child writes {stage, errno}
- * down a close-on-exec status pipe; the parent blocks on that pipe until
- * it reads either that report (FAILED_BEFORE_DISPATCH) or end-of-file
- * (execve succeeded: from then on the outcome can be unknown).
+ * the sandbox user (groups, gid, uid, every capability), execve. If any of
+ * these fails the child writes {stage, errno} down a close-on-exec status pipe;
+ * the parent blocks on that pipe until it reads either that report
+ * (FAILED_BEFORE_DISPATCH) or end-of-file (execve succeeded: from then on the
+ * outcome can be unknown).
  *
  * Wait: poll the two output pipes and a wake pipe (for cancel) in slices
  * of at most 50 ms, reap with WNOHANG, and at the deadline or on cancel
@@ -19,15 +20,9 @@
  * ends on its own, what is left of its group is killed too, then the
  * pipes are drained for at most a short grace period.
  */
-#define _GNU_SOURCE /* setresuid, setgroups, syscall */
-
 #include "exec_sandbox.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <linux/capability.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -152,32 +147,6 @@ child_keeps(const struct exec_plan *p, int fd, int st)
     return 0;
 }
 
-/* Become the sandbox user: no supplementary groups, gid and uid (real,
-   effective, saved), no capability left in any set, no way to gain one. */
-static int
-child_user(const struct exec_plan *p)
-{
-    struct __user_cap_header_struct hdr;
-    struct __user_cap_data_struct data[2];
-
-    if (setgroups(0, NULL) != 0 || setresgid(p->gid, p->gid, p->gid) != 0 ||
-        setresuid(p->uid, p->uid, p->uid) != 0)
-        return -1;
-    memset(&hdr, 0, sizeof(hdr));
-    memset(data, 0, sizeof(data));
-    hdr.version = _LINUX_CAPABILITY_VERSION_3;
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
-        syscall(SYS_capset, &hdr, data) != 0 ||
-        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        return -1;
-    if (getuid() != p->uid || geteuid() != p->uid || getgid() != p->gid ||
-        getegid() != p->gid) {
-        errno = EPERM;
-        return -1;
-    }
-    return 0;
-}
-
 static _Noreturn void
 child_exec(const struct exec_plan *p, int in, int out, int err, int st)
 {
@@ -202,7 +171,7 @@ child_exec(const struct exec_plan *p, int in, int out, int err, int st)
         child_fail(st, EXEC_STAGE_RLIMIT);
     if (chdir(p->cwd) != 0)
         child_fail(st, EXEC_STAGE_CHDIR);
-    if (p->switch_user && child_user(p) != 0)
+    if (p->switch_user && exec_child_become(p->uid, p->gid) != 0)
         child_fail(st, EXEC_STAGE_USER);
     (void)execve(p->prog, p->argv, p->envp);
     child_fail(st, EXEC_STAGE_EXEC);

@@ -69,6 +69,14 @@ enum ig_status exec_layout_push(const struct exec_run_opts *o,
                                 struct exec_vec *s, struct exec_plan *p,
                                 struct ig_err *err) IG_WUR;
 
+/*
+ * In a forked child, async-signal-safe: become uid/gid for good - no
+ * supplementary groups, real/effective/saved ids, no capability in any
+ * set, no_new_privs - and check it took. 0, or -1 with errno
+ * (exec_run_user.c).
+ */
+int exec_child_become(uid_t uid, gid_t gid);
+
 /* 1 while the bubblewrap probe plans its own run (it must not probe). */
 int exec_sandbox_probing(void);
 

@@ -117,8 +117,8 @@ check_opts(const struct exec_run_opts *o, struct ig_err *err)
     if (o->sandbox && o->workdir != NULL)
         return ig_err_set(err, IG_ERR_INVALID,
                           "exec: a sandbox works in its own /scratch");
-    if (o->scratch_bytes > IG_EXEC_SCRATCH_MAX || o->nbinds > IG_EXEC_MAX_BINDS ||
-        (o->nbinds > 0 && o->binds == NULL))
+    if (o->scratch_bytes > IG_EXEC_SCRATCH_MAX ||
+        o->nbinds > IG_EXEC_MAX_BINDS || (o->nbinds > 0 && o->binds == NULL))
         return ig_err_set(err, IG_ERR_INVALID, "exec: bad sandbox options");
     if (o->switch_user && (o->uid == 0 || o->gid == 0))
         return ig_err_set(err, IG_ERR_INVALID,
@@ -171,8 +171,8 @@ build_argv(const struct exec_run_opts *o, struct exec_plan *p,
     if (o->sandbox) {
         if ((bwrap = exec_sandbox_bwrap()) == NULL)
             return exec_sandbox_probe(err); /* already probed: fails */
-        cap += EXEC_LAYOUT_MAX_OPTS + 3 * (json_object_size(o->env) +
-                                           o->nbinds);
+        cap +=
+            EXEC_LAYOUT_MAX_OPTS + 3 * (json_object_size(o->env) + o->nbinds);
     }
     if (exec_vec_init(&s, cap) != 0)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");

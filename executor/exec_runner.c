@@ -99,8 +99,8 @@ detail_of(const struct exec_run_result *r, struct exec_result *res)
     res->report = json_pack(
         "{s:i, s:i, s:b, s:b, s:o, s:o}", "exit_code", r->exit_code, "signal",
         r->term_signal, "timed_out", r->timed_out, "cancelled", r->cancelled,
-        "stdout", stream_report(r->out, r->out_len, r->out_truncated),
-        "stderr", stream_report(r->err, r->err_len, r->err_truncated));
+        "stdout", stream_report(r->out, r->out_len, r->out_truncated), "stderr",
+        stream_report(r->err, r->err_len, r->err_truncated));
 }
 
 static void
@@ -114,12 +114,11 @@ fail_before(struct exec_result *res, const char *why)
    dir receives that directory ("" when none). */
 static enum ig_status
 plan_opts(const struct exec_action *act, const struct exec_runner_env *env,
-          char **argv, size_t argc, struct exec_run_opts *o,
-          char dir[PATH_CAP])
+          char **argv, size_t argc, struct exec_run_opts *o, char dir[PATH_CAP])
 {
     const json_t *settings = exec_action_settings(act);
-    const char *work = env != NULL && env->work_dir != NULL ? env->work_dir
-                                                            : "work";
+    const char *work =
+        env != NULL && env->work_dir != NULL ? env->work_dir : "work";
 
     memset(o, 0, sizeof(*o));
     dir[0] = '\0';

@@ -11,8 +11,8 @@
 
 #include "exec_http.h"
 #include "exec_registry.h"
-#include <sys/types.h>
 #include "ig_error.h"
+#include <sys/types.h>
 
 /* 1 when the entry's settings demand a sandbox ("sandbox" is not "none"). */
 int exec_runner_needs_sandbox(const json_t *settings);

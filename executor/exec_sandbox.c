@@ -8,7 +8,7 @@
  * "allow" - the agent chooses values, never the program outside the list.
  *
  * exec_sandbox_probe looks for bwrap and runs it once around
- * /usr/bin/true, in the same sandbox every action gets (exec_layout.c),
+ * /usr/bin/true, in the same sandbox every action runs in (exec_layout.c),
  * as the executor's own user: a host that forbids user namespaces fails
  * here, and the caller then refuses every action that demands a sandbox.
  * The answer is computed under pthread_once and kept for the life of the

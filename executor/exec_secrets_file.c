@@ -155,8 +155,7 @@ exec_sfile_load_key(const char *key_path, unsigned char **key,
             st = ig_err_set(err, st, "%s: not a secrets key",
                             EXEC_SECRETS_KEY_ENV);
         else
-            st = decode_key(env, strlen(env), EXEC_SECRETS_KEY_ENV, *key,
-                            err);
+            st = decode_key(env, strlen(env), EXEC_SECRETS_KEY_ENV, *key, err);
         sodium_memzero(env, sizeof(env));
     }
     if (st != IG_OK) {

@@ -38,9 +38,14 @@
 #define PROBE_VARIANTS 3
 
 #define HOST_DIRS 8
-static const char *const host_dirs[HOST_DIRS] = {
-    "/run", "/var", "/home", "/root", "/srv", "/etc/intentgate",
-    "/etc/intentgate-executor", "/etc/shadow"};
+static const char *const host_dirs[HOST_DIRS] = {"/run",
+                                                 "/var",
+                                                 "/home",
+                                                 "/root",
+                                                 "/srv",
+                                                 "/etc/intentgate",
+                                                 "/etc/intentgate-executor",
+                                                 "/etc/shadow"};
 
 /* ---- inside the sandbox ---- */
 
@@ -201,9 +206,8 @@ check_action(const struct exec_action *a, const struct exec_runner_env *env,
 }
 
 enum ig_status
-exec_selfcheck(const struct exec_registry *r,
-               const struct exec_runner_env *env, const char *const *own,
-               size_t nown, struct ig_err *err)
+exec_selfcheck(const struct exec_registry *r, const struct exec_runner_env *env,
+               const char *const *own, size_t nown, struct ig_err *err)
 {
     char exe[PROBE_PATH_MAX];
     const struct exec_action *a;

@@ -249,9 +249,8 @@ begin(struct MHD_Connection *c, void **con_cls)
         n = strtoull(cl, &end, 10);
         if (*end == '\0' && n > IG_JSON_MAX_BYTES) {
             q->answered = 1;
-            return send_json(c, 413,
-                             exec_error("BODY_TOO_LARGE",
-                                        "the body is too big"));
+            return send_json(
+                c, 413, exec_error("BODY_TOO_LARGE", "the body is too big"));
         }
     }
     return MHD_YES;

@@ -326,10 +326,12 @@ check_env(const struct reg_ctx *c, const json_t *env)
 static enum ig_status
 load_exec(const struct reg_ctx *c, struct exec_action *a)
 {
-    static const char *const keys[] = {
-        "argv",    "allow",          "timeout_ms",       "network",
-        "sandbox", "max_output_bytes", "env",            "max_concurrent",
-        "binds",   "scratch_bytes",  NULL};
+    static const char *const keys[] = {"argv",       "allow",
+                                       "timeout_ms", "network",
+                                       "sandbox",    "max_output_bytes",
+                                       "env",        "max_concurrent",
+                                       "binds",      "scratch_bytes",
+                                       NULL};
     json_t *x = a->settings, *net = json_object_get(x, "network");
     const char *sb;
     enum ig_status st;

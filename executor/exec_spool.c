@@ -1,7 +1,577 @@
 /*
- * exec_spool.c - placeholder (issue 11): being written.
+ * exec_spool.c - the outcome spool (see exec_spool.h): the pending set,
+ * group commit and the API. Delivery and the retry thread are in
+ * exec_spool_retry.c, the file format in exec_spool_file.c.
+ *
+ * DESIGN
+ * The pending set is in memory - a hash by intent id and a list by age -
+ * and every change to it is also one line appended to the file, in the
+ * same critical section, so the file replayed always gives the set back.
+ * Each entry keeps the one line that stands for it (its run or its
+ * outcome record); a rewrite writes just those, which is how the file is
+ * compacted at open and whenever it grows past compact_bytes and twice
+ * its live lines.
+ *
+ * Group commit, as the PDP's SQLite writer does it: a writer appends its
+ * line under the mutex (a write() to the page cache) and gets a sequence
+ * number; then, while its number is above `synced`, either it becomes the
+ * leader - no sync running: it notes the last number written, drops the
+ * lock, fdatasyncs, takes the lock, raises `synced` and wakes everyone -
+ * or it sleeps on synced_cv. One fdatasync covers every line written
+ * before it began, however many threads wrote them. A leader whose sync
+ * fails marks the numbers it covered `failed` (their writers get
+ * IG_ERR_IO) and the spool broken; the next leader then rewrites the
+ * whole file from memory instead of trusting the old one (Linux may have
+ * dropped the dirty pages a failed fsync reported). A `done` record is
+ * appended without waiting: it becomes durable with the next sync, the
+ * next rewrite or close; lost in a crash, its outcome is sent again and
+ * the PDP answers "duplicate".
+ *
+ * Delivery: exec_spool_outcome makes its record durable, then tries once
+ * in the caller's thread. The retry thread then owns what failed. Its
+ * backoff is the queue's, not each record's: the PDP is the one shared
+ * resource, so after n consecutive transient failures nothing is sent
+ * for a delay drawn from [d/2, d], d = min(initial * 2^(n-1), max). When
+ * due, a pass sends the pending outcomes oldest first and stops at the
+ * first transient failure; a success (the caller's too) ends the backoff.
+ * An entry being sent is `busy`: nobody else sends, changes or frees it.
  */
-#include "exec_spool.h"
+#include "exec_spool_int.h"
 
-/* ISO C forbids an empty translation unit. */
-typedef int exec_spool_placeholder;
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ig_file.h"
+
+/* ---- defaults and logging ---- */
+
+static double
+mono_ms(void *ctx)
+{
+    struct timespec ts;
+
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int
+data_sync(void *ctx, int fd)
+{
+    (void)ctx;
+    return fdatasync(fd);
+}
+
+/* ---- the pending set ---- */
+
+static size_t
+bucket_of(const char *id)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+
+    while (*id != '\0')
+        h = (h ^ (unsigned char)*id++) * 16777619u;
+    return h % SPOOL_BUCKETS;
+}
+
+static struct spool_entry *
+entry_find(const struct exec_spool *s, const char *id)
+{
+    struct spool_entry *e = s->bucket[bucket_of(id)];
+
+    while (e != NULL && strcmp(e->id, id) != 0)
+        e = e->hnext;
+    return e;
+}
+
+/* A new run entry, newest; NULL when out of memory. */
+static struct spool_entry *
+entry_add(struct exec_spool *s, const char *id)
+{
+    struct spool_entry *e = calloc(1, sizeof(*e));
+    size_t b = bucket_of(id);
+
+    if (e == NULL)
+        return NULL;
+    (void)snprintf(e->id, sizeof(e->id), "%s", id);
+    e->age = ++s->next_age;
+    e->hnext = s->bucket[b];
+    s->bucket[b] = e;
+    e->older = s->newest;
+    if (s->newest != NULL)
+        s->newest->newer = e;
+    else
+        s->oldest = e;
+    s->newest = e;
+    s->nrun++;
+    return e;
+}
+
+void
+spool_entry_free(struct exec_spool *s, struct spool_entry *e)
+{
+    struct spool_entry **pp = &s->bucket[bucket_of(e->id)];
+
+    while (*pp != e)
+        pp = &(*pp)->hnext;
+    *pp = e->hnext;
+    if (e->older != NULL)
+        e->older->newer = e->newer;
+    else
+        s->oldest = e->newer;
+    if (e->newer != NULL)
+        e->newer->older = e->older;
+    else
+        s->newest = e->older;
+    if (e->outcome[0] != '\0')
+        s->npending--;
+    else
+        s->nrun--;
+    s->live -= e->len;
+    free(e->line);
+    free(e);
+}
+
+/* Give e the line (taken) that stands for it; outcome: now pending. */
+static void
+entry_set(struct exec_spool *s, struct spool_entry *e, char *line, size_t len,
+          const char *outcome)
+{
+    s->live = s->live - e->len + len;
+    free(e->line);
+    e->line = line;
+    e->len = len;
+    if (outcome != NULL && e->outcome[0] == '\0') {
+        (void)snprintf(e->outcome, sizeof(e->outcome), "%s", outcome);
+        s->nrun--;
+        s->npending++;
+    }
+}
+
+/* Replay: a run or outcome adds its id when absent; an outcome completes
+   a run; done removes the id; any other repeat is ignored. */
+enum ig_status
+spool_apply(struct exec_spool *s, const struct spool_rec *r, struct ig_err *err)
+{
+    struct spool_entry *e = entry_find(s, r->id);
+    enum ig_status st;
+    char *line;
+    size_t len;
+
+    if (r->type == SPOOL_DONE ||
+        (e != NULL && (r->type == SPOOL_RUN || e->outcome[0] != '\0'))) {
+        if (r->type == SPOOL_DONE && e != NULL)
+            spool_entry_free(s, e);
+        return IG_OK;
+    }
+    st = r->type == SPOOL_RUN
+             ? spool_format("run", r->id, NULL, NULL, NULL, &line, &len, err)
+             : spool_format("outcome", r->id, r->outcome, r->detail, NULL,
+                            &line, &len, err);
+    if (st != IG_OK)
+        return st;
+    if (e == NULL && (e = entry_add(s, r->id)) == NULL) {
+        free(line);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    entry_set(s, e, line, len, r->type == SPOOL_OUTCOME ? r->outcome : NULL);
+    return IG_OK;
+}
+
+/* ---- group commit ---- */
+
+static int
+compact_due(const struct exec_spool *s)
+{
+    return s->broken || (s->size > (off_t)s->o.compact_bytes &&
+                         s->size > 2 * (off_t)s->live);
+}
+
+/* Append one line (lock held); *seq gets its number for commit. A failed
+   write is cut off again, or ended by the next append; the spool is then
+   broken, so the next commit rewrites the file from memory. */
+static void
+append_locked(struct exec_spool *s, const char *line, size_t len, uint64_t *seq)
+{
+    int ok = 1;
+
+    if (s->need_lf && (ok = ig_file_write_all(s->fd, "\n", 1) == 0)) {
+        s->need_lf = 0;
+        s->size++;
+    }
+    if (ok && (ok = ig_file_write_all(s->fd, line, len) == 0))
+        s->size += (off_t)len;
+    if (!ok) {
+        s->broken = 1;
+        if (ftruncate(s->fd, s->size) != 0)
+            s->need_lf = 1;
+    }
+    s->st.records_total++;
+    *seq = ++s->written;
+}
+
+/* Lead one sync (lock held, no sync running) of every record written so
+   far: the rewrite when one is due (a broken spool must be rewritten; a
+   large one falls back to a plain sync when it cannot be). */
+static void
+lead_sync(struct exec_spool *s)
+{
+    uint64_t target = s->written;
+    struct ig_err err;
+    int fd, rc = 0, rewritten = 0;
+
+    s->syncing = 1;
+    ig_err_clear(&err);
+    if (compact_due(s)) {
+        rewritten = spool_rewrite(s, &err) == IG_OK;
+        s->st.rewrite_failures += rewritten ? 0u : 1u;
+    }
+    if (!rewritten && s->broken) {
+        rc = -1;
+    } else if (!rewritten) {
+        fd = s->fd;
+        pthread_mutex_unlock(&s->mu);
+        rc = s->o.sync(s->o.ctx, fd);
+        if (rc != 0)
+            (void)ig_err_set(&err, IG_ERR_IO, "%s", strerror(errno));
+        pthread_mutex_lock(&s->mu);
+        s->st.syncs_total++;
+        if (rc == 0 && s->synced < target)
+            s->synced = target;
+    }
+    if (rc != 0) {
+        s->broken = 1;
+        if (s->failed < target)
+            s->failed = target;
+        (void)snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", err.msg);
+    }
+    s->syncing = 0;
+    pthread_cond_broadcast(&s->synced_cv);
+}
+
+/* Wait (lock held) until record seq is durable. */
+static enum ig_status
+commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
+{
+    while (s->synced < seq) {
+        if (s->failed >= seq)
+            return ig_err_set(err, IG_ERR_IO,
+                              "cannot make the outcome spool %s durable: %s",
+                              s->dir, s->fail_msg);
+        if (s->syncing)
+            pthread_cond_wait(&s->synced_cv, &s->mu);
+        else
+            lead_sync(s);
+    }
+    return IG_OK;
+}
+
+/* Append a record nobody waits for (lock held); compact when due. */
+void
+spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
+                    const char *result)
+{
+    char *line;
+    size_t len;
+    uint64_t seq;
+
+    if (spool_format(type, id, NULL, NULL, result, &line, &len, NULL) == IG_OK)
+        append_locked(s, line, len, &seq);
+    else
+        s->broken = 1; /* the rewrite will leave the id out */
+    free(line);
+    /* When it fails the old file stands (or stays broken): retried. */
+    if (!s->syncing && compact_due(s) && spool_rewrite(s, NULL) != IG_OK)
+        s->st.rewrite_failures++;
+}
+
+/* ---- the API ---- */
+
+/* A run found without its outcome: the executor stopped while the
+   action ran. It is reported UNKNOWN_AFTER_DISPATCH (before any thread
+   runs: no lock). */
+static enum ig_status
+recover_runs(struct exec_spool *s, struct ig_err *err)
+{
+    static const char unknown[] = "UNKNOWN_AFTER_DISPATCH";
+    struct spool_entry *e;
+    enum ig_status st = IG_OK;
+    json_t *detail;
+    char *line;
+    size_t len;
+
+    detail = json_pack("{s:s}", "error", EXEC_SPOOL_UNKNOWN_ERROR);
+    if (detail == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    for (e = s->oldest; e != NULL && st == IG_OK; e = e->newer) {
+        if (e->outcome[0] != '\0')
+            continue;
+        st = spool_format("outcome", e->id, unknown, detail, NULL, &line, &len,
+                          err);
+        if (st == IG_OK) {
+            entry_set(s, e, line, len, unknown);
+            spool_log(s, "outcome.recovered", e->id, 0,
+                      EXEC_SPOOL_UNKNOWN_ERROR);
+        }
+    }
+    json_decref(detail);
+    return st;
+}
+
+static struct exec_spool *
+spool_new(const char *dir, const struct exec_spool_opts *o)
+{
+    struct exec_spool *s = calloc(1, sizeof(*s));
+    pthread_condattr_t ca;
+
+    if (s == NULL)
+        return NULL;
+    if (o != NULL)
+        s->o = *o;
+    s->fd = s->dirfd = -1;
+    if (s->o.retry_initial_ms == 0)
+        s->o.retry_initial_ms = IG_EXEC_SPOOL_RETRY_INITIAL_MS;
+    if (s->o.retry_max_ms == 0)
+        s->o.retry_max_ms = IG_EXEC_SPOOL_RETRY_MAX_MS;
+    if (s->o.retry_max_ms < s->o.retry_initial_ms)
+        s->o.retry_max_ms = s->o.retry_initial_ms;
+    if (s->o.compact_bytes == 0)
+        s->o.compact_bytes = IG_EXEC_SPOOL_COMPACT_BYTES;
+    if (s->o.now_ms == NULL)
+        s->o.now_ms = mono_ms;
+    if (s->o.sync == NULL)
+        s->o.sync = data_sync;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->synced_cv, NULL);
+    pthread_cond_init(&s->passed, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    s->dir = strdup(dir);
+    if (s->dir == NULL) {
+        exec_spool_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+enum ig_status
+exec_spool_open(const char *dir, const struct exec_spool_opts *o,
+                struct exec_spool **out, struct ig_err *err)
+{
+    struct exec_spool *s;
+    enum ig_status st;
+
+    *out = NULL;
+    if (sodium_init() < 0) /* the backoff's jitter */
+        return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialise libsodium");
+    if (o != NULL && (o->retry_initial_ms < 0 || o->retry_max_ms < 0 ||
+                      o->compact_bytes < 0 ||
+                      o->retry_initial_ms > IG_EXEC_SPOOL_RETRY_CEILING_MS ||
+                      o->retry_max_ms > IG_EXEC_SPOOL_RETRY_CEILING_MS))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "spool retry delays are 0 to %ld ms, compact_bytes "
+                          "is not negative",
+                          IG_EXEC_SPOOL_RETRY_CEILING_MS);
+    if ((s = spool_new(dir, o)) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    st = spool_dir_open(s, dir, err);
+    if (st == IG_OK)
+        st = spool_load(s, err);
+    if (st == IG_OK)
+        st = recover_runs(s, err);
+    if (st == IG_OK) {
+        pthread_mutex_lock(&s->mu);
+        st = spool_rewrite(s, err);
+        s->pass_req = 1; /* the first pass tries everything pending */
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (st == IG_OK && s->o.send != NULL) {
+        if (pthread_create(&s->thread, NULL, spool_retry_main, s) != 0)
+            st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
+        s->has_thread = st == IG_OK;
+    }
+    if (st != IG_OK) {
+        exec_spool_close(s);
+        return st;
+    }
+    if (s->st.corrupt_lines > 0)
+        spool_log(s, "spool.damaged", NULL, (unsigned)s->st.corrupt_lines,
+                  "damaged lines of the outcome spool were skipped");
+    *out = s;
+    return IG_OK;
+}
+
+enum ig_status
+exec_spool_run(struct exec_spool *s, const char *intent_id, struct ig_err *err)
+{
+    struct spool_entry *e;
+    enum ig_status st;
+    uint64_t seq;
+    char *line;
+    size_t len;
+
+    if (!spool_id_valid(intent_id))
+        return ig_err_set(err, IG_ERR_INVALID, "malformed intent id");
+    st = spool_format("run", intent_id, NULL, NULL, NULL, &line, &len, err);
+    if (st != IG_OK)
+        return st;
+    pthread_mutex_lock(&s->mu);
+    if (entry_find(s, intent_id) != NULL)
+        st = ig_err_set(err, IG_ERR_EXISTS, "intent %s is already spooled",
+                        intent_id);
+    else if (s->nrun + s->npending >= IG_EXEC_SPOOL_PENDING_MAX)
+        st = ig_err_set(err, IG_ERR_LIMIT,
+                        "%d executions are waiting for their outcome to be "
+                        "recorded",
+                        IG_EXEC_SPOOL_PENDING_MAX);
+    else if ((e = entry_add(s, intent_id)) == NULL)
+        st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (st == IG_OK) {
+        entry_set(s, e, line, len, NULL);
+        line = NULL;
+        append_locked(s, e->line, e->len, &seq);
+        st = commit_locked(s, seq, err);
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(line);
+    return st;
+}
+
+/* Find or add the entry that takes an outcome (lock held). */
+static enum ig_status
+outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
+              struct ig_err *err)
+{
+    *e = entry_find(s, id);
+    if (*e != NULL && (*e)->outcome[0] != '\0')
+        return ig_err_set(err, IG_ERR_EXISTS,
+                          "an outcome of intent %s is already spooled", id);
+    if (*e == NULL && s->nrun + s->npending >= IG_EXEC_SPOOL_PENDING_MAX)
+        return ig_err_set(err, IG_ERR_LIMIT,
+                          "%d outcomes are waiting to be recorded",
+                          IG_EXEC_SPOOL_PENDING_MAX);
+    if (*e == NULL && (*e = entry_add(s, id)) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    return IG_OK;
+}
+
+enum ig_status
+exec_spool_outcome(struct exec_spool *s, const char *intent_id,
+                   const char *outcome, const json_t *detail, int *delivered,
+                   struct ig_err *err)
+{
+    struct spool_entry *e;
+    json_t *empty = NULL;
+    enum ig_status st;
+    char *line = NULL;
+    uint64_t seq;
+    size_t len;
+    int sent = 0;
+
+    if (detail == NULL)
+        detail = empty = json_object();
+    if (!spool_id_valid(intent_id) || !spool_name_valid(outcome))
+        st = ig_err_set(err, IG_ERR_INVALID, "malformed intent id or outcome");
+    else if (detail == NULL)
+        st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    else if ((st = spool_detail_check(detail, err)) == IG_OK)
+        st = spool_format("outcome", intent_id, outcome, detail, NULL, &line,
+                          &len, err);
+    if (st != IG_OK)
+        goto out;
+    pthread_mutex_lock(&s->mu);
+    if ((st = outcome_entry(s, intent_id, &e, err)) == IG_OK) {
+        entry_set(s, e, line, len, outcome);
+        line = NULL;
+        e->busy = 1; /* the retry thread leaves it to us */
+        append_locked(s, e->line, e->len, &seq);
+        st = commit_locked(s, seq, err);
+        if (s->o.send != NULL)
+            sent = spool_deliver(s, e, detail, 0);
+        else
+            e->busy = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+out:
+    if (delivered != NULL)
+        *delivered = sent;
+    free(line);
+    json_decref(empty);
+    return st;
+}
+
+void
+exec_spool_kick(struct exec_spool *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (s->has_thread)
+        (void)spool_kick_locked(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void
+exec_spool_flush(struct exec_spool *s)
+{
+    uint64_t req;
+
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (s->has_thread) {
+        req = spool_kick_locked(s);
+        while (s->pass_done < req && !s->stopping)
+            pthread_cond_wait(&s->passed, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void
+exec_spool_stats(struct exec_spool *s, struct exec_spool_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    out->running = s->nrun;
+    out->pending = s->npending;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void
+exec_spool_close(struct exec_spool *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+    if (s->has_thread)
+        (void)pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&s->mu);
+    if (s->fd >= 0 && (s->broken || s->written > s->synced))
+        lead_sync(s); /* the done records nobody waited for */
+    while (s->oldest != NULL)
+        spool_entry_free(s, s->oldest);
+    pthread_mutex_unlock(&s->mu);
+    if (s->fd >= 0)
+        (void)close(s->fd);
+    if (s->dirfd >= 0)
+        (void)close(s->dirfd); /* releases the lock */
+    pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->passed);
+    pthread_cond_destroy(&s->synced_cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s->dir);
+    free(s);
+}

@@ -9,24 +9,34 @@
  * and is not expired; its intent_id claim names this intent. Then the
  * single writer inserts the redemption: the first insert wins, every later
  * one (concurrent or after a restart) gets 409.
+ *
+ * An outcome is recorded once. Executors retry until they hear back, so
+ * the same outcome with the same detail again (compared as canonical
+ * text) is answered 200 "duplicate" without a second audit event; a
+ * different one is 409. A detail over IG_OUTCOME_DETAIL_MAX_BYTES
+ * canonical bytes is recorded as a stub naming its size and SHA-256.
  */
 #include "pdp_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ig_grant.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 
 struct redeem_op {
     json_t *intent, *claims, *events[1];
+    json_t *detail; /* the outcome's detail as recorded; NULL: none sent */
     char *event_text[1];
     char intent_id[IG_UUID_STRLEN + 1];
     char jti[IG_UUID_STRLEN + 1];
-    char outcome[32];
+    char outcome[IG_OUTCOME_NAME_MAX + 1];
     char *detail_text;
     struct pdp_redeem_rec rec;
     struct pdp_outcome_rec orec;
+    int duplicate;
 };
 
 static void
@@ -38,6 +48,7 @@ op_free(void *p)
         return;
     json_decref(op->intent);
     json_decref(op->claims);
+    json_decref(op->detail);
     json_decref(op->events[0]);
     free(op->event_text[0]);
     free(op->detail_text);
@@ -219,7 +230,8 @@ pdp_post_redeem(struct pdp_req *r)
         return;
     if (only_keys(r, body, keys) != 0 ||
         (grant = string_field(r, body, "grant", IG_TOKEN_MAX_BYTES)) == NULL ||
-        (intent_id = string_field(r, body, "intent_id", 64)) == NULL ||
+        (intent_id = string_field(r, body, "intent_id", IG_INTENT_ID_MAX)) ==
+            NULL ||
         new_op(r, &op) != 0 || load_intent(r, op, intent_id, &rec) != 0 ||
         check_grant(r, op, grant, ex->id,
                     json_string_value(json_object_get(rec, "intent_hash"))) !=
@@ -261,7 +273,11 @@ on_outcome(struct pdp_req *r)
     struct redeem_op *op = r->op;
 
     pdp_req_write_end(r);
-    if (r->op_status == IG_OK)
+    if (r->op_status == IG_OK && op->duplicate)
+        pdp_reply_json(r, 200,
+                       json_pack("{s:s, s:s, s:b}", "intent_id", op->intent_id,
+                                 "outcome", op->outcome, "duplicate", 1));
+    else if (r->op_status == IG_OK)
         pdp_reply_json(r, 200,
                        json_pack("{s:s, s:s}", "intent_id", op->intent_id,
                                  "outcome", op->outcome));
@@ -277,6 +293,25 @@ on_outcome(struct pdp_req *r)
                         "the outcome could not be recorded; try again");
 }
 
+/* Replace a detail over IG_OUTCOME_DETAIL_MAX_BYTES by its stub: never
+   lost, never huge. detail_text NULL when out of memory. */
+static void
+shrink_detail(struct redeem_op *op)
+{
+    char hash[IG_HASH_STRLEN + 1], what[64];
+    size_t n = strlen(op->detail_text);
+
+    ig_hash_bytes(op->detail_text, n, hash);
+    (void)snprintf(what, sizeof(what), "detail larger than %d bytes",
+                   IG_OUTCOME_DETAIL_MAX_BYTES);
+    json_decref(op->detail);
+    op->detail =
+        json_pack("{s:s, s:I, s:s}", "omitted", what, "size", (json_int_t)n,
+                  "sha256", hash + strlen(IG_HASH_PREFIX));
+    free(op->detail_text);
+    op->detail_text = op->detail != NULL ? pdp_json_text(op->detail) : NULL;
+}
+
 static int
 read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
 {
@@ -286,7 +321,7 @@ read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
     size_t i;
 
     if (only_keys(r, body, keys) != 0 ||
-        (o = string_field(r, body, "outcome", 31)) == NULL)
+        (o = string_field(r, body, "outcome", IG_OUTCOME_NAME_MAX)) == NULL)
         return -1;
     for (i = 0; outcomes[i] != NULL && strcmp(o, outcomes[i]) != 0; i++)
         ;
@@ -302,7 +337,12 @@ read_outcome(struct pdp_req *r, json_t *body, struct redeem_op *op)
                         "detail must be an object");
         return -1;
     }
+    if (detail != NULL)
+        op->detail = json_incref(detail);
     op->detail_text = detail != NULL ? pdp_json_text(detail) : strdup("{}");
+    if (op->detail_text != NULL &&
+        strlen(op->detail_text) > IG_OUTCOME_DETAIL_MAX_BYTES)
+        shrink_detail(op);
     if (op->detail_text == NULL) {
         pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
         return -1;
@@ -331,10 +371,10 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
     /* "O" adds a reference to detail (or null). */
-    op->events[0] = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:O?}", "type", "execution.outcome", "time",
-        now, "intent_id", op->intent_id, "executor", ex->id, "outcome",
-        op->outcome, "detail", json_object_get(body, "detail"));
+    op->events[0] = json_pack("{s:s, s:s, s:s, s:s, s:s, s:O?}", "type",
+                              "execution.outcome", "time", now, "intent_id",
+                              op->intent_id, "executor", ex->id, "outcome",
+                              op->outcome, "detail", op->detail);
     if (op->events[0] != NULL)
         op->event_text[0] = pdp_json_text(op->events[0]);
     if (op->event_text[0] == NULL) {
@@ -348,6 +388,7 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     op->orec.reported_at = ig_time_now();
     op->orec.events = (const char *const *)op->event_text;
     op->orec.nevents = 1;
+    op->orec.duplicate = &op->duplicate;
     pdp_req_write(r, on_outcome, submit_outcome);
 out:
     json_decref(body);

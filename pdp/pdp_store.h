@@ -96,10 +96,14 @@ struct pdp_redeem_rec {
 
 struct pdp_outcome_rec {
     const char *intent_id, *executor, *outcome;
-    const char *detail; /* JSON object text */
+    const char *detail; /* JSON object text (canonical) */
     int64_t reported_at;
     const char *const *events;
     size_t nevents;
+    /* When not NULL: a repeat of the recorded outcome with the same
+       detail text is IG_OK with *duplicate = 1 and writes nothing (else
+       *duplicate = 0). When NULL a repeat is IG_ERR_EXISTS. */
+    int *duplicate;
 };
 
 /*
@@ -193,9 +197,10 @@ enum ig_status pdp_store_redeem_async(struct pdp_store *s,
                                       pdp_store_done_fn done, void *ctx) IG_WUR;
 
 /*
- * Record the outcome of a redeemed grant: IG_OK once, IG_ERR_EXISTS after,
- * IG_ERR_NOTFOUND when the intent's grant was not redeemed by this
- * executor.
+ * Record the outcome of a redeemed grant: IG_OK once, IG_ERR_EXISTS after
+ * (but see pdp_outcome_rec.duplicate: the same outcome and detail again
+ * may be IG_OK, writing nothing), IG_ERR_NOTFOUND when the intent's grant
+ * was not redeemed by this executor.
  */
 enum ig_status pdp_store_put_outcome(struct pdp_store *s,
                                      const struct pdp_outcome_rec *r) IG_WUR;

@@ -27,7 +27,7 @@ enum wstmt {
     W_REDEEMED,
     W_REDEEM,
     W_REDEMPTION_BY,
-    W_OUTCOME_EXISTS,
+    W_OUTCOME_GET,
     W_OUTCOME,
     W_HIT,
     W_SEQ,

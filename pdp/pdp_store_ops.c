@@ -30,7 +30,8 @@ const char *const pdp_wstmt_sql[W_COUNT] = {
                  "FROM grants WHERE intent_seq = ?1 AND jti = ?2",
     [W_REDEMPTION_BY] = "SELECT 1 FROM redemptions WHERE intent_seq = ?1 "
                         "AND executor = ?2",
-    [W_OUTCOME_EXISTS] = "SELECT 1 FROM outcomes WHERE intent_seq = ?1",
+    [W_OUTCOME_GET] = "SELECT outcome, detail FROM outcomes WHERE "
+                      "intent_seq = ?1",
     [W_OUTCOME] = "INSERT INTO outcomes VALUES (?1, ?2, ?3, ?4, ?5)",
     [W_HIT] = "INSERT INTO counter_hits VALUES (?1, ?2)",
     [W_SEQ] = "SELECT seq FROM intents WHERE intent_id = ?1",
@@ -240,6 +241,30 @@ pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
     return pdp_store_append_events(s, r->events, r->nevents);
 }
 
+/* The outcome already recorded for seq: 0 none, 1 one that differs from
+   r, 2 the same outcome and detail text, -1 on error. */
+static int
+recorded_outcome(struct pdp_store *s, sqlite3_int64 seq,
+                 const struct pdp_outcome_rec *r)
+{
+    sqlite3_stmt *st = s->wst[W_OUTCOME_GET];
+    const char *detail = r->detail != NULL ? r->detail : "";
+    int rc, n;
+
+    (void)sqlite3_bind_int64(st, 1, seq);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        n = strcmp(pdp_sql_text(st, 0), r->outcome) == 0 &&
+                    strcmp(pdp_sql_text(st, 1), detail) == 0
+                ? 2
+                : 1;
+    else
+        n = rc == SQLITE_DONE ? 0 : -1;
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return n;
+}
+
 enum ig_status
 pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
 {
@@ -248,6 +273,8 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
     sqlite3_stmt *st = s->wst[W_REDEMPTION_BY];
     int n;
 
+    if (r->duplicate != NULL)
+        *r->duplicate = 0;
     if (seq <= 0)
         return seq == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
@@ -255,9 +282,11 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
     n = has_row(st);
     if (n <= 0)
         return n == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
-    st = s->wst[W_OUTCOME_EXISTS];
-    (void)sqlite3_bind_int64(st, 1, seq);
-    n = has_row(st);
+    n = recorded_outcome(s, seq, r);
+    if (n == 2 && r->duplicate != NULL) {
+        *r->duplicate = 1; /* a retry of what is recorded: nothing new */
+        return IG_OK;
+    }
     if (n != 0)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_OUTCOME];

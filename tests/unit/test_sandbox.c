@@ -538,9 +538,9 @@ test_sandbox_root_is_an_allowlist(void **state)
         NULL};
     struct exec_run_opts o;
     struct exec_run_result res;
-    const char *allowed[] = {"bin",     "dev",  "etc",  "lib",  "lib32",
-                             "lib64",   "libx32", "proc", "sbin", "scratch",
-                             "tmp",     "usr",  NULL};
+    const char *allowed[] = {"bin",   "dev",    "etc",  "lib",  "lib32",
+                             "lib64", "libx32", "proc", "sbin", "scratch",
+                             "tmp",   "usr",    NULL};
     char *line, *tok, *save = NULL;
     size_t i;
 
@@ -695,8 +695,7 @@ test_sandbox_switch_user(void **state)
 {
     struct planted p;
     static const char *const argv[] = {
-        "sh", "-c", "cat /data/secret.key; echo x > /out/made; echo end",
-        NULL};
+        "sh", "-c", "cat /data/secret.key; echo x > /out/made; echo end", NULL};
     struct exec_bind b[2];
     struct exec_run_opts o;
     struct exec_run_result res;
