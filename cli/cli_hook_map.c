@@ -30,64 +30,10 @@ struct cli_hook_map {
 
 /* ---- small checks ---- */
 
-/* A JSON pointer's syntax: "" or "/..." with ~ only as ~0 or ~1. */
-static int
-valid_pointer(const char *p)
-{
-    if (p[0] != '\0' && p[0] != '/')
-        return 0;
-    for (; *p != '\0'; p++)
-        if (*p == '~' && p[1] != '0' && p[1] != '1')
-            return 0;
-    return 1;
-}
-
-/* The value of one pointer token (len bytes at tok) in v, or NULL. */
-static const json_t *
-pointer_step(const json_t *v, const char *tok, size_t len, char *key)
-{
-    size_t i, k = 0, idx = 0;
-
-    for (i = 0; i < len; i++) {
-        if (tok[i] == '~' && i + 1 < len) {
-            key[k++] = tok[i + 1] == '1' ? '/' : '~';
-            i++;
-        } else {
-            key[k++] = tok[i];
-        }
-    }
-    if (json_is_object(v))
-        return json_object_getn(v, key, k);
-    if (!json_is_array(v) || k == 0 || k > 9 || (k > 1 && key[0] == '0'))
-        return NULL;
-    for (i = 0; i < k; i++) {
-        if (key[i] < '0' || key[i] > '9')
-            return NULL;
-        idx = idx * 10 + (size_t)(key[i] - '0');
-    }
-    return json_array_get(v, idx);
-}
-
 const json_t *
 cli_hook_pointer(const json_t *doc, const char *ptr)
 {
-    const json_t *v = doc;
-    const char *tok, *end;
-    char *key;
-
-    if (!valid_pointer(ptr))
-        return NULL;
-    if ((key = malloc(strlen(ptr) + 1)) == NULL)
-        return NULL;
-    for (tok = ptr; v != NULL && *tok == '/'; tok = end) {
-        tok++;
-        end = strchr(tok, '/');
-        if (end == NULL)
-            end = tok + strlen(tok);
-        v = pointer_step(v, tok, (size_t)(end - tok), key);
-    }
-    free(key);
-    return v;
+    return ig_json_pointer_get(doc, ptr);
 }
 
 const char *
@@ -150,7 +96,7 @@ valid_source(const json_t *v)
     const char *s = json_string_value(v);
 
     return s == NULL || s[0] != '/' ||
-           (cli_hook_string(v) != NULL && valid_pointer(s));
+           (cli_hook_string(v) != NULL && ig_json_pointer_valid(s));
 }
 
 static enum ig_status
@@ -176,8 +122,9 @@ check_spec(const char *tool, const json_t *spec, struct ig_err *err)
                                   "(\"/field\") or a non-empty string",
                                   tool);
         } else if (strcmp(key, "params") == 0) {
-            if (json_is_string(v) && (cli_hook_string(v) == NULL ||
-                                      !valid_pointer(cli_hook_string(v))))
+            if (json_is_string(v) &&
+                (cli_hook_string(v) == NULL ||
+                 !ig_json_pointer_valid(cli_hook_string(v))))
                 return ig_err_set(err, IG_ERR_INVALID,
                                   "tools.%s.params: not a JSON pointer", tool);
             if (!json_is_string(v) && !json_is_object(v))

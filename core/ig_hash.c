@@ -18,18 +18,26 @@
 static const char hexdigits[] = "0123456789abcdef";
 
 void
-ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1])
+ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1])
 {
     unsigned char h[crypto_hash_sha256_BYTES];
-    size_t i, o = sizeof(IG_HASH_PREFIX) - 1;
+    size_t i, o = 0;
 
     crypto_hash_sha256(h, p, (unsigned long long)len);
-    memcpy(out, IG_HASH_PREFIX, o);
     for (i = 0; i < sizeof(h); i++) {
         out[o++] = hexdigits[h[i] >> 4];
         out[o++] = hexdigits[h[i] & 0xF];
     }
     out[o] = '\0';
+}
+
+void
+ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1])
+{
+    size_t o = sizeof(IG_HASH_PREFIX) - 1;
+
+    memcpy(out, IG_HASH_PREFIX, o);
+    ig_sha256_hex(p, len, out + o);
 }
 
 enum ig_status

@@ -14,6 +14,14 @@
 /* Characters in an intent hash string, without the NUL. */
 #define IG_HASH_STRLEN (7 + 64)
 
+/* Characters of a SHA-256 digest in hex, without the NUL. */
+#define IG_SHA256_HEXLEN 64
+
+/* The SHA-256 of len bytes as lowercase hex: 64 characters and a NUL.
+   The one SHA-256 of digests that are reported (outcome details, spool
+   checksums), so a faster implementation goes in one place. */
+void ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1]);
+
 /* Hash len bytes: writes IG_HASH_STRLEN characters and a NUL. */
 void ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1]);
 

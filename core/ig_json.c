@@ -22,9 +22,16 @@
  *    characters; we move back to the start of that token.
  *
  * Lines and columns are 1-based; columns count bytes.
+ *
+ * JSON pointers (RFC 6901) are resolved one token at a time: the token is
+ * unescaped ("~1" -> "/", "~0" -> "~") into a stack buffer as long as the
+ * longest pointer, then looked up as an object member (by length, so a key
+ * may hold any byte) or as a decimal array index written without leading
+ * zeros.
  */
 #include "ig_json.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "ig_limits.h"
@@ -442,4 +449,63 @@ ig_json_parse(const char *text, size_t len, json_t **out, struct ig_err *err)
     if (*out == NULL)
         return map_error(&je, s.p, len, err);
     return IG_OK;
+}
+
+int
+ig_json_pointer_valid(const char *p)
+{
+    size_t n, i;
+
+    if (p == NULL)
+        return 0;
+    n = strnlen(p, IG_AUDIT_POINTER_MAX + 1);
+    if (n > IG_AUDIT_POINTER_MAX || (n > 0 && p[0] != '/'))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (p[i] == '~' && p[i + 1] != '0' && p[i + 1] != '1')
+            return 0;
+    return 1;
+}
+
+/* An RFC 6901 array index: "0", or digits without a leading zero. */
+static int
+pointer_index(const char *tok, size_t len, size_t *out)
+{
+    size_t i, v = 0;
+
+    if (len == 0 || (len > 1 && tok[0] == '0'))
+        return 0;
+    for (i = 0; i < len; i++) {
+        if (tok[i] < '0' || tok[i] > '9')
+            return 0;
+        if (v > (SIZE_MAX - 9) / 10)
+            return 0; /* past any array jansson can hold */
+        v = v * 10 + (size_t)(tok[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+const json_t *
+ig_json_pointer_get(const json_t *doc, const char *p)
+{
+    char tok[IG_AUDIT_POINTER_MAX + 1];
+    const json_t *v = doc;
+    size_t i = 0, k, idx;
+
+    if (!ig_json_pointer_valid(p))
+        return NULL;
+    while (v != NULL && p[i] == '/') {
+        for (i++, k = 0; p[i] != '\0' && p[i] != '/'; k++) {
+            tok[k] = p[i] == '~' ? (p[i + 1] == '1' ? '/' : '~') : p[i];
+            i += p[i] == '~' ? 2 : 1;
+        }
+        if (json_is_object(v))
+            v = json_object_getn(v, tok, k);
+        else if (json_is_array(v) && pointer_index(tok, k, &idx))
+            v = json_array_get(v, idx);
+        else
+            v = NULL;
+    }
+    return v;
 }

@@ -34,6 +34,23 @@ enum ig_status ig_json_parse(const char *text, size_t len, json_t **out,
                              struct ig_err *err) IG_WUR;
 
 /*
+ * 1 when p is an RFC 6901 JSON pointer: "" (the whole document) or "/"
+ * followed by tokens separated by "/", with "~" only as "~0" (a "~") or
+ * "~1" (a "/"), at most IG_AUDIT_POINTER_MAX bytes. 0 otherwise, and for
+ * NULL. Thread safe.
+ */
+int ig_json_pointer_valid(const char *p);
+
+/*
+ * The value pointer p names in doc, borrowed (valid while doc lives and is
+ * not changed), or NULL when p is not valid (ig_json_pointer_valid) or
+ * names nothing: a missing member, a step into a scalar, an array index
+ * past the end, "-", or a token that is not an index ("01", "+1", "1a").
+ * doc may be NULL (names nothing). Allocates nothing; thread safe.
+ */
+const json_t *ig_json_pointer_get(const json_t *doc, const char *p);
+
+/*
  * jansson's iterator functions take non-const pointers but do not write
  * through them: this drops the const without a cast warning, for walking a
  * const value.

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "exec_sandbox.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 
 #define PATH_CAP 4096
@@ -67,14 +67,11 @@ text_value(const char *p, size_t n)
 static json_t *
 stream_report(const char *p, size_t n, int truncated)
 {
-    unsigned char h[crypto_hash_sha256_BYTES];
-    char hex[2 * crypto_hash_sha256_BYTES + 1];
+    char hex[IG_SHA256_HEXLEN + 1];
     size_t keep = n < IG_OUTCOME_EXCERPT_BYTES ? n : IG_OUTCOME_EXCERPT_BYTES;
     json_t *ex;
 
-    (void)crypto_hash_sha256(h, (const unsigned char *)(p != NULL ? p : ""),
-                             p != NULL ? n : 0);
-    (void)sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+    ig_sha256_hex(p != NULL ? p : "", p != NULL ? n : 0, hex);
     /* Back off to a character boundary (at most 3 bytes). */
     while (keep > 0 && keep < n && ((unsigned char)p[keep] & 0xC0) == 0x80)
         keep--;

@@ -26,6 +26,7 @@
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_file.h"
+#include "ig_hash.h"
 #include "ig_json.h"
 
 #define SPOOL_TMP EXEC_SPOOL_FILE ".tmp"
@@ -78,15 +79,10 @@ spool_detail_check(const json_t *detail, struct ig_err *err)
 static void
 line_sum(const char *json, size_t n, char out[SUM_HEX])
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char h[crypto_hash_sha256_BYTES];
-    int i;
+    char hex[IG_SHA256_HEXLEN + 1];
 
-    crypto_hash_sha256(h, (const unsigned char *)json, n);
-    for (i = 0; i < SUM_HEX / 2; i++) {
-        out[2 * i] = hex[h[i] >> 4];
-        out[2 * i + 1] = hex[h[i] & 15];
-    }
+    ig_sha256_hex(json, n, hex);
+    memcpy(out, hex, SUM_HEX);
 }
 
 enum ig_status

@@ -105,7 +105,13 @@ class ExecutorFlow(unittest.TestCase):
     def setUpClass(cls):
         cls.pdp = Server.dev()
         cls.up = Upstream()
-        cls.ex = Executor(cls.pdp, cls.up.url)
+        try:
+            cls.ex = Executor(cls.pdp, cls.up.url)
+        except Exception:  # tearDownClass will not run: stop what started
+            cls.up.stop()
+            cls.pdp.stop()
+            cls.pdp.cleanup()
+            raise
 
     @classmethod
     def tearDownClass(cls):
@@ -289,7 +295,13 @@ class StreamAndCancel(unittest.TestCase):
     def setUpClass(cls):
         cls.pdp = Server.dev()
         cls.up = Upstream()
-        cls.ex = Executor(cls.pdp, cls.up.url)
+        try:
+            cls.ex = Executor(cls.pdp, cls.up.url)
+        except Exception:  # tearDownClass will not run: stop what started
+            cls.up.stop()
+            cls.pdp.stop()
+            cls.pdp.cleanup()
+            raise
 
     @classmethod
     def tearDownClass(cls):

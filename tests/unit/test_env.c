@@ -57,8 +57,7 @@ test_take_too_long_still_wipes(void **state)
 
     (void)state;
     assert_true(environ_has(LONGSECRET));
-    assert_int_equal(ig_env_take("IGT_LONG", out, sizeof(out)),
-                     IG_ERR_LIMIT);
+    assert_int_equal(ig_env_take("IGT_LONG", out, sizeof(out)), IG_ERR_LIMIT);
     assert_string_equal(out, "");
     assert_null(getenv("IGT_LONG"));
     assert_false(environ_has(LONGSECRET));

@@ -46,8 +46,8 @@ echo_auth(struct MHD_Connection *c, const char *auth)
 
     (void)sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)auth,
                             strlen(auth), sodium_base64_VARIANT_ORIGINAL);
-    (void)snprintf(body, sizeof(body), "{\"seen\":\"%s\",\"b64\":\"%s\"}",
-                   auth, b64);
+    (void)snprintf(body, sizeof(body), "{\"seen\":\"%s\",\"b64\":\"%s\"}", auth,
+                   b64);
     (void)snprintf(ctype, sizeof(ctype), "text/plain; token=%s", auth);
     r = MHD_create_response_from_buffer(strlen(body), body,
                                         MHD_RESPMEM_MUST_COPY);
@@ -246,8 +246,7 @@ test_hostile_path_values(void **state)
         {"\r\nX: y", 6, "/db/%0D%0AX%3A%20y/rows?note=x"},
         {"a\0b", 3, "/db/a%00b/rows?note=x"},
         {"\xc3\xa9", 2, "/db/%C3%A9/rows?note=x"},
-        {"\xef\xbc\x8e\xef\xbc\x8e", 6,
-         "/db/%EF%BC%8E%EF%BC%8E/rows?note=x"},
+        {"\xef\xbc\x8e\xef\xbc\x8e", 6, "/db/%EF%BC%8E%EF%BC%8E/rows?note=x"},
         {".x", 2, "/db/.x/rows?note=x"},
         {"a..b", 4, "/db/a..b/rows?note=x"},
         {"~_-.", 4, "/db/~_-./rows?note=x"},
@@ -290,7 +289,8 @@ test_hostile_path_values(void **state)
     /* Query values are data too. */
     p = json_pack("{s:s, s:s}", "table", "t", "note", "a&b=c#d?e/f +");
     assert_int_equal(exec_http_run(s, p, NULL, 0, &out, &err), IG_OK);
-    assert_string_equal(seen_uri, "/db/t/rows?note=a%26b%3Dc%23d%3Fe%2Ff%20%2B");
+    assert_string_equal(seen_uri,
+                        "/db/t/rows?note=a%26b%3Dc%23d%3Fe%2Ff%20%2B");
     exec_result_release(&out);
     json_decref(p);
     json_decref(s);

@@ -482,6 +482,97 @@ test_size(void **state)
     free(s);
 }
 
+/* The number p names in d, or -1 when it names nothing or a non-number. */
+static double
+num_at(const json_t *d, const char *p)
+{
+    const json_t *v = ig_json_pointer_get(d, p);
+
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void
+test_pointer_valid(void **state)
+{
+    char *p = malloc(IG_AUDIT_POINTER_MAX + 2);
+
+    (void)state;
+    assert_non_null(p);
+    assert_true(ig_json_pointer_valid(""));
+    assert_true(ig_json_pointer_valid("/"));
+    assert_true(ig_json_pointer_valid("//"));
+    assert_true(ig_json_pointer_valid("/a~0b~1c/0"));
+    assert_true(ig_json_pointer_valid("/-"));
+    assert_false(ig_json_pointer_valid(NULL));
+    assert_false(ig_json_pointer_valid("a"));
+    assert_false(ig_json_pointer_valid(" /a"));
+    assert_false(ig_json_pointer_valid("/a~"));
+    assert_false(ig_json_pointer_valid("/a~2"));
+    assert_false(ig_json_pointer_valid("/~/"));
+    memset(p, 'x', IG_AUDIT_POINTER_MAX + 1);
+    p[0] = '/';
+    p[IG_AUDIT_POINTER_MAX] = '\0'; /* exactly the limit */
+    assert_true(ig_json_pointer_valid(p));
+    p[IG_AUDIT_POINTER_MAX - 1] = '~'; /* "~" then the end */
+    assert_false(ig_json_pointer_valid(p));
+    p[IG_AUDIT_POINTER_MAX - 1] = 'x';
+    p[IG_AUDIT_POINTER_MAX] = 'x';
+    p[IG_AUDIT_POINTER_MAX + 1] = '\0'; /* one past */
+    assert_false(ig_json_pointer_valid(p));
+    assert_null(ig_json_pointer_get(json_null(), p));
+    free(p);
+}
+
+static void
+test_pointer_get(void **state)
+{
+    static const char text[] =
+        "{\"a\": [1, {\"b\": 2}, 3, 4, 5, 6, 7, 8, 9, 10, 11], "
+        "\"\": {\"\": 10, \"c\": 3}, \"m~n\": 4, \"x/y\": 5, "
+        "\"~1\": 6, \"0\": 7, \" \": 8}";
+    struct ig_err err;
+    json_t *d;
+
+    (void)state;
+    d = parse(text, strlen(text), IG_OK, &err);
+    assert_ptr_equal(ig_json_pointer_get(d, ""), d);
+    assert_true(json_is_object(ig_json_pointer_get(d, "/")));
+    assert_true(num_at(d, "//") == 10);
+    assert_true(num_at(d, "//c") == 3);
+    assert_true(num_at(d, "/a/0") == 1);
+    assert_true(num_at(d, "/a/1/b") == 2);
+    assert_true(num_at(d, "/a/10") == 11);
+    assert_true(num_at(d, "/m~0n") == 4);
+    assert_true(num_at(d, "/x~1y") == 5);
+    assert_true(num_at(d, "/~01") == 6); /* "~01" is "~1", not "/" */
+    assert_true(num_at(d, "/0") == 7);   /* a member, not an index */
+    assert_true(num_at(d, "/ ") == 8);
+    /* Names nothing. */
+    assert_null(ig_json_pointer_get(d, "/a/01"));
+    assert_null(ig_json_pointer_get(d, "/a/00"));
+    assert_null(ig_json_pointer_get(d, "/a/+1"));
+    assert_null(ig_json_pointer_get(d, "/a/-1"));
+    assert_null(ig_json_pointer_get(d, "/a/1a"));
+    assert_null(ig_json_pointer_get(d, "/a/ 1"));
+    assert_null(ig_json_pointer_get(d, "/a/"));
+    assert_null(ig_json_pointer_get(d, "/a/11"));
+    assert_null(ig_json_pointer_get(d, "/a/-"));
+    assert_null(ig_json_pointer_get(d, "/a/99999999999999999999"));
+    assert_null(ig_json_pointer_get(d, "/a/18446744073709551616"));
+    assert_null(ig_json_pointer_get(d, "/a/0/x"));
+    assert_null(ig_json_pointer_get(d, "/a/1/b/c"));
+    assert_null(ig_json_pointer_get(d, "/x/y"));
+    assert_null(ig_json_pointer_get(d, "/~1"));
+    assert_null(ig_json_pointer_get(d, "/k"));
+    assert_null(ig_json_pointer_get(d, "/nope"));
+    assert_null(ig_json_pointer_get(d, "a"));
+    assert_null(ig_json_pointer_get(d, "/m~2n"));
+    assert_null(ig_json_pointer_get(d, NULL));
+    assert_null(ig_json_pointer_get(NULL, ""));
+    assert_null(ig_json_pointer_get(NULL, "/a"));
+    json_decref(d);
+}
+
 int
 main(void)
 {
@@ -501,6 +592,8 @@ main(void)
         cmocka_unit_test(test_object_members),
         cmocka_unit_test(test_total_values),
         cmocka_unit_test(test_size),
+        cmocka_unit_test(test_pointer_valid),
+        cmocka_unit_test(test_pointer_get),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
