@@ -77,6 +77,15 @@
    one field (canonical JSON bytes; larger ones are omitted). */
 #define IG_EXEC_RESPONSE_FIELDS_MAX 32
 #define IG_EXEC_RESPONSE_FIELD_MAX_BYTES 1024
+/* A response field name: 1 to this many of [A-Za-z0-9_.-]; the longest
+   content_type reported, in bytes. */
+#define IG_EXEC_RESPONSE_NAME_MAX 64
+#define IG_EXEC_RESPONSE_CONTENT_TYPE_MAX 256
+/* Longest credential prefix + credential the response scrubber accepts
+   (executor/exec_scrub.c), in bytes: a secret is at most
+   EXEC_SECRET_MAX_BYTES (executor/exec_secrets.h), the prefix a short
+   word. */
+#define IG_EXEC_SCRUB_VALUE_MAX 16384
 /* Longest intent id and outcome name, in bytes (ids are UUIDs; room to
    spare). */
 #define IG_INTENT_ID_MAX 64

@@ -297,17 +297,93 @@ exec_http_check(const json_t *settings, const json_t *params,
     return st;
 }
 
+/* The URL, the body (*has_body: one is sent) and, with a credential,
+   the scrubber its answer goes through (*scrub; NULL without one). err
+   says what could not be built. */
+static enum ig_status
+prepare(const json_t *settings, const json_t *params, const unsigned char *cred,
+        size_t cred_len, struct ig_buf *url, struct ig_buf *body, int *has_body,
+        struct exec_scrub **scrub, struct ig_err *err)
+{
+    enum ig_status st = build_url(settings, params, url, err);
+
+    if (st == IG_OK && build_body(settings, params, body, has_body) != IG_OK)
+        st = ig_err_set(err, IG_ERR_INVALID, "cannot build the request body");
+    if (st == IG_OK && cred != NULL &&
+        (st = exec_scrub_new(
+             cred, cred_len,
+             json_string_value(json_object_get(settings, "credential_prefix")),
+             scrub, err)) != IG_OK)
+        (void)ig_err_set(err, st, "cannot prepare the credential's scrubber");
+    return st;
+}
+
+/* The header lines into *out: the credential's (libcurl copies it; NULL:
+   none) and, with a body, its content type. 0, or -1 when any could not
+   be appended (then nothing is kept: a call without its credential must
+   not go out). */
+static int
+header_list(const char *cred_line, int has_body, struct curl_slist **out)
+{
+    struct curl_slist *h = NULL, *t;
+
+    *out = NULL;
+    if (cred_line != NULL) {
+        if ((t = curl_slist_append(h, cred_line)) == NULL)
+            return -1;
+        h = t;
+    }
+    if (has_body) {
+        if ((t = curl_slist_append(h, "Content-Type: application/json")) ==
+            NULL) {
+            wipe_headers(h);
+            curl_slist_free_all(h);
+            return -1;
+        }
+        h = t;
+    }
+    *out = h;
+    return 0;
+}
+
+/* Every option of the call on c: the URL exactly as built, the method,
+   the headers h, the body (NULL: none), http and https only, no
+   redirects, the timeouts, and the sink that keeps the answer. */
+static void
+set_options(CURL *c, const json_t *settings, const char *url,
+            struct curl_slist *h, const char *body, struct sink *sink)
+{
+    const char *method = json_string_value(json_object_get(settings, "method"));
+    /* The registry writes its numbers as reals (I-JSON): read them so. */
+    double timeout = json_number_value(json_object_get(settings, "timeout_ms"));
+
+    (void)curl_easy_setopt(c, CURLOPT_URL, url);
+    /* Send the path exactly as built: libcurl must not fold "/./" or
+       "/../" (the template's own; values cannot hold them). */
+    (void)curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+    (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (body != NULL)
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                           (long)(timeout > 0 ? timeout : 5000));
+    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                           (long)(timeout > 0 ? timeout : 5000));
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+}
+
 enum ig_status
 exec_http_run(const json_t *settings, const json_t *params,
               const unsigned char *cred, size_t cred_len,
               struct exec_result *out, struct ig_err *err)
 {
-    const char *method = json_string_value(json_object_get(settings, "method"));
-    /* The registry writes its numbers as reals (I-JSON): read them so. */
-    double timeout = json_number_value(json_object_get(settings, "timeout_ms"));
     double cap =
         json_number_value(json_object_get(settings, "max_response_bytes"));
-    struct curl_slist *h = NULL, *t;
+    struct curl_slist *h = NULL;
     struct exec_scrub *scrub = NULL;
     struct ig_buf url, body;
     struct sink sink;
@@ -323,15 +399,8 @@ exec_http_run(const json_t *settings, const json_t *params,
     ig_buf_init(&body, IG_JSON_MAX_BYTES);
     ig_buf_init(&sink.body, cap > 0 ? (size_t)cap : 65536);
     sink.total = 0;
-    st = build_url(settings, params, &url, err);
-    if (st == IG_OK && build_body(settings, params, &body, &has_body) != IG_OK)
-        st = ig_err_set(err, IG_ERR_INVALID, "cannot build the request body");
-    if (st == IG_OK && cred != NULL &&
-        (st = exec_scrub_new(
-             cred, cred_len,
-             json_string_value(json_object_get(settings, "credential_prefix")),
-             &scrub, err)) != IG_OK)
-        (void)ig_err_set(err, st, "cannot prepare the credential's scrubber");
+    st = prepare(settings, params, cred, cred_len, &url, &body, &has_body,
+                 &scrub, err);
     if (st != IG_OK)
         goto out;
     cred_line = credential_header(settings, cred, cred_len, &cred_alloc);
@@ -341,32 +410,12 @@ exec_http_run(const json_t *settings, const json_t *params,
         goto out;
     }
     c = exec_curl_handle(1);
-    t = cred_line != NULL ? curl_slist_append(h, cred_line) : h;
-    h = t != NULL ? t : h;
-    if (has_body &&
-        (t = curl_slist_append(h, "Content-Type: application/json")) != NULL)
-        h = t;
-    if (c == NULL || (cred_line != NULL && h == NULL)) {
+    /* Every header or none: never a call without its credential. */
+    if (c == NULL || header_list(cred_line, has_body, &h) != 0) {
         st = ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
         goto out;
     }
-    (void)curl_easy_setopt(c, CURLOPT_URL, url.data);
-    /* Send the path exactly as built: libcurl must not fold "/./" or
-       "/../" (the template's own; values cannot hold them). */
-    (void)curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    if (has_body)
-        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data);
-    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                           (long)(timeout > 0 ? timeout : 5000));
-    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                           (long)(timeout > 0 ? timeout : 5000));
-    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    set_options(c, settings, url.data, h, has_body ? body.data : NULL, &sink);
     rc = curl_easy_perform(c);
     st = classify(c, rc, settings, &sink, scrub, out, err);
 out:

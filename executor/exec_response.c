@@ -41,7 +41,7 @@ name_valid(const char *s)
               (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '.' ||
               s[i] == '-'))
             return 0;
-    return i > 0 && i <= EXEC_RESPONSE_NAME_MAX;
+    return i > 0 && i <= IG_EXEC_RESPONSE_NAME_MAX;
 }
 
 static enum ig_status
@@ -62,7 +62,7 @@ check_fields(const json_t *f, struct ig_err *err)
             return ig_err_set(err, IG_ERR_INVALID,
                               "http.response_fields: a field name must be 1 "
                               "to %d of A-Z a-z 0-9 _ . -",
-                              EXEC_RESPONSE_NAME_MAX);
+                              IG_EXEC_RESPONSE_NAME_MAX);
         if (!json_is_string(p) ||
             strlen(json_string_value(p)) != json_string_length(p) ||
             !ig_json_pointer_valid(json_string_value(p)))
@@ -255,9 +255,9 @@ content_type(const struct exec_response_in *in, json_t **out, int *found)
     if (st == IG_OK)
         st = exec_scrub_bytes(in->scrub, a.data, a.len, 0, &b, &f2);
     if (st == IG_OK) {
-        n = b.len < EXEC_RESPONSE_CONTENT_TYPE_MAX
+        n = b.len < IG_EXEC_RESPONSE_CONTENT_TYPE_MAX
                 ? b.len
-                : EXEC_RESPONSE_CONTENT_TYPE_MAX;
+                : IG_EXEC_RESPONSE_CONTENT_TYPE_MAX;
         if ((*out = json_stringn(b.data != NULL ? b.data : "", n)) == NULL)
             st = IG_ERR_NOMEM;
         *found |= f1 | f2;

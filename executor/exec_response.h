@@ -28,7 +28,7 @@
  * scrubbed document. sha256 is the digest of exactly the bytes of the
  * final body (the same in every mode unless that JSON rewrite happened).
  * content_type is scrubbed too, control and non-ASCII bytes become '?',
- * and it is cut at EXEC_RESPONSE_CONTENT_TYPE_MAX bytes.
+ * and it is cut at IG_EXEC_RESPONSE_CONTENT_TYPE_MAX bytes.
  * credential_reflected is true when anything was removed anywhere.
  *
  * The outcome detail is the same object without body / body_b64url; a
@@ -47,11 +47,6 @@
 
 #include "exec_scrub.h"
 #include "ig_error.h"
-
-/* A response field name: 1 to this many of [A-Za-z0-9_.-]. */
-#define EXEC_RESPONSE_NAME_MAX 64
-/* Longest content_type reported, in bytes. */
-#define EXEC_RESPONSE_CONTENT_TYPE_MAX 256
 
 /*
  * Check the "response" and "response_fields" members of an action's http

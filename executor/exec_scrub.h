@@ -45,7 +45,7 @@
  * up in a small table; only a hit on a spelling's own ending is compared
  * (sodium_memcmp) against the whole spelling. So timing tells an agent
  * nothing about a guess short of a spelling's whole last 8 bytes, and the
- * work is linear in the text (see exec_scrub.c).
+ * work is linear in the text (see exec_scrub_find.c).
  */
 #ifndef EXEC_SCRUB_H
 #define EXEC_SCRUB_H
@@ -55,6 +55,7 @@
 
 #include "ig_buf.h"
 #include "ig_error.h"
+#include "ig_limits.h"
 
 /* What replaces each occurrence, and a whole value that cannot be made
    clean. */
@@ -63,9 +64,6 @@
 
 /* Scans of one text before it is withheld. */
 #define EXEC_SCRUB_PASSES 4
-/* Longest prefix + credential accepted, in bytes (a secret is at most
-   EXEC_SECRET_MAX_BYTES; the prefix is a short word). */
-#define EXEC_SCRUB_VALUE_MAX 16384
 /* Bytes of a position hashed to find candidate matches (at most 8). */
 #define EXEC_SCRUB_WINDOW 8
 
@@ -82,13 +80,14 @@
 struct exec_scrub;
 
 /*
- * Build the spellings of cred (len bytes, 1..EXEC_SCRUB_VALUE_MAX with the
- * prefix) and of prefix + cred (prefix may be NULL or ""; not secret).
- * Everything derived from the credential lives in one ig_secmem block,
- * wiped by exec_scrub_free. The caller keeps cred. *out gets a new
+ * Build the spellings of cred (len bytes, 1..IG_EXEC_SCRUB_VALUE_MAX with
+ * the prefix) and of prefix + cred (prefix may be NULL or ""; not
+ * secret). Everything derived from the credential lives in one ig_secmem
+ * block, wiped by exec_scrub_free. The caller keeps cred. *out gets a new
  * scrubber (NULL on failure). IG_ERR_INVALID for an empty credential,
- * IG_ERR_LIMIT past EXEC_SCRUB_VALUE_MAX, IG_ERR_NOMEM. Needs sodium_init.
- * Thread safe; the result is read-only and may be shared by threads.
+ * IG_ERR_LIMIT past IG_EXEC_SCRUB_VALUE_MAX, IG_ERR_NOMEM. Needs
+ * sodium_init. Thread safe; the result is read-only and may be shared by
+ * threads.
  */
 enum ig_status exec_scrub_new(const unsigned char *cred, size_t len,
                               const char *prefix, struct exec_scrub **out,

@@ -36,26 +36,28 @@ static const char usage[] =
     "Redeems single-use grants from the intentgate PDP and runs the action\n"
     "they allow, with credentials the agent never sees (docs/executor.md).\n";
 
+/* serve's command line; NULL: not given. */
+struct serve_args {
+    const char *config, *pdp_env, *listen;
+    int dev;
+};
+
+/* Parse serve's arguments (argv[0] is the verb) into *a (zeroed by the
+   caller): 0, or the exit status 2 once the problem is on stderr. */
 static int
-serve(int argc, char **argv)
+serve_parse(int argc, char **argv, struct serve_args *a)
 {
-    const char *config = NULL, *pdp_env = NULL, *listen = NULL;
-    char confpath[4096], url[128];
-    struct exec_config *cfg = NULL;
-    struct exec_server *srv = NULL;
-    struct ig_err err;
-    sigset_t set;
-    int i, dev = 0, sig, rc = 1;
+    int i;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dev") == 0)
-            dev = 1;
+            a->dev = 1;
         else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            config = argv[++i];
+            a->config = argv[++i];
         else if (strcmp(argv[i], "--pdp-env") == 0 && i + 1 < argc)
-            pdp_env = argv[++i];
+            a->pdp_env = argv[++i];
         else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
-            listen = argv[++i];
+            a->listen = argv[++i];
         else {
             (void)fprintf(stderr,
                           "intentgate-executor serve: unexpected "
@@ -64,32 +66,35 @@ serve(int argc, char **argv)
             return 2;
         }
     }
-    if (dev ? pdp_env == NULL || config != NULL : config == NULL) {
+    if (a->dev ? a->pdp_env == NULL || a->config != NULL : a->config == NULL) {
         (void)fputs("intentgate-executor serve: need --config FILE, or "
                     "--dev --pdp-env DIR/dev.env\n",
                     stderr);
         return 2;
     }
-    /* This process holds credentials: no core dumps, no ptrace by the same
-       user, /proc/self/{mem,environ,...} owned by root. */
-    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
-    (void)signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* Load the configuration (in dev mode, prepared first), start the
+   server, announce it and wait in sigwait on set until a stop signal.
+   The exit status: 0 stopped, 1 failed, 2 a bad --listen. */
+static int
+serve_run(const struct serve_args *a, const sigset_t *set)
+{
+    char confpath[4096], url[128];
+    struct exec_config *cfg = NULL;
+    struct exec_server *srv = NULL;
+    struct ig_err err;
+    int sig, rc = 1;
+
     ig_err_clear(&err);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-        (void)fputs("intentgate-executor: cannot initialize libcurl\n", stderr);
-        return 1;
-    }
-    if (dev && exec_dev_prepare(pdp_env, listen, confpath, sizeof(confpath),
-                                &err) != IG_OK)
+    if (a->dev && exec_dev_prepare(a->pdp_env, a->listen, confpath,
+                                   sizeof(confpath), &err) != IG_OK)
         goto fail;
-    if (exec_config_load(dev ? confpath : config, &cfg, &err) != IG_OK)
+    if (exec_config_load(a->dev ? confpath : a->config, &cfg, &err) != IG_OK)
         goto fail;
-    if (listen != NULL &&
-        ig_listen_set(listen, &cfg->listen_host, &cfg->listen_port) != IG_OK) {
+    if (a->listen != NULL && ig_listen_set(a->listen, &cfg->listen_host,
+                                           &cfg->listen_port) != IG_OK) {
         (void)fputs("intentgate-executor serve: --listen must be "
                     "HOST:PORT\n",
                     stderr);
@@ -104,9 +109,9 @@ serve(int argc, char **argv)
                   "{\"event\":\"executor.started\",\"id\":\"%s\","
                   "\"url\":\"%s\"}\n",
                   cfg->id, url);
-    if (dev && exec_dev_announce(pdp_env, url, &err) != IG_OK)
+    if (a->dev && exec_dev_announce(a->pdp_env, url, &err) != IG_OK)
         goto fail;
-    while (sigwait(&set, &sig) != 0)
+    while (sigwait(set, &sig) != 0)
         ;
     rc = 0;
     goto out;
@@ -115,6 +120,31 @@ fail:
 out:
     exec_server_stop(srv);
     exec_config_free(cfg);
+    return rc;
+}
+
+static int
+serve(int argc, char **argv)
+{
+    struct serve_args a = {NULL, NULL, NULL, 0};
+    sigset_t set;
+    int rc;
+
+    if ((rc = serve_parse(argc, argv, &a)) != 0)
+        return rc;
+    /* This process holds credentials: no core dumps, no ptrace by the same
+       user, /proc/self/{mem,environ,...} owned by root. */
+    (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    (void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+    (void)signal(SIGPIPE, SIG_IGN);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        (void)fputs("intentgate-executor: cannot initialize libcurl\n", stderr);
+        return 1;
+    }
+    rc = serve_run(&a, &set);
     ig_secmem_drain();
     curl_global_cleanup();
     return rc;

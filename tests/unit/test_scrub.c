@@ -270,7 +270,7 @@ static const char *const prefixes[] = {NULL, PREFIX};
 static void
 test_new_refusals(void **state)
 {
-    unsigned char *big = calloc(1, EXEC_SCRUB_VALUE_MAX + 1);
+    unsigned char *big = calloc(1, IG_EXEC_SCRUB_VALUE_MAX + 1);
     struct exec_scrub *s = (struct exec_scrub *)&s; /* must become NULL */
     struct ig_err err;
 
@@ -283,13 +283,13 @@ test_new_refusals(void **state)
     assert_non_null(strstr(err.msg, "empty"));
     assert_int_equal(exec_scrub_new(NULL, 3, NULL, &s, &err), IG_ERR_INVALID);
     assert_int_equal(
-        exec_scrub_new(big, EXEC_SCRUB_VALUE_MAX + 1, NULL, &s, &err),
+        exec_scrub_new(big, IG_EXEC_SCRUB_VALUE_MAX + 1, NULL, &s, &err),
         IG_ERR_LIMIT);
     assert_int_equal(
-        exec_scrub_new(big, EXEC_SCRUB_VALUE_MAX, PREFIX, &s, &err),
+        exec_scrub_new(big, IG_EXEC_SCRUB_VALUE_MAX, PREFIX, &s, &err),
         IG_ERR_LIMIT);
-    assert_int_equal(exec_scrub_new(big, EXEC_SCRUB_VALUE_MAX, NULL, &s, &err),
-                     IG_OK);
+    assert_int_equal(
+        exec_scrub_new(big, IG_EXEC_SCRUB_VALUE_MAX, NULL, &s, &err), IG_OK);
     assert_true(exec_scrub_count(s) > 0);
     exec_scrub_free(s);
     exec_scrub_free(NULL);
@@ -1130,7 +1130,7 @@ test_content_type(void **state)
     longct[1000] = '\0';
     build(set, s, longct, "", 0, 0, &res, &det);
     assert_int_equal(json_string_length(json_object_get(res, "content_type")),
-                     EXEC_RESPONSE_CONTENT_TYPE_MAX);
+                     IG_EXEC_RESPONSE_CONTENT_TYPE_MAX);
     assert_true(json_is_false(json_object_get(res, "credential_reflected")));
     json_decref(res);
     json_decref(det);

@@ -1,0 +1,458 @@
+/*
+ * exec_scrub_find.c - find every spelling of a credential in a text and in
+ * its decoded views (scrub_find_all in exec_scrub_int.h).
+ *
+ * Matching (find). For every text position i the bytes ending at i are
+ * read as one 8-byte word and masked to the last q = min(8, shortest
+ * spelling) bytes, then multiplied by a random odd number: the top 10
+ * bits index a 1024-byte filter (set where a spelling's masked ending
+ * lands), and on a hit the top 8 bits a 256-entry open-addressing table
+ * keyed by those endings. A slot with the same key chains the spellings
+ * that end so; each is compared whole with sodium_memcmp against the text
+ * ending at i, and a match is pushed as a span [start, end). Spans arrive
+ * in order of their end, so overlapping or touching ones are merged on a
+ * stack as they come. Work is one multiply and one table load per byte,
+ * plus whole-spelling compares only where the text holds a spelling's
+ * real ending; a text that needs more than SCRUB_WORK_FACTOR compares per byte
+ * (a periodic credential inside periodic text) is not scanned further and
+ * is withheld instead.
+ *
+ * Views. The text may hide a spelling behind escapes the upstream chose:
+ * JSON backslash escapes, %XX, HTML character references. For each, when
+ * the text holds its trigger byte, the text is decoded token by token
+ * into a view (never longer than the text), the view is matched as above,
+ * and each span found is translated back by walking the tokens again: a
+ * view span covers the source bytes of every token it touches. The spans
+ * of the text and of each view are united.
+ */
+#include "exec_scrub_int.h"
+
+#include <sodium.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ig_text.h"
+
+/* ---- finding spans ---- */
+
+/* Add [a, b); b is never below the last span's end. Overlapping or
+   touching spans merge. IG_ERR_LIMIT past max, IG_ERR_NOMEM. */
+static enum ig_status
+spans_push(struct scrub_spans *ss, size_t a, size_t b)
+{
+    struct scrub_span *v;
+
+    while (ss->n > 0 && ss->v[ss->n - 1].b >= a) {
+        ss->n--;
+        if (ss->v[ss->n].a < a)
+            a = ss->v[ss->n].a;
+        if (ss->v[ss->n].b > b)
+            b = ss->v[ss->n].b;
+    }
+    if (ss->n >= ss->max)
+        return IG_ERR_LIMIT;
+    if (ss->n == ss->cap) {
+        ss->cap = ss->cap > 0 ? 2 * ss->cap : 16;
+        v = realloc(ss->v, ss->cap * sizeof(*v));
+        if (v == NULL)
+            return IG_ERR_NOMEM;
+        ss->v = v;
+    }
+    ss->v[ss->n].a = a;
+    ss->v[ss->n].b = b;
+    ss->n++;
+    return IG_OK;
+}
+
+/* Unite the sorted, disjoint spans of add into ss (also sorted). */
+static enum ig_status
+spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
+{
+    struct scrub_spans u = {NULL, 0, 0, ss->max, ss->work};
+    size_t i = 0, j = 0;
+    const struct scrub_span *next;
+    enum ig_status st = IG_OK;
+
+    while (st == IG_OK && (i < ss->n || j < add->n)) {
+        if (j >= add->n || (i < ss->n && ss->v[i].a <= add->v[j].a))
+            next = &ss->v[i++];
+        else
+            next = &add->v[j++];
+        if (u.n > 0 && u.v[u.n - 1].b >= next->a) {
+            if (next->b > u.v[u.n - 1].b)
+                u.v[u.n - 1].b = next->b;
+        } else {
+            st = spans_push(&u, next->a, next->b);
+        }
+    }
+    if (st != IG_OK) {
+        free(u.v);
+        return st;
+    }
+    free(ss->v);
+    ss->v = u.v;
+    ss->n = u.n;
+    ss->cap = u.cap;
+    return IG_OK;
+}
+
+static uint64_t
+load8(const unsigned char *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+    return x;
+}
+
+/* The text ending at i (key w, slot h) holds a spelling's last bytes:
+   compare each spelling with that ending whole. */
+static enum ig_status
+verify(const struct exec_scrub *s, const unsigned char *t, size_t i, uint64_t w,
+       size_t h, struct scrub_spans *out)
+{
+    const struct scrub_spelling *sp;
+    uint32_t f;
+    enum ig_status st;
+
+    for (; (f = s->slot[h].first) != 0; h = (h + 1) % SCRUB_TABLE_SIZE) {
+        if (s->slot[h].key != w)
+            continue;
+        for (; f != 0; f = sp->next) {
+            sp = &s->sp[f - 1];
+            if (sp->len > i + 1)
+                continue;
+            if (out->work < sp->len)
+                return IG_ERR_LIMIT;
+            out->work -= sp->len;
+            if (sodium_memcmp(t + i + 1 - sp->len, s->text + sp->off,
+                              sp->len) == 0 &&
+                (st = spans_push(out, i + 1 - sp->len, i + 1)) != IG_OK)
+                return st;
+        }
+        break;
+    }
+    return IG_OK;
+}
+
+/* The text ending at i: verify it when the filter says a key may end
+   there. */
+static enum ig_status
+check(const struct exec_scrub *s, const unsigned char *t, size_t i, uint64_t w,
+      struct scrub_spans *out)
+{
+    if (s->filter[(w * s->mul) >> (64 - SCRUB_FILTER_BITS)] == 0 ||
+        s->slot[scrub_slot_of(s, w)].first == 0)
+        return IG_OK;
+    return verify(s, t, i, w, scrub_slot_of(s, w), out);
+}
+
+/*
+ * Every occurrence of a spelling in the n bytes at t, into out. The main
+ * loop tests four positions with one branch (the filter is sparse, so
+ * that branch is nearly always "none"), and keeps the filter and keys in
+ * locals since verify's writes could alias them.
+ */
+static enum ig_status
+find(const struct exec_scrub *s, const unsigned char *t, size_t n,
+     struct scrub_spans *out)
+{
+    const unsigned char *filter = s->filter;
+    const uint64_t mask = s->mask, mul = s->mul;
+    const int sh = 64 - SCRUB_FILTER_BITS;
+    unsigned char head[16] = {0};
+    enum ig_status st = IG_OK;
+    uint64_t w0, w1, w2, w3;
+    size_t i, j;
+
+    memcpy(head + 8, t, n < 8 ? n : 8);
+    for (i = s->q - 1; i < n && i < 7 && st == IG_OK; i++)
+        st = check(s, t, i, load8(head + 1 + i) & mask, out);
+    for (i = i > 7 ? i : 7; i + 3 < n && st == IG_OK; i += 4) {
+        w0 = load8(t + i - 7) & mask;
+        w1 = load8(t + i - 6) & mask;
+        w2 = load8(t + i - 5) & mask;
+        w3 = load8(t + i - 4) & mask;
+        if ((filter[(w0 * mul) >> sh] | filter[(w1 * mul) >> sh] |
+             filter[(w2 * mul) >> sh] | filter[(w3 * mul) >> sh]) == 0)
+            continue;
+        for (j = i; j < i + 4 && st == IG_OK; j++)
+            st = check(s, t, j, load8(t + j - 7) & mask, out);
+    }
+    for (; i < n && st == IG_OK; i++)
+        st = check(s, t, i, load8(t + i - 7) & mask, out);
+    return st;
+}
+
+/* ---- views: the text with one escape language decoded ---- */
+
+/* A decoder reads the token at t[i] (n bytes in all): writes its bytes
+   to out (1..4) and returns how many, with *used source bytes (>= the
+   count). Anything that is not a complete escape is one literal byte. */
+typedef size_t (*decode_fn)(const unsigned char *t, size_t n, size_t i,
+                            unsigned char out[4], size_t *used);
+
+static size_t
+utf8_put(uint32_t cp, unsigned char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xC0 | cp >> 6);
+        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | cp >> 12);
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | cp >> 18);
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* k hex digits at t[i] (within n), or -1. */
+static long
+hexn(const unsigned char *t, size_t n, size_t i, size_t k)
+{
+    long v = 0;
+    int d;
+
+    if (i > n || n - i < k)
+        return -1;
+    for (; k > 0; k--, i++) {
+        if ((d = ig_hex_digit(t[i])) < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t
+dec_json(const unsigned char *t, size_t n, size_t i, unsigned char out[4],
+         size_t *used)
+{
+    static const char map[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+    const char *e;
+    long u, lo;
+
+    *used = 1;
+    out[0] = t[i];
+    if (t[i] != '\\' || i + 1 >= n || t[i + 1] == 0)
+        return 1;
+    if (t[i + 1] != 'u') {
+        for (e = map; *e != '\0' && *e != (char)t[i + 1]; e += 2)
+            ;
+        if (*e != '\0') {
+            out[0] = (unsigned char)e[1];
+            *used = 2;
+        }
+        return 1;
+    }
+    if ((u = hexn(t, n, i + 2, 4)) < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+        return 1;
+    if (u < 0xD800 || u > 0xDBFF) {
+        *used = 6;
+        return utf8_put((uint32_t)u, out);
+    }
+    if (i + 12 > n || t[i + 6] != '\\' || t[i + 7] != 'u' ||
+        (lo = hexn(t, n, i + 8, 4)) < 0xDC00 || lo > 0xDFFF)
+        return 1; /* a lone surrogate stays literal */
+    *used = 12;
+    return utf8_put((uint32_t)(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)),
+                    out);
+}
+
+static size_t
+dec_percent(const unsigned char *t, size_t n, size_t i, unsigned char out[4],
+            size_t *used)
+{
+    long b = t[i] == '%' ? hexn(t, n, i + 1, 2) : -1;
+
+    *used = b < 0 ? 1 : 3;
+    out[0] = b < 0 ? t[i] : (unsigned char)b;
+    return 1;
+}
+
+/* "&#NNN;", "&#xHHH;" (1 to 7 digits, a Unicode scalar value) and the
+   five XML entities. */
+static size_t
+dec_html(const unsigned char *t, size_t n, size_t i, unsigned char out[4],
+         size_t *used)
+{
+    static const char *const names[] = {"&quot;\"", "&amp;&", "&lt;<", "&gt;>",
+                                        "&apos;'"};
+    size_t k, j, hex, len;
+    unsigned long cp = 0;
+
+    *used = 1;
+    out[0] = t[i];
+    if (t[i] != '&' || i + 3 >= n)
+        return 1;
+    for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        if (names[k][1] != (char)t[i + 1])
+            continue;
+        len = strlen(names[k]) - 1;
+        if (n - i >= len && memcmp(t + i, names[k], len) == 0) {
+            out[0] = (unsigned char)names[k][len];
+            *used = len;
+            return 1;
+        }
+    }
+    if (t[i + 1] != '#')
+        return 1;
+    hex = t[i + 2] == 'x' || t[i + 2] == 'X';
+    for (j = i + 2 + hex; j < n && j < i + 9 + hex && t[j] != ';'; j++) {
+        int d = ig_hex_digit(t[j]);
+        if (d < 0 || (!hex && d > 9))
+            return 1;
+        cp = cp * (hex ? 16 : 10) + (unsigned long)d;
+    }
+    if (j >= n || t[j] != ';' || j == i + 2 + hex || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 1;
+    *used = j + 1 - i;
+    return utf8_put((uint32_t)cp, out);
+}
+
+/* The last c in t[from..to), or NULL. */
+static const unsigned char *
+last_in(const unsigned char *t, size_t from, size_t to, unsigned char c)
+{
+    while (to > from)
+        if (t[--to] == c)
+            return t + to;
+    return NULL;
+}
+
+/* Decode t[a..b) into v, literal runs copied whole; the view's length. */
+static size_t
+decode(const unsigned char *t, size_t a, size_t b, decode_fn dec,
+       unsigned char trig, unsigned char *v)
+{
+    const unsigned char *q;
+    size_t m = 0, run, used;
+
+    while (a < b) {
+        q = memchr(t + a, trig, b - a);
+        run = (q != NULL ? (size_t)(q - t) : b) - a;
+        memcpy(v + m, t + a, run);
+        m += run;
+        a += run;
+        if (a < b) {
+            m += dec(t, b, a, v + m, &used);
+            a += used;
+        }
+    }
+    return m;
+}
+
+/* The view spans of t[a..b) (sorted) as source spans: each covers the
+   source of every token it touches. */
+static enum ig_status
+translate(const unsigned char *t, size_t a, size_t b, decode_fn dec,
+          const struct scrub_spans *vs, struct scrub_spans *out)
+{
+    unsigned char tmp[4];
+    size_t si = a, vi = 0, k = 0, start = 0, used, end;
+    enum ig_status st;
+    int open = 0;
+
+    while (k < vs->n && si < b) {
+        end = vi + dec(t, b, si, tmp, &used);
+        while (k < vs->n && vs->v[k].a < end) {
+            if (!open)
+                start = si;
+            open = 1;
+            if (vs->v[k].b > end)
+                break;
+            if ((st = spans_push(out, start, si + used)) != IG_OK)
+                return st;
+            open = 0;
+            k++;
+        }
+        vi = end;
+        si += used;
+    }
+    return IG_OK;
+}
+
+/*
+ * The spans of t's view in one escape language. A view match that takes
+ * in no escape is a match in t itself, found already, so only regions
+ * within r source bytes of a trigger byte are decoded and matched; r
+ * covers the longest spelling at its most stretched, so a region never
+ * starts inside an escape.
+ */
+static enum ig_status
+view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
+          decode_fn dec, unsigned char trig, struct scrub_spans *out)
+{
+    struct scrub_spans vs = {NULL, 0, 0, out->max, 0};
+    struct scrub_spans ts = {NULL, 0, 0, out->max, 0};
+    const unsigned char *p = n > 0 ? memchr(t, trig, n) : NULL, *q;
+    size_t r = SCRUB_STRETCH * s->longest, a, b, last, m, wipe = 0;
+    unsigned char *v = NULL;
+    enum ig_status st = IG_OK;
+
+    while (st == IG_OK && p != NULL) {
+        last = (size_t)(p - t);
+        a = last > r ? last - r : 0;
+        /* Extend over triggers closer than 2r: scanning back from each
+           window's end, the scanned ranges never overlap. */
+        while ((q = last_in(t, last + 1,
+                            n - last > 2 * r ? last + 2 * r + 1 : n, trig)) !=
+               NULL)
+            last = (size_t)(q - t);
+        b = n - last > r ? last + r + 1 : n;
+        p = n - last > 2 * r + 1
+                ? memchr(t + last + 2 * r + 1, trig, n - last - 2 * r - 1)
+                : NULL;
+        if (v == NULL && (v = malloc(n)) == NULL)
+            return IG_ERR_NOMEM;
+        m = decode(t, a, b, dec, trig, v);
+        wipe = m > wipe ? m : wipe;
+        if (m == b - a)
+            continue; /* no escape decoded */
+        vs.n = 0;
+        vs.work = out->work;
+        st = find(s, v, m, &vs);
+        out->work = vs.work;
+        if (st == IG_OK && vs.n > 0)
+            st = translate(t, a, b, dec, &vs, &ts);
+    }
+    if (st == IG_OK && ts.n > 0)
+        st = spans_unite(out, &ts);
+    if (v != NULL)
+        sodium_memzero(v, wipe);
+    free(v);
+    free(vs.v);
+    free(ts.v);
+    return st;
+}
+
+/* All spans of t: its own, and (unless literal) those of its three
+   views. */
+enum ig_status
+scrub_find_all(const struct exec_scrub *s, const unsigned char *t, size_t n,
+               int literal, struct scrub_spans *out)
+{
+    enum ig_status st = find(s, t, n, out);
+
+    if (st == IG_OK && literal)
+        return st;
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_json, '\\', out);
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_percent, '%', out);
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_html, '&', out);
+    return st;
+}
