@@ -8,6 +8,7 @@ ig_test(executor http LIBS igexec PkgConfig::MHD)
 ig_test(executor sandbox LIBS igexec)
 ig_test(executor scrub LIBS igexec)
 ig_test(executor spool LIBS igexec)
+ig_test(executor exec_config LIBS igexec)
 
 # End to end: a dev PDP, the real executor, a fake upstream on loopback.
 add_test(NAME executor.integration
@@ -16,3 +17,14 @@ set_tests_properties(executor.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
   TIMEOUT 600)
 
+# Issue 11's adversarial suites (a compromised agent against the executor):
+# sandbox escape, credential reflection, URL exactness, outcome spooling,
+# soak. They plant files in /srv, /run, /etc, /var, /home and /root and
+# need root and a working bubblewrap; a missing prerequisite fails them.
+foreach(suite sandbox_escape reflection exec_url outcome_spool exec_soak)
+  add_test(NAME executor.${suite}
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${suite}.py)
+  set_tests_properties(executor.${suite} PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
+    TIMEOUT 1200)
+endforeach()
