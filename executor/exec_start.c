@@ -14,8 +14,11 @@
  * pool drained (every execution answers and hands its outcome to the
  * spool), then listening stops and the spool is closed.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+
 #include "exec_server_int.h"
 
+#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,28 +109,63 @@ load_parts(struct exec_server *s, const struct exec_config *c,
 }
 
 /* The executor's own files and directories: no bind may cover them and
-   the sandbox must not see them. */
-static size_t
-own_paths(const struct exec_config *c, const char **own)
-{
-    size_t n = 0, i;
+   the sandbox must not see them. Each as written, and resolved (realpath,
+   or against the working directory) when that differs, so the probe
+   looks where the sandbox could: absolute paths only. */
+struct own {
+    const char *p[2 * OWN_PATHS_MAX];
+    char *made[2 * OWN_PATHS_MAX];
+    size_t n, nmade;
+};
 
-#define ADD(p)                                                                 \
-    if ((p) != NULL && n < OWN_PATHS_MAX)                                      \
-    own[n++] = (p)
-    ADD(c->path);
-    ADD(c->registry);
-    ADD(c->secrets);
-    ADD(c->secrets_key);
-    ADD(c->pdp_token_file);
-    ADD(c->work_dir);
-    ADD(c->spool_dir);
+static void
+own_add(struct own *o, const char *path)
+{
+    char real[PATH_MAX], cwd[PATH_MAX], *abs = NULL;
+
+    if (path == NULL || o->n + 2 > 2 * OWN_PATHS_MAX)
+        return;
+    if (path[0] == '/')
+        o->p[o->n++] = path;
+    if (realpath(path, real) != NULL)
+        abs = strdup(real);
+    else if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+             (abs = malloc(strlen(cwd) + strlen(path) + 2)) != NULL)
+        (void)snprintf(abs, strlen(cwd) + strlen(path) + 2, "%s/%s", cwd, path);
+    if (abs != NULL && (path[0] != '/' || strcmp(abs, path) != 0)) {
+        o->made[o->nmade++] = abs;
+        o->p[o->n++] = abs;
+    } else {
+        free(abs);
+    }
+}
+
+static void
+own_paths(const struct exec_config *c, struct own *o)
+{
+    size_t i;
+
+    memset(o, 0, sizeof(*o));
+    own_add(o, c->path);
+    own_add(o, c->registry);
+    own_add(o, c->secrets);
+    own_add(o, c->secrets_key);
+    own_add(o, c->pdp_token_file);
+    own_add(o, c->work_dir);
+    own_add(o, c->spool_dir);
     for (i = 0; i < c->npublic_keys; i++)
-        ADD(c->public_keys[i]);
+        own_add(o, c->public_keys[i]);
     for (i = 0; i < c->nprotect; i++)
-        ADD(c->protect[i]);
-#undef ADD
-    return n;
+        own_add(o, c->protect[i]);
+}
+
+static void
+own_release(struct own *o)
+{
+    size_t i;
+
+    for (i = 0; i < o->nmade; i++)
+        free(o->made[i]);
 }
 
 /* 1 when the registry has an exec action that runs sandboxed. */
@@ -149,26 +187,33 @@ static enum ig_status
 check_sandbox(struct exec_server *s, struct ig_err *err)
 {
     const struct exec_config *c = s->x.cfg;
-    const char *own[OWN_PATHS_MAX];
-    size_t n = own_paths(c, own);
     struct ig_err probe;
+    enum ig_status st = IG_OK;
+    struct own *own = malloc(sizeof(*own));
 
-    if (exec_registry_check_binds(s->x.registry, own, n, err) != IG_OK)
-        return IG_ERR_INVALID;
-    if (!has_sandboxed(s->x.registry))
-        return IG_OK;
-    if (exec_sandbox_probe(&probe) != IG_OK) {
+    if (own == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    own_paths(c, own);
+    if (exec_registry_check_binds(s->x.registry, own->p, own->n, err) !=
+        IG_OK) {
+        st = IG_ERR_INVALID;
+    } else if (!has_sandboxed(s->x.registry)) {
+        st = IG_OK;
+    } else if (exec_sandbox_probe(&probe) != IG_OK) {
         /* Sandboxed actions are refused (503) before redemption. */
         ig_log("error", "sandbox.unavailable",
                json_pack("{s:s}", "reason", probe.msg));
-        return IG_OK;
+    } else if (exec_selfcheck(s->x.registry, &s->x.run_env, own->p, own->n,
+                              err) != IG_OK) {
+        st = IG_ERR_INVALID;
+    } else {
+        ig_log("info", "sandbox.checked",
+               json_pack("{s:i, s:s}", "paths", (int)own->n, "sandbox_user",
+                         c->sandbox_self ? "self" : c->sandbox_user));
     }
-    if (exec_selfcheck(s->x.registry, &s->x.run_env, own, n, err) != IG_OK)
-        return IG_ERR_INVALID;
-    ig_log("info", "sandbox.checked",
-           json_pack("{s:i, s:s}", "paths", (int)n, "sandbox_user",
-                     c->sandbox_self ? "self" : c->sandbox_user));
-    return IG_OK;
+    own_release(own);
+    free(own);
+    return st;
 }
 
 /* Raise the soft descriptor limit to the hard one; lower max_connections
