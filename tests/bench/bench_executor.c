@@ -5,12 +5,14 @@
  *
  *   bench_executor --pdp URL --agent-token T --executor URL
  *                  --upstream-port P [--n N] [--threads 32]
+ *                  [--reply-bytes B]
  *
  * It serves the upstream itself (libmicrohttpd on 127.0.0.1:P, answering
- * 201 at once: the no-op handler), then: 1. submits N payments.refund
- * intents to the PDP and keeps their grants (every execute needs a fresh,
- * single-use grant); 2. executes them all from `threads` threads with
- * keep-alive; 3. sends the same number of requests straight to the
+ * 201 at once: the no-op handler; with --reply-bytes a body of B bytes of
+ * text, which the executor's scrubber reads through), then: 1. submits N
+ * payments.refund intents to the PDP and keeps their grants (every execute
+ * needs a fresh, single-use grant); 2. executes them all from `threads` threads
+ * with keep-alive; 3. sends the same number of requests straight to the
  * upstream. Prints requests/s and p50/p99 of 2 and 3 and the difference.
  * tests/bench/bench_executor.sh starts the PDP and executor for it.
  */
@@ -54,12 +56,39 @@ collect(char *p, size_t size, size_t n, void *ud)
     return ig_buf_add(ud, p, size * n) == IG_OK ? size * n : 0;
 }
 
+/* The upstream's answer: {"refund":"ok"}, or padded to --reply-bytes
+   with text the scrubber has to read through. */
+static char *reply;
+static size_t reply_len;
+
+static int
+make_reply(long bytes)
+{
+    static const char small[] = "{\"refund\":\"ok\"}";
+    static const char head[] = "{\"refund\":\"ok\",\"note\":\"";
+    size_t n = bytes > (long)sizeof(head) + 2 ? (size_t)bytes : 0, i;
+
+    if (n == 0) {
+        reply_len = sizeof(small) - 1;
+        reply = strdup(small);
+        return reply != NULL ? 0 : -1;
+    }
+    if ((reply = malloc(n)) == NULL)
+        return -1;
+    memcpy(reply, head, sizeof(head) - 1);
+    for (i = sizeof(head) - 1; i < n - 2; i++) /* words, like a real body */
+        reply[i] = "the quick brown fox jumps over the lazy dog "[i % 44];
+    reply[n - 2] = '"';
+    reply[n - 1] = '}';
+    reply_len = n;
+    return 0;
+}
+
 static enum MHD_Result
 upstream(void *cls, struct MHD_Connection *c, const char *url,
          const char *method, const char *version, const char *upload,
          size_t *upload_size, void **con_cls)
 {
-    static char reply[] = "{\"refund\":\"ok\"}";
     struct MHD_Response *r;
     enum MHD_Result ret;
     (void)cls;
@@ -76,7 +105,7 @@ upstream(void *cls, struct MHD_Connection *c, const char *url,
         *upload_size = 0;
         return MHD_YES;
     }
-    r = MHD_create_response_from_buffer(sizeof(reply) - 1, reply,
+    r = MHD_create_response_from_buffer(reply_len, reply,
                                         MHD_RESPMEM_PERSISTENT);
     ret = MHD_queue_response(c, 201, r);
     MHD_destroy_response(r);
@@ -220,7 +249,7 @@ main(int argc, char **argv)
     struct MHD_Daemon *d;
     struct sockaddr_in sa;
     double e50, e99, d50, d99, x;
-    long port = 0;
+    long port = 0, reply_bytes = 0;
     int i;
 
     memset(&b, 0, sizeof(b));
@@ -239,12 +268,16 @@ main(int argc, char **argv)
             b.n = (int)strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--threads") == 0)
             b.threads = (int)strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--reply-bytes") == 0)
+            reply_bytes = strtol(argv[i + 1], NULL, 10);
     }
     if (b.pdp == NULL || b.token == NULL || b.executor == NULL || port <= 0 ||
-        port > 65535 || b.n < 1 || b.threads < 1 || b.threads > 256) {
+        port > 65535 || b.n < 1 || b.threads < 1 || b.threads > 256 ||
+        reply_bytes < 0 || reply_bytes > 16 * 1024 * 1024 ||
+        make_reply(reply_bytes) != 0) {
         (void)fputs("usage: bench_executor --pdp URL --agent-token T "
                     "--executor URL --upstream-port P [--n N] "
-                    "[--threads 1-256]\n",
+                    "[--threads 1-256] [--reply-bytes 0-16777216]\n",
                     stderr);
         return 2;
     }
@@ -276,6 +309,7 @@ main(int argc, char **argv)
     free(b.bodies);
     free(b.lat);
     MHD_stop_daemon(d);
+    free(reply);
     curl_global_cleanup();
     return 0;
 }

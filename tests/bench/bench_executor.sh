@@ -3,9 +3,13 @@
 # at 32 concurrent (verify + redeem at the PDP + http handler + outcome),
 # and what it adds over calling the upstream directly.
 #
-#   [IG_BENCH_THREADS=32] tests/bench/bench_executor.sh [BUILD_DIR] [N]
+#   [IG_BENCH_THREADS=32] [IG_BENCH_REPLY_BYTES=0] \
+#       tests/bench/bench_executor.sh [BUILD_DIR] [N]
 #
 # IG_BENCH_THREADS=1 measures what one execute adds with no queueing.
+# IG_BENCH_REPLY_BYTES=4096 makes the upstream answer 4 KiB of text, which
+# the executor's credential scrubber reads through on every execute.
+# Every execute also writes two durable records to the outcome spool.
 #
 # Starts a dev PDP (quota raised) and a dev executor in a temporary dir,
 # then runs bench_executor, which serves the no-op upstream itself.
@@ -38,4 +42,5 @@ pids+=($!)
 for _ in $(seq 100); do grep -q INTENTGATE_EXECUTOR_URL "$tmp/ex.out" 2>/dev/null && break; sleep 0.1; done
 set -a; . "$tmp/data/dev.env"; . "$tmp/data/executor.env"; set +a
 "$bench" --pdp "$INTENTGATE_URL" --agent-token "$INTENTGATE_AGENT_TOKEN" \
-    --executor "$INTENTGATE_EXECUTOR_URL" --upstream-port "$up" --n "$n" --threads "${IG_BENCH_THREADS:-32}"
+    --executor "$INTENTGATE_EXECUTOR_URL" --upstream-port "$up" --n "$n" --threads "${IG_BENCH_THREADS:-32}" \
+    --reply-bytes "${IG_BENCH_REPLY_BYTES:-0}"

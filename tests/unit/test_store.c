@@ -329,6 +329,21 @@ test_outcome_rules(void **state)
     o.outcome = "COMPLETED";
     assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
     assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+    /* With a duplicate flag: the same outcome again is a duplicate (and
+       writes nothing); another one is still refused. */
+    {
+        int dup = -1;
+        o.duplicate = &dup;
+        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
+        assert_int_equal(dup, 1);
+        o.detail = "{\"status\":500}";
+        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+        o.detail = "{\"status\":200}";
+        o.outcome = "UNKNOWN_AFTER_DISPATCH";
+        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+        o.outcome = "COMPLETED";
+        o.duplicate = NULL;
+    }
     assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
     assert_true(json_number_value(json_object_get(
                     json_object_get(json_object_get(rec, "outcome"), "detail"),
