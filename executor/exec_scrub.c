@@ -282,6 +282,7 @@ index_spellings(struct exec_scrub *s)
         if (s->sp[i].len > s->longest)
             s->longest = s->sp[i].len;
     }
+    s->shortest = shortest;
     s->q = shortest < EXEC_SCRUB_WINDOW ? shortest : EXEC_SCRUB_WINDOW;
     memset(m + 8 - s->q, 0xff, s->q);
     memcpy(&s->mask, m, 8);
@@ -354,7 +355,7 @@ exec_scrub_count(const struct exec_scrub *s)
 size_t
 exec_scrub_reach(const struct exec_scrub *s)
 {
-    return s != NULL ? (SCRUB_STRETCH * s->longest + 63) / 64 * 64 : 0;
+    return s != NULL ? (scrub_extent(s) + 63) / 64 * 64 : 0;
 }
 
 /* ---- replacing ---- */
@@ -414,8 +415,8 @@ rebuild(const unsigned char *t, size_t n, const struct scrub_spans *ss,
 int
 scrub_holds(const struct exec_scrub *s, const char *t, size_t n)
 {
-    struct scrub_spans ss = {NULL, 0, 0, 1,
-                             SCRUB_WORK_FACTOR * (n + s->longest)};
+    struct scrub_spans ss = {
+        NULL, 0, 0, 1, SCRUB_WORK_FACTOR * (n + s->longest), 0};
     enum ig_status st = scrub_find_all(s, (const unsigned char *)t, n, 0, &ss);
 
     free(ss.v);
@@ -432,7 +433,7 @@ scrub_passes(const struct exec_scrub *s, const unsigned char *t, size_t n,
              size_t room, int literal, struct scratch x[2],
              const unsigned char **res, size_t *rlen, int *found)
 {
-    struct scrub_spans ss = {NULL, 0, 0, 0, 0};
+    struct scrub_spans ss = {NULL, 0, 0, 0, 0, 0};
     enum ig_status st = IG_OK;
     int pass;
 

@@ -22,7 +22,12 @@
  * (JSON backslash escapes, %XX, HTML character references) into views and
  * matches every spelling there too, so mixed forms ("\u0073ecret",
  * "%2b" next to "%2F", "&quot;") are caught; a match in a view removes the
- * source bytes it came from.
+ * source bytes it came from. A fourth view decodes every run of base64 or
+ * base64url characters (from each of its first four characters) and
+ * matches there, through the escape views too, so base64 of the
+ * credential as JSON ("\/", "\u00e9"), percent- or HTML-escaped, or after
+ * another prefix (a JWT or cookie payload) is caught: the whole run is
+ * removed. One level only: base64 inside base64 is not decoded.
  *
  * Every occurrence becomes EXEC_SCRUB_MARKER; overlapping and adjacent
  * occurrences become one marker. The result is scanned again (a marker
@@ -34,10 +39,12 @@
  *
  * Limits (say so to operators): a secret the upstream transforms - hashes,
  * encrypts, splits, re-encodes in a way not listed (base32, base64 with
- * line breaks, mixed-case hex, nested encodings) - is not caught. (P+C
+ * line breaks, mixed-case hex, base64 of base64 and other nestings deeper
+ * than one view inside another) - is not caught. (P+C
  * form-encoded, '+' for its space, is caught as C alone.) A credential
  * shorter than 16 bytes has base64 cores shorter than itself, so
- * unrelated text matches (and is removed) more often.
+ * unrelated text matches (and is removed) more often - in the base64
+ * view, a whole run of base64 data.
  *
  * Matching cost does not depend on the credential except where the text
  * really holds a spelling's last EXEC_SCRUB_WINDOW bytes: each position's
@@ -97,8 +104,8 @@ enum ig_status exec_scrub_new(const unsigned char *cred, size_t len,
 void exec_scrub_free(struct exec_scrub *s);
 
 /* Number of distinct spellings, and bytes EXEC_SCRUB_CUT drops (a multiple
-   of 64 covering the longest spelling in its most stretched escaped
-   form). */
+   of 64 covering the longest spelling in its most stretched form: base64
+   read through an escape view). */
 size_t exec_scrub_count(const struct exec_scrub *s);
 size_t exec_scrub_reach(const struct exec_scrub *s);
 

@@ -24,6 +24,17 @@
  * and each span found is translated back by walking the tokens again: a
  * view span covers the source bytes of every token it touches. The spans
  * of the text and of each view are united.
+ *
+ * Layers (scrub_scan). The text is matched itself, through its base64
+ * view (exec_scrub_b64.c) and through its escape views. The base64 view's
+ * bytes are matched through the escape views (base64 of JSON written with
+ * "\/"), an escape view's bytes through the base64 view (base64 that a
+ * URL percent-encodes), and no deeper: one level of each, never an escape
+ * inside an escape or base64 inside base64. An escape view is at most
+ * as long as the text, the base64 view at most 3 bytes per text byte (4
+ * offsets of 3/4), so at most 1 + 3 x (1 + 3) + 3 x (1 + 3) = 25 bytes
+ * are matched per text byte: linear, and the work bound above is shared
+ * by all of them.
  */
 #include "exec_scrub_int.h"
 
@@ -36,13 +47,18 @@
 
 /* ---- finding spans ---- */
 
-/* Add [a, b); b is never below the last span's end. Overlapping or
-   touching spans merge. IG_ERR_LIMIT past max, IG_ERR_NOMEM. */
-static enum ig_status
-spans_push(struct scrub_spans *ss, size_t a, size_t b)
+/* Add [a, b) (scrub_spans_push in exec_scrub_int.h). Overlapping or
+   touching spans merge; with ss->one every span joins the first. */
+enum ig_status
+scrub_spans_push(struct scrub_spans *ss, size_t a, size_t b)
 {
     struct scrub_span *v;
 
+    if (ss->one && ss->n > 0) {
+        ss->v[0].a = a < ss->v[0].a ? a : ss->v[0].a;
+        ss->v[0].b = b > ss->v[0].b ? b : ss->v[0].b;
+        return IG_OK;
+    }
     while (ss->n > 0 && ss->v[ss->n - 1].b >= a) {
         ss->n--;
         if (ss->v[ss->n].a < a)
@@ -66,10 +82,10 @@ spans_push(struct scrub_spans *ss, size_t a, size_t b)
 }
 
 /* Unite the sorted, disjoint spans of add into ss (also sorted). */
-static enum ig_status
-spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
+enum ig_status
+scrub_spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
 {
-    struct scrub_spans u = {NULL, 0, 0, ss->max, ss->work};
+    struct scrub_spans u = {NULL, 0, 0, ss->max, ss->work, ss->one};
     size_t i = 0, j = 0;
     const struct scrub_span *next;
     enum ig_status st = IG_OK;
@@ -83,7 +99,7 @@ spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
             if (next->b > u.v[u.n - 1].b)
                 u.v[u.n - 1].b = next->b;
         } else {
-            st = spans_push(&u, next->a, next->b);
+            st = scrub_spans_push(&u, next->a, next->b);
         }
     }
     if (st != IG_OK) {
@@ -128,7 +144,7 @@ verify(const struct exec_scrub *s, const unsigned char *t, size_t i, uint64_t w,
             out->work -= sp->len;
             if (sodium_memcmp(t + i + 1 - sp->len, s->text + sp->off,
                               sp->len) == 0 &&
-                (st = spans_push(out, i + 1 - sp->len, i + 1)) != IG_OK)
+                (st = scrub_spans_push(out, i + 1 - sp->len, i + 1)) != IG_OK)
                 return st;
         }
         break;
@@ -322,12 +338,38 @@ dec_html(const unsigned char *t, size_t n, size_t i, unsigned char out[4],
     return utf8_put((uint32_t)cp, out);
 }
 
-/* The last c in t[from..to), or NULL. */
+/* Whether the token at t[i] (n bytes in all) is an escape. */
+static int
+escape_at(const unsigned char *t, size_t n, size_t i, decode_fn dec)
+{
+    unsigned char tmp[4];
+    size_t used;
+
+    (void)dec(t, n, i, tmp, &used);
+    return used > 1;
+}
+
+/* The first escape starting in t[from..n), or NULL. */
 static const unsigned char *
-last_in(const unsigned char *t, size_t from, size_t to, unsigned char c)
+first_escape(const unsigned char *t, size_t n, size_t from, decode_fn dec,
+             unsigned char trig)
+{
+    const unsigned char *p;
+
+    for (; from < n && (p = memchr(t + from, trig, n - from)) != NULL;
+         from = (size_t)(p - t) + 1)
+        if (escape_at(t, n, (size_t)(p - t), dec))
+            return p;
+    return NULL;
+}
+
+/* The last escape starting in t[from..to), or NULL. */
+static const unsigned char *
+last_escape(const unsigned char *t, size_t n, size_t from, size_t to,
+            decode_fn dec, unsigned char trig)
 {
     while (to > from)
-        if (t[--to] == c)
+        if (t[--to] == trig && escape_at(t, n, to, dec))
             return t + to;
     return NULL;
 }
@@ -373,7 +415,7 @@ translate(const unsigned char *t, size_t a, size_t b, decode_fn dec,
             open = 1;
             if (vs->v[k].b > end)
                 break;
-            if ((st = spans_push(out, start, si + used)) != IG_OK)
+            if ((st = scrub_spans_push(out, start, si + used)) != IG_OK)
                 return st;
             open = 0;
             k++;
@@ -385,35 +427,38 @@ translate(const unsigned char *t, size_t a, size_t b, decode_fn dec,
 }
 
 /*
- * The spans of t's view in one escape language. A view match that takes
- * in no escape is a match in t itself, found already, so only regions
- * within r source bytes of a trigger byte are decoded and matched; r
- * covers the longest spelling at its most stretched, so a region never
- * starts inside an escape.
+ * The spans of t's view in one escape language, the view scanned with
+ * views. A view match that takes in no escape is a match in t itself,
+ * found already, so only regions within scrub_extent source bytes of an
+ * escape (a trigger byte that decodes: most in random bytes do not) are
+ * decoded and matched; that covers the longest spelling at its most
+ * stretched (base64 in the view included), so a region never starts
+ * inside an escape.
  */
 static enum ig_status
 view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
-          decode_fn dec, unsigned char trig, struct scrub_spans *out)
+          decode_fn dec, unsigned char trig, unsigned views,
+          struct scrub_spans *out)
 {
-    struct scrub_spans vs = {NULL, 0, 0, out->max, 0};
-    struct scrub_spans ts = {NULL, 0, 0, out->max, 0};
-    const unsigned char *p = n > 0 ? memchr(t, trig, n) : NULL, *q;
-    size_t r = SCRUB_STRETCH * s->longest, a, b, last, m, wipe = 0;
+    struct scrub_spans vs = {NULL, 0, 0, out->max, 0, out->one};
+    struct scrub_spans ts = {NULL, 0, 0, out->max, 0, out->one};
+    const unsigned char *p = first_escape(t, n, 0, dec, trig), *q;
+    size_t r = scrub_extent(s), a, b, last, m, wipe = 0;
     unsigned char *v = NULL;
     enum ig_status st = IG_OK;
 
     while (st == IG_OK && p != NULL) {
         last = (size_t)(p - t);
         a = last > r ? last - r : 0;
-        /* Extend over triggers closer than 2r: scanning back from each
-           window's end, the scanned ranges never overlap. */
-        while ((q = last_in(t, last + 1,
-                            n - last > 2 * r ? last + 2 * r + 1 : n, trig)) !=
-               NULL)
+        /* Extend over escapes closer than 2r: scanning back from each
+           window's end, a byte is looked at twice at most. */
+        while ((q = last_escape(t, n, last + 1,
+                                n - last > 2 * r ? last + 2 * r + 1 : n, dec,
+                                trig)) != NULL)
             last = (size_t)(q - t);
         b = n - last > r ? last + r + 1 : n;
         p = n - last > 2 * r + 1
-                ? memchr(t + last + 2 * r + 1, trig, n - last - 2 * r - 1)
+                ? first_escape(t, n, last + 2 * r + 1, dec, trig)
                 : NULL;
         if (v == NULL && (v = malloc(n)) == NULL)
             return IG_ERR_NOMEM;
@@ -423,13 +468,13 @@ view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
             continue; /* no escape decoded */
         vs.n = 0;
         vs.work = out->work;
-        st = find(s, v, m, &vs);
+        st = scrub_scan(s, v, m, views, &vs);
         out->work = vs.work;
         if (st == IG_OK && vs.n > 0)
             st = translate(t, a, b, dec, &vs, &ts);
     }
     if (st == IG_OK && ts.n > 0)
-        st = spans_unite(out, &ts);
+        st = scrub_spans_unite(out, &ts);
     if (v != NULL)
         sodium_memzero(v, wipe);
     free(v);
@@ -438,21 +483,34 @@ view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
     return st;
 }
 
-/* All spans of t: its own, and (unless literal) those of its three
-   views. */
+/* t, then its base64 view (whose bytes are scanned with the escape views
+   when views holds both), then its escape views (whose bytes are scanned
+   with the base64 view likewise). */
+enum ig_status
+scrub_scan(const struct exec_scrub *s, const unsigned char *t, size_t n,
+           unsigned views, struct scrub_spans *out)
+{
+    unsigned inner_b64 = views & ~SCRUB_VIEW_B64;
+    unsigned inner_esc = views & ~SCRUB_VIEW_ESC;
+    enum ig_status st = find(s, t, n, out);
+
+    if (st == IG_OK && (views & SCRUB_VIEW_B64) != 0)
+        st = scrub_b64_find(s, t, n, inner_b64, out);
+    if ((views & SCRUB_VIEW_ESC) == 0)
+        return st;
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_json, '\\', inner_esc, out);
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_percent, '%', inner_esc, out);
+    if (st == IG_OK)
+        st = view_find(s, t, n, dec_html, '&', inner_esc, out);
+    return st;
+}
+
 enum ig_status
 scrub_find_all(const struct exec_scrub *s, const unsigned char *t, size_t n,
                int literal, struct scrub_spans *out)
 {
-    enum ig_status st = find(s, t, n, out);
-
-    if (st == IG_OK && literal)
-        return st;
-    if (st == IG_OK)
-        st = view_find(s, t, n, dec_json, '\\', out);
-    if (st == IG_OK)
-        st = view_find(s, t, n, dec_percent, '%', out);
-    if (st == IG_OK)
-        st = view_find(s, t, n, dec_html, '&', out);
-    return st;
+    return scrub_scan(s, t, n, literal ? 0 : SCRUB_VIEW_ESC | SCRUB_VIEW_B64,
+                      out);
 }

@@ -8,7 +8,10 @@
  * hex by libsodium, JSON by jansson, percent by hand) survives in what
  * exec_scrub_bytes returns, in a JSON body after exec_scrub_json, or in
  * any upstream-derived value of an exec_response result (body, decoded
- * body_b64url, content_type, field values and keys) in each mode.
+ * body_b64url, content_type, field values and keys) in each mode; nor in
+ * what any base64 run of those decodes to (libsodium's decoder, from each
+ * of the run's first four characters), so base64 of the JSON-escaped or
+ * percent-encoded credential is checked too.
  */
 #define _GNU_SOURCE /* memmem */
 #include <sodium.h>
@@ -128,13 +131,68 @@ spell_value(struct list *l, const unsigned char *v, size_t m)
 }
 
 static void
-check(const struct list *l, const void *t, size_t n)
+check_plain(const struct list *l, const void *t, size_t n)
 {
     size_t i;
 
     for (i = 0; i < l->count; i++)
         if (memmem(t, n, l->s[i], l->n[i]) != NULL)
             abort(); /* a spelling got through */
+}
+
+static int
+b64_char(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '-' ||
+           c == '_';
+}
+
+/* Every run of base64 or base64url characters in t, from each of its
+   first four characters, decoded by libsodium ('-' and '_' as '+' and
+   '/'; whole groups, with the tail when libsodium takes it): no
+   spelling in the bytes. */
+static void
+check_b64(const struct list *l, const unsigned char *t, size_t n)
+{
+    size_t a = 0, e, o, i, len, dl;
+    unsigned char *d;
+    char *run;
+
+    while (a < n) {
+        if (!b64_char(t[a])) {
+            a++;
+            continue;
+        }
+        for (e = a; e < n && b64_char(t[e]); e++)
+            ;
+        if ((run = malloc(e - a)) == NULL || (d = malloc(e - a)) == NULL)
+            abort();
+        for (o = 0; o < 4 && a + o < e; o++) {
+            len = e - a - o;
+            for (i = 0; i < len; i++)
+                run[i] = t[a + o + i] == '-'   ? '+'
+                         : t[a + o + i] == '_' ? '/'
+                                               : (char)t[a + o + i];
+            if (sodium_base642bin(d, e - a, run, len, NULL, &dl, NULL,
+                                  sodium_base64_VARIANT_ORIGINAL_NO_PADDING) !=
+                    0 &&
+                sodium_base642bin(d, e - a, run, len / 4 * 4, NULL, &dl, NULL,
+                                  sodium_base64_VARIANT_ORIGINAL) != 0)
+                abort();
+            check_plain(l, d, dl);
+        }
+        free(run);
+        free(d);
+        a = e;
+    }
+}
+
+static void
+check(const struct list *l, const void *t, size_t n)
+{
+    check_plain(l, t, n);
+    check_b64(l, t, n);
 }
 
 /* Every string, key and number (canonical text) inside v. */
@@ -277,7 +335,10 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     ig_buf_init(&out, 4 * n + 64);
     if (exec_scrub_bytes(s, body, n, flags & 3, &out, &found) != IG_OK)
         abort();
-    check(&l, out.data, out.len);
+    if ((flags & EXEC_SCRUB_LITERAL) != 0)
+        check_plain(&l, out.data, out.len); /* no views: no base64 view */
+    else
+        check(&l, out.data, out.len);
     if (!found && (flags & 1) == 0 &&
         (out.len != n || (n > 0 && memcmp(out.data, body, n) != 0)))
         abort(); /* nothing found, yet changed */

@@ -15,10 +15,12 @@
 #define _GNU_SOURCE /* memmem, to grep 16 MiB quickly */
 #include "testutil.h"
 
+#include <ctype.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec_response.h"
 #include "exec_scrub.h"
@@ -470,6 +472,493 @@ test_views_far_apart(void **state)
     list_free(&l);
     free(t);
     exec_scrub_free(s);
+}
+
+/* ---- the base64 view: escaped values, escaped by hand, encoded by
+   libsodium ---- */
+
+/* How an upstream may spell a value before encoding it. */
+enum form {
+    F_RAW,
+    F_PHP,       /* json_encode: \/ \" \\ and \u00e9 */
+    F_PY,        /* json.dumps: \" \\ and \u00e9, "/" kept */
+    F_U_ALL,     /* every character \uXXXX, upper hex */
+    F_PCT_ALL,   /* every byte %XX */
+    F_PCT_QUOTE, /* unreserved and "/" kept, lower hex */
+    F_HTML,      /* html.escape */
+    F_HTML_NUM,  /* every character but letters and digits as &#NNN; */
+    NFORMS
+};
+
+/* The code point of the UTF-8 character at v (valid), its length in *k. */
+static unsigned
+utf8_at(const unsigned char *v, size_t *k)
+{
+    if (v[0] < 0x80) {
+        *k = 1;
+        return v[0];
+    }
+    if (v[0] < 0xe0) {
+        *k = 2;
+        return (v[0] & 0x1fu) << 6 | (v[1] & 0x3fu);
+    }
+    if (v[0] < 0xf0) {
+        *k = 3;
+        return (v[0] & 0x0fu) << 12 | (v[1] & 0x3fu) << 6 | (v[2] & 0x3fu);
+    }
+    *k = 4;
+    return (v[0] & 0x07u) << 18 | (v[1] & 0x3fu) << 12 | (v[2] & 0x3fu) << 6 |
+           (v[3] & 0x3fu);
+}
+
+/* One code point as \uXXXX (two for a surrogate pair). */
+static size_t
+put_u16(char *o, unsigned cp, int upper)
+{
+    if (cp >= 0x10000) {
+        cp -= 0x10000;
+        (void)put_u16(o, 0xd800 + (cp >> 10), upper);
+        return 6 + put_u16(o + 6, 0xdc00 + (cp & 0x3ff), upper);
+    }
+    return (size_t)snprintf(o, 8, upper ? "\\u%04X" : "\\u%04x", cp);
+}
+
+/* v (m bytes of UTF-8) in form f, into o (room for 16 m + 1). */
+static size_t
+escape_form(const unsigned char *v, size_t m, int f, char *o)
+{
+    static const char *const ctl = "\bb\ff\nn\rr\tt";
+    size_t i, k, n = 0;
+    const char *e;
+    unsigned cp;
+
+    for (i = 0; i < m; i += k) {
+        cp = utf8_at(v + i, &k);
+        if (f == F_RAW ||
+            (f == F_PCT_QUOTE && (isalnum(v[i]) || strchr("-._~/", v[i])))) {
+            memcpy(o + n, v + i, k);
+            n += k;
+        } else if (f == F_PHP || f == F_PY) {
+            e = cp != 0 && cp < 0x20 ? strchr(ctl, (int)cp) : NULL;
+            if (cp == '"' || cp == '\\' || (cp == '/' && f == F_PHP))
+                n += (size_t)snprintf(o + n, 4, "\\%c", (int)cp);
+            else if (e != NULL && (e - ctl) % 2 == 0)
+                n += (size_t)snprintf(o + n, 4, "\\%c", e[1]);
+            else if (cp < 0x20 || cp >= 0x80)
+                n += put_u16(o + n, cp, 0);
+            else
+                o[n++] = (char)cp;
+        } else if (f == F_U_ALL) {
+            n += put_u16(o + n, cp, 1);
+        } else if (f == F_PCT_ALL || f == F_PCT_QUOTE) {
+            for (size_t j = 0; j < k; j++)
+                n += (size_t)snprintf(
+                    o + n, 4, f == F_PCT_ALL ? "%%%02X" : "%%%02x", v[i + j]);
+        } else if (f == F_HTML) {
+            e = cp == '&'    ? "&amp;"
+                : cp == '<'  ? "&lt;"
+                : cp == '>'  ? "&gt;"
+                : cp == '"'  ? "&quot;"
+                : cp == '\'' ? "&#x27;"
+                             : NULL;
+            if (e == NULL) {
+                memcpy(o + n, v + i, k);
+                n += k;
+            } else {
+                n += (size_t)snprintf(o + n, 8, "%s", e);
+            }
+        } else if (cp < 0x80 && isalnum((int)cp)) {
+            o[n++] = (char)cp;
+        } else {
+            n += (size_t)snprintf(o + n, 12, "&#%u;", cp);
+        }
+    }
+    o[n] = '\0';
+    return n;
+}
+
+static int
+b64_char(unsigned char c)
+{
+    return isalnum(c) || c == '+' || c == '/' || c == '-' || c == '_';
+}
+
+/* n bytes at d hold a spelling of l or one of the extra strings. */
+static int
+holds_any(const struct list *l, const char *const *extra, size_t nextra,
+          const unsigned char *d, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < l->count; i++)
+        if (memmem(d, n, l->s[i], l->n[i]) != NULL)
+            return 1;
+    for (i = 0; i < nextra; i++)
+        if (memmem(d, n, extra[i], strlen(extra[i])) != NULL)
+            return 1;
+    return 0;
+}
+
+/*
+ * The independent check of the base64 view: every run of base64 or
+ * base64url characters in t, read from each of its first four
+ * characters, decoded by libsodium (whole groups, then the tail when it
+ * decodes), holds no spelling of l and none of extra.
+ */
+static void
+assert_clean_b64(const struct list *l, const char *const *extra, size_t nextra,
+                 const char *t, size_t n, const char *what)
+{
+    size_t a = 0, e, o, len, dl;
+    unsigned char *d;
+    char *run;
+
+    assert_clean(l, t, n, what);
+    while (a < n) {
+        if (!b64_char((unsigned char)t[a])) {
+            a++;
+            continue;
+        }
+        for (e = a; e < n && b64_char((unsigned char)t[e]); e++)
+            ;
+        run = malloc(e - a + 1);
+        d = malloc(e - a + 1);
+        assert_non_null(run);
+        assert_non_null(d);
+        for (o = 0; o < 4 && a + o < e; o++) {
+            len = e - a - o;
+            memcpy(run, t + a + o, len);
+            for (size_t i = 0; i < len; i++)
+                run[i] = run[i] == '-' ? '+' : run[i] == '_' ? '/' : run[i];
+            if (sodium_base642bin(d, e - a + 1, run, len, NULL, &dl, NULL,
+                                  sodium_base64_VARIANT_ORIGINAL_NO_PADDING) !=
+                    0 &&
+                sodium_base642bin(d, e - a + 1, run, len / 4 * 4, NULL, &dl,
+                                  NULL, sodium_base64_VARIANT_ORIGINAL) != 0)
+                fail_msg("%s: libsodium cannot decode a run", what);
+            if (holds_any(l, extra, nextra, d, dl))
+                fail_msg("%s: a spelling survived in base64 \"%.*s\"", what,
+                         (int)(e - a > 200 ? 200 : e - a), t + a);
+        }
+        free(run);
+        free(d);
+        a = e;
+    }
+}
+
+/* base64 of payload, by libsodium, in variant v; malloc'd. */
+static char *
+b64_of(const void *payload, size_t n, int v)
+{
+    size_t cap = sodium_base64_encoded_len(n, v);
+    char *b = malloc(cap);
+
+    assert_non_null(b);
+    (void)sodium_bin2base64(b, cap, payload, n, v);
+    return b;
+}
+
+static const int b64_variants[] = {
+    sodium_base64_VARIANT_ORIGINAL, sodium_base64_VARIANT_ORIGINAL_NO_PADDING,
+    sodium_base64_VARIANT_URLSAFE, sodium_base64_VARIANT_URLSAFE_NO_PADDING};
+
+/* Scrub t: exactly want comes back, reported, and clean to the
+   independent check (extra: the hand-made spellings). */
+static void
+expect_exact(const struct exec_scrub *s, const struct list *l,
+             const char *const *extra, size_t nextra, const char *t,
+             const char *want, const char *what)
+{
+    struct ig_buf out;
+    int found = -1;
+
+    out = scrub(s, t, strlen(t), 0, &found);
+    if (found != 1 || strcmp(out.data, want) != 0)
+        fail_msg("%s: found %d, \"%s\" became \"%s\", not \"%s\"", what, found,
+                 t, out.data, want);
+    assert_clean_b64(l, extra, nextra, out.data, out.len, what);
+    ig_buf_release(&out);
+}
+
+/* The value (C, P + C, or C after another prefix) in every form, inside
+   a JSON payload at offsets 0..5, base64'd in every variant, glued to
+   0..3 characters that are not part of the encoding: the whole run
+   goes. */
+static void
+test_b64_of_escaped(void **state)
+{
+    static const char *const others[] = {"", PREFIX, "Token "};
+    static const char glue[] = "Qz_-";
+    char val[512], esc[8192], payload[9000], text[16384], want[64];
+    const char *extra[2];
+    size_t c, p, w, f, k, v, j, m;
+    struct list l;
+
+    (void)state;
+    for (c = 0; c < NCREDS; c++) {
+        for (p = 0; p < 2; p++) {
+            struct exec_scrub *s = scrubber(creds[c], prefixes[p]);
+            spell(&l, creds[c], prefixes[p]);
+            for (w = 0; w < 3; w++) {
+                if (w == 1 && prefixes[p] == NULL)
+                    continue;
+                m = (size_t)snprintf(val, sizeof(val), "%s%s", others[w],
+                                     creds[c]);
+                for (f = 0; f < NFORMS; f++) {
+                    (void)escape_form((const unsigned char *)val, m, (int)f,
+                                      esc);
+                    extra[0] = esc;
+                    extra[1] = creds[c];
+                    for (k = 0; k <= 5; k++) {
+                        int pn = snprintf(payload, sizeof(payload),
+                                          "%.*s{\"t\":\"%s\",\"n\":1}", (int)k,
+                                          "     ", esc);
+                        for (v = 0; v < 4; v++) {
+                            char *enc =
+                                b64_of(payload, (size_t)pn, b64_variants[v]);
+                            for (j = 0; j < 4; j++) {
+                                (void)snprintf(text, sizeof(text),
+                                               "data: %.*s%s\n", (int)j, glue,
+                                               enc);
+                                (void)snprintf(want, sizeof(want), "data: %s\n",
+                                               MARK);
+                                expect_exact(s, &l, extra, 2, text, want,
+                                             "base64 of a spelled value");
+                            }
+                            free(enc);
+                        }
+                    }
+                }
+            }
+            list_free(&l);
+            exec_scrub_free(s);
+        }
+    }
+}
+
+/* A JWT's payload, a cookie's value, base64 in a PHP JSON string ("\/")
+   and in a percent-encoded query: the run goes, the rest stays. */
+static void
+test_b64_shapes(void **state)
+{
+    static const char header[] = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
+    unsigned char sig[32];
+    char esc[1024], payload[2048], text[8192], want[8192], jsig[64];
+    char *enc, *std, *q;
+    const char *extra[2];
+    size_t c, i, n;
+    struct list l;
+
+    (void)state;
+    randombytes_buf_deterministic(
+        sig, sizeof(sig),
+        (const unsigned char *)"test_scrub: a JWT signature, 32B");
+    (void)sodium_bin2base64(jsig, sizeof(jsig), sig, sizeof(sig),
+                            sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    for (c = 0; c < NCREDS; c++) {
+        struct exec_scrub *s = scrubber(creds[c], PREFIX);
+        spell(&l, creds[c], PREFIX);
+        (void)escape_form((const unsigned char *)creds[c], strlen(creds[c]),
+                          F_PHP, esc);
+        extra[0] = esc;
+        extra[1] = creds[c];
+        n = (size_t)snprintf(payload, sizeof(payload),
+                             "{\"sub\":\"u-1\",\"tok\":\"%s\",\"iat\":1}", esc);
+        enc = b64_of(payload, n, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+        (void)snprintf(text, sizeof(text), "{\"id_token\":\"%s.%s.%s\"}",
+                       header, enc, jsig);
+        (void)snprintf(want, sizeof(want), "{\"id_token\":\"%s.%s.%s\"}",
+                       header, MARK, jsig);
+        expect_exact(s, &l, extra, 2, text, want, "JWT");
+        (void)snprintf(text, sizeof(text),
+                       "Set-Cookie: sess=%s; Path=/; HttpOnly\r\n", enc);
+        expect_exact(s, &l, extra, 2, text,
+                     "Set-Cookie: sess=" MARK "; Path=/; HttpOnly\r\n",
+                     "Set-Cookie");
+        free(enc);
+        /* standard base64, escaped again around it */
+        std = b64_of(payload, n, sodium_base64_VARIANT_ORIGINAL);
+        q = text + snprintf(text, 32, "{\"cookie\":\"");
+        for (i = 0; std[i] != '\0'; i++) {
+            if (std[i] == '/')
+                *q++ = '\\';
+            *q++ = std[i];
+        }
+        (void)snprintf(q, 8, "\"}");
+        expect_exact(s, &l, extra, 2, text, "{\"cookie\":\"" MARK "\"}",
+                     "base64 in PHP JSON");
+        q = text + snprintf(text, 32, "GET /cb?state=");
+        for (i = 0; std[i] != '\0'; i++) {
+            if (isalnum((unsigned char)std[i]))
+                *q++ = std[i];
+            else
+                q += snprintf(q, 4, "%%%02X", (unsigned)std[i]);
+        }
+        (void)snprintf(q, 8, "&x=1");
+        expect_exact(s, &l, extra, 2, text, "GET /cb?state=" MARK "&x=1",
+                     "percent-encoded base64");
+        free(std);
+        /* after a JSON escape: the escape stays whole, the text JSON */
+        enc = b64_of(payload, n, sodium_base64_VARIANT_ORIGINAL);
+        (void)snprintf(text, sizeof(text),
+                       "{\"e\":\"\\n%s\",\"f\":\"\\u00e9%s\",\"g\":\"\\\\%s\"}",
+                       enc, enc, enc);
+        expect_exact(s, &l, extra, 2, text,
+                     "{\"e\":\"\\n" MARK "\",\"f\":\"\\u00e9" MARK
+                     "\",\"g\":\"\\\\" MARK "\"}",
+                     "after JSON escapes");
+        free(enc);
+        list_free(&l);
+        exec_scrub_free(s);
+    }
+}
+
+/* Split across two JSON strings, or cut by the kept cap: not claimed
+   (a part of a spelling is not a spelling), and nothing of it kept. */
+static void
+test_b64_split_and_cut(void **state)
+{
+    struct exec_scrub *s = scrubber(cred_hard, PREFIX);
+    char esc[1024], payload[2048], text[8192];
+    size_t n, h, pad = 2000, reach = exec_scrub_reach(s);
+    struct ig_buf out;
+    json_t *doc;
+    char *enc, *t;
+    int found;
+
+    (void)state;
+    (void)escape_form((const unsigned char *)cred_hard, strlen(cred_hard),
+                      F_PHP, esc);
+    n = (size_t)snprintf(payload, sizeof(payload), "{\"t\":\"%s\"}", esc);
+    enc = b64_of(payload, n, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    for (h = 1; h < strlen(enc); h++) {
+        n = (size_t)snprintf(text, sizeof(text),
+                             "{\"a\":\"%.*s\",\"b\":\"%s\"}", (int)h, enc,
+                             enc + h);
+        out = scrub(s, text, n, 0, &found);
+        ig_buf_release(&out);
+        assert_int_equal(ig_json_parse(text, n, &doc, NULL), IG_OK);
+        assert_int_equal(exec_scrub_json(s, &doc, &found), IG_OK);
+        json_decref(doc);
+    }
+    t = malloc(pad + strlen(enc) + 1);
+    assert_non_null(t);
+    memset(t, '.', pad); /* not a base64 character */
+    memcpy(t + pad, enc, strlen(enc));
+    for (h = 1; h <= strlen(enc); h++) {
+        out = scrub(s, t, pad + h, EXEC_SCRUB_CUT, &found);
+        assert_int_equal(found, 0);
+        assert_int_equal(out.len, pad + h > reach ? pad + h - reach : 0);
+        assert_null(memchr(out.data, enc[0], out.len));
+        ig_buf_release(&out);
+    }
+    /* The whole run before the cut tail: found. */
+    free(t);
+    t = malloc(pad + strlen(enc) + reach + 1);
+    assert_non_null(t);
+    memset(t, '.', pad + strlen(enc) + reach);
+    memcpy(t + 10, enc, strlen(enc));
+    out = scrub(s, t, pad + strlen(enc) + reach, EXEC_SCRUB_CUT, &found);
+    assert_int_equal(found, 1);
+    assert_int_equal(out.len, pad + strlen(MARK));
+    assert_memory_equal(out.data, "..........", 10);
+    assert_memory_equal(out.data + 10, MARK, strlen(MARK));
+    assert_int_equal(strspn(out.data + 10 + strlen(MARK), "."), pad - 10);
+    ig_buf_release(&out);
+    free(t);
+    free(enc);
+    exec_scrub_free(s);
+}
+
+/* CPU time of one scrub of n bytes of t, best of three. */
+static double
+scrub_seconds(const struct exec_scrub *s, const char *t, size_t n)
+{
+    struct timespec a, b;
+    double best = 1e9, d;
+    struct ig_buf out;
+    int i, found;
+
+    for (i = 0; i < 3; i++) {
+        (void)clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+        out = scrub(s, t, n, 0, &found);
+        (void)clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+        assert_int_equal(found, 0);
+        assert_memory_equal(out.data, t, n);
+        ig_buf_release(&out);
+        d = (double)(b.tv_sec - a.tv_sec) +
+            (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+        best = d < best ? d : best;
+    }
+    return best;
+}
+
+/* No false positive on long base64 runs of random data, and the work
+   stays linear on the worst runs: one run of "A", one of random
+   characters, and many runs just long enough to decode (a short
+   credential makes them short). */
+static void
+test_b64_clean_and_linear(void **state)
+{
+    static const char alpha[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_";
+    size_t small = 512u << 10, big = 4u << 20, n = 65536, c, v, i, kind;
+    unsigned char *rnd = malloc(big);
+    char *t = malloc(big), *enc;
+    struct exec_scrub *s;
+    double t1, t8;
+
+    (void)state;
+    assert_non_null(rnd);
+    assert_non_null(t);
+    randombytes_buf_deterministic(
+        rnd, big, (const unsigned char *)"test_scrub: base64 random, 32 B.");
+    for (c = 0; c < NCREDS; c++) {
+        s = scrubber(creds[c], PREFIX);
+        for (v = 0; v < 4; v++) {
+            enc = b64_of(rnd, n, b64_variants[v]);
+            expect_same(s, enc, strlen(enc), "base64 of random bytes");
+            free(enc);
+        }
+        for (i = 0; i < n; i++)
+            t[i] = alpha[rnd[i] % 66];
+        expect_same(s, t, n, "random base64 characters");
+        exec_scrub_free(s);
+    }
+    /* Near misses: the middle byte changed, in every form, base64'd. */
+    for (c = 0; c < NCREDS; c++) {
+        char val[64], esc[1024], payload[2048];
+        size_t m = strlen(creds[c]), f;
+        s = scrubber(creds[c], PREFIX);
+        memcpy(val, creds[c], m);
+        val[m / 2] = val[m / 2] == 'Z' ? 'Y' : 'Z';
+        for (f = 0; f < NFORMS; f++) {
+            (void)escape_form((const unsigned char *)val, m, (int)f, esc);
+            i = (size_t)snprintf(payload, sizeof(payload), "{\"t\":\"%s\"}",
+                                 esc);
+            for (v = 0; v < 4; v++) {
+                enc = b64_of(payload, i, b64_variants[v]);
+                expect_same(s, enc, strlen(enc), "a near miss");
+                free(enc);
+            }
+        }
+        exec_scrub_free(s);
+    }
+    for (kind = 0; kind < 3; kind++) {
+        s = scrubber(kind == 2 ? "k" : cred_plain, kind == 2 ? NULL : PREFIX);
+        for (i = 0; i < big; i++)
+            t[i] = kind == 0   ? 'A'
+                   : kind == 1 ? alpha[rnd[i] % 64]
+                               : (i % 3 == 2 ? '.' : 'A');
+        t1 = scrub_seconds(s, t, small);
+        t8 = scrub_seconds(s, t, big);
+        if (t8 > 24 * t1 + 0.05)
+            fail_msg("kind %zu: 512 KiB %.3f s, 4 MiB %.3f s: not linear", kind,
+                     t1, t8);
+        exec_scrub_free(s);
+    }
+    free(t);
+    free(rnd);
 }
 
 /* No credential: byte for byte, nothing reported; near misses too. */
@@ -1326,6 +1815,10 @@ main(void)
         cmocka_unit_test(test_inside_encodings),
         cmocka_unit_test(test_mixed_escapes),
         cmocka_unit_test(test_views_far_apart),
+        cmocka_unit_test(test_b64_of_escaped),
+        cmocka_unit_test(test_b64_shapes),
+        cmocka_unit_test(test_b64_split_and_cut),
+        cmocka_unit_test(test_b64_clean_and_linear),
         cmocka_unit_test(test_clean_is_identical),
         cmocka_unit_test(test_exact_output),
         cmocka_unit_test(test_marker_neighbours),
