@@ -30,8 +30,14 @@
  * next rewrite or close; lost in a crash, its outcome is sent again and
  * the PDP answers "duplicate".
  *
- * Delivery: exec_spool_outcome makes its record durable, then tries once
- * in the caller's thread. The retry thread then owns what failed. Its
+ * Delivery: exec_spool_outcome writes its record, tries once in the
+ * caller's thread, and only when that fails waits for the record to be
+ * durable; the retry thread then owns it. An outcome the PDP takes at
+ * once costs no disk flush: its record survives a crash of this process
+ * (the page cache has it), and for a power loss in those milliseconds the
+ * run record - durable before the action ran - stands in: the restart
+ * reports UNKNOWN_AFTER_DISPATCH. So each execution waits for the disk
+ * once in the common case. Its
  * backoff is the queue's, not each record's: the PDP is the one shared
  * resource, so after n consecutive transient failures nothing is sent
  * for a delay drawn from [d/2, d], d = min(initial * 2^(n-1), max). When
@@ -521,11 +527,14 @@ exec_spool_outcome(struct exec_spool *s, const char *intent_id,
         line = NULL;
         e->busy = 1; /* the retry thread leaves it to us */
         append_locked(s, e->line, e->len, &seq);
-        st = commit_locked(s, seq, err);
+        /* Written (the page cache keeps it if this process dies); made
+           durable only when the PDP does not take it at once. */
         if (s->o.send != NULL)
             sent = spool_deliver(s, e, detail, 0);
         else
             e->busy = 0;
+        if (!sent)
+            st = commit_locked(s, seq, err);
     }
     pthread_mutex_unlock(&s->mu);
 out:

@@ -8,7 +8,8 @@
  *   redeem the grant at the PDP
  *   exec_spool_run(id)            durable BEFORE the handler runs
  *   run the handler
- *   exec_spool_outcome(id, ...)   durable, then one delivery attempt
+ *   exec_spool_outcome(id, ...)   written, one delivery attempt; durable
+ *                                 before returning when that failed
  *
  * An outcome the PDP did not take (unreachable, 5xx, timeout: the send
  * callback answered IG_ERR_IO) stays pending and is retried by the
@@ -154,12 +155,16 @@ enum ig_status exec_spool_run(struct exec_spool *s, const char *intent_id,
 
 /*
  * Record the outcome of intent_id (detail: an object, or NULL for {};
- * not kept), make it durable, then try one delivery in the calling
- * thread. *delivered (when not NULL) gets 1 when the PDP took it now, 0
- * when it is pending (the retry thread has it) or was given up. IG_OK:
- * durable. IG_ERR_IO: it could not be made durable; it is pending in
- * memory all the same (retried while the process lives, written out by
- * the next successful rewrite) and the one delivery was still tried.
+ * not kept): write it to the spool, try one delivery in the calling
+ * thread, and when the PDP did not take it, make the record durable
+ * before returning (the retry thread has it then). An outcome taken at
+ * once is not waited for on disk: its record survives a crash of this
+ * process, and for a power loss the run record stands in (reported
+ * UNKNOWN_AFTER_DISPATCH after the restart). *delivered (when not NULL)
+ * gets 1 when the PDP took it now, 0 when it is pending or was given up.
+ * IG_OK: delivered, or durable. IG_ERR_IO: not delivered and it could
+ * not be made durable; it is pending in memory all the same (retried
+ * while the process lives, written out by the next successful rewrite).
  * Nothing recorded, nothing sent: IG_ERR_INVALID (malformed id or name,
  * detail not an object or without a canonical form), IG_ERR_LIMIT
  * (detail over IG_OUTCOME_DETAIL_MAX_BYTES canonical; or no run record

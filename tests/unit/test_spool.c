@@ -373,9 +373,14 @@ test_delivered_at_once_never_again(void **state)
 {
     struct t *t = *state;
 
+    uint64_t syncs;
+
     reopen(t);
     run_ok(t, "x1");
+    syncs = stats(t).syncs_total; /* the run record is durable */
     assert_int_equal(outcome_ok(t, "x1", "COMPLETED", 1), 1);
+    /* Taken at once: no disk flush for the outcome. */
+    assert_int_equal(stats(t).syncs_total, syncs);
     assert_int_equal(stats(t).delivered_total, 1);
     assert_int_equal(stats(t).pending, 0);
     assert_int_equal(count_log(t, "outcome.delivered"), 0); /* not noisy */
@@ -390,11 +395,16 @@ test_transient_then_success_once(void **state)
 {
     struct t *t = *state;
 
+    uint64_t syncs;
+
     t->f.script[0] = IG_ERR_IO;
     t->f.nscript = 1;
     reopen(t);
     run_ok(t, "tr");
+    syncs = stats(t).syncs_total;
     assert_int_equal(outcome_ok(t, "tr", "COMPLETED", 1), 0);
+    /* Not taken: durable before the call returned. */
+    assert_true(stats(t).syncs_total > syncs);
     assert_int_equal(stats(t).pending, 1);
     assert_int_equal(count_log(t, "outcome.pending"), 1);
     exec_spool_flush(t->s); /* t=0: backing off */
