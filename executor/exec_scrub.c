@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "exec_scrub_int.h"
+#include "ig_b64.h"
 #include "ig_limits.h"
 #include "ig_secmem.h"
 #include "ig_text.h"
@@ -72,39 +73,61 @@ commit(struct gen *g, size_t start)
     s->n++;
 }
 
-/* sodium's constant-time base64 of n bytes at v, one spelling. */
+/* Append the len bytes at src as a spelling, with '+' and '/' mapped to
+   '-' and '_' when url, and pad '='s after. */
 static void
-add_b64(struct gen *g, const unsigned char *v, size_t n, int variant)
+add_form(struct gen *g, const char *src, size_t len, int url, size_t pad)
 {
-    size_t start = g->len, need = sodium_base64_encoded_len(n, variant);
+    size_t start = g->len, i;
+    unsigned char *d = room(g, len + pad);
+    char c;
 
-    (void)sodium_bin2base64((char *)room(g, need), need, v, n, variant);
-    g->len += need - 1; /* without the NUL */
+    for (i = 0; i < len; i++) {
+        c = src[i];
+        d[i] = (unsigned char)(url && c == '+'   ? '-'
+                               : url && c == '/' ? '_'
+                                                 : c);
+    }
+    memset(d + len, '=', pad);
+    g->len += len + pad;
     commit(g, start);
 }
 
-/* Both alphabets, three alignments: the core of whole groups, and the
-   tail as it ends an encoding, padded and not. */
+/* The base64 spellings of the n bytes at v: standard and URL-safe
+   alphabets, unpadded and padded, and the whole groups alone (what holds
+   when more bytes follow). One constant-time libsodium encoding; every
+   form is a copy of it. */
+static void
+add_b64(struct gen *g, const unsigned char *v, size_t n)
+{
+    const int std = sodium_base64_VARIANT_ORIGINAL_NO_PADDING;
+    char enc[IG_B64_ENCODED_LEN(IG_EXEC_SCRUB_VALUE_MAX) + 1];
+    size_t need = sodium_base64_encoded_len(n, std), len = need - 1;
+    size_t whole = n / 3 * 4, pad = (3 - n % 3) % 3;
+    int url;
+
+    IG_ASSERT(need <= sizeof(enc));
+    (void)sodium_bin2base64(enc, need, v, n, std);
+    for (url = 0; url < 2; url++) {
+        add_form(g, enc, len, url, 0);
+        if (pad > 0)
+            add_form(g, enc, len, url, pad);
+        if (whole > 0 && whole < len)
+            add_form(g, enc, whole, url, 0);
+    }
+    sodium_memzero(enc, need);
+}
+
+/* Base64 in all three alignments: the encoding of the bytes from each of
+   the first three offsets (what a value embedded at offset k mod 3 of a
+   larger encoded text shows). */
 static void
 add_base64(struct gen *g, const unsigned char *v, size_t m)
 {
-    static const int pad[2] = {sodium_base64_VARIANT_ORIGINAL,
-                               sodium_base64_VARIANT_URLSAFE};
-    static const int nopad[2] = {sodium_base64_VARIANT_ORIGINAL_NO_PADDING,
-                                 sodium_base64_VARIANT_URLSAFE_NO_PADDING};
-    size_t a, skip, n;
+    size_t skip;
 
-    for (a = 0; a < 2; a++) {
-        for (skip = 0; skip < 3 && skip < m; skip++) {
-            n = m - skip;
-            if (n >= 3)
-                add_b64(g, v + skip, n / 3 * 3, nopad[a]);
-            if (n % 3 != 0) {
-                add_b64(g, v + skip, n, nopad[a]);
-                add_b64(g, v + skip, n, pad[a]);
-            }
-        }
-    }
+    for (skip = 0; skip < 3 && skip < m; skip++)
+        add_b64(g, v + skip, m - skip);
 }
 
 static int
