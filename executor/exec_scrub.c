@@ -256,22 +256,52 @@ value_bound(size_t m)
 }
 
 /* Every spelling of the m-byte value already stored at text[off]. */
+/* What in v makes an escaped spelling differ from the raw bytes: a byte
+   percent-encoding changes, one JSON escapes ('"', '\\', a control), a
+   '/', a byte above 0x7f. A spelling that would equal the raw one (or
+   another) is not built at all: the common credential, letters and
+   digits, has none of these, and most of its spellings are raw. */
+struct kinds {
+    int pct, json, slash, high;
+};
+
+static void
+kinds_of(const unsigned char *v, size_t m, struct kinds *k)
+{
+    size_t i;
+
+    memset(k, 0, sizeof(*k));
+    for (i = 0; i < m; i++) {
+        k->pct |= !unreserved(v[i]);
+        k->json |= v[i] < 0x20 || v[i] == '"' || v[i] == '\\';
+        k->slash |= v[i] == '/';
+        k->high |= v[i] >= 0x80;
+    }
+}
+
 static void
 add_value(struct gen *g, size_t off, size_t m)
 {
     static const char up[] = "0123456789ABCDEF", lo[] = "0123456789abcdef";
     const unsigned char *v = g->s->text + off;
+    struct kinds k;
     int slash, ascii;
 
+    kinds_of(v, m, &k);
     add_base64(g, v, m);
-    add_percent(g, v, m, 1, up);
-    add_percent(g, v, m, 1, lo);
+    if (k.pct) {
+        add_percent(g, v, m, 1, up);
+        add_percent(g, v, m, 1, lo);
+    }
     add_percent(g, v, m, 0, up);
     add_percent(g, v, m, 0, lo);
     for (slash = 0; slash < 2; slash++) {
         for (ascii = 0; ascii < 2; ascii++) {
+            if (!k.json && !(slash && k.slash) && !(ascii && k.high))
+                continue; /* the raw bytes, already a spelling */
             add_json(g, v, m, slash, ascii, lo);
-            add_json(g, v, m, slash, ascii, up);
+            if (k.json || (ascii && k.high)) /* a \u escape: its case */
+                add_json(g, v, m, slash, ascii, up);
         }
     }
     add_hex(g, v, m, lo);
