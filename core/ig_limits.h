@@ -104,11 +104,6 @@
 #define IG_EXEC_SPOOL_RETRY_INITIAL_MS 500
 #define IG_EXEC_SPOOL_RETRY_MAX_MS 60000
 #define IG_EXEC_SPOOL_RETRY_CEILING_MS (24L * 3600 * 1000)
-/* Group commit under load: while other executions are in flight, a sync
-   leader waits up to this long (microseconds), or until this many
-   records are written, so one fdatasync covers more of them. */
-#define IG_EXEC_SPOOL_GATHER_US 1000
-#define IG_EXEC_SPOOL_GATHER_RECORDS 16
 /* The excerpt of an exec action's stdout and of its stderr kept in the
    outcome detail (with the stream's size and SHA-256), in bytes. */
 #define IG_OUTCOME_EXCERPT_BYTES 2048

@@ -2,12 +2,14 @@
  * exec_execute.c - POST /v1/execute (see exec_execute.h for the order).
  *
  * exec_admit refuses everything it can without spending the grant;
- * exec_redeem spends it; exec_finish writes a durable "run" record before
- * the credential is decrypted (so a crash mid-action is still reported,
- * as UNKNOWN_AFTER_DISPATCH, after a restart), runs the handler, and
- * hands the outcome to the spool, which makes it durable and delivers it
- * to the PDP until acknowledged. If the spool cannot record that the
- * action is about to run, the action does not run.
+ * exec_redeem writes the "run" record, then spends the grant (the disk
+ * flush of the record overlaps the PDP's answer); exec_finish waits for
+ * the record to be durable before the credential is decrypted (so a crash
+ * mid-action is still reported, as UNKNOWN_AFTER_DISPATCH, after a
+ * restart), runs the handler, and hands the outcome to the spool, which
+ * delivers it to the PDP until acknowledged. If the spool cannot record
+ * that the action is about to run, the grant is not spent; if the record
+ * cannot be made durable, the action does not run.
  */
 #include "exec_execute.h"
 
@@ -134,22 +136,50 @@ exec_admit(struct exec_ctx *x, const json_t *body,
     return reply;
 }
 
+/* The run record, written before the grant is spent; NULL, or the
+   refusal (nothing recorded, the grant not spent). */
+static json_t *
+write_run(struct exec_ctx *x, const char *intent_id, uint64_t *ticket,
+          unsigned int *status)
+{
+    struct ig_err err;
+    enum ig_status st;
+
+    ig_err_clear(&err);
+    st = exec_spool_run_write(x->spool, intent_id, ticket, &err);
+    if (st == IG_OK)
+        return NULL;
+    *status = st == IG_ERR_EXISTS ? 409 : 503;
+    ig_log("error", "spool.refused",
+           json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
+    return st == IG_ERR_EXISTS
+               ? exec_error("ALREADY_RUNNING",
+                            "this intent is already being executed here")
+               : exec_error("SPOOL_UNAVAILABLE",
+                            "the executor cannot record executions now; the "
+                            "grant was not spent");
+}
+
 json_t *
 exec_redeem(struct exec_ctx *x, const json_t *body,
-            const struct exec_action *act, unsigned int *status)
+            const struct exec_action *act, uint64_t *ticket,
+            unsigned int *status)
 {
     const char *intent_id = json_string_value(
         json_object_get(json_object_get(body, "intent"), "intent_id"));
     struct ig_err err;
-    json_t *reply = NULL;
+    json_t *reply;
     enum ig_status st;
 
+    if ((reply = write_run(x, intent_id, ticket, status)) != NULL)
+        goto refused;
     ig_err_clear(&err);
     st = exec_pdp_redeem(x->pdp,
                          json_string_value(json_object_get(body, "grant")),
                          intent_id, NULL, &err);
     if (st == IG_OK)
         return NULL;
+    exec_spool_run_cancel(x->spool, intent_id);
     if (st == IG_ERR_EXISTS) {
         *status = 409;
         reply = exec_error("ALREADY_REDEEMED", err.msg);
@@ -163,6 +193,7 @@ exec_redeem(struct exec_ctx *x, const json_t *body,
         *status = 503;
         reply = exec_error("PDP_UNAVAILABLE", err.msg);
     }
+refused:
     exec_slot_give(x, act);
     atomic_fetch_add(&x->metrics.refused, 1);
     return reply;
@@ -227,8 +258,8 @@ record(struct exec_ctx *x, const char *intent_id, const struct exec_result *r)
 /* Run the handler, unless the run cannot be recorded first. */
 static void
 run_action(struct exec_ctx *x, const json_t *intent,
-           const struct exec_action *act, struct exec_inflight_run *rc,
-           struct exec_result *res)
+           const struct exec_action *act, uint64_t ticket,
+           struct exec_inflight_run *rc, struct exec_result *res)
 {
     const char *intent_id =
         json_string_value(json_object_get(intent, "intent_id"));
@@ -237,7 +268,7 @@ run_action(struct exec_ctx *x, const json_t *intent,
 
     memset(res, 0, sizeof(*res));
     ig_err_clear(&err);
-    if (exec_spool_run(x->spool, intent_id, &err) != IG_OK) {
+    if (exec_spool_run_durable(x->spool, ticket, &err) != IG_OK) {
         res->outcome = EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED;
         res->detail = json_pack("{s:s}", "error",
                                 "the outcome spool cannot be written: "
@@ -258,7 +289,7 @@ run_action(struct exec_ctx *x, const json_t *intent,
 
 json_t *
 exec_finish(struct exec_ctx *x, const json_t *body,
-            const struct exec_action *act,
+            const struct exec_action *act, uint64_t ticket,
             void (*out_fn)(void *ctx, const char *stream, const char *data,
                            size_t len),
             void *out_ctx)
@@ -274,7 +305,7 @@ exec_finish(struct exec_ctx *x, const json_t *body,
     exec_inflight_init(&rc, x, intent_id,
                        json_string_value(json_object_get(body, "grant")),
                        out_fn, out_ctx);
-    run_action(x, intent, act, &rc, &res);
+    run_action(x, intent, act, ticket, &rc, &res);
     atomic_fetch_add(&x->metrics.executions[res.outcome], 1);
     if (res.credential_reflected)
         atomic_fetch_add(&x->metrics.credential_reflected, 1);
@@ -293,11 +324,12 @@ exec_execute(struct exec_ctx *x, const json_t *body, unsigned int *status)
 {
     const struct exec_action *act = NULL;
     json_t *reply = exec_admit(x, body, &act, status);
+    uint64_t ticket = 0;
 
     if (reply == NULL)
-        reply = exec_redeem(x, body, act, status);
+        reply = exec_redeem(x, body, act, &ticket, status);
     if (reply != NULL)
         return reply;
     *status = 200;
-    return exec_finish(x, body, act, NULL, NULL);
+    return exec_finish(x, body, act, ticket, NULL, NULL);
 }

@@ -9,12 +9,13 @@
  *     request they make: no empty or dot-only path segment, the URL fits)
  *     -> the handler can run here -> the credential exists -> a free
  *     execution slot (total and per action)
- *   exec_redeem (on a worker): redeem at the PDP (unreachable or refused:
- *     stop, nothing ran)
- *   exec_finish (on the worker): spool a durable "run" record -> only now
- *     decrypt the credential and run the handler -> spool the outcome
- *     durably and report it to the PDP (retried until acknowledged, also
- *     across restarts: exec_spool.h) -> answer.
+ *   exec_redeem (on a worker): write the "run" record to the outcome
+ *     spool (cannot: stop, grant unspent) -> redeem at the PDP
+ *     (unreachable or refused: stop, nothing ran)
+ *   exec_finish (on the worker): the run record durable (else nothing
+ *     runs) -> only now decrypt the credential and run the handler ->
+ *     report the outcome to the PDP through the spool (retried until
+ *     acknowledged, also across restarts: exec_spool.h) -> answer.
  *
  * Every refusal before the redemption leaves the grant unspent.
  */
@@ -62,12 +63,15 @@ json_t *exec_admit(struct exec_ctx *x, const json_t *body,
                    const struct exec_action **act, unsigned int *status);
 
 /*
- * Redeem the admitted body's grant at the PDP (blocks). NULL: the grant
- * is spent and ours - call exec_finish exactly once. Else the error reply
- * (*status set) and the slot is given back.
+ * Write the run record, then redeem the admitted body's grant at the PDP
+ * (blocks). NULL: the grant is spent and ours, *ticket names the run
+ * record - call exec_finish exactly once. Else the error reply (*status
+ * set: 503 SPOOL_UNAVAILABLE when the record cannot be written, the
+ * grant unspent; the PDP's refusals) and the slot is given back.
  */
 json_t *exec_redeem(struct exec_ctx *x, const json_t *body,
-                    const struct exec_action *act, unsigned int *status);
+                    const struct exec_action *act, uint64_t *ticket,
+                    unsigned int *status);
 
 /*
  * Run the redeemed execution (streaming output through on_output when
@@ -75,7 +79,7 @@ json_t *exec_redeem(struct exec_ctx *x, const json_t *body,
  * the final reply {"intent_id", "outcome", "result", "outcome_recorded"}.
  */
 json_t *exec_finish(struct exec_ctx *x, const json_t *body,
-                    const struct exec_action *act,
+                    const struct exec_action *act, uint64_t ticket,
                     void (*on_output)(void *ctx, const char *stream,
                                       const char *data, size_t len),
                     void *ctx);

@@ -35,10 +35,11 @@ struct exec_job {
     struct MHD_Connection *conn;
     json_t *body;
     const struct exec_action *act;
-    int stream;    /* the client asked for NDJSON */
-    int parked;    /* the connection is suspended by us */
-    int streaming; /* redeemed: the stream response may be queued */
-    int done;      /* nothing more will come */
+    uint64_t ticket; /* the run record, once redeemed */
+    int stream;      /* the client asked for NDJSON */
+    int parked;      /* the connection is suspended by us */
+    int streaming;   /* redeemed: the stream response may be queued */
+    int done;        /* nothing more will come */
     unsigned int status;
     json_t *reply; /* a plain reply (or a refusal), once ready */
     struct ig_buf pending;
@@ -142,18 +143,19 @@ work(void *arg)
 {
     struct exec_job *j = arg;
     unsigned int status = 200;
-    json_t *reply = exec_redeem(j->x, j->body, j->act, &status);
+    json_t *reply = exec_redeem(j->x, j->body, j->act, &j->ticket, &status);
 
     if (reply != NULL) {
         complete(j, status, reply);
     } else if (!j->stream) {
-        complete(j, 200, exec_finish(j->x, j->body, j->act, NULL, NULL));
+        complete(j, 200,
+                 exec_finish(j->x, j->body, j->act, j->ticket, NULL, NULL));
     } else {
         pthread_mutex_lock(&j->mu);
         j->streaming = 1;
         wake_locked(j);
         pthread_mutex_unlock(&j->mu);
-        reply = exec_finish(j->x, j->body, j->act, on_out, j);
+        reply = exec_finish(j->x, j->body, j->act, j->ticket, on_out, j);
         push(j, reply, 1);
         json_decref(reply);
     }

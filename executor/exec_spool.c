@@ -18,10 +18,7 @@
  * leader - no sync running: it notes the last number written, drops the
  * lock, fdatasyncs, takes the lock, raises `synced` and wakes everyone -
  * or it sleeps on synced_cv. One fdatasync covers every line written
- * before it began, however many threads wrote them; while other
- * executions are in flight the leader first waits a moment (at most
- * IG_EXEC_SPOOL_GATHER_US) for theirs, so that under load one sync covers
- * several executions and the disk flushes stay few. A leader whose sync
+ * before it began, however many threads wrote them. A leader whose sync
  * fails marks the numbers it covered `failed` (their writers get
  * IG_ERR_IO) and the spool broken; the next leader then rewrites the
  * whole file from memory instead of trusting the old one (Linux may have
@@ -222,29 +219,6 @@ append_locked(struct exec_spool *s, const char *line, size_t len, uint64_t *seq)
     }
     s->st.records_total++;
     *seq = ++s->written;
-    if (s->syncing)
-        pthread_cond_signal(&s->gather_cv);
-}
-
-/* A leader about to sync (lock held): while other executions are in
-   flight, give their records up to IG_EXEC_SPOOL_GATHER_US to join this
-   sync (or until IG_EXEC_SPOOL_GATHER_RECORDS are waiting). Alone, it
-   syncs at once: no latency is added without load. */
-static void
-gather(struct exec_spool *s)
-{
-    struct timespec until;
-    long ns;
-
-    if (s->nrun < 2)
-        return;
-    (void)clock_gettime(CLOCK_MONOTONIC, &until);
-    ns = until.tv_nsec + IG_EXEC_SPOOL_GATHER_US * 1000L;
-    until.tv_sec += ns / 1000000000L;
-    until.tv_nsec = ns % 1000000000L;
-    while (s->written - s->synced < IG_EXEC_SPOOL_GATHER_RECORDS &&
-           pthread_cond_timedwait(&s->gather_cv, &s->mu, &until) == 0)
-        ;
 }
 
 /* Lead one sync (lock held, no sync running) of every record written so
@@ -258,7 +232,6 @@ lead_sync(struct exec_spool *s)
     int fd, rc = 0, rewritten = 0;
 
     s->syncing = 1;
-    gather(s);
     target = s->written;
     ig_err_clear(&err);
     if (compact_due(s)) {
@@ -386,7 +359,6 @@ spool_new(const char *dir, const struct exec_spool_opts *o)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->wake, &ca);
-    pthread_cond_init(&s->gather_cv, &ca);
     pthread_condattr_destroy(&ca);
     s->dir = strdup(dir);
     if (s->dir == NULL) {
@@ -444,14 +416,15 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
 }
 
 enum ig_status
-exec_spool_run(struct exec_spool *s, const char *intent_id, struct ig_err *err)
+exec_spool_run_write(struct exec_spool *s, const char *intent_id,
+                     uint64_t *ticket, struct ig_err *err)
 {
     struct spool_entry *e;
     enum ig_status st;
-    uint64_t seq;
     char *line;
     size_t len;
 
+    *ticket = 0;
     if (!spool_id_valid(intent_id))
         return ig_err_set(err, IG_ERR_INVALID, "malformed intent id");
     st = spool_format("run", intent_id, NULL, NULL, NULL, &line, &len, err);
@@ -471,12 +444,50 @@ exec_spool_run(struct exec_spool *s, const char *intent_id, struct ig_err *err)
     if (st == IG_OK) {
         entry_set(s, e, line, len, NULL);
         line = NULL;
-        append_locked(s, e->line, e->len, &seq);
-        st = commit_locked(s, seq, err);
+        append_locked(s, e->line, e->len, ticket);
     }
     pthread_mutex_unlock(&s->mu);
     free(line);
     return st;
+}
+
+enum ig_status
+exec_spool_run_durable(struct exec_spool *s, uint64_t ticket,
+                       struct ig_err *err)
+{
+    enum ig_status st;
+
+    pthread_mutex_lock(&s->mu);
+    st = commit_locked(s, ticket, err);
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+void
+exec_spool_run_cancel(struct exec_spool *s, const char *intent_id)
+{
+    struct spool_entry *e;
+    char id[IG_INTENT_ID_MAX + 1];
+
+    pthread_mutex_lock(&s->mu);
+    e = entry_find(s, intent_id);
+    if (e != NULL && e->outcome[0] == '\0' && !e->busy) {
+        /* Out of the set first: a rewrite the append makes must not keep
+           it. */
+        memcpy(id, e->id, sizeof(id));
+        spool_entry_free(s, e);
+        spool_append_nowait(s, "done", id, "not-run");
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+enum ig_status
+exec_spool_run(struct exec_spool *s, const char *intent_id, struct ig_err *err)
+{
+    uint64_t ticket;
+    enum ig_status st = exec_spool_run_write(s, intent_id, &ticket, err);
+
+    return st == IG_OK ? exec_spool_run_durable(s, ticket, err) : st;
 }
 
 /* Find or add the entry that takes an outcome (lock held). */
@@ -609,7 +620,6 @@ exec_spool_close(struct exec_spool *s)
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->passed);
     pthread_cond_destroy(&s->synced_cv);
-    pthread_cond_destroy(&s->gather_cv);
     pthread_mutex_destroy(&s->mu);
     free(s->dir);
     free(s);

@@ -5,8 +5,10 @@
  *
  * The order, per execution (the caller's part):
  *
- *   redeem the grant at the PDP
- *   exec_spool_run(id)            durable BEFORE the handler runs
+ *   exec_spool_run_write(id)      written, before the grant is redeemed
+ *   redeem the grant at the PDP   (refused: exec_spool_run_cancel)
+ *   exec_spool_run_durable()      durable BEFORE the handler runs (the
+ *                                 disk flush overlaps the redemption)
  *   run the handler
  *   exec_spool_outcome(id, ...)   written, one delivery attempt; durable
  *                                 before returning when that failed
@@ -32,7 +34,8 @@
  *
  *   {"intent_id":ID,"type":"run"}
  *   {"detail":{...},"intent_id":ID,"outcome":NAME,"type":"outcome"}
- *   {"intent_id":ID,"result":"delivered"|"undeliverable","type":"done"}
+ *   {"intent_id":ID,"result":"delivered"|"undeliverable"|"not-run",
+ *    "type":"done"}
  *
  * ID is 1..IG_INTENT_ID_MAX bytes of [A-Za-z0-9-]; NAME is
  * 1..IG_OUTCOME_NAME_MAX bytes of [A-Z_]; detail is an object of at
@@ -143,13 +146,28 @@ enum ig_status exec_spool_open(const char *dir, const struct exec_spool_opts *o,
                                struct ig_err *err) IG_WUR;
 
 /*
- * Record that the action of intent_id is about to run; returns once the
- * record is durable. IG_OK: run the action. Otherwise do not run it:
+ * Record that the action of intent_id is about to run, in two steps so
+ * that the disk flush overlaps the redemption: exec_spool_run_write
+ * appends the record (*ticket names it) and returns at once; after the
+ * redemption, exec_spool_run_durable(ticket) returns once it is durable
+ * (IG_OK: run the action; IG_ERR_IO: do not, and report
+ * DEFINITELY_NOT_EXECUTED through exec_spool_outcome) - or, when the
+ * redemption was refused, exec_spool_run_cancel(id) forgets it (a `done`
+ * "not-run" record, not waited for). exec_spool_run_write errors, where
+ * nothing was recorded and the grant should not be spent:
  * IG_ERR_INVALID (malformed id), IG_ERR_EXISTS (the id is already in the
- * spool), IG_ERR_LIMIT (IG_EXEC_SPOOL_PENDING_MAX held), IG_ERR_NOMEM:
- * nothing recorded; IG_ERR_IO: the record may or may not be on disk -
- * report DEFINITELY_NOT_EXECUTED through exec_spool_outcome. Thread safe.
+ * spool), IG_ERR_LIMIT (IG_EXEC_SPOOL_PENDING_MAX held), IG_ERR_NOMEM.
+ * exec_spool_run is the two at once. A run record found without its
+ * outcome at open (a crash, or a redemption whose answer never came) is
+ * reported UNKNOWN_AFTER_DISPATCH; a PDP that never redeemed it answers
+ * that it was not, and the spool gives it up (logged). Thread safe.
  */
+enum ig_status exec_spool_run_write(struct exec_spool *s, const char *intent_id,
+                                    uint64_t *ticket,
+                                    struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_run_durable(struct exec_spool *s, uint64_t ticket,
+                                      struct ig_err *err) IG_WUR;
+void exec_spool_run_cancel(struct exec_spool *s, const char *intent_id);
 enum ig_status exec_spool_run(struct exec_spool *s, const char *intent_id,
                               struct ig_err *err) IG_WUR;
 

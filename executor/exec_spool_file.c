@@ -152,7 +152,8 @@ parse_rec(const json_t *v, struct spool_rec *r)
         r->type = SPOOL_DONE;
         r->result = str_member(v, "result");
         return r->result != NULL && (strcmp(r->result, "delivered") == 0 ||
-                                     strcmp(r->result, "undeliverable") == 0)
+                                     strcmp(r->result, "undeliverable") == 0 ||
+                                     strcmp(r->result, "not-run") == 0)
                    ? 0
                    : -1;
     }

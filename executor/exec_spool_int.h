@@ -52,7 +52,6 @@ struct exec_spool {
 
     pthread_mutex_t mu;
     pthread_cond_t synced_cv; /* group commit: a sync ended */
-    pthread_cond_t gather_cv; /* group commit: a record to gather */
     pthread_cond_t wake;      /* retry thread: work, kick, stop */
     pthread_cond_t passed;    /* flush: a retry pass ended */
 

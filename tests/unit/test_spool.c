@@ -368,6 +368,47 @@ test_records_survive_and_unknown_once(void **state)
     assert_file_clean(t, 0);
 }
 
+/* The run record in two steps: written before the redemption, durable
+   after it; a refused redemption forgets it; a record only written (the
+   executor died during the redemption) is still reported after a
+   restart. */
+static void
+test_run_written_then_durable_or_cancelled(void **state)
+{
+    struct t *t = *state;
+    struct ig_err err;
+    uint64_t a, b, c, syncs;
+
+    t->o.send = NULL; /* record only */
+    reopen(t);
+    syncs = stats(t).syncs_total;
+    assert_int_equal(exec_spool_run_write(t->s, "w-1", &a, &err), IG_OK);
+    assert_int_equal(exec_spool_run_write(t->s, "w-2", &b, &err), IG_OK);
+    assert_int_equal(stats(t).syncs_total, syncs); /* nothing waited yet */
+    assert_int_equal(exec_spool_run_write(t->s, "w-1", &c, &err),
+                     IG_ERR_EXISTS);
+    assert_int_equal(c, 0);
+    assert_int_equal(exec_spool_run_durable(t->s, a, &err), IG_OK);
+    assert_true(stats(t).syncs_total > syncs);
+    exec_spool_run_cancel(t->s, "w-2"); /* the PDP refused: never ran */
+    assert_int_equal(stats(t).running, 1);
+    exec_spool_run_cancel(t->s, "no-such-id"); /* harmless */
+    assert_int_equal(exec_spool_run_write(t->s, "w-3", &b, &err), IG_OK);
+    reopen(t); /* w-1 (durable) and w-3 (only written) are recovered */
+    assert_int_equal(stats(t).pending, 2);
+    assert_int_equal(count_log(t, "outcome.recovered"), 2);
+    t->o.send = fake_send;
+    reopen(t);
+    exec_spool_flush(t->s);
+    assert_int_equal(t->f.nsent, 2);
+    assert_string_equal(t->f.sent[0], "w-1");
+    assert_string_equal(t->f.sent[1], "w-3");
+    assert_string_equal(t->f.sent_outcome[0], "UNKNOWN_AFTER_DISPATCH");
+    reopen(t);
+    exec_spool_flush(t->s);
+    assert_int_equal(t->f.nsent, 2); /* w-2 never */
+}
+
 static void
 test_delivered_at_once_never_again(void **state)
 {
@@ -850,6 +891,7 @@ main(void)
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         T(test_records_survive_and_unknown_once),
+        T(test_run_written_then_durable_or_cancelled),
         T(test_delivered_at_once_never_again),
         T(test_transient_then_success_once),
         T(test_permanent_failure_given_up),
