@@ -3,11 +3,16 @@
  * RFC 8785 canonical bytes of a JSON value.
  *
  * How it works: ig_canon_write() fills a buffer capped at
- * IG_CANON_MAX_BYTES, libsodium's crypto_hash_sha256() digests it, and the
- * digest is written as hex by hand (no allocation, no locale).
+ * IG_CANON_MAX_BYTES, OpenSSL's libcrypto digests it (it uses the CPU's SHA
+ * instructions where there are some; libsodium's portable code is about
+ * five times slower on large inputs, and hashes of request and response
+ * bodies are on every request's path), and the digest is written as hex
+ * by hand (no allocation, no locale). libcrypto is used for this alone.
  */
 #include "ig_hash.h"
 
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -17,13 +22,42 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
+static EVP_MD *sha256_md; /* fetched once; NULL: libsodium's instead */
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void
+sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* SHA-256 of len bytes: OpenSSL with the digest fetched once (its
+   one-shot SHA256() fetches on every call, slower than libsodium below
+   a few hundred bytes), libsodium when OpenSSL cannot. */
+static void
+sha256(const void *p, size_t len, unsigned char h[32])
+{
+    EVP_MD_CTX *c;
+    unsigned int n = 0;
+    int ok;
+
+    (void)pthread_once(&sha256_once, sha256_fetch);
+    c = sha256_md != NULL ? EVP_MD_CTX_new() : NULL;
+    ok = c != NULL && EVP_DigestInit_ex(c, sha256_md, NULL) == 1 &&
+         EVP_DigestUpdate(c, p, len) == 1 &&
+         EVP_DigestFinal_ex(c, h, &n) == 1 && n == 32;
+    EVP_MD_CTX_free(c);
+    if (!ok)
+        crypto_hash_sha256(h, p, (unsigned long long)len);
+}
+
 void
 ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1])
 {
-    unsigned char h[crypto_hash_sha256_BYTES];
+    unsigned char h[32];
     size_t i, o = 0;
 
-    crypto_hash_sha256(h, p, (unsigned long long)len);
+    sha256(p, len, h);
     for (i = 0; i < sizeof(h); i++) {
         out[o++] = hexdigits[h[i] >> 4];
         out[o++] = hexdigits[h[i] & 0xF];
