@@ -18,7 +18,10 @@
  * leader - no sync running: it notes the last number written, drops the
  * lock, fdatasyncs, takes the lock, raises `synced` and wakes everyone -
  * or it sleeps on synced_cv. One fdatasync covers every line written
- * before it began, however many threads wrote them. A leader whose sync
+ * before it began, however many threads wrote them. A run record also
+ * wakes the flusher thread, which leads a sync at once: the record is
+ * written before the grant is redeemed, and the flush runs while the PDP
+ * answers, so the executor seldom waits for it afterwards. A leader whose sync
  * fails marks the numbers it covered `failed` (their writers get
  * IG_ERR_IO) and the spool broken; the next leader then rewrites the
  * whole file from memory instead of trusting the old one (Linux may have
@@ -259,6 +262,7 @@ lead_sync(struct exec_spool *s)
     }
     s->syncing = 0;
     pthread_cond_broadcast(&s->synced_cv);
+    pthread_cond_signal(&s->flush_cv); /* a request made meanwhile */
 }
 
 /* Wait (lock held) until record seq is durable. */
@@ -276,6 +280,28 @@ commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
             lead_sync(s);
     }
     return IG_OK;
+}
+
+/* The flusher: lead a sync whenever a run record asks for one and no
+   sync is running, so that it is durable (or nearly) by the time the
+   redemption's answer comes back. */
+static void *
+flusher_main(void *arg)
+{
+    struct exec_spool *s = arg;
+
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        if (!s->flush_req || s->syncing) {
+            pthread_cond_wait(&s->flush_cv, &s->mu);
+            continue;
+        }
+        s->flush_req = 0;
+        if (s->synced < s->written)
+            lead_sync(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
 }
 
 /* Append a record nobody waits for (lock held); compact when due. */
@@ -355,6 +381,7 @@ spool_new(const char *dir, const struct exec_spool_opts *o)
         s->o.sync = data_sync;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->synced_cv, NULL);
+    pthread_cond_init(&s->flush_cv, NULL);
     pthread_cond_init(&s->passed, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -404,6 +431,11 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
             st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
         s->has_thread = st == IG_OK;
     }
+    if (st == IG_OK) {
+        if (pthread_create(&s->flusher, NULL, flusher_main, s) != 0)
+            st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
+        s->has_flusher = st == IG_OK;
+    }
     if (st != IG_OK) {
         exec_spool_close(s);
         return st;
@@ -445,6 +477,8 @@ exec_spool_run_write(struct exec_spool *s, const char *intent_id,
         entry_set(s, e, line, len, NULL);
         line = NULL;
         append_locked(s, e->line, e->len, ticket);
+        s->flush_req = 1;
+        pthread_cond_signal(&s->flush_cv);
     }
     pthread_mutex_unlock(&s->mu);
     free(line);
@@ -604,9 +638,12 @@ exec_spool_close(struct exec_spool *s)
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
     pthread_cond_broadcast(&s->wake);
+    pthread_cond_broadcast(&s->flush_cv);
     pthread_mutex_unlock(&s->mu);
     if (s->has_thread)
         (void)pthread_join(s->thread, NULL);
+    if (s->has_flusher)
+        (void)pthread_join(s->flusher, NULL);
     pthread_mutex_lock(&s->mu);
     if (s->fd >= 0 && (s->broken || s->written > s->synced))
         lead_sync(s); /* the done records nobody waited for */
@@ -620,6 +657,7 @@ exec_spool_close(struct exec_spool *s)
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->passed);
     pthread_cond_destroy(&s->synced_cv);
+    pthread_cond_destroy(&s->flush_cv);
     pthread_mutex_destroy(&s->mu);
     free(s->dir);
     free(s);

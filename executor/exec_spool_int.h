@@ -52,6 +52,7 @@ struct exec_spool {
 
     pthread_mutex_t mu;
     pthread_cond_t synced_cv; /* group commit: a sync ended */
+    pthread_cond_t flush_cv;  /* flusher: a run record to flush */
     pthread_cond_t wake;      /* retry thread: work, kick, stop */
     pthread_cond_t passed;    /* flush: a retry pass ended */
 
@@ -74,6 +75,10 @@ struct exec_spool {
        nothing is sent before retry_at (ms, o.now_ms's clock). */
     pthread_t thread;
     int has_thread, stopping;
+    /* The flusher: syncs run records as soon as they are written, so the
+       disk flush overlaps the redemption instead of following it. */
+    pthread_t flusher;
+    int has_flusher, flush_req;
     unsigned failures;
     double retry_at;
     uint64_t pass_req, pass_done;

@@ -487,6 +487,19 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+/* A stopping server takes no new connection. (Not MHD_quiesce_daemon:
+   libmicrohttpd 0.9.75 races its worker threads removing the listen
+   socket from their epoll sets and aborts the process, "Failed to
+   remove listen FD from epoll set".) */
+static enum MHD_Result
+on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct pdp_server *srv = cls;
+    (void)addr;
+    (void)addrlen;
+    return atomic_load(&srv->stopping) ? MHD_NO : MHD_YES;
+}
+
 struct MHD_Daemon *
 pdp_http_start(struct pdp_server *srv, struct ig_err *err)
 {
@@ -505,7 +518,7 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
     }
     d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
                              MHD_ALLOW_SUSPEND_RESUME,
-                         0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+                         0, on_accept, srv, on_request, srv, MHD_OPTION_SOCK_ADDR,
                          (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
                          (unsigned int)srv->cfg->threads,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,

@@ -129,17 +129,12 @@ pdp_server_port(const struct pdp_server *s)
 void
 pdp_server_stop(struct pdp_server *s)
 {
-    MHD_socket lsock;
     int i;
 
     if (s == NULL)
         return;
+    /* From here new connections are refused (on_accept in pdp_http.c). */
     atomic_store(&s->stopping, 1);
-    /* Stop accepting. The listen socket becomes ours, but the worker
-       threads may still hold it in their epoll sets until the daemon
-       stops: closing it earlier makes MHD panic ("Failed to remove listen
-       FD from epoll set"). So it is closed after MHD_stop_daemon. */
-    lsock = MHD_quiesce_daemon(s->mhd);
     pdp_waiters_resume_all(s->waiters);
     /* Let store writes in flight finish and their clients be answered. */
     for (i = 0; i < 500 && atomic_load(&s->inflight) > 0; i++) {
@@ -147,8 +142,6 @@ pdp_server_stop(struct pdp_server *s)
         (void)nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(s->mhd);
-    if (lsock != MHD_INVALID_SOCKET)
-        (void)close(lsock);
     server_free(s); /* the store signs the last audit checkpoint */
     pdp_log("info", "server.stopped", NULL);
 }
