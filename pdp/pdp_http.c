@@ -516,15 +516,15 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
                          srv->cfg->listen_host);
         return NULL;
     }
-    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                             MHD_ALLOW_SUSPEND_RESUME,
-                         0, on_accept, srv, on_request, srv, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-                         (unsigned int)srv->cfg->threads,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                         (size_t)(64 * 1024), MHD_OPTION_END);
+    d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            MHD_ALLOW_SUSPEND_RESUME,
+        0, on_accept, srv, on_request, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_END);
     if (d == NULL) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
                          srv->cfg->listen_host, srv->cfg->listen_port);
