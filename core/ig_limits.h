@@ -163,6 +163,27 @@
 /* Longest action name ("payments.refund"), in bytes. */
 #define IG_ACTION_MAX 120
 
+/* ---- The PDP's HTTP server ([limits], pdp/pdp_config_limits.c) ---- */
+
+/* Open connections in all, and from one client address (the socket's
+   peer: behind a proxy, the proxy). The descriptor limit may lower the
+   first (net/ig_conns.h). */
+#define IG_PDP_MAX_CONNECTIONS 4096
+#define IG_PDP_MAX_PER_ADDRESS 2048
+/* A request's headers and body must have arrived this long after the
+   connection opened or its previous reply went out (slowloris), ms. */
+#define IG_PDP_REQUEST_TIMEOUT_MS 10000
+/* Parked long polls (GET /v1/intents/{id}?wait=N) in all and per
+   principal; over either, the poll answers at once with the state. */
+#define IG_PDP_MAX_WAITERS 1024
+#define IG_PDP_MAX_WAITERS_PER_PRINCIPAL 64
+/* Store writes queued for the writer; over it a new intent gets 503
+   OVERLOADED (nothing of it recorded) with Retry-After. */
+#define IG_PDP_WRITE_QUEUE 4096
+/* Descriptors kept back from connections: the database, policies, Slack,
+   log files. */
+#define IG_PDP_FD_RESERVE 256
+
 /* ---- Agent side: `intentgate hook claude-code` (cli/cli_hook*.c) ---- */
 
 /* Largest hook mapping file, in bytes. */

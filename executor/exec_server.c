@@ -7,7 +7,7 @@
  * max_concurrent threads (exec_job.c). Idle connections cost a socket and
  * a few hundred bytes, so thousands of them do not stop it serving; the
  * total and per-address connection limits, libmicrohttpd's idle timeout
- * and the request deadline (exec_conns.c) bound what a client can hold.
+ * and the request deadline (net/ig_conns.c) bound what a client can hold.
  * Bodies are capped at IG_JSON_MAX_BYTES (413 before reading when the
  * Content-Length says so). JSON in, canonical JSON out.
  *
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec_conns.h"
+#include "ig_conns.h"
 #include "exec_job.h"
 #include "exec_server_int.h"
 #include "ig_buf.h"
@@ -280,7 +280,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
     }
     if (q->job != NULL) /* resumed */
         return exec_job_resumed(q->job, c, send_json);
-    exec_conns_busy(s->conns, c, 1); /* the whole request is here */
+    ig_conns_busy(s->conns, c, 1); /* the whole request is here */
     return route(s, c, url, method, q);
 }
 
@@ -292,7 +292,7 @@ on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req *q = *con_cls;
     (void)toe;
 
-    exec_conns_busy(s->conns, c, 0);
+    ig_conns_busy(s->conns, c, 0);
     if (q != NULL) {
         if (q->job != NULL)
             atomic_fetch_sub(&s->live_jobs, 1);
@@ -324,7 +324,7 @@ exec_server_listen(struct exec_server *s, struct ig_err *err)
         0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned int)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-        MHD_OPTION_NOTIFY_CONNECTION, exec_conns_notify, s->conns,
+        MHD_OPTION_NOTIFY_CONNECTION, ig_conns_notify, s->conns,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->max_per_address,
         MHD_OPTION_CONNECTION_TIMEOUT,

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "exec_conns.h"
+#include "ig_conns.h"
 #include "exec_execute.h"
 #include "exec_pool.h"
 #include "exec_server.h"
@@ -21,7 +21,7 @@ struct exec_server {
     struct MHD_Daemon *mhd;
     unsigned short port;
     struct exec_pool *pool;
-    struct exec_conns *conns;
+    struct ig_conns *conns;
     long max_connections; /* the config's, lowered to fit the fd limit */
     /* Stop gate: executions are admitted under the read lock while
        stopping is 0; stopping is set under the write lock. */

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -221,27 +220,13 @@ check_sandbox(struct exec_server *s, struct ig_err *err)
 static void
 fit_connections(struct exec_server *s)
 {
-    struct rlimit rl;
-    long room;
-
-    s->max_connections = s->x.cfg->max_connections;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        (void)setrlimit(RLIMIT_NOFILE, &rl);
-        (void)getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    if (rl.rlim_cur == RLIM_INFINITY)
-        return;
-    room = (long)rl.rlim_cur - FD_RESERVE;
-    if (room < s->max_connections) {
-        s->max_connections = room > 16 ? room : 16;
+    s->max_connections =
+        ig_conns_fit_nofile(s->x.cfg->max_connections, FD_RESERVE);
+    if (s->max_connections < s->x.cfg->max_connections)
         ig_log("warn", "connections.limited",
                json_pack("{s:I, s:I}", "max_connections",
-                         (json_int_t)s->max_connections, "open_files",
-                         (json_int_t)rl.rlim_cur));
-    }
+                         (json_int_t)s->max_connections, "wanted",
+                         (json_int_t)s->x.cfg->max_connections));
 }
 
 /* The spool's delivery: the PDP's outcome endpoint. */
@@ -287,7 +272,7 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
     if (load_parts(s, c, err) != IG_OK || check_sandbox(s, err) != IG_OK ||
         open_spool(s, err) != IG_OK ||
         exec_pool_new((size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
-        exec_conns_new((double)c->request_timeout_ms, &s->conns, err) !=
+        ig_conns_new((double)c->request_timeout_ms, &s->conns, err) !=
             IG_OK ||
         (s->mhd = exec_server_listen(s, err)) == NULL)
         goto fail;
@@ -318,8 +303,8 @@ exec_server_metrics(struct exec_server *s, struct ig_buf *out)
     v.outcomes_delivered = st.delivered_total;
     v.outcome_retries = st.retries_total;
     v.outcomes_undeliverable = st.undeliverable_total;
-    v.connections = exec_conns_open(s->conns);
-    v.connections_cut = exec_conns_cut(s->conns);
+    v.connections = ig_conns_open(s->conns);
+    v.connections_cut = ig_conns_cut(s->conns);
     v.running = (uint64_t)atomic_load(&s->x.running);
     return exec_metrics_render(&s->x.metrics, &v, out);
 }
@@ -349,7 +334,7 @@ exec_server_stop(struct exec_server *s)
     let_replies_out(s);
     if (s->mhd != NULL)
         MHD_stop_daemon(s->mhd);
-    exec_conns_free(s->conns);
+    ig_conns_free(s->conns);
     exec_spool_close(s->x.spool);
     exec_slots_free(&s->x);
     exec_pdp_free(s->x.pdp);

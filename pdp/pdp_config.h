@@ -126,6 +126,11 @@ struct pdp_config {
     char *audit_hmac_key;        /* NULL: none (then no redact either) */
     char **redact;               /* JSON pointers into an intent's params */
     size_t nredact;
+
+    /* [limits] (pdp_config_limits.c); defaults in ig_limits.h. */
+    int64_t max_connections, max_per_address, request_timeout_ms;
+    int64_t max_waiters, max_waiters_per_principal; /* 0: no long polls */
+    int64_t max_write_queue;
 };
 
 /* Load and validate. IG_ERR_INVALID / IG_ERR_IO with "FILE:LINE: …". */

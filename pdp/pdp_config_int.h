@@ -20,7 +20,8 @@ enum cfg_section {
     SEC_APPROVALS,
     SEC_APPROVER,
     SEC_SLACK,
-    SEC_AUDIT
+    SEC_AUDIT,
+    SEC_LIMITS
 };
 
 struct cfg_parse {
@@ -69,5 +70,10 @@ int cfg_audit_set(struct cfg_parse *p, const char *key, const char *value);
 int cfg_audit_finish(struct cfg_parse *p, const char *dir);
 void cfg_audit_free(struct pdp_config *c);
 int cfg_resolve(struct cfg_parse *p, const char *dir, char **pp);
+
+/* pdp_config_limits.c: [limits]. */
+int cfg_limits_begin(struct cfg_parse *p, const char *id);
+int cfg_limits_set(struct cfg_parse *p, const char *key, const char *value);
+int cfg_limits_finish(struct cfg_parse *p);
 
 #endif

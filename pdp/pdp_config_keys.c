@@ -61,6 +61,8 @@ cfg_defaults(const char *path)
     c->threads = 2;
     c->synchronous_full = 1;
     c->max_body_bytes = 64 * 1024;
+    c->max_connections = c->max_per_address = c->request_timeout_ms = -1;
+    c->max_waiters = c->max_waiters_per_principal = c->max_write_queue = -1;
     return c;
 }
 
@@ -276,6 +278,8 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
         return cfg_appr_begin(p, kind, id);
     if (strcmp(kind, "audit") == 0)
         return cfg_audit_begin(p, id);
+    if (strcmp(kind, "limits") == 0)
+        return cfg_limits_begin(p, id);
     role = strcmp(kind, "agent") == 0      ? PDP_ROLE_AGENT
            : strcmp(kind, "executor") == 0 ? PDP_ROLE_EXECUTOR
            : strcmp(kind, "admin") == 0    ? PDP_ROLE_ADMIN
@@ -285,7 +289,8 @@ cfg_section_begin(struct cfg_parse *p, const char *kind, const char *id)
         return cfg_error(p,
                          "unknown section [%s] (want [policy], [agent ID], "
                          "[executor ID], [admin ID], [auditor ID], "
-                         "[approver ID], [approvals], [slack] or [audit])",
+                         "[approver ID], [approvals], [slack], [audit] or "
+                         "[limits])",
                          kind);
     if (id == NULL || !cfg_valid_id(id))
         return cfg_error(p,
@@ -351,7 +356,7 @@ cfg_section_end(struct cfg_parse *p)
     if (p->sec == SEC_APPROVALS || p->sec == SEC_APPROVER ||
         p->sec == SEC_SLACK)
         return cfg_appr_end(p);
-    if (p->sec == SEC_AUDIT) {
+    if (p->sec == SEC_AUDIT || p->sec == SEC_LIMITS) {
         p->sec = SEC_TOP;
         return 0;
     }
@@ -384,6 +389,8 @@ cfg_set(struct cfg_parse *p, const char *key, const char *value)
         return set_principal(p, key, value);
     if (p->sec == SEC_AUDIT)
         return cfg_audit_set(p, key, value);
+    if (p->sec == SEC_LIMITS)
+        return cfg_limits_set(p, key, value);
     if (p->sec != SEC_TOP)
         return cfg_appr_set(p, key, value);
     for (k = 0; k < K_NKEYS; k++) {
@@ -478,7 +485,7 @@ cfg_finish(struct cfg_parse *p)
     if (cfg_resolve(p, dir, &c->slack_bot_token_file) != 0 ||
         cfg_resolve(p, dir, &c->slack_signing_secret_file) != 0)
         return -1;
-    if (cfg_audit_finish(p, dir) != 0)
+    if (cfg_limits_finish(p) != 0 || cfg_audit_finish(p, dir) != 0)
         return -1;
     return cfg_appr_finish(p, dir);
 }

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "ig_canon.h"
+#include "ig_conns.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 
@@ -238,7 +239,6 @@ pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
 {
     enum ig_status st;
 
-    atomic_fetch_add(&r->srv->inflight, 1);
     /* Suspend first: the writer may finish before submit returns. */
     pdp_req_suspend(r, on_resume);
     st = submit(r);
@@ -246,10 +246,24 @@ pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
         pdp_req_write_done(r, st);
 }
 
-void
-pdp_req_write_end(struct pdp_req *r)
+/* A request is in flight from the moment it is routed until its reply is
+   queued (or its connection ends without one): stopping waits for none to
+   be left, so no store write, no resume and no reply outlives the daemon.
+   Entering before looking at `stopping` closes the race with stop(). */
+static void
+flight_enter(struct pdp_req *r)
 {
-    atomic_fetch_sub(&r->srv->inflight, 1);
+    atomic_fetch_add(&r->srv->inflight, 1);
+    r->counted = 1;
+}
+
+static void
+flight_leave(struct pdp_req *r)
+{
+    if (r->counted) {
+        r->counted = 0;
+        atomic_fetch_sub(&r->srv->inflight, 1);
+    }
 }
 
 /* ---- routing ---- */
@@ -298,10 +312,15 @@ serve_health(struct pdp_req *r)
 static void
 serve_metrics(struct pdp_req *r)
 {
+    struct pdp_server *s = r->srv;
     struct ig_buf b;
 
+    atomic_store(&s->metrics.connections, ig_conns_open(s->conns));
+    atomic_store(&s->metrics.connections_cut, ig_conns_cut(s->conns));
+    atomic_store(&s->metrics.waiters, pdp_waiters_parked(s->waiters));
+    atomic_store(&s->metrics.queued, pdp_store_queue_depth(s->store));
     ig_buf_init(&b, 1 << 20);
-    if (pdp_metrics_render(&r->srv->metrics, &b) != IG_OK) {
+    if (pdp_metrics_render(&s->metrics, &b) != IG_OK) {
         ig_buf_release(&b);
         pdp_reply_error(r, 500, "INTERNAL", NULL, "cannot render metrics");
         return;
@@ -393,6 +412,7 @@ queue_reply(struct pdp_req *r)
     ret = MHD_queue_response(r->conn, r->reply.status, resp);
     MHD_destroy_response(resp);
     r->queued = 1;
+    flight_leave(r);
     return ret;
 }
 
@@ -452,11 +472,15 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
             pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
                             "the body is larger than %zu bytes",
                             r->srv->cfg->max_body_bytes);
-        else if (atomic_load(&r->srv->stopping))
-            pdp_reply_error(r, 503, "SHUTTING_DOWN", NULL,
-                            "the server is shutting down");
-        else
-            route(r, url, method);
+        else {
+            flight_enter(r);
+            ig_conns_busy(r->srv->conns, conn, 1); /* the whole request */
+            if (atomic_load(&r->srv->stopping))
+                pdp_reply_error(r, 503, "SHUTTING_DOWN", NULL,
+                                "the server is shutting down");
+            else
+                route(r, url, method);
+        }
     } else if (r->phase == PH_WAITING) {
         r->on_resume(r); /* resumed: fill the reply */
     }
@@ -471,11 +495,12 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct pdp_req *r = *con_cls;
     size_t i;
-    (void)conn;
     (void)toe;
 
     if (r == NULL)
         return;
+    flight_leave(r);
+    ig_conns_busy(r->srv->conns, conn, 0); /* the next request's clock */
     pdp_waiters_remove(((struct pdp_server *)cls)->waiters, r);
     if (r->op_free != NULL)
         r->op_free(r->op);
@@ -522,7 +547,13 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
         0, on_accept, srv, on_request, srv, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, ig_conns_notify,
+        srv->conns, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)srv->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)srv->cfg->max_per_address,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
         MHD_OPTION_END);
     if (d == NULL) {

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "ig_buf.h"
+#include "ig_conns.h"
 #include "ig_hash.h"
 #include "ig_key.h"
 #include "ig_time.h"
@@ -41,8 +42,10 @@ struct pdp_server {
     struct pdp_waiters *waiters;
     struct pdp_approvals *approvals;
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
-    atomic_int inflight;     /* connections suspended on a store write */
+    atomic_int inflight; /* requests routed and not yet answered */
     atomic_int stopping;
+    struct ig_conns *conns; /* every connection, the request deadline */
+    long max_connections;   /* the config's, lowered to fit the fd limit */
 
     /* The audit log (pdp_audit.c): the checkpoint signing key (NULL: none
        signed), its verifier key text, the redaction HMAC key
@@ -80,7 +83,8 @@ struct pdp_req {
     enum pdp_req_phase phase;
     struct ig_buf body;
     int too_large;
-    int queued; /* the reply went to MHD */
+    int queued;  /* the reply went to MHD */
+    int counted; /* in srv->inflight (pdp_http.c) */
     double t_start;
     struct pdp_reply reply;
     /* The operation in flight while suspended; freed with the request. */
@@ -127,17 +131,14 @@ void pdp_req_suspend(struct pdp_req *r, void (*on_resume)(struct pdp_req *r));
 void pdp_req_resume(struct pdp_req *r);
 
 /*
- * Durable write from a request: counts it in flight, suspends r, and calls
- * submit(store, op, pdp_req_write_done, r). When the write finishes (or
- * could not be queued) r->op_status holds the status and on_resume runs on
- * an MHD thread; it must call pdp_req_write_end(r) first.
+ * Durable write from a request: suspends r and calls submit(store, op,
+ * pdp_req_write_done, r). When the write finishes (or could not be queued)
+ * r->op_status holds the status and on_resume runs on an MHD thread.
  */
 void pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
                    enum ig_status (*submit)(struct pdp_req *r));
 /* The store's completion callback for pdp_req_write (writer thread). */
 void pdp_req_write_done(void *ctx, enum ig_status st);
-/* Leave the in-flight count; call first in on_resume. */
-void pdp_req_write_end(struct pdp_req *r);
 
 /* Parse the body as a strict JSON object; on failure replies 400 and
    returns NULL. */
@@ -251,11 +252,15 @@ int pdp_state_is_open(const char *state);
 enum ig_status pdp_waiters_new(struct pdp_server *s,
                                struct pdp_waiters **out) IG_WUR;
 void pdp_waiters_free(struct pdp_waiters *w);
-/* Register r to be woken at the next commit touching intent_id or at
-   deadline (monotonic seconds); -1 on out-of-memory. Register BEFORE
-   reading the state, then park: no commit in between is missed. */
+/* Register r (of principal who) to be woken at the next commit touching
+   intent_id or at deadline (monotonic seconds); -1 on out-of-memory, -2
+   when max_waiters or max_waiters_per_principal are reached. Register
+   BEFORE reading the state, then park: no commit in between is missed. */
 int pdp_waiters_add(struct pdp_waiters *w, struct pdp_req *r,
-                    const char *intent_id, double deadline);
+                    const char *intent_id, const struct pdp_principal *who,
+                    double deadline);
+/* Waiters registered now. */
+size_t pdp_waiters_parked(struct pdp_waiters *w);
 /* Suspend r until woken or deadline (which replaces the one given to add):
    0. When it was woken already, unregister it and return -1: read the
    state again and answer now. */

@@ -78,7 +78,6 @@ on_recorded(struct pdp_req *r)
 {
     struct intake_op *op = r->op;
 
-    pdp_req_write_end(r);
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
         if (op->verdict == POL_ESCALATE)
@@ -140,6 +139,14 @@ pdp_post_intent(struct pdp_req *r)
     agent = pdp_req_auth(r, 1u << PDP_ROLE_AGENT);
     if (agent == NULL)
         return;
+    if (pdp_store_overloaded(r->srv->store)) {
+        /* Before anything is decided or counted: nothing of it recorded. */
+        (void)pdp_reply_header(r, "Retry-After", "1");
+        pdp_reply_error(r, 503, "OVERLOADED", NULL,
+                        "the server has more writes queued than it takes; "
+                        "nothing was recorded, try again in a second");
+        return;
+    }
     body = pdp_req_json_object(r);
     if (body == NULL)
         return;

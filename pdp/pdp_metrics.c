@@ -36,6 +36,7 @@ static const char *const reject_codes[PDP_REJECT_CODES] = {
     "INTERNAL",
     "SHUTTING_DOWN",
     "INVALID_QUERY",
+    "OVERLOADED",
     "OTHER"};
 
 void
@@ -116,6 +117,14 @@ render_counter(struct ig_buf *b, const char *name, const char *help,
                 name, name, (unsigned long long)atomic_load(v));
 }
 
+static enum ig_status
+render_gauge(struct ig_buf *b, const char *name, const char *help,
+             atomic_uint_fast64_t *v)
+{
+    return addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help,
+                name, name, (unsigned long long)atomic_load(v));
+}
+
 enum ig_status
 pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
 {
@@ -164,6 +173,24 @@ pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
         st = render_counter(out, "intentgate_store_commit_writes_total",
                             "Writes made durable by group commits.",
                             &m->commit_writes);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_long_polls_capped_total",
+                            "Long polls answered at once: too many parked.",
+                            &m->waits_capped);
+    if (st == IG_OK)
+        st = render_counter(out, "intentgate_connections_cut_total",
+                            "Connections cut: request not arrived in time.",
+                            &m->connections_cut);
+    if (st == IG_OK)
+        st = render_gauge(out, "intentgate_connections_open",
+                          "Open HTTP connections.", &m->connections);
+    if (st == IG_OK)
+        st = render_gauge(out, "intentgate_long_polls_parked",
+                          "Long polls waiting for a change.", &m->waiters);
+    if (st == IG_OK)
+        st = render_gauge(out, "intentgate_store_queue_depth",
+                          "Writes queued for the store's writer.",
+                          &m->queued);
     if (st == IG_OK)
         st = render_hist(out, "intentgate_decision_seconds",
                          "Intent request latency, body read to response.",

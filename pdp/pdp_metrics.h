@@ -34,6 +34,9 @@ struct pdp_metrics {
     struct pdp_hist policy_seconds;     /* policy evaluation alone */
     struct pdp_hist commit_seconds;     /* one group commit */
     atomic_uint_fast64_t commit_writes; /* writes covered by commits */
+    atomic_uint_fast64_t waits_capped;  /* long polls answered at once */
+    /* Gauges, read just before rendering (pdp_http.c serve_metrics). */
+    atomic_uint_fast64_t connections, connections_cut, waiters, queued;
 };
 
 void pdp_hist_observe(struct pdp_hist *h, double seconds);

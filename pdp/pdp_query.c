@@ -224,7 +224,7 @@ pdp_get_intent(struct pdp_req *r, const char *id)
     const char *state;
     double mono;
     int64_t now, until;
-    int wait;
+    int wait, rc;
 
     who = pdp_req_auth(r, (1u << PDP_ROLE_AGENT) | (1u << PDP_ROLE_EXECUTOR) |
                               (1u << PDP_ROLE_ADMIN));
@@ -246,8 +246,13 @@ pdp_get_intent(struct pdp_req *r, const char *id)
     mono = pdp_mono_seconds();
     if (wait > 0 && atomic_load(&r->srv->stopping))
         wait = 0;
-    if (wait > 0 && pdp_waiters_add(r->srv->waiters, r, id, mono + wait) != 0)
-        wait = 0;
+    if (wait > 0) {
+        rc = pdp_waiters_add(r->srv->waiters, r, id, who, mono + wait);
+        if (rc == -2) /* too many parked: the state now */
+            atomic_fetch_add(&r->srv->metrics.waits_capped, 1);
+        if (rc != 0)
+            wait = 0;
+    }
     rec = read_visible(r, q);
     if (rec == NULL)
         return;

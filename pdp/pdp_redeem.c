@@ -121,7 +121,6 @@ on_redeemed(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    pdp_req_write_end(r);
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.redeemed, 1);
         /* "O" adds references. */
@@ -272,7 +271,6 @@ on_outcome(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    pdp_req_write_end(r);
     if (r->op_status == IG_OK && op->duplicate)
         pdp_reply_json(r, 200,
                        json_pack("{s:s, s:s, s:b}", "intent_id", op->intent_id,

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ig_limits.h"
 #include "ig_log.h"
 
 void
@@ -58,6 +59,9 @@ load_keys(struct pdp_server *s, struct ig_err *err)
 static void
 server_free(struct pdp_server *s)
 {
+    if (s->mhd != NULL)
+        MHD_stop_daemon(s->mhd);
+    ig_conns_free(s->conns);
     pdp_approval_stop(s);
     pdp_slack_stop(s);
     pdp_store_close(s->store); /* signs the last audit checkpoint */
@@ -97,11 +101,21 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     so.checkpoint_every = (uint64_t)c->checkpoint_every;
     so.checkpoint_interval = c->checkpoint_interval;
     so.log = pdp_log;
+    so.max_queue = (size_t)c->max_write_queue;
     if (pdp_store_open(&so, &s->store, err) != IG_OK)
         goto fail;
     pdp_store_set_observer(s->store, observe_commit, &s->metrics);
     pdp_audit_config_loaded(s);
     if (pdp_slack_start(s, err) != IG_OK || pdp_approval_start(s, err) != IG_OK)
+        goto fail;
+    s->max_connections =
+        ig_conns_fit_nofile((long)c->max_connections, IG_PDP_FD_RESERVE);
+    if (s->max_connections < c->max_connections)
+        pdp_log("warn", "connections.limited",
+                json_pack("{s:I, s:I}", "max_connections",
+                          (json_int_t)s->max_connections, "wanted",
+                          (json_int_t)c->max_connections));
+    if (ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK)
         goto fail;
     s->mhd = pdp_http_start(s, err);
     if (s->mhd == NULL)
@@ -129,19 +143,25 @@ pdp_server_port(const struct pdp_server *s)
 void
 pdp_server_stop(struct pdp_server *s)
 {
+    struct timespec ts = {0, 5000000L};
     int i;
 
     if (s == NULL)
         return;
-    /* From here new connections are refused (on_accept in pdp_http.c). */
+    /* From here new connections are refused (on_accept in pdp_http.c) and
+       requests that reach routing are answered 503. */
     atomic_store(&s->stopping, 1);
     pdp_waiters_resume_all(s->waiters);
-    /* Let store writes in flight finish and their clients be answered. */
-    for (i = 0; i < 500 && atomic_load(&s->inflight) > 0; i++) {
-        struct timespec ts = {0, 10000000L};
+    /* Every request routed before answers: store writes finish and resume
+       their connections while the daemon still runs. No limit - a reply
+       promised after a commit must not be cut - but say what we wait for. */
+    for (i = 1; atomic_load(&s->inflight) > 0; i++) {
         (void)nanosleep(&ts, NULL);
+        if (i % 1000 == 0)
+            pdp_log("warn", "server.stop_waiting",
+                    json_pack("{s:i}", "requests",
+                              (int)atomic_load(&s->inflight)));
     }
-    MHD_stop_daemon(s->mhd);
-    server_free(s); /* the store signs the last audit checkpoint */
+    server_free(s); /* stops the daemon; the store signs the last checkpoint */
     pdp_log("info", "server.stopped", NULL);
 }

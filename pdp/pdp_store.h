@@ -59,6 +59,9 @@ struct pdp_store_opts {
        audit log wants an operator to see: checkpoints signed or refused,
        a backfill. May be NULL. */
     pdp_store_log_fn log;
+    /* Writes queued for the writer above which pdp_store_overloaded() says
+       so; 0: never. */
+    size_t max_queue;
 };
 
 /* One submitted intent with its first decision, recorded atomically. */
@@ -135,6 +138,13 @@ enum ig_status pdp_store_open(const struct pdp_store_opts *opts,
 
 /* Finish queued writes, stop the writer, close. NULL is fine. */
 void pdp_store_close(struct pdp_store *s);
+
+/* 1 when the writer's queue holds max_queue writes or more: the PDP then
+   refuses new intents (503 OVERLOADED) before deciding them, so the queue
+   stays bounded by max_queue plus the requests already admitted. */
+int pdp_store_overloaded(struct pdp_store *s);
+/* Writes queued now. */
+size_t pdp_store_queue_depth(struct pdp_store *s);
 
 /*
  * Asynchronous writes: the _async variants queue the write and return at

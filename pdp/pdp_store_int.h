@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 #include "audit_tree.h"
 #include "ig_buf.h"
@@ -114,6 +115,7 @@ struct pdp_store {
     pthread_cond_t wake; /* writer: jobs queued or stopping */
     pthread_cond_t done; /* callers: some job finished */
     struct pdp_job *head, *tail;
+    atomic_size_t queued; /* jobs in head..tail */
     int stopping;
 
     pthread_mutex_t pool_mu;

@@ -307,6 +307,7 @@ writer_main(void *arg)
             break;
         batch = s->head;
         s->head = s->tail = NULL;
+        atomic_store(&s->queued, 0);
         pthread_mutex_unlock(&s->mu);
         run_batch(s, batch);
         batch = complete_async(batch);
@@ -346,6 +347,7 @@ pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
     else
         s->head = j;
     s->tail = j;
+    atomic_fetch_add(&s->queued, 1);
     pthread_cond_signal(&s->wake);
     if (!async) {
         while (!j->done)
@@ -354,6 +356,18 @@ pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
     }
     pthread_mutex_unlock(&s->mu);
     return st;
+}
+
+int
+pdp_store_overloaded(struct pdp_store *s)
+{
+    return s->opts.max_queue > 0 && atomic_load(&s->queued) >= s->opts.max_queue;
+}
+
+size_t
+pdp_store_queue_depth(struct pdp_store *s)
+{
+    return atomic_load(&s->queued);
 }
 
 /* ---- lifecycle ---- */

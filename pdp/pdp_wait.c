@@ -8,6 +8,11 @@
  * thread wakes those whose deadline passed (suspended connections never
  * time out by themselves). Waking = unregister + MHD_resume_connection, so
  * each waiter is resumed exactly once. At shutdown everyone is woken.
+ *
+ * A parked poll holds a connection and a registry entry for up to a
+ * minute, so they are capped: max_waiters in all and
+ * max_waiters_per_principal for one principal ([limits]). Over a cap the
+ * poll is not registered and answers at once with the current state.
  */
 #include "pdp_int.h"
 
@@ -19,6 +24,7 @@
 
 struct waiter {
     struct pdp_req *r;
+    const struct pdp_principal *who;
     char intent_id[IG_UUID_STRLEN + 1];
     double deadline;
     int parked, woken;
@@ -29,6 +35,8 @@ struct pdp_waiters {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct waiter *head;
+    size_t n;               /* registered */
+    size_t max, max_per;    /* the caps */
     pthread_t ticker;
     int stop;
 };
@@ -56,6 +64,7 @@ unlink_waiter(struct pdp_waiters *ws, struct waiter *target)
     if (*pp != NULL) {
         *pp = target->next;
         free(target);
+        ws->n--;
     }
 }
 
@@ -93,11 +102,12 @@ enum ig_status
 pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
 {
     struct pdp_waiters *ws = calloc(1, sizeof(*ws));
-    (void)s;
 
     *out = NULL;
     if (ws == NULL)
         return IG_ERR_NOMEM;
+    ws->max = (size_t)s->cfg->max_waiters;
+    ws->max_per = (size_t)s->cfg->max_waiters_per_principal;
     pthread_mutex_init(&ws->mu, NULL);
     pthread_cond_init(&ws->cv, NULL);
     if (pthread_create(&ws->ticker, NULL, ticker_main, ws) != 0) {
@@ -131,25 +141,54 @@ pdp_waiters_free(struct pdp_waiters *ws)
     free(ws);
 }
 
+/* Registered waiters of principal who (caller holds mu). */
+static size_t
+count_of(struct pdp_waiters *ws, const struct pdp_principal *who)
+{
+    struct waiter *w;
+    size_t n = 0;
+
+    for (w = ws->head; w != NULL; w = w->next)
+        n += w->who == who;
+    return n;
+}
+
 int
 pdp_waiters_add(struct pdp_waiters *ws, struct pdp_req *r,
-                const char *intent_id, double deadline)
+                const char *intent_id, const struct pdp_principal *who,
+                double deadline)
 {
-    struct waiter *w = calloc(1, sizeof(*w));
+    struct waiter *w;
     size_t n = strlen(intent_id);
 
-    if (w == NULL || n >= sizeof(w->intent_id)) {
-        free(w);
+    if (n >= sizeof(w->intent_id) || (w = calloc(1, sizeof(*w))) == NULL)
         return -1;
-    }
     w->r = r;
+    w->who = who;
     memcpy(w->intent_id, intent_id, n + 1);
     w->deadline = deadline;
     pthread_mutex_lock(&ws->mu);
+    if (ws->n >= ws->max || count_of(ws, who) >= ws->max_per) {
+        pthread_mutex_unlock(&ws->mu);
+        free(w);
+        return -2;
+    }
     w->next = ws->head;
     ws->head = w;
+    ws->n++;
     pthread_mutex_unlock(&ws->mu);
     return 0;
+}
+
+size_t
+pdp_waiters_parked(struct pdp_waiters *ws)
+{
+    size_t n;
+
+    pthread_mutex_lock(&ws->mu);
+    n = ws->n;
+    pthread_mutex_unlock(&ws->mu);
+    return n;
 }
 
 static struct waiter *

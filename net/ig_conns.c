@@ -1,6 +1,6 @@
 /*
- * exec_conns.c - connection registry and request deadlines (see
- * exec_conns.h).
+ * ig_conns.c - connection registry and request deadlines (see
+ * ig_conns.h).
  *
  * An entry lives from MHD's STARTED to its CLOSED notification, linked in
  * a list under one mutex; the connection's socket_context points at it.
@@ -12,11 +12,12 @@
  * with shutdown(SHUT_RDWR); libmicrohttpd then sees the end of the stream
  * and closes the connection in its own thread.
  */
-#include "exec_conns.h"
+#include "ig_conns.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -27,7 +28,7 @@ struct entry {
     struct entry *prev, *next;
 };
 
-struct exec_conns {
+struct ig_conns {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct entry *head;
@@ -48,7 +49,7 @@ now_ms(void)
 }
 
 static void
-sweep_locked(struct exec_conns *c, double now)
+sweep_locked(struct ig_conns *c, double now)
 {
     struct entry *e;
 
@@ -64,7 +65,7 @@ sweep_locked(struct exec_conns *c, double now)
 static void *
 sweeper_main(void *arg)
 {
-    struct exec_conns *c = arg;
+    struct ig_conns *c = arg;
     double slice = c->timeout_ms / 4 < 250 ? c->timeout_ms / 4 : 250;
     struct timespec ts;
     long ns;
@@ -83,10 +84,10 @@ sweeper_main(void *arg)
 }
 
 enum ig_status
-exec_conns_new(double request_timeout_ms, struct exec_conns **out,
+ig_conns_new(double request_timeout_ms, struct ig_conns **out,
                struct ig_err *err)
 {
-    struct exec_conns *c = calloc(1, sizeof(*c));
+    struct ig_conns *c = calloc(1, sizeof(*c));
 
     *out = NULL;
     if (c == NULL)
@@ -105,7 +106,7 @@ exec_conns_new(double request_timeout_ms, struct exec_conns **out,
 }
 
 void
-exec_conns_free(struct exec_conns *c)
+ig_conns_free(struct ig_conns *c)
 {
     struct entry *e, *next;
 
@@ -126,10 +127,10 @@ exec_conns_free(struct exec_conns *c)
 }
 
 void
-exec_conns_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+ig_conns_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                   enum MHD_ConnectionNotificationCode code)
 {
-    struct exec_conns *c = cls;
+    struct ig_conns *c = cls;
     const union MHD_ConnectionInfo *info;
     struct entry *e;
 
@@ -165,7 +166,7 @@ exec_conns_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 }
 
 void
-exec_conns_busy(struct exec_conns *c, struct MHD_Connection *conn, int busy)
+ig_conns_busy(struct ig_conns *c, struct MHD_Connection *conn, int busy)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -181,7 +182,7 @@ exec_conns_busy(struct exec_conns *c, struct MHD_Connection *conn, int busy)
 }
 
 size_t
-exec_conns_open(struct exec_conns *c)
+ig_conns_open(struct ig_conns *c)
 {
     size_t n;
 
@@ -192,7 +193,28 @@ exec_conns_open(struct exec_conns *c)
 }
 
 uint64_t
-exec_conns_cut(struct exec_conns *c)
+ig_conns_cut(struct ig_conns *c)
 {
     return atomic_load(&c->cut);
+}
+
+long
+ig_conns_fit_nofile(long want, long reserve)
+{
+    struct rlimit rl;
+    long room;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return want;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+        (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return want;
+    room = (long)rl.rlim_cur - reserve;
+    if (room >= want)
+        return want;
+    return room > 16 ? room : 16;
 }
