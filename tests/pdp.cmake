@@ -10,3 +10,11 @@ add_test(NAME pdp.integration
 set_tests_properties(pdp.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)
+
+# What one client, or all of them, may hold: connections, the request
+# deadline, parked polls, the write queue, a stop under load (50 times).
+add_test(NAME pdp.limits
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_pdp_limits.py)
+set_tests_properties(pdp.limits PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  TIMEOUT 900)
