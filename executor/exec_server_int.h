@@ -10,11 +10,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "ig_conns.h"
 #include "exec_execute.h"
 #include "exec_pool.h"
 #include "exec_server.h"
 #include "ig_buf.h"
+#include "ig_conns.h"
 
 struct exec_server {
     struct exec_ctx x;

@@ -272,8 +272,7 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
     if (load_parts(s, c, err) != IG_OK || check_sandbox(s, err) != IG_OK ||
         open_spool(s, err) != IG_OK ||
         exec_pool_new((size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
-        ig_conns_new((double)c->request_timeout_ms, &s->conns, err) !=
-            IG_OK ||
+        ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK ||
         (s->mhd = exec_server_listen(s, err)) == NULL)
         goto fail;
     info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -85,7 +85,7 @@ sweeper_main(void *arg)
 
 enum ig_status
 ig_conns_new(double request_timeout_ms, struct ig_conns **out,
-               struct ig_err *err)
+             struct ig_err *err)
 {
     struct ig_conns *c = calloc(1, sizeof(*c));
 
@@ -128,7 +128,7 @@ ig_conns_free(struct ig_conns *c)
 
 void
 ig_conns_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
-                  enum MHD_ConnectionNotificationCode code)
+                enum MHD_ConnectionNotificationCode code)
 {
     struct ig_conns *c = cls;
     const union MHD_ConnectionInfo *info;

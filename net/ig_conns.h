@@ -23,23 +23,21 @@
 struct ig_conns;
 
 /* Start the sweeper. IG_ERR_NOMEM, IG_ERR_IO. */
-enum ig_status ig_conns_new(double request_timeout_ms,
-                              struct ig_conns **out,
-                              struct ig_err *err) IG_WUR;
+enum ig_status ig_conns_new(double request_timeout_ms, struct ig_conns **out,
+                            struct ig_err *err) IG_WUR;
 
 /* Stop the sweeper and free (after MHD_stop_daemon). NULL is fine. */
 void ig_conns_free(struct ig_conns *c);
 
 /* The MHD_OPTION_NOTIFY_CONNECTION callback; cls is the ig_conns. */
 void ig_conns_notify(void *cls, struct MHD_Connection *conn,
-                       void **socket_context,
-                       enum MHD_ConnectionNotificationCode code);
+                     void **socket_context,
+                     enum MHD_ConnectionNotificationCode code);
 
 /* The connection's request has fully arrived (busy = 1), or its response
    is done and the next request's clock starts (busy = 0). Any MHD
    thread. */
-void ig_conns_busy(struct ig_conns *c, struct MHD_Connection *conn,
-                     int busy);
+void ig_conns_busy(struct ig_conns *c, struct MHD_Connection *conn, int busy);
 
 /* Connections open now, and cut at their deadline so far. */
 size_t ig_conns_open(struct ig_conns *c);

@@ -32,9 +32,8 @@ enum limits_key {
 };
 
 static const char *const limits_keys[L_NKEYS] = {
-    "max_connections",   "max_connections_per_address",
-    "request_timeout_ms", "max_waiters",
-    "max_waiters_per_principal", "max_write_queue"};
+    "max_connections", "max_connections_per_address", "request_timeout_ms",
+    "max_waiters",     "max_waiters_per_principal",   "max_write_queue"};
 
 #define SEEN_BIT 8u /* p->sections: [limits] seen */
 

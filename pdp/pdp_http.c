@@ -549,11 +549,9 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
         (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, ig_conns_notify,
         srv->conns, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)srv->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned int)srv->cfg->max_per_address,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+        (unsigned int)srv->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned int)srv->cfg->max_per_address, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned int)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
         MHD_OPTION_END);
     if (d == NULL) {

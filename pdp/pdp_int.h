@@ -42,7 +42,7 @@ struct pdp_server {
     struct pdp_waiters *waiters;
     struct pdp_approvals *approvals;
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
-    atomic_int inflight; /* requests routed and not yet answered */
+    atomic_int inflight;     /* requests routed and not yet answered */
     atomic_int stopping;
     struct ig_conns *conns; /* every connection, the request deadline */
     long max_connections;   /* the config's, lowered to fit the fd limit */

@@ -121,8 +121,8 @@ static enum ig_status
 render_gauge(struct ig_buf *b, const char *name, const char *help,
              atomic_uint_fast64_t *v)
 {
-    return addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help,
-                name, name, (unsigned long long)atomic_load(v));
+    return addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name,
+                name, (unsigned long long)atomic_load(v));
 }
 
 enum ig_status
@@ -189,8 +189,7 @@ pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
                           "Long polls waiting for a change.", &m->waiters);
     if (st == IG_OK)
         st = render_gauge(out, "intentgate_store_queue_depth",
-                          "Writes queued for the store's writer.",
-                          &m->queued);
+                          "Writes queued for the store's writer.", &m->queued);
     if (st == IG_OK)
         st = render_hist(out, "intentgate_decision_seconds",
                          "Intent request latency, body read to response.",

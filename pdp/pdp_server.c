@@ -158,9 +158,9 @@ pdp_server_stop(struct pdp_server *s)
     for (i = 1; atomic_load(&s->inflight) > 0; i++) {
         (void)nanosleep(&ts, NULL);
         if (i % 1000 == 0)
-            pdp_log("warn", "server.stop_waiting",
-                    json_pack("{s:i}", "requests",
-                              (int)atomic_load(&s->inflight)));
+            pdp_log(
+                "warn", "server.stop_waiting",
+                json_pack("{s:i}", "requests", (int)atomic_load(&s->inflight)));
     }
     server_free(s); /* stops the daemon; the store signs the last checkpoint */
     pdp_log("info", "server.stopped", NULL);

@@ -361,7 +361,8 @@ pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
 int
 pdp_store_overloaded(struct pdp_store *s)
 {
-    return s->opts.max_queue > 0 && atomic_load(&s->queued) >= s->opts.max_queue;
+    return s->opts.max_queue > 0 &&
+           atomic_load(&s->queued) >= s->opts.max_queue;
 }
 
 size_t

@@ -35,8 +35,8 @@ struct pdp_waiters {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct waiter *head;
-    size_t n;               /* registered */
-    size_t max, max_per;    /* the caps */
+    size_t n;            /* registered */
+    size_t max, max_per; /* the caps */
     pthread_t ticker;
     int stop;
 };

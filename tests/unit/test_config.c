@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ig_limits.h"
 #include "pdp_config.h"
 
 #define HASH_A                                                                 \
@@ -154,6 +155,51 @@ test_mistakes_name_the_line(void **state)
     expect_error(BASE "[policy]\na = 1\na = 2\n", ":6: duplicate key a");
 }
 
+/* [limits]: defaults from ig_limits.h, values, and mistakes. */
+static void
+test_limits_section(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    (void)state;
+
+    assert_int_equal(load(BASE, &c, &err), IG_OK);
+    assert_int_equal(c->max_connections, IG_PDP_MAX_CONNECTIONS);
+    assert_int_equal(c->max_per_address, IG_PDP_MAX_PER_ADDRESS);
+    assert_int_equal(c->request_timeout_ms, IG_PDP_REQUEST_TIMEOUT_MS);
+    assert_int_equal(c->max_waiters, IG_PDP_MAX_WAITERS);
+    assert_int_equal(c->max_waiters_per_principal,
+                     IG_PDP_MAX_WAITERS_PER_PRINCIPAL);
+    assert_int_equal(c->max_write_queue, IG_PDP_WRITE_QUEUE);
+    pdp_config_free(c);
+    c = NULL;
+    assert_int_equal(load(BASE "[limits]\nmax_connections = 100\n"
+                               "max_connections_per_address = 500\n"
+                               "request_timeout_ms = 2500\nmax_waiters = 0\n"
+                               "max_waiters_per_principal = 3\n"
+                               "max_write_queue = 64\n",
+                          &c, &err),
+                     IG_OK);
+    assert_int_equal(c->max_connections, 100);
+    assert_int_equal(c->max_per_address, 100); /* never above the total */
+    assert_int_equal(c->request_timeout_ms, 2500);
+    assert_int_equal(c->max_waiters, 0);
+    assert_int_equal(c->max_waiters_per_principal, 3);
+    assert_int_equal(c->max_write_queue, 64);
+    pdp_config_free(c);
+    expect_error(BASE "[limits]\nmax_connections = 8\n",
+                 ":5: max_connections must be a whole number from 16");
+    expect_error(BASE "[limits]\nrequest_timeout_ms = 50\n",
+                 ":5: request_timeout_ms must be");
+    expect_error(BASE "[limits]\nmax_write_queue = -1\n",
+                 ":5: max_write_queue must be");
+    expect_error(BASE "[limits]\nslots = 3\n", ":5: unknown key slots in");
+    expect_error(BASE "[limits]\nmax_waiters = 1\nmax_waiters = 2\n",
+                 ":6: duplicate key max_waiters");
+    expect_error(BASE "[limits x]\n", ":4: [limits] takes no id");
+    expect_error(BASE "[limits]\n[limits]\n", ":5: [limits] appears twice");
+}
+
 #define PWHASH                                                                 \
     "$argon2id$v=19$m=65536,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNo"
 
@@ -244,6 +290,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_file),
         cmocka_unit_test(test_mistakes_name_the_line),
+        cmocka_unit_test(test_limits_section),
         cmocka_unit_test(test_approval_sections),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_new_token_matches_its_hash),
