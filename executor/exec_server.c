@@ -29,11 +29,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "ig_conns.h"
 #include "exec_job.h"
 #include "exec_server_int.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
+#include "ig_conns.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 
