@@ -9,6 +9,8 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     unit/test_policy.c
     unit/test_policy_sandbox.c
     unit/test_policy_helpers.c
+    unit/test_policy_net.c
+    unit/test_policy_text.c
     unit/test_policy_bundle.c
     unit/policy_util.c
     unit/testutil.c)
