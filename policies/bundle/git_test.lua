@@ -37,6 +37,8 @@ return {
     intent = push{"refs/tags/v1", "refs/notes/commits"},
     expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
   { name = "bare agent prefix", intent = push{"refs/heads/agent/"},
+    expect = "BLOCK", reasons = {"INVALID_REF"} },
+  { name = "agent itself", intent = push{"refs/heads/agent"},
     expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
   { name = "dot-dot escape from agent/",
     intent = push{"refs/heads/agent/../main"},
