@@ -36,3 +36,11 @@ if(TARGET igpolicy AND IG_BENCH AND NOT IG_FUZZ)
     IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
   target_link_libraries(bench_policy PRIVATE igpolicy)
 endif()
+
+# The helpers that read an agent's strings (parse_url, ip_is_private, the
+# text helpers), against naive oracles.
+if(TARGET igpolicy AND IG_FUZZ)
+  add_executable(fuzz_polhelpers fuzz/fuzz_polhelpers.c)
+  target_link_libraries(fuzz_polhelpers PRIVATE igpolicy)
+  target_link_options(fuzz_polhelpers PRIVATE -fsanitize=fuzzer)
+endif()
