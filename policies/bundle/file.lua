@@ -203,11 +203,11 @@ return function(intent)
                  message = "refused: " .. path .. " is a sensitive path"}
   end
   local relative = path:byte(1) == 47 and path:sub(2) or path
-  local _, code, why = resource_canonical(relative)
+  local _, code, edge = resource_canonical(relative)
   if code == "EDGE_WHITESPACE" and not approved(intent, "security") then
     return ESCALATE{approvers = {"security"},
                     reason = "NON_CANONICAL_RESOURCE",
-                    message = path .. ": " .. why}
+                    message = path .. ": " .. edge}
   end
   if below_a_root(path, parts) or approved(intent, "security") then
     return ALLOW
