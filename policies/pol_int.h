@@ -9,7 +9,9 @@
  *                  rep and concat, budget-charged insert/remove/sort/unpack)
  *   pol_value.c    read-only tables: JSON -> Lua proxies, next/raw*
  *   pol_helpers.c  glob, starts_with, ends_with, count
- *   pol_net.c      cidr_contains, ip_is_private, parse_url
+ *   pol_net.c      cidr_contains, ip_is_private, the host rules
+ *   pol_url.c      parse_url
+ *   pol_text.c     clean_text, resource_canonical, git_ref_valid
  *   pol_verdict.c  ALLOW/ESCALATE/BLOCK values and combining them
  *   pol_eval.c     struct pol_engine: compiled bundle, evaluation, recovery
  *   pol_test.c     pol_bundle_test: running a bundle's *_test.lua cases
@@ -20,6 +22,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "ig_hash.h"
 #include "ig_limits.h"
@@ -31,6 +34,8 @@
  */
 #define POL_GLOB_PATTERN_MAX 1024 /* longest glob() pattern */
 #define POL_URL_MAX 8192          /* longest URL parse_url() reads */
+#define POL_HOST_NAME_MAX 253     /* longest DNS name, without a final dot */
+#define POL_HOST_LABEL_MAX 63     /* longest label of a DNS name */
 #define POL_COUNT_KEY_MAX 512     /* longest count() key */
 #define POL_COUNT_WINDOW_MAX 86400
 #define POL_DEPTH_MAX 64            /* nesting of intent/config tables */
@@ -163,11 +168,67 @@ int pol_lua_rawget(lua_State *L);
 int pol_lua_rawset(lua_State *L);
 int pol_lua_rawlen(lua_State *L);
 
-/* ---- pol_helpers.c and pol_net.c ---- */
+/* ---- pol_helpers.c, pol_net.c, pol_url.c and pol_text.c ---- */
 
 /* Set the helper globals (glob, starts_with, ...) in the table at idx. */
 void pol_open_helpers(lua_State *L, int idx);
 void pol_open_net(lua_State *L, int idx);
+void pol_open_text(lua_State *L, int idx);
+
+/* A literal IP address; IPv4 in b[0..3]. */
+struct pol_ip {
+    int v6;
+    unsigned char b[16];
+};
+
+/*
+ * Parse s (n bytes, any bytes) as a strict dotted-quad IPv4 or an IPv6
+ * address (inet_pton), optionally in [brackets]; an IPv6 "%zone" is
+ * dropped. 1 on success.
+ */
+int pol_ip_parse(const char *s, size_t n, struct pol_ip *ip);
+/* 1 when the last label of h (one final dot ignored) is numeric (WHATWG). */
+int pol_ends_in_number(const char *h, size_t n);
+/*
+ * 1 when h (n bytes) is a DNS name as parse_url and ip_is_private accept
+ * it: labels of 1..POL_HOST_LABEL_MAX bytes of [A-Za-z0-9_-], at most
+ * POL_HOST_NAME_MAX bytes (one final dot allowed), last label not numeric.
+ */
+int pol_host_name_ok(const char *h, size_t n);
+/*
+ * ip_is_private's answer for the host h (n bytes, any bytes, NUL
+ * included): 1 unless h is a public address or a well-formed name that
+ * does not resolve locally (pol_net.c tells the rules). Thread-safe.
+ */
+int pol_host_private(const char *h, size_t n);
+/* The Lua function parse_url (pol_url.c). */
+int pol_parse_url(lua_State *L);
+/*
+ * parse_url without Lua, for tests and fuzzing: 1 when s (n bytes) is a
+ * URL parse_url accepts, with its lowercased host copied to host (hostsz
+ * bytes, truncated, NUL-terminated) and its port (0 when none) in *port.
+ */
+int pol_url_valid(const char *s, size_t n, char *host, size_t hostsz,
+                  long *port);
+
+/* Why a text helper refused its input. */
+struct pol_fault {
+    const char *code; /* static: "FORMAT_CHARACTER", "EMPTY_SEGMENT", ... */
+    size_t at;        /* 0-based byte offset of the fault */
+    uint32_t cp;      /* the character at fault, where there is one */
+    char detail[112]; /* one line for a message; byte numbers from 1 */
+};
+
+/*
+ * The checks of clean_text, resource_canonical and git_ref_valid on s (n
+ * bytes, NUL bytes included; pol_text.c tells the rules): 1 when s
+ * passes, else 0 with f filled in. Thread-safe, no allocation.
+ */
+int pol_text_clean(const char *s, size_t n, struct pol_fault *f);
+int pol_resource_canonical(const char *s, size_t n, struct pol_fault *f);
+int pol_git_ref_valid(const char *s, size_t n, struct pol_fault *f);
+/* Write cp (at most U+10FFFF) as UTF-8 to out (4 bytes); its length. */
+size_t pol_utf8_encode(unsigned long cp, char *out);
 
 /* ---- pol_verdict.c ---- */
 

@@ -1,32 +1,44 @@
 /*
- * pol_net.c - network helpers given to policies as globals:
+ * pol_net.c - address helpers given to policies as globals:
  *   cidr_contains(cidr, addr)  is the literal address addr in cidr?
- *   ip_is_private(host)        is host local, private or link-local?
- *   parse_url(url)             {scheme, host, port, path, query?,
- *                              userinfo?} or nil
+ *   ip_is_private(host)        could host be anything but a public
+ *                              destination?
+ * and the host rules parse_url (pol_url.c) shares.
  *
  * How it works: addresses are parsed with inet_pton() only (no DNS, no
- * locale): dotted-quad IPv4, or IPv6 (optionally in [brackets], a %zone is
- * dropped). An IPv6 address that carries an IPv4 one (::ffff:a.b.c.d,
- * ::a.b.c.d, 64:ff9b::a.b.c.d) is judged by that IPv4 address.
+ * locale): strict dotted-quad IPv4, or IPv6 (in [brackets] or not).
  *
- * ip_is_private() is true for 0/8, 10/8, 100.64/10, 127/8, 169.254/16,
- * 172.16/12, 192.168/16, ::, ::1, fc00::/7, fe80::/10, fec0::/10, those
- * carried in IPv6, and the names localhost and *.localhost (any case, one
- * trailing dot allowed). It fails closed on a host that URL parsers would
- * read as an IPv4 number but that is not a canonical dotted quad
- * (2130706433, 0x7f.1, 010.0.0.1, 127.1): where it goes depends on the
- * client, so it counts as private. Names are not resolved: a DNS name that
- * resolves to a private address must be stopped where the connection is
- * made.
+ * ip_is_private() fails closed. It is false only for a host name of the
+ * usual shape that is not a local one, or for an address outside every
+ * special block; everything else is true:
+ *   - IPv4 in a block of the IANA IPv4 Special-Purpose Address Registry
+ *     (all of them, even the few marked globally reachable: an agent has
+ *     no business with an AS112 server or an anycast relay), multicast
+ *     224/4 and 240/4 with the broadcast address (one block, 224/3);
+ *   - IPv6 outside global unicast 2000::/3 (loopback, unspecified, every
+ *     form that carries an IPv4 address in ::/8 or 64:ff9b::/96 and
+ *     64:ff9b:1::/48, discard, SRv6, unique-local, link- and site-local,
+ *     multicast, unassigned space) or in a registry block inside it
+ *     (2001::/23 with Teredo, 2001:db8::/32, 6to4 2002::/16,
+ *     2620:4f:8000::/48, 3fff::/20). Whole blocks count, so there is
+ *     nothing to unwrap: ::ffff:8.8.8.8 is private too, as no URL has a
+ *     reason to spell a public address that way;
+ *   - a string that is neither an address nor a well-formed name: the
+ *     IPv4 shorthands inet_aton() and getaddrinfo() accept (2130706433,
+ *     0x7f.1, 0177.0.0.1, 127.1, "127.0.0.1 junk"), a zone id (fe80::1%0),
+ *     brackets around anything but IPv6, percent signs, non-ASCII, empty
+ *     labels, a label over 63 or a name over 253 bytes, a NUL, a
+ *     non-string;
+ *   - a name that resolves locally: one label only (the resolver's search
+ *     list makes "intranet" an internal host), localhost, and names under
+ *     localhost, local (mDNS), internal, home.arpa and localdomain.
+ * Names are not resolved: a public name that resolves to a private
+ * address must be stopped where the connection is made.
  *
- * parse_url() is strict and returns nil rather than guess: it refuses
- * spaces, control bytes, non-ASCII, backslashes, a missing "//", a host
- * with characters outside [A-Za-z0-9._-] (so no percent-encoded hosts),
- * and a numeric-looking host that is not a canonical dotted quad. The
- * userinfo ends at the last '@' of the authority, as WHATWG parsers do.
- * Scheme and host are lowercased; port defaults to 80/443 for http/https;
- * an empty path is "/". Nothing is percent-decoded.
+ * The tables come from IANA's iana-ipv4-special-registry-1.csv and
+ * iana-ipv6-special-registry-1.csv as of 2026-07-18 (see
+ * tests/vectors/ip/special-addresses.txt, which the unit test reads);
+ * refresh them before a release.
  */
 #include "pol_int.h"
 
@@ -34,29 +46,50 @@
 #include <netinet/in.h>
 #include <string.h>
 
-struct pol_ip {
-    int v6;
-    unsigned char b[16]; /* IPv4 in b[0..3] */
+/* A prefix: the first bytes of the network address and its length. */
+struct pol_block {
+    unsigned char net[16];
+    int bits;
 };
 
-struct pol_url {
-    char scheme[32];
-    char host[256];
-    lua_Integer port; /* 0: none */
-    const char *path, *query, *userinfo;
-    size_t pathlen, querylen, userlen;
+/* IPv4 blocks that are never a public destination. */
+static const struct pol_block pol_v4_special[] = {
+    {{0, 0, 0, 0}, 8},       /* "this network" */
+    {{10, 0, 0, 0}, 8},      /* private-use */
+    {{100, 64, 0, 0}, 10},   /* shared address space (CGN) */
+    {{127, 0, 0, 0}, 8},     /* loopback */
+    {{169, 254, 0, 0}, 16},  /* link local, cloud metadata */
+    {{172, 16, 0, 0}, 12},   /* private-use */
+    {{192, 0, 0, 0}, 24},    /* IETF protocol assignments */
+    {{192, 0, 2, 0}, 24},    /* TEST-NET-1 */
+    {{192, 31, 196, 0}, 24}, /* AS112-v4 */
+    {{192, 52, 193, 0}, 24}, /* AMT */
+    {{192, 88, 99, 0}, 24},  /* 6to4 relay anycast (deprecated) */
+    {{192, 168, 0, 0}, 16},  /* private-use */
+    {{192, 175, 48, 0}, 24}, /* direct delegation AS112 */
+    {{198, 18, 0, 0}, 15},   /* benchmarking */
+    {{198, 51, 100, 0}, 24}, /* TEST-NET-2 */
+    {{203, 0, 113, 0}, 24},  /* TEST-NET-3 */
+    {{224, 0, 0, 0}, 3},     /* multicast 224/4, reserved 240/4, broadcast */
 };
+
+/* Registry blocks inside global unicast 2000::/3. */
+static const struct pol_block pol_v6_special[] = {
+    {{0x20, 0x01, 0x00, 0x00}, 23},             /* IETF, Teredo 2001::/32 */
+    {{0x20, 0x01, 0x0d, 0xb8}, 32},             /* documentation */
+    {{0x20, 0x02}, 16},                         /* 6to4 */
+    {{0x26, 0x20, 0x00, 0x4f, 0x80, 0x00}, 48}, /* direct delegation AS112 */
+    {{0x3f, 0xff, 0x00}, 20},                   /* documentation */
+};
+
+/* Names (and the names below them) that resolve locally. */
+static const char *const pol_local_names[] = {
+    "localhost", "local", "internal", "home.arpa", "localdomain", NULL};
 
 static int
 pol_is_digit(int c)
 {
     return c >= '0' && c <= '9';
-}
-
-static int
-pol_is_alpha(int c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
 static int
@@ -71,9 +104,8 @@ pol_lower(char c)
     return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* A literal IPv4 or IPv6 address, strictly. */
-static int
-pol_parse_ip(const char *s, size_t n, struct pol_ip *ip)
+int
+pol_ip_parse(const char *s, size_t n, struct pol_ip *ip)
 {
     char buf[64], *pct;
 
@@ -96,47 +128,46 @@ pol_parse_ip(const char *s, size_t n, struct pol_ip *ip)
     return inet_pton(AF_INET, buf, ip->b) == 1;
 }
 
-/* The IPv4 address an IPv6 one carries (mapped, compatible, NAT64). */
 static int
-pol_v6_carried_v4(const unsigned char *b, unsigned char v4[4])
+pol_prefix_equal(const unsigned char *a, const unsigned char *b, int bits)
 {
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
-                                             0, 0, 0, 0, 0xff, 0xff};
-    static const unsigned char compat[12] = {0};
-    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0,
-                                            0, 0,    0,    0,    0, 0};
+    size_t full = (size_t)bits / 8;
+    unsigned rest = (unsigned)bits % 8;
+    unsigned char mask;
 
-    if (memcmp(b, mapped, 12) != 0 && memcmp(b, compat, 12) != 0 &&
-        memcmp(b, nat64, 12) != 0)
+    if (memcmp(a, b, full) != 0)
         return 0;
-    memcpy(v4, b + 12, 4);
-    return 1;
+    if (rest == 0)
+        return 1;
+    mask = (unsigned char)(0xFFu << (8 - rest));
+    return (a[full] & mask) == (b[full] & mask);
 }
 
 static int
-pol_v4_private(const unsigned char *a)
+pol_in_blocks(const unsigned char *a, const struct pol_block *t, size_t n)
 {
-    return a[0] == 0 || a[0] == 10 || a[0] == 127 ||
-           (a[0] == 100 && (a[1] & 0xC0) == 64) ||
-           (a[0] == 169 && a[1] == 254) ||
-           (a[0] == 172 && (a[1] & 0xF0) == 16) || (a[0] == 192 && a[1] == 168);
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (pol_prefix_equal(a, t[i].net, t[i].bits))
+            return 1;
+    return 0;
 }
 
 static int
 pol_ip_private(const struct pol_ip *ip)
 {
-    unsigned char v4[4];
-
     if (!ip->v6)
-        return pol_v4_private(ip->b);
-    if (pol_v6_carried_v4(ip->b, v4))
-        return pol_v4_private(v4); /* also :: and ::1 (0.0.0.0/8) */
-    return (ip->b[0] & 0xFE) == 0xFC ||
-           (ip->b[0] == 0xFE && (ip->b[1] & 0x80) == 0x80);
+        return pol_in_blocks(ip->b, pol_v4_special,
+                             sizeof(pol_v4_special) /
+                                 sizeof(pol_v4_special[0]));
+    if ((ip->b[0] & 0xE0) != 0x20) /* outside 2000::/3 */
+        return 1;
+    return pol_in_blocks(ip->b, pol_v6_special,
+                         sizeof(pol_v6_special) / sizeof(pol_v6_special[0]));
 }
 
-/* WHATWG "ends in a number": the last label is digits or 0x-hex. */
-static int
+int
 pol_ends_in_number(const char *h, size_t n)
 {
     size_t start, i;
@@ -160,33 +191,75 @@ pol_ends_in_number(const char *h, size_t n)
     return 1;
 }
 
-static int
-pol_is_localhost(const char *h, size_t n)
+int
+pol_host_name_ok(const char *h, size_t n)
 {
-    static const char name[] = "localhost";
-    size_t m = sizeof(name) - 1, i;
+    size_t i, label = 0;
+    char c;
 
-    if (n > 0 && h[n - 1] == '.')
+    if (n > 1 && h[n - 1] == '.')
         n--;
+    if (n == 0 || n > POL_HOST_NAME_MAX)
+        return 0;
+    for (i = 0; i < n; i++) {
+        c = h[i];
+        if (c == '.') {
+            if (label == 0)
+                return 0;
+            label = 0;
+            continue;
+        }
+        if (!pol_is_digit(c) && !(pol_lower(c) >= 'a' && pol_lower(c) <= 'z') &&
+            c != '-' && c != '_')
+            return 0;
+        if (++label > POL_HOST_LABEL_MAX)
+            return 0;
+    }
+    return label > 0 && !pol_ends_in_number(h, n);
+}
+
+/* 1 when the name h (n bytes, no final dot) is suffix or ends ".suffix". */
+static int
+pol_name_under(const char *h, size_t n, const char *suffix)
+{
+    size_t m = strlen(suffix), i;
+
     if (n < m || (n > m && h[n - m - 1] != '.'))
         return 0;
     for (i = 0; i < m; i++)
-        if (pol_lower(h[n - m + i]) != name[i])
+        if (pol_lower(h[n - m + i]) != suffix[i])
             return 0;
     return 1;
 }
 
+/* A well-formed name (pol_host_name_ok): does it resolve locally? */
 static int
+pol_name_local(const char *h, size_t n)
+{
+    size_t i;
+
+    if (h[n - 1] == '.')
+        n--;
+    if (memchr(h, '.', n) == NULL)
+        return 1;
+    for (i = 0; pol_local_names[i] != NULL; i++)
+        if (pol_name_under(h, n, pol_local_names[i]))
+            return 1;
+    return 0;
+}
+
+int
 pol_host_private(const char *h, size_t n)
 {
     struct pol_ip ip;
-    size_t m = n > 0 && h[n - 1] == '.' ? n - 1 : n;
 
-    if (pol_is_localhost(h, n))
+    if (n == 0 || memchr(h, '%', n) != NULL)
         return 1;
-    if (pol_parse_ip(h, m, &ip))
+    if (h[0] == '[' || memchr(h, ':', n) != NULL)
+        return !pol_ip_parse(h, n, &ip) || !ip.v6 || pol_ip_private(&ip);
+    if (pol_ip_parse(h, n, &ip))
         return pol_ip_private(&ip);
-    return pol_ends_in_number(h, n);
+    return !pol_host_name_ok(h, n) || pol_name_local(h, n);
 }
 
 static int
@@ -196,7 +269,7 @@ pol_ip_is_private(lua_State *L)
     const char *h;
 
     if (lua_type(L, 1) != LUA_TSTRING) {
-        lua_pushboolean(L, 0);
+        lua_pushboolean(L, 1);
         return 1;
     }
     h = lua_tolstring(L, 1, &n);
@@ -214,7 +287,7 @@ pol_parse_cidr(const char *c, size_t n, struct pol_ip *net, int *bits)
     for (i = 0; i < n; i++)
         if (c[i] == '/')
             slash = i;
-    if (!pol_parse_ip(c, slash, net))
+    if (!pol_ip_parse(c, slash, net))
         return 0;
     max = net->v6 ? 128 : 32;
     if (slash == n) {
@@ -235,27 +308,13 @@ pol_parse_cidr(const char *c, size_t n, struct pol_ip *net, int *bits)
 }
 
 static int
-pol_prefix_equal(const unsigned char *a, const unsigned char *b, int bits)
-{
-    size_t full = (size_t)bits / 8;
-    unsigned rest = (unsigned)bits % 8;
-    unsigned char mask;
-
-    if (memcmp(a, b, full) != 0)
-        return 0;
-    if (rest == 0)
-        return 1;
-    mask = (unsigned char)(0xFFu << (8 - rest));
-    return (a[full] & mask) == (b[full] & mask);
-}
-
-static int
 pol_cidr_contains(lua_State *L)
 {
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
+                                             0, 0, 0, 0, 0xff, 0xff};
     size_t n, an;
     const char *c = luaL_checklstring(L, 1, &n), *a;
     struct pol_ip net, ip;
-    unsigned char v4[4];
     int bits;
 
     if (!pol_parse_cidr(c, n, &net, &bits))
@@ -265,176 +324,15 @@ pol_cidr_contains(lua_State *L)
         return 1;
     }
     a = lua_tolstring(L, 2, &an);
-    if (!pol_parse_ip(a, an, &ip)) {
+    if (!pol_ip_parse(a, an, &ip)) {
         lua_pushboolean(L, 0);
         return 1;
     }
-    if (!net.v6 && ip.v6 && pol_v6_carried_v4(ip.b, v4) && ip.b[10] == 0xff) {
-        memcpy(ip.b, v4, 4);
+    if (!net.v6 && ip.v6 && memcmp(ip.b, mapped, 12) == 0) {
+        memmove(ip.b, ip.b + 12, 4); /* ::ffff:a.b.c.d is IPv4 */
         ip.v6 = 0;
     }
     lua_pushboolean(L, net.v6 == ip.v6 && pol_prefix_equal(net.b, ip.b, bits));
-    return 1;
-}
-
-/* A registered name: [A-Za-z0-9._-], no empty label, not numeric. */
-static int
-pol_reg_name_ok(const char *h, size_t n)
-{
-    struct pol_ip ip;
-    size_t i;
-
-    if (n == 0 || h[0] == '.')
-        return 0;
-    for (i = 0; i < n; i++) {
-        if (h[i] == '.' && i + 1 < n && h[i + 1] == '.')
-            return 0;
-        if (!pol_is_alpha(h[i]) && !pol_is_digit(h[i]) && h[i] != '.' &&
-            h[i] != '-' && h[i] != '_')
-            return 0;
-    }
-    return !pol_ends_in_number(h, n) || pol_parse_ip(h, n, &ip);
-}
-
-/* ":port" (1..65535; empty means none) or nothing. */
-static int
-pol_url_port(const char *p, const char *end, struct pol_url *u)
-{
-    lua_Integer port = 0;
-    size_t nd = 0;
-
-    u->port = 0;
-    if (p == end)
-        return 1;
-    if (*p++ != ':')
-        return 0;
-    for (; p < end; p++, nd++) {
-        if (!pol_is_digit(*p) || nd == 5)
-            return 0;
-        port = port * 10 + (*p - '0');
-    }
-    if (nd > 0 && (port == 0 || port > 65535))
-        return 0;
-    u->port = port;
-    return 1;
-}
-
-/* Host and port of an authority without userinfo. */
-static int
-pol_url_hostport(const char *h, size_t n, struct pol_url *u)
-{
-    const char *end = h + n, *p, *close;
-    struct pol_ip ip;
-    size_t hl, i;
-
-    if (n > 0 && h[0] == '[') {
-        close = memchr(h, ']', n);
-        if (close == NULL || memchr(h, '%', n) != NULL ||
-            !pol_parse_ip(h, (size_t)(close - h) + 1, &ip) || !ip.v6)
-            return 0;
-        p = close + 1;
-        h++;
-        hl = (size_t)(close - h);
-    } else {
-        close = memchr(h, ':', n);
-        hl = close != NULL ? (size_t)(close - h) : n;
-        p = h + hl;
-        if (!pol_reg_name_ok(h, hl))
-            return 0;
-    }
-    if (hl >= sizeof(u->host))
-        return 0;
-    for (i = 0; i < hl; i++)
-        u->host[i] = pol_lower(h[i]);
-    u->host[hl] = '\0';
-    return pol_url_port(p, end, u);
-}
-
-/* Split url (n bytes) into u; 0 when it is not a URL we accept. */
-static int
-pol_url_split(const char *s, size_t n, struct pol_url *u)
-{
-    size_t i, start, auth, hs;
-
-    memset(u, 0, sizeof(*u));
-    if (n == 0 || n > POL_URL_MAX || !pol_is_alpha(s[0]))
-        return 0;
-    for (i = 0; i < n; i++)
-        if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f ||
-            s[i] == '\\')
-            return 0;
-    for (i = 1; i < n && s[i] != ':'; i++)
-        if (!pol_is_alpha(s[i]) && !pol_is_digit(s[i]) && s[i] != '+' &&
-            s[i] != '-' && s[i] != '.')
-            return 0;
-    if (i >= sizeof(u->scheme) || n - i < 3 || memcmp(s + i, "://", 3) != 0)
-        return 0;
-    for (start = 0; start < i; start++)
-        u->scheme[start] = pol_lower(s[start]);
-    start = i + 3;
-    for (auth = start;
-         auth < n && s[auth] != '/' && s[auth] != '?' && s[auth] != '#'; auth++)
-        ;
-    for (hs = start, i = start; i < auth; i++)
-        if (s[i] == '@')
-            hs = i + 1;
-    if (hs > start) {
-        u->userinfo = s + start;
-        u->userlen = hs - 1 - start;
-    }
-    if (!pol_url_hostport(s + hs, auth - hs, u))
-        return 0;
-    for (i = auth; i < n && s[i] != '?' && s[i] != '#'; i++)
-        ;
-    u->path = s + auth;
-    u->pathlen = i - auth;
-    if (i < n && s[i] == '?') {
-        u->query = s + i + 1;
-        for (i++; i < n && s[i] != '#'; i++)
-            ;
-        u->querylen = (size_t)(s + i - u->query);
-    }
-    if (u->port == 0 && strcmp(u->scheme, "http") == 0)
-        u->port = 80;
-    if (u->port == 0 && strcmp(u->scheme, "https") == 0)
-        u->port = 443;
-    return 1;
-}
-
-static int
-pol_parse_url(lua_State *L)
-{
-    struct pol_url u;
-    size_t n;
-    const char *s;
-
-    if (lua_type(L, 1) != LUA_TSTRING ||
-        (s = lua_tolstring(L, 1, &n), !pol_url_split(s, n, &u))) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lua_createtable(L, 0, 6);
-    lua_pushstring(L, u.scheme);
-    lua_setfield(L, -2, "scheme");
-    lua_pushstring(L, u.host);
-    lua_setfield(L, -2, "host");
-    if (u.port != 0) {
-        lua_pushinteger(L, u.port);
-        lua_setfield(L, -2, "port");
-    }
-    if (u.pathlen > 0)
-        lua_pushlstring(L, u.path, u.pathlen);
-    else
-        lua_pushliteral(L, "/");
-    lua_setfield(L, -2, "path");
-    if (u.query != NULL) {
-        lua_pushlstring(L, u.query, u.querylen);
-        lua_setfield(L, -2, "query");
-    }
-    if (u.userinfo != NULL) {
-        lua_pushlstring(L, u.userinfo, u.userlen);
-        lua_setfield(L, -2, "userinfo");
-    }
     return 1;
 }
 

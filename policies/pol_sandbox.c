@@ -396,6 +396,7 @@ pol_build_env(lua_State *L)
     pol_set_libs(L, base, g);
     pol_open_helpers(L, base);
     pol_open_net(L, base);
+    pol_open_text(L, base);
     pol_open_verdicts(L, base);
     pol_push_new_null(L);
     lua_setfield(L, base, "null");

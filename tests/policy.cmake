@@ -9,6 +9,8 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     unit/test_policy.c
     unit/test_policy_sandbox.c
     unit/test_policy_helpers.c
+    unit/test_policy_net.c
+    unit/test_policy_text.c
     unit/test_policy_bundle.c
     unit/policy_util.c
     unit/testutil.c)
@@ -33,4 +35,12 @@ if(TARGET igpolicy AND IG_BENCH AND NOT IG_FUZZ)
   target_compile_definitions(bench_policy PRIVATE
     IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
   target_link_libraries(bench_policy PRIVATE igpolicy)
+endif()
+
+# The helpers that read an agent's strings (parse_url, ip_is_private, the
+# text helpers), against naive oracles.
+if(TARGET igpolicy AND IG_FUZZ)
+  add_executable(fuzz_polhelpers fuzz/fuzz_polhelpers.c)
+  target_link_libraries(fuzz_polhelpers PRIVATE igpolicy)
+  target_link_options(fuzz_polhelpers PRIVATE -fsanitize=fuzzer)
 endif()

@@ -1,9 +1,17 @@
 -- db.lua - db.write: production writes need two DBAs.
 --
---   resource starting with "prod/" (any case) -> ESCALATE to "dba",
+--   resource not a string                     -> BLOCK INVALID_PARAMS
+--   resource not in canonical form            -> BLOCK NON_CANONICAL_RESOURCE
+--   resource "prod" or starting with "prod/" (any case)
+--                                             -> ESCALATE to "dba",
 --                                                quorum 2
 --   any other resource                        -> ALLOW
---   resource not a string                     -> BLOCK INVALID_PARAMS
+--
+-- Canonical form (resource_canonical): no whitespace at the edge of a
+-- "/"-separated segment, no invisible (format) or control character, valid
+-- UTF-8, no empty, "." or ".." segment. Anything else could be trimmed,
+-- stripped or resolved into "prod/..." by whatever runs the write after
+-- this policy compared it: " prod/x", "\u{200b}prod/x", "./prod/x".
 
 return function(intent)
   if intent.action ~= "db.write" then
@@ -14,7 +22,13 @@ return function(intent)
     return BLOCK{reason = "INVALID_PARAMS",
                  message = "resource must name the database object"}
   end
-  if starts_with(resource:lower(), "prod/") then
+  local canonical, _, why = resource_canonical(resource)
+  if not canonical then
+    return BLOCK{reason = "NON_CANONICAL_RESOURCE",
+                 message = "resource is not in canonical form: " .. why}
+  end
+  local lower = resource:lower()
+  if lower == "prod" or starts_with(lower, "prod/") then
     if approved(intent, "dba") then -- two DBAs approved this exact write
       return ALLOW
     end

@@ -3,14 +3,22 @@
 -- when a mapping file maps it): agents work inside the project
 -- directories the operator configured.
 --
---   resource not a non-empty string, or holding a control character
---                                             -> BLOCK INVALID_PARAMS
+--   resource not a non-empty string, or holding a control character, or
+--   params.path present and not the resource -> BLOCK INVALID_PARAMS
 --   a ".." path component                     -> BLOCK PATH_TRAVERSAL
+--   an invisible (format) character, a C1 control or invalid UTF-8
+--   (clean_text; HFS+ drops U+200C, so ".g\u{200c}it" is ".git")
+--                                             -> BLOCK
+--                                                NON_CANONICAL_RESOURCE
 --   a sensitive path: a component .git, .ssh, .gnupg, .aws, .claude or
 --   .mcp.json (Claude Code's own settings, hooks and MCP servers), a
 --   component starting with .env, ending with .pem, or starting with
 --   id_rsa, id_dsa, id_ecdsa, id_ed25519 (any case); /etc or below
 --                                             -> BLOCK SENSITIVE_PATH
+--   whitespace starting or ending a component (" a.c", ".git /x": some
+--   systems trim it)                          -> ESCALATE to "security"
+--                                                (NON_CANONICAL_RESOURCE);
+--                                                ALLOW once approved
 --   an absolute path strictly below one of config.project_roots, without
 --   empty or "." components                   -> ALLOW
 --   anything else: a relative path, ~/..., a path elsewhere, a root
@@ -174,14 +182,32 @@ return function(intent)
                  message = "the resource must be the file's path, without "
                    .. "control characters"}
   end
+  local params = intent.params
+  if type(params) == "table" and params.path ~= nil
+      and params.path ~= path then
+    return BLOCK{reason = "INVALID_PARAMS",
+                 message = "params.path must be the resource"}
+  end
   local parts = components(path)
   if has_dotdot(parts) then
     return BLOCK{reason = "PATH_TRAVERSAL",
                  message = "paths with a .. component are refused"}
   end
+  local clean, _, detail = clean_text(path)
+  if not clean then
+    return BLOCK{reason = "NON_CANONICAL_RESOURCE",
+                 message = "the path holds " .. detail}
+  end
   if sensitive(path, parts) then
     return BLOCK{reason = "SENSITIVE_PATH",
                  message = "refused: " .. path .. " is a sensitive path"}
+  end
+  local relative = path:byte(1) == 47 and path:sub(2) or path
+  local _, code, edge = resource_canonical(relative)
+  if code == "EDGE_WHITESPACE" and not approved(intent, "security") then
+    return ESCALATE{approvers = {"security"},
+                    reason = "NON_CANONICAL_RESOURCE",
+                    message = path .. ": " .. edge}
   end
   if below_a_root(path, parts) or approved(intent, "security") then
     return ALLOW

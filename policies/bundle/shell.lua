@@ -20,7 +20,8 @@
 --   starting .env, ending .pem, starting id_rsa id_dsa id_ecdsa
 --   id_ed25519; any case)                      -> ESCALATE to "security"
 --                                                 (SENSITIVE_PATH)
---   one of those (or pwd) with a refused option or a control character
+--   one of those (or pwd) with a refused option, or a control, invisible
+--   (format) or ill-formed character (clean_text)
 --                                              -> ESCALATE to "security"
 --                                                 (ARGUMENT_NOT_ALLOWED)
 --   anything else: git, make, npm, env, xargs, find, sh, python, awk, ...,
@@ -49,7 +50,9 @@
 --     value with a "/" as the next argument: -f dir/list);
 --   - wc --files0-from (and its abbreviations --f, --fi, ...), which reads
 --     the names of the files to open from another file, is refused;
---   - a control character (newline, tab, escape, ...) is refused.
+--   - a control character (newline, tab, escape, C1, ...), an invisible
+--     one (U+200B, U+200C -- HFS+ drops it, so ".g\u{200c}it" is ".git" --,
+--     U+202E, U+FEFF, ...) or invalid UTF-8 is refused (clean_text).
 -- Paths are read as text: a symlink inside the scratch directory that
 -- points outside is not seen (the executor's sandbox is the boundary). The
 -- dangerous checks run first and win. They look at every argv element
@@ -243,16 +246,6 @@ local function names_sensitive(v)
   return false
 end
 
-local function has_control(s)
-  for i = 1, #s do
-    local b = s:byte(i)
-    if b < 32 or b == 127 then
-      return true
-    end
-  end
-  return false
-end
-
 -- Is the long option name (without "--") a refused one for prog, or an
 -- abbreviation getopt would take for it?
 local function refused_long(prog, name)
@@ -270,9 +263,10 @@ local function scratch_violation(argv)
   local prog = argv[1]
   for n = 2, #argv do
     local a = argv[n]
-    if has_control(a) then
+    local clean, _, detail = clean_text(a)
+    if not clean then
       return "ARGUMENT_NOT_ALLOWED",
-        prog .. ": argument " .. (n - 1) .. " holds a control character"
+        prog .. ": argument " .. (n - 1) .. " holds " .. detail
     end
     local bad = outside(a)
     if not bad and starts_with(a, "--") then

@@ -165,6 +165,12 @@ return {
   refused("tab in an argument", run("grep", "a\tb", "x")),
   refused("escape in an argument", run("ls", "\27[2J")),
   refused("DEL in an argument", run("head", "x\127")),
+  refused("a zero-width space hiding .env", run("cat", "\u{200b}.env")),
+  refused("a zero-width non-joiner in .git",
+          run("grep", "-r", "x", ".g\u{200c}it/config")),
+  refused("a bidi override", run("ls", "\u{202e}txt.exe")),
+  refused("a C1 control", run("cat", "a\u{9b}2J")),
+  refused("a byte order mark", run("wc", "\u{feff}notes")),
   refused("pwd with an operand", run("pwd", "/etc")),
   refused("pwd --help", run("pwd", "--help")),
 

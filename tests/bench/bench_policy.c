@@ -1,9 +1,10 @@
 /*
  * bench_policy.c - how long does one policy evaluation take?
  *
- *   build/release/tests/bench_policy [RUNS]
+ *   build/release/tests/bench_policy [RUNS [BUNDLE_DIR]]
  *
- * Loads the example bundle (policies/bundle), makes one engine with a
+ * Loads the example bundle (policies/bundle, or BUNDLE_DIR: an older copy
+ * of it gives a before/after comparison), makes one engine with a
  * counter that answers at once, and times pol_engine_eval() on typical
  * intents, one evaluation at a time (RUNS each, default 200000, after a
  * warm-up). Prints the median, 90th and 99th percentile ns/op per intent.
@@ -96,6 +97,7 @@ main(int argc, char **argv)
 {
     long runs = 200000;
     char *end = NULL;
+    const char *dir = IG_POLICY_BUNDLE_DIR;
     struct pol_bundle *b = NULL;
     struct pol_engine *e = NULL;
     struct ig_err err;
@@ -105,14 +107,16 @@ main(int argc, char **argv)
         runs = strtol(argv[1], &end, 10);
     if (runs < 100 || runs > 100000000 || (end != NULL && *end != '\0'))
         die("RUNS must be a number from 100 to 100000000");
+    if (argc > 2)
+        dir = argv[2];
     t = malloc((size_t)runs * sizeof(*t));
     if (t == NULL)
         die("out of memory");
-    if (pol_bundle_load(IG_POLICY_BUNDLE_DIR, NULL, &b, &err) != IG_OK ||
+    if (pol_bundle_load(dir, NULL, &b, &err) != IG_OK ||
         pol_engine_new(b, NULL, bench_count, NULL, &e, &err) != IG_OK)
         die(err.msg);
-    (void)printf("bundle %s (%s), %ld runs each\n", IG_POLICY_BUNDLE_DIR,
-                 pol_bundle_revision(b), runs);
+    (void)printf("bundle %s (%s), %ld runs each\n", dir, pol_bundle_revision(b),
+                 runs);
     bench_one(e, "payments.refund ALLOW",
               BINDING("payments.refund", "orders/ord_10293",
                       "{\"amount\":42.5,\"currency\":\"EUR\","
@@ -132,6 +136,14 @@ main(int argc, char **argv)
                       "{\"argv\":[\"grep\",\"-rn\",\"--include=*.c\","
                       "\"TODO\",\"src\"]}"),
               POL_ALLOW, t, runs);
+    bench_one(e, "db.write ALLOW",
+              BINDING("db.write", "staging/orders",
+                      "{\"statement\":\"UPDATE t SET x = 1\"}"),
+              POL_ALLOW, t, runs);
+    bench_one(e, "db.write ESCALATE",
+              BINDING("db.write", "prod/orders",
+                      "{\"statement\":\"UPDATE t SET x = 1\"}"),
+              POL_ESCALATE, t, runs);
     bench_one(e, "git.push BLOCK",
               BINDING("git.push", "repo/acme/app",
                       "{\"refs\":[\"refs/heads/main\"]}"),

@@ -184,3 +184,16 @@ pt_bundle_test(const char *dir, const json_t *settings, char *out, size_t outsz)
     pol_bundle_unref(b);
     return rc;
 }
+
+/* Run body (asserts) inside a policy; it must reach `return ALLOW`. */
+void
+pt_lua_asserts(const char *body)
+{
+    struct pol_decision d;
+    char src[16384];
+
+    (void)snprintf(src, sizeof(src),
+                   "return function(intent)\n%s\nreturn ALLOW\nend\n", body);
+    pt_eval1(src, pt_intent("x", NULL), &d);
+    pt_expect(&d, POL_ALLOW, NULL, NULL);
+}

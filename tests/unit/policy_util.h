@@ -47,6 +47,12 @@ void pt_eval1(const char *src, const char *intent, struct pol_decision *out);
 void pt_expect(const struct pol_decision *d, enum pol_verdict v,
                const char *reason, const char *msg);
 
+/*
+ * Run body (Lua statements, typically asserts) inside a policy function;
+ * the test fails unless it reaches its final `return ALLOW`.
+ */
+void pt_lua_asserts(const char *body);
+
 /* A counter answering 1 and remembering the last key and window. */
 struct pt_counter {
     int64_t answer;
@@ -71,5 +77,7 @@ int pt_bundle_test(const char *dir, const json_t *settings, char *out,
 int pt_run_sandbox_tests(void);
 int pt_run_helper_tests(void);
 int pt_run_bundle_tests(void);
+int pt_run_net_tests(void);
+int pt_run_text_tests(void);
 
 #endif

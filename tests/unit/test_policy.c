@@ -543,5 +543,7 @@ main(void)
     failed += pt_run_sandbox_tests();
     failed += pt_run_helper_tests();
     failed += pt_run_bundle_tests();
+    failed += pt_run_net_tests();
+    failed += pt_run_text_tests();
     return failed != 0;
 }
