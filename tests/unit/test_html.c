@@ -154,6 +154,11 @@ test_json_pretty(void **state)
     assert_has(s, "&quot;note&quot;: &quot;" XSS_TEXT "&quot;");
     assert_has(s, "&quot;a\\&quot;b\\\\c\\n\\u0001&quot;");
     assert_has(s, "&quot;x\\u202ey&quot;");
+    free(s);
+    /* A Unicode tag character (invisible, beyond U+FFFF) as JSON writes
+       it: a surrogate pair, so the text reads back to the same value. */
+    s = json_html("{\"tag\":\"a\\udb40\\udc41b\\u2064c\"}");
+    assert_has(s, "&quot;a\\udb40\\udc41b\\u2064c&quot;");
     assert_has(s, "&quot;amt&quot;: 1e+21");
     assert_has(s, "&quot;neg&quot;: -0.5");
     assert_null(strchr(s, '<'));
@@ -394,6 +399,42 @@ test_detail_cannot_vote(void **state)
     assert_non_null(appr_html_cannot_vote_text(NULL));
 }
 
+/* The agent's context is its claim: labelled so, never as a fact. What
+   the PDP established (the authenticated agent, the approvers the config
+   says run it) is labelled as such. */
+static void
+test_detail_labels_claims(void **state)
+{
+    json_t *view = load(view_json);
+    char *s;
+    (void)state;
+
+    (void)json_object_set_new(view, "operators", json_pack("[s]", "alice"));
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_inert(s);
+    assert_null(strstr(s, "On behalf of"));
+    assert_has(s, "id=\"requested-by\"");
+    assert_has(s, "claimed by the agent: bob");
+    assert_has(s, "Context, claimed by the agent (not verified)");
+    assert_has(s, "Agent (authenticated)");
+    assert_has(s, "id=\"operators\"");
+    assert_has(s, ">alice<");
+    free(s);
+    json_decref(view);
+
+    /* A claim that is not a string is shown as the JSON it is. */
+    view = load(view_json);
+    (void)json_object_set_new(
+        json_object_get(json_object_get(view, "intent"), "context"),
+        "requested_by", json_pack("[s, s]", "bob", "<i>eve</i>"));
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_has(s, "claimed by the agent: [");
+    assert_null(strstr(s, "<i>eve"));
+    assert_null(strstr(s, "id=\"operators\""));
+    free(s);
+    json_decref(view);
+}
+
 static void
 test_error_page(void **state)
 {
@@ -452,6 +493,7 @@ main(void)
         cmocka_unit_test(test_list_page),
         cmocka_unit_test(test_detail_page),
         cmocka_unit_test(test_detail_cannot_vote),
+        cmocka_unit_test(test_detail_labels_claims),
         cmocka_unit_test(test_error_page),
         cmocka_unit_test(test_page_cap),
         cmocka_unit_test(test_stylesheet),
