@@ -4,7 +4,7 @@
  * DESIGN
  * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
  * one mutex it reads what is recorded about the intent, applies the rules
- * in a fixed order (resolved, expired, group, self-approval, already
+ * in a fixed order (group, resolved, expired, self-approval, already
  * voted, intent hash), and either audits the refusal or builds one vote
  * record: the vote, and when it decides the request, the resolution, the
  * new decision and (for an ALLOW) the grant, all written in one
@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ig_grant.h"
 #include "ig_limits.h"
@@ -94,15 +95,48 @@ pdp_approval_revision(const json_t *rec)
     return r != NULL ? r : "";
 }
 
+/* 1 when claim (a string, or an array of strings) names a: its id, its
+   name or its Slack user, ignoring ASCII case. */
+static int
+claim_names(const json_t *claim, const struct pdp_approver *a)
+{
+    const char *s = json_string_value(claim);
+    const json_t *x;
+    size_t i;
+
+    if (json_is_array(claim)) {
+        json_array_foreach(claim, i, x)
+        {
+            if (claim_names(json_is_string(x) ? x : NULL, a))
+                return 1;
+        }
+        return 0;
+    }
+    return s != NULL &&
+           (strcasecmp(s, a->id) == 0 ||
+            (a->name != NULL && strcasecmp(s, a->name) == 0) ||
+            (a->slack_user != NULL && strcasecmp(s, a->slack_user) == 0));
+}
+
 int
 pdp_approval_self(const json_t *rec, const struct pdp_approver *a)
 {
     const json_t *b = json_object_get(rec, "binding");
-    const char *by = jstr(json_object_get(b, "context"), "requested_by");
+    const char *who[2];
+    size_t i;
 
-    return (by != NULL && strcmp(by, a->id) == 0) ||
-           strcmp(jstr(rec, "principal") != NULL ? jstr(rec, "principal") : "",
-                  a->id) == 0;
+    /* Facts: the principal whose token submitted the intent (as recorded
+       beside the binding and inside it) is a, or an agent the config
+       says a runs. An intent without one is refused outright. */
+    who[0] = jstr(rec, "principal");
+    who[1] = jstr(b, "principal");
+    for (i = 0; i < 2; i++)
+        if (who[i] == NULL || strcmp(who[i], a->id) == 0 ||
+            pdp_approver_runs(a, who[i]))
+            return 1;
+    /* The agent's claim (context.requested_by) can only add a refusal. */
+    return claim_names(
+        json_object_get(json_object_get(b, "context"), "requested_by"), a);
 }
 
 const char *
@@ -110,21 +144,21 @@ pdp_approval_refusal(const json_t *rec, const struct pdp_approver *a,
                      int64_t now)
 {
     const json_t *ap = json_object_get(rec, "approval");
+    const char *result = jstr(json_object_get(ap, "resolution"), "result");
 
     if (ap == NULL)
         return "APPROVAL_NOT_FOUND";
+    /* First: for an approver outside its groups nothing else about the
+       request may show (its state included). */
+    if (a == NULL ||
+        !pdp_approval_in_groups(json_object_get(ap, "requirements"), a))
+        return "NOT_ELIGIBLE";
     if (json_object_get(ap, "resolution") != NULL)
-        return strcmp(jstr(json_object_get(ap, "resolution"), "result")
-                          ? jstr(json_object_get(ap, "resolution"), "result")
-                          : "",
-                      "EXPIRED") == 0
+        return result != NULL && strcmp(result, "EXPIRED") == 0
                    ? "APPROVAL_EXPIRED"
                    : "APPROVAL_RESOLVED";
     if (json_integer_value(json_object_get(ap, "expires_at")) <= now)
         return "APPROVAL_EXPIRED";
-    if (a == NULL ||
-        !pdp_approval_in_groups(json_object_get(ap, "requirements"), a))
-        return "NOT_ELIGIBLE";
     if (pdp_approval_self(rec, a))
         return "SELF_APPROVAL";
     if (has_voted(json_object_get(ap, "votes"), a->id))
@@ -159,7 +193,9 @@ message_of(const char *code)
     if (strcmp(code, "NOT_ELIGIBLE") == 0)
         return "you are not in a group this approval needs";
     if (strcmp(code, "SELF_APPROVAL") == 0)
-        return "you requested this action: someone else must approve it";
+        return "this is your own request (you are its agent, you run the "
+               "agent that sent it, or it names you as its requester): "
+               "someone else must decide it";
     if (strcmp(code, "ALREADY_VOTED") == 0)
         return "you already voted on this request";
     if (strcmp(code, "INTENT_HASH_MISMATCH") == 0)
@@ -197,10 +233,18 @@ refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
        const char *code, struct pdp_vote_result *out)
 {
     char now[IG_TIME_STRLEN + 1];
+    /* Outside its groups the request does not exist for the approver (the
+       same 404 as an unknown id); the audit keeps the real reason. A Slack
+       clicker has seen the message already: told the reason. */
+    const char *shown =
+        strcmp(code, "NOT_ELIGIBLE") == 0 &&
+                (v->channel == NULL || strcmp(v->channel, "slack") != 0)
+            ? "APPROVAL_NOT_FOUND"
+            : code;
 
-    out->code = code;
-    out->http_status = status_of(code);
-    (void)snprintf(out->message, sizeof(out->message), "%s", message_of(code));
+    out->code = shown;
+    out->http_status = status_of(shown);
+    (void)snprintf(out->message, sizeof(out->message), "%s", message_of(shown));
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
     pdp_approval_audit(

@@ -154,14 +154,15 @@ test_json_pretty(void **state)
     assert_has(s, "&quot;note&quot;: &quot;" XSS_TEXT "&quot;");
     assert_has(s, "&quot;a\\&quot;b\\\\c\\n\\u0001&quot;");
     assert_has(s, "&quot;x\\u202ey&quot;");
+    assert_has(s, "&quot;amt&quot;: 1e+21");
+    assert_has(s, "&quot;neg&quot;: -0.5");
+    assert_null(strchr(s, '<'));
     free(s);
+
     /* A Unicode tag character (invisible, beyond U+FFFF) as JSON writes
        it: a surrogate pair, so the text reads back to the same value. */
     s = json_html("{\"tag\":\"a\\udb40\\udc41b\\u2064c\"}");
     assert_has(s, "&quot;a\\udb40\\udc41b\\u2064c&quot;");
-    assert_has(s, "&quot;amt&quot;: 1e+21");
-    assert_has(s, "&quot;neg&quot;: -0.5");
-    assert_null(strchr(s, '<'));
     free(s);
 
     s = json_html("\"top\"");
@@ -393,8 +394,9 @@ test_detail_cannot_vote(void **state)
     json_decref(view);
 
     assert_string_equal(appr_html_cannot_vote_text("SELF_APPROVAL"),
-                        "You asked for this action yourself: someone else "
-                        "must decide it.");
+                        "This is your own request (you run the agent that "
+                        "sent it, or it names you as its requester): someone "
+                        "else must decide it.");
     assert_non_null(appr_html_cannot_vote_text("SOMETHING_NEW"));
     assert_non_null(appr_html_cannot_vote_text(NULL));
 }
