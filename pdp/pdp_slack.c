@@ -405,7 +405,8 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
     }
     if (appr_slack_message(view,
                            m != NULL ? m->channel : k->srv->cfg->slack_channel,
-                           m != NULL ? m->ts : NULL, &msg) != IG_OK ||
+                           m != NULL ? m->ts : NULL, k->srv->cfg->slack_ui_url,
+                           &msg) != IG_OK ||
         (body = json_dumps(msg, JSON_COMPACT)) == NULL) {
         why = "cannot build the message";
         goto out;

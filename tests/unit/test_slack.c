@@ -478,185 +478,6 @@ block_text(json_t *msg, const char *type)
         json_array_get(json_object_get(b, "elements"), 0), "text"));
 }
 
-static void
-test_post_message(void **state)
-{
-    json_t *v = view("PENDING", 0), *msg, *acts, *bt;
-    const char *sec;
-    char *dump;
-    (void)state;
-
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
-    assert_string_equal(json_string_value(json_object_get(msg, "channel")),
-                        "C0DEV");
-    assert_null(json_object_get(msg, "ts"));
-    assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
-                           "payments.refund"));
-    acts = block(msg, "actions");
-    assert_non_null(acts);
-    assert_int_equal(json_array_size(json_object_get(acts, "elements")), 2);
-    bt = json_array_get(json_object_get(acts, "elements"), 0);
-    assert_string_equal(json_string_value(json_object_get(bt, "action_id")),
-                        "approve");
-    assert_string_equal(json_string_value(json_object_get(bt, "style")),
-                        "primary");
-    assert_string_equal(json_string_value(json_object_get(bt, "value")),
-                        APPROVAL ":" HASH);
-    bt = json_array_get(json_object_get(acts, "elements"), 1);
-    assert_string_equal(json_string_value(json_object_get(bt, "action_id")),
-                        "deny");
-    assert_string_equal(json_string_value(json_object_get(bt, "style")),
-                        "danger");
-    assert_string_equal(json_string_value(json_object_get(bt, "value")),
-                        APPROVAL ":" HASH);
-
-    sec = block_text(msg, "section");
-    assert_non_null(strstr(sec, "payments.refund"));
-    assert_non_null(strstr(sec, "amount: 500"));
-    assert_null(strstr(sec, "500.0"));
-    assert_non_null(strstr(sec, "currency: EUR"));
-    assert_non_null(strstr(sec, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-    assert_non_null(strstr(sec, "orders/&lt;b&gt;42&lt;/b&gt;"));
-    assert_non_null(
-        strstr(sec, "REFUND_NEEDS_APPROVAL - refund &amp; &lt;@U123&gt; ping"));
-    assert_non_null(strstr(sec, "dev-agent"));
-    /* Counts read back from the store are reals: 2, not 2.0 or 0. */
-    assert_non_null(strstr(sec, "2 approvals from finance"));
-    assert_non_null(strstr(sec, "sha256:0123456789ab"));
-    assert_null(strstr(sec, HASH));
-    assert_non_null(strstr(sec, "2026-01-01T01:00:00Z"));
-    assert_null(strstr(sec, "hidden")); /* key params only */
-    assert_non_null(strstr(block_text(msg, "context"), "0 of 2"));
-    /* Nothing unescaped anywhere in the message. */
-    dump = json_dumps(msg, JSON_COMPACT);
-    assert_null(strstr(dump, "<script>"));
-    assert_null(strstr(dump, "<@U123>"));
-    free(dump);
-    json_decref(msg);
-    json_decref(v);
-}
-
-static void
-test_update_message(void **state)
-{
-    json_t *v = view("PENDING", 1), *msg;
-    const char *ctx;
-    (void)state;
-
-    /* Still pending: buttons stay, the vote so far is shown. */
-    assert_int_equal(appr_slack_message(v, "C0DEV", "1700000000.000100", &msg),
-                     IG_OK);
-    assert_string_equal(json_string_value(json_object_get(msg, "ts")),
-                        "1700000000.000100");
-    assert_non_null(block(msg, "actions"));
-    ctx = block_text(msg, "context");
-    assert_non_null(strstr(ctx, "1 of 2"));
-    assert_non_null(strstr(ctx, "approved by Alice &lt;Admin&gt; (alice"));
-    json_decref(msg);
-    json_decref(v);
-
-    /* Resolved: no buttons, the result and who voted. */
-    v = view("APPROVED", 2);
-    assert_int_equal(appr_slack_message(v, "C0DEV", "1700000000.000100", &msg),
-                     IG_OK);
-    assert_null(block(msg, "actions"));
-    assert_non_null(strstr(block_text(msg, "section"), "*Approval request:*"));
-    assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
-                           "Approval closed"));
-    ctx = block_text(msg, "context");
-    assert_non_null(strstr(ctx, "APPROVED"));
-    assert_non_null(strstr(ctx, "ALLOW"));
-    assert_non_null(strstr(ctx, "alice"));
-    json_decref(msg);
-    json_decref(v);
-
-    /* A view without the ids is refused. */
-    v = json_pack("{s:s}", "status", "PENDING");
-    msg = json_null();
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg),
-                     IG_ERR_INVALID);
-    assert_null(msg);
-    json_decref(v);
-}
-
-static void
-test_params_without_key_fields(void **state)
-{
-    json_t *v = view("PENDING", 0), *msg;
-    const char *sec;
-    (void)state;
-
-    assert_int_equal(
-        json_object_set_new(json_object_get(v, "intent"), "params",
-                            json_pack("{s:[i,i], s:b, s:n, s:s, s:s, s:s}",
-                                      "argv", 1, 2, "flag", 1, "none", "c", "3",
-                                      "d", "4", "e", "5")),
-        0);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
-    sec = block_text(msg, "section");
-    assert_non_null(strstr(sec, "argv: [1,2]"));
-    assert_non_null(strstr(sec, "flag: true"));
-    assert_non_null(strstr(sec, "none: null"));
-    assert_non_null(strstr(sec, ", ..."));
-    json_decref(msg);
-    json_decref(v);
-}
-
-/* Every value as long and as expanding as it gets: the message still
-   builds and each text stays within Slack's 3000 characters. */
-static void
-test_worst_case_fits(void **state)
-{
-    char amp[2001], key[8];
-    json_t *v = view("PENDING", 0), *msg, *params, *groups, *reasons, *in;
-    int i;
-    (void)state;
-
-    memset(amp, '&', sizeof(amp) - 1);
-    amp[sizeof(amp) - 1] = '\0';
-    in = json_object_get(v, "intent");
-    params = json_object();
-    groups = json_array();
-    reasons = json_array();
-    for (i = 0; i < 20; i++) {
-        (void)snprintf(key, sizeof(key), "k%02d", i);
-        assert_int_equal(json_object_set_new(params, key, json_string(amp)), 0);
-        assert_int_equal(json_array_append_new(groups, json_string(amp)), 0);
-        assert_int_equal(json_array_append_new(reasons, json_string(amp)), 0);
-        assert_int_equal(
-            json_array_append_new(json_object_get(v, "votes"),
-                                  json_pack("{s:s, s:s, s:s, s:s}", "approver",
-                                            amp, "name", amp, "vote", "DENY",
-                                            "channel", amp)),
-            0);
-    }
-    assert_int_equal(json_object_set_new(params, amp, json_string(amp)), 0);
-    assert_int_equal(json_object_set_new(in, "params", params), 0);
-    assert_int_equal(json_object_set_new(in, "action", json_string(amp)), 0);
-    assert_int_equal(json_object_set_new(in, "resource", json_string(amp)), 0);
-    assert_int_equal(json_object_set_new(in, "principal", json_string(amp)), 0);
-    assert_int_equal(json_object_set_new(in, "tenant", json_string(amp)), 0);
-    assert_int_equal(json_object_set_new(json_object_get(v, "requirements"),
-                                         "groups", groups),
-                     0);
-    assert_int_equal(
-        json_object_set_new(json_object_get(v, "decision"), "reasons", reasons),
-        0);
-    assert_int_equal(json_object_set_new(json_object_get(v, "decision"),
-                                         "message", json_string(amp)),
-                     0);
-    assert_int_equal(json_object_set_new(v, "expires_at", json_string(amp)), 0);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
-    assert_true(strlen(block_text(msg, "section")) <= 3000);
-    assert_true(strlen(block_text(msg, "context")) <= 3000);
-    assert_true(strlen(json_string_value(json_object_get(msg, "text"))) <=
-                3000);
-    json_decref(msg);
-    json_decref(v);
-}
-
-/* ---- hostile params: what one click approves must all be shown ---- */
-
 /* Each section's text, and the whole message's texts joined by "\n|\n". */
 static char *
 all_texts(json_t *msg, size_t *nsections)
@@ -732,6 +553,205 @@ view_with_params(json_t *params)
 }
 
 static void
+test_post_message(void **state)
+{
+    json_t *v = view("PENDING", 0), *msg, *acts, *bt;
+    const char *sec, *params;
+    char *dump;
+    (void)state;
+
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    assert_string_equal(json_string_value(json_object_get(msg, "channel")),
+                        "C0DEV");
+    assert_null(json_object_get(msg, "ts"));
+    assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
+                           "payments.refund"));
+    acts = block(msg, "actions");
+    assert_non_null(acts);
+    assert_int_equal(json_array_size(json_object_get(acts, "elements")), 2);
+    bt = json_array_get(json_object_get(acts, "elements"), 0);
+    assert_string_equal(json_string_value(json_object_get(bt, "action_id")),
+                        "approve");
+    assert_string_equal(json_string_value(json_object_get(bt, "style")),
+                        "primary");
+    assert_string_equal(json_string_value(json_object_get(bt, "value")),
+                        APPROVAL ":" HASH);
+    bt = json_array_get(json_object_get(acts, "elements"), 1);
+    assert_string_equal(json_string_value(json_object_get(bt, "action_id")),
+                        "deny");
+    assert_string_equal(json_string_value(json_object_get(bt, "style")),
+                        "danger");
+    assert_string_equal(json_string_value(json_object_get(bt, "value")),
+                        APPROVAL ":" HASH);
+
+    sec = block_text(msg, "section");
+    assert_non_null(strstr(sec, "`payments.refund`"));
+    assert_non_null(strstr(sec, "`\"orders/&lt;b&gt;42&lt;/b&gt;\"`"));
+    assert_non_null(strstr(sec, "dev-agent (authenticated)"));
+    /* The params: every one, in the next section. */
+    params = json_string_value(json_object_get(
+        json_object_get(json_array_get(json_object_get(msg, "blocks"), 1),
+                        "text"),
+        "text"));
+    assert_non_null(params);
+    assert_non_null(strstr(params, "\"amount\": 500"));
+    assert_null(strstr(params, "500.0"));
+    assert_non_null(strstr(params, "\"currency\": \"EUR\""));
+    assert_non_null(
+        strstr(params, "\"&lt;script&gt;alert(1)&lt;/script&gt;\""));
+    assert_non_null(strstr(params, "\"note\": \"hidden\""));
+    assert_non_null(
+        strstr(sec, "REFUND_NEEDS_APPROVAL - refund &amp; &lt;@U123&gt; ping"));
+    assert_non_null(strstr(sec, "dev-agent"));
+    /* Counts read back from the store are reals: 2, not 2.0 or 0. */
+    assert_non_null(strstr(sec, "2 approvals from finance"));
+    assert_non_null(strstr(sec, "`" HASH "`")); /* the whole hash */
+    assert_non_null(strstr(sec, "2026-01-01T01:00:00Z"));
+    /* Links an agent wrote are not unfurled. */
+    assert_true(json_is_false(json_object_get(msg, "unfurl_links")));
+    assert_true(json_is_false(json_object_get(msg, "unfurl_media")));
+    assert_non_null(strstr(block_text(msg, "context"), "0 of 2"));
+    /* Nothing unescaped anywhere in the message. */
+    dump = json_dumps(msg, JSON_COMPACT);
+    assert_null(strstr(dump, "<script>"));
+    assert_null(strstr(dump, "<@U123>"));
+    free(dump);
+    json_decref(msg);
+    json_decref(v);
+}
+
+static void
+test_update_message(void **state)
+{
+    json_t *v = view("PENDING", 1), *msg;
+    const char *ctx;
+    (void)state;
+
+    /* Still pending: buttons stay, the vote so far is shown. */
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", "1700000000.000100", NULL, &msg), IG_OK);
+    assert_string_equal(json_string_value(json_object_get(msg, "ts")),
+                        "1700000000.000100");
+    assert_non_null(block(msg, "actions"));
+    ctx = block_text(msg, "context");
+    assert_non_null(strstr(ctx, "1 of 2"));
+    assert_non_null(strstr(ctx, "approved by Alice &lt;Admin&gt; (alice"));
+    json_decref(msg);
+    json_decref(v);
+
+    /* Resolved: no buttons, the result and who voted. */
+    v = view("APPROVED", 2);
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", "1700000000.000100", NULL, &msg), IG_OK);
+    assert_null(block(msg, "actions"));
+    assert_non_null(strstr(block_text(msg, "section"), "*Approval request:*"));
+    assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
+                           "Approval closed"));
+    ctx = block_text(msg, "context");
+    assert_non_null(strstr(ctx, "APPROVED"));
+    assert_non_null(strstr(ctx, "ALLOW"));
+    assert_non_null(strstr(ctx, "alice"));
+    json_decref(msg);
+    json_decref(v);
+
+    /* A view without the ids is refused. */
+    v = json_pack("{s:s}", "status", "PENDING");
+    msg = json_null();
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg),
+                     IG_ERR_INVALID);
+    assert_null(msg);
+    json_decref(v);
+}
+
+static void
+test_params_of_every_type(void **state)
+{
+    json_t *v = view("PENDING", 0), *msg;
+    size_t nsec;
+    char *all;
+    (void)state;
+
+    assert_int_equal(
+        json_object_set_new(json_object_get(v, "intent"), "params",
+                            json_pack("{s:[i,i], s:b, s:n, s:s, s:s, s:s}",
+                                      "argv", 1, 2, "flag", 1, "none", "c", "3",
+                                      "d", "4", "e", "5")),
+        0);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all, "\"argv\": [\n    1,\n    2\n  ]"));
+    assert_non_null(strstr(all, "\"flag\": true"));
+    assert_non_null(strstr(all, "\"none\": null"));
+    assert_non_null(strstr(all, "\"e\": \"5\""));
+    assert_true(appr_slack_shows_all(v));
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+/* Every value as long and as expanding as it gets: the message still
+   builds and each text stays within Slack's 3000 characters. */
+static void
+test_worst_case_fits(void **state)
+{
+    char amp[2001], key[8], *all;
+    json_t *v = view("PENDING", 0), *msg, *params, *groups, *reasons, *in;
+    size_t nsec;
+    int i;
+    (void)state;
+
+    memset(amp, '&', sizeof(amp) - 1);
+    amp[sizeof(amp) - 1] = '\0';
+    in = json_object_get(v, "intent");
+    params = json_object();
+    groups = json_array();
+    reasons = json_array();
+    for (i = 0; i < 20; i++) {
+        (void)snprintf(key, sizeof(key), "k%02d", i);
+        assert_int_equal(json_object_set_new(params, key, json_string(amp)), 0);
+        assert_int_equal(json_array_append_new(groups, json_string(amp)), 0);
+        assert_int_equal(json_array_append_new(reasons, json_string(amp)), 0);
+        assert_int_equal(
+            json_array_append_new(json_object_get(v, "votes"),
+                                  json_pack("{s:s, s:s, s:s, s:s}", "approver",
+                                            amp, "name", amp, "vote", "DENY",
+                                            "channel", amp)),
+            0);
+    }
+    assert_int_equal(json_object_set_new(params, amp, json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "params", params), 0);
+    assert_int_equal(json_object_set_new(in, "action", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "resource", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "principal", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(in, "tenant", json_string(amp)), 0);
+    assert_int_equal(json_object_set_new(json_object_get(v, "requirements"),
+                                         "groups", groups),
+                     0);
+    assert_int_equal(
+        json_object_set_new(json_object_get(v, "decision"), "reasons", reasons),
+        0);
+    assert_int_equal(json_object_set_new(json_object_get(v, "decision"),
+                                         "message", json_string(amp)),
+                     0);
+    assert_int_equal(json_object_set_new(v, "expires_at", json_string(amp)), 0);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec); /* every section within Slack's limit */
+    assert_true(strlen(block_text(msg, "context")) <= 3000);
+    assert_true(strlen(json_string_value(json_object_get(msg, "text"))) <=
+                3000);
+    /* Far too large to show whole: no Approve. */
+    assert_false(has_button(msg, "approve"));
+    assert_true(has_button(msg, "deny"));
+    assert_false(appr_slack_shows_all(v));
+    assert_fences_hold(all);
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+/* ---- hostile params: what one click approves must all be shown ---- */
+
+static void
 test_every_param_shown(void **state)
 {
     json_t *params = json_object(), *v, *msg;
@@ -746,7 +766,7 @@ test_every_param_shown(void **state)
         assert_int_equal(json_object_set_new(params, key, json_string(val)), 0);
     }
     v = view_with_params(params);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     all = all_texts(msg, &nsec);
     for (i = 0; i < 40; i++) {
         (void)snprintf(want, sizeof(want), "\"k%02d\": \"value-%02d\"", i, i);
@@ -778,7 +798,7 @@ test_hostile_params_escaped(void **state)
     char *all, *dump;
     (void)state;
 
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     all = all_texts(msg, &nsec);
     assert_fences_hold(all);
     /* No mention, no link: every < and > is escaped. */
@@ -819,7 +839,7 @@ test_long_value_shown_whole(void **state)
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
     v = view_with_params(json_pack("{s:s, s:i}", "payload", big, "n", 1));
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     all = all_texts(msg, &nsec);
     assert_non_null(strstr(all, big));
     assert_true(has_button(msg, "approve"));
@@ -836,7 +856,7 @@ assert_not_shown(json_t *v)
     size_t nsec;
     char *all;
 
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     all = all_texts(msg, &nsec);
     assert_false(has_button(msg, "approve"));
     assert_true(has_button(msg, "deny"));
@@ -875,6 +895,40 @@ test_too_large_has_no_approve(void **state)
     json_decref(v);
 }
 
+/* The short form links the web page under ui_url; a ui_url that could
+   end the link or add one is not used. */
+static void
+test_link_to_the_web_page(void **state)
+{
+    static char huge[6001];
+    json_t *v, *msg;
+    size_t nsec;
+    char *all;
+    (void)state;
+
+    memset(huge, 'y', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    v = view_with_params(json_pack("{s:s}", "blob", huge));
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", NULL, "https://pdp.example.com", &msg),
+        IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all,
+                           "<https://pdp.example.com/ui/approvals/" APPROVAL
+                           "|open the request>"));
+    free(all);
+    json_decref(msg);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL,
+                                        "https://x.example|<!channel>", &msg),
+                     IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_null(strchr(all, '<'));
+    assert_non_null(strstr(all, "`/ui/approvals/" APPROVAL "`"));
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
 static void
 test_context_is_labelled_a_claim(void **state)
 {
@@ -888,7 +942,7 @@ test_context_is_labelled_a_claim(void **state)
                                          json_pack("{s:s, s:s}", "requested_by",
                                                    "bob", "ticket", "T-1")),
                      0);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     all = all_texts(msg, &nsec);
     assert_non_null(strstr(all, "claimed by the agent"));
     assert_non_null(strstr(all, "\"requested_by\": \"bob\""));
@@ -943,13 +997,14 @@ main(void)
         cmocka_unit_test(test_click_form_refused),
         cmocka_unit_test(test_post_message),
         cmocka_unit_test(test_update_message),
-        cmocka_unit_test(test_params_without_key_fields),
+        cmocka_unit_test(test_params_of_every_type),
         cmocka_unit_test(test_worst_case_fits),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_every_param_shown),
         cmocka_unit_test(test_hostile_params_escaped),
         cmocka_unit_test(test_long_value_shown_whole),
         cmocka_unit_test(test_too_large_has_no_approve),
+        cmocka_unit_test(test_link_to_the_web_page),
         cmocka_unit_test(test_context_is_labelled_a_claim),
     };
 
