@@ -9,7 +9,12 @@
  * read field by field; every malformed form encoding or payload shape is
  * refused and leaves nothing behind. Messages: the buttons carry
  * "<approval id>:<intent hash>", values are escaped for mrkdwn, and a
- * resolved approval's update has no buttons.
+ * resolved approval's update has no buttons. One click approves the whole
+ * hash, so hostile params (backticks and ``` fences, <!channel>, forged
+ * <https://…|links>, zero-width, bidi and tag characters, values longer
+ * than a section, more params than fit) are either all shown - in code
+ * blocks no value can close, within Slack's limits - or the message has
+ * no Approve button.
  */
 #include "testutil.h"
 
