@@ -7,8 +7,9 @@
  * each of & < > " '. The "visible" variants also decode UTF-8 to spot the
  * characters that would make text read differently from what it is
  * (controls, bidi embeddings and overrides, zero-width characters) and
- * write them as [U+XXXX]. The JSON printer builds the indented text in a
- * scratch buffer (same cap as the page) and escapes it in one pass.
+ * write them as [U+XXXX] (ig_utf8_hidden: the list the CLI and Slack use
+ * too). JSON is printed by appr_show.c into a scratch buffer (same cap as
+ * the page) and escaped in one pass.
  */
 #include "appr_html.h"
 
@@ -17,10 +18,10 @@
 #include <string.h>
 
 #include "appr_html_int.h"
+#include "appr_show.h"
 #include "ig_canon.h"
 #include "ig_json.h"
-
-#define JSON_MAX_DEPTH 64 /* views come from ig_json_parse: 32 at most */
+#include "ig_text.h"
 
 /* ---- escaping ---- */
 
@@ -94,19 +95,8 @@ utf8_next(const unsigned char *s, size_t n, size_t *k)
     return cp;
 }
 
-/* 1 for a character that is invisible or changes the direction of the
-   text around it. */
-static int
-deceptive(unsigned long cp)
-{
-    return cp == 0xAD || cp == 0x61C || cp == 0x180E ||
-           (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF ||
-           (cp >= 0xFFF9 && cp <= 0xFFFB);
-}
-
-/* Escape, writing controls (except newlines when lines) and deceptive
-   characters as [U+XXXX]. */
+/* Escape, writing controls (except newlines when lines) and the other
+   characters ig_utf8_hidden() names as [U+XXXX]. */
 static enum ig_status
 text_visible(struct ig_buf *b, const char *s, size_t n, int lines)
 {
@@ -118,7 +108,7 @@ text_visible(struct ig_buf *b, const char *s, size_t n, int lines)
 
     while (i < n) {
         cp = utf8_next(u + i, n - i, &k);
-        if ((cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || deceptive(cp)) &&
+        if (ig_utf8_hidden((uint32_t)cp) &&
             !(lines && (cp == '\n' || cp == '\r' || cp == '\t'))) {
             (void)snprintf(mark, sizeof(mark), "[U+%04lX]", cp);
             if ((st = appr_html_escape(b, s + run, i - run)) != IG_OK ||
@@ -137,113 +127,7 @@ appr_html_text(struct ig_buf *b, const char *s, size_t n)
     return text_visible(b, s, n, 0);
 }
 
-/* ---- JSON, pretty ---- */
-
-static enum ig_status json_pretty(struct ig_buf *t, const json_t *v, int depth);
-
-static enum ig_status
-json_string_out(struct ig_buf *t, const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, k;
-    unsigned long cp;
-    char esc[8];
-    enum ig_status st = ig_buf_addc(t, '"');
-
-    while (st == IG_OK && i < n) {
-        cp = utf8_next(u + i, n - i, &k);
-        esc[0] = '\0';
-        if (cp == '"' || cp == '\\')
-            (void)snprintf(esc, sizeof(esc), "\\%c", (char)cp);
-        else if (cp == '\n')
-            (void)snprintf(esc, sizeof(esc), "\\n");
-        else if (cp == '\r')
-            (void)snprintf(esc, sizeof(esc), "\\r");
-        else if (cp == '\t')
-            (void)snprintf(esc, sizeof(esc), "\\t");
-        else if (cp < 0x20 || cp == 0x7F || deceptive(cp))
-            (void)snprintf(esc, sizeof(esc), "\\u%04lx", cp);
-        st = esc[0] != '\0' ? ig_buf_adds(t, esc) : ig_buf_add(t, s + i, k);
-        i += k;
-    }
-    return st == IG_OK ? ig_buf_addc(t, '"') : st;
-}
-
-static enum ig_status
-indent(struct ig_buf *t, int depth)
-{
-    enum ig_status st = ig_buf_addc(t, '\n');
-    int i;
-
-    for (i = 0; st == IG_OK && i < depth; i++)
-        st = ig_buf_adds(t, "  ");
-    return st;
-}
-
-static int
-key_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static enum ig_status
-json_object_out(struct ig_buf *t, const json_t *v, int depth)
-{
-    size_t n = json_object_size(v), i = 0;
-    const char **keys, *k;
-    json_t *e;
-    enum ig_status st = IG_OK;
-
-    if (n == 0)
-        return ig_buf_adds(t, "{}");
-    if ((keys = malloc(n * sizeof(*keys))) == NULL)
-        return IG_ERR_NOMEM;
-    json_object_foreach(ig_json_unconst(v), k, e)
-    {
-        (void)e;
-        keys[i++] = k;
-    }
-    qsort(keys, n, sizeof(*keys), key_cmp);
-    st = ig_buf_addc(t, '{');
-    for (i = 0; st == IG_OK && i < n; i++) {
-        if (i > 0)
-            st = ig_buf_addc(t, ',');
-        if (st == IG_OK)
-            st = indent(t, depth + 1);
-        if (st == IG_OK)
-            st = json_string_out(t, keys[i], strlen(keys[i]));
-        if (st == IG_OK)
-            st = ig_buf_adds(t, ": ");
-        if (st == IG_OK)
-            st = json_pretty(t, json_object_get(v, keys[i]), depth + 1);
-    }
-    free(keys);
-    if (st == IG_OK)
-        st = indent(t, depth);
-    return st == IG_OK ? ig_buf_addc(t, '}') : st;
-}
-
-static enum ig_status
-json_array_out(struct ig_buf *t, const json_t *v, int depth)
-{
-    size_t n = json_array_size(v), i;
-    enum ig_status st;
-
-    if (n == 0)
-        return ig_buf_adds(t, "[]");
-    st = ig_buf_addc(t, '[');
-    for (i = 0; st == IG_OK && i < n; i++) {
-        if (i > 0)
-            st = ig_buf_addc(t, ',');
-        if (st == IG_OK)
-            st = indent(t, depth + 1);
-        if (st == IG_OK)
-            st = json_pretty(t, json_array_get(v, i), depth + 1);
-    }
-    if (st == IG_OK)
-        st = indent(t, depth);
-    return st == IG_OK ? ig_buf_addc(t, ']') : st;
-}
+/* ---- JSON, pretty (appr_show.c), and numbers ---- */
 
 /* A number as text: integers exactly, reals as RFC 8785 writes them. */
 static enum ig_status
@@ -257,36 +141,6 @@ number_text(const json_t *v, char out[IG_NUMBER_STRMAX])
     return ig_canon_number(json_real_value(v), out, NULL);
 }
 
-static enum ig_status
-json_pretty(struct ig_buf *t, const json_t *v, int depth)
-{
-    char num[IG_NUMBER_STRMAX];
-    enum ig_status st;
-
-    if (depth > JSON_MAX_DEPTH)
-        return IG_ERR_LIMIT;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return json_object_out(t, v, depth);
-    case JSON_ARRAY:
-        return json_array_out(t, v, depth);
-    case JSON_STRING:
-        return json_string_out(t, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER:
-    case JSON_REAL:
-        if ((st = number_text(v, num)) != IG_OK)
-            return st;
-        return ig_buf_adds(t, num);
-    case JSON_TRUE:
-        return ig_buf_adds(t, "true");
-    case JSON_FALSE:
-        return ig_buf_adds(t, "false");
-    case JSON_NULL:
-    default:
-        return ig_buf_adds(t, "null");
-    }
-}
-
 enum ig_status
 appr_html_json(struct ig_buf *b, const json_t *v)
 {
@@ -296,7 +150,7 @@ appr_html_json(struct ig_buf *b, const json_t *v)
     if (v == NULL)
         return ig_buf_adds(b, "null");
     ig_buf_init(&t, b->max);
-    st = json_pretty(&t, v, 0);
+    st = appr_show_json(&t, v, 0);
     if (st == IG_OK)
         st = appr_html_escape(b, t.data != NULL ? t.data : "", t.len);
     ig_buf_release(&t);

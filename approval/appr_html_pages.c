@@ -7,9 +7,9 @@
  * escaping writers. Element ids and classes are the contract the browser
  * tests and the stylesheet rely on: #approver #password #login (login),
  * a.approval-link (list), #status #action #resource #params #principal
- * #tenant #context #reasons #message #policy-revision #intent-hash
- * #created-at #expires-at #votes #flash #error #approve #deny #comment
- * (detail).
+ * #operators #requested-by #tenant #context #reasons #message #policy-revision
+ * #intent-hash #created-at #expires-at #votes #flash #error #approve #deny
+ * #comment (detail).
  */
 #include "appr_html.h"
 
@@ -77,18 +77,24 @@ status_class(const char *status)
     return "other";
 }
 
+/* The strings of an array, comma separated. */
+static void
+w_list(struct appr_w *w, const json_t *arr)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(arr); i++) {
+        if (i > 0)
+            appr_w_raw(w, ", ");
+        appr_w_value(w, json_array_get(arr, i));
+    }
+}
+
 /* The groups of requirements, comma separated. */
 static void
 w_groups(struct appr_w *w, const json_t *req)
 {
-    const json_t *groups = json_object_get(req, "groups");
-    size_t i;
-
-    for (i = 0; i < json_array_size(groups); i++) {
-        if (i > 0)
-            appr_w_raw(w, ", ");
-        appr_w_value(w, json_array_get(groups, i));
-    }
+    w_list(w, json_object_get(req, "groups"));
 }
 
 /* "1 of 2" approvals. */
@@ -108,8 +114,9 @@ appr_html_cannot_vote_text(const char *code)
     } texts[] = {
         {"NOT_ELIGIBLE", "You are not in a group that may decide this "
                          "request."},
-        {"SELF_APPROVAL", "You asked for this action yourself: someone else "
-                          "must decide it."},
+        {"SELF_APPROVAL", "This is your own request (you run the agent that "
+                          "sent it, or it names you as its requester): "
+                          "someone else must decide it."},
         {"ALREADY_VOTED", "You have already voted on this request."},
         {"APPROVAL_EXPIRED", "This request has expired; it can no longer be "
                              "approved."},
@@ -216,6 +223,8 @@ w_summary(struct appr_w *w, const json_t *view)
 {
     const json_t *in = json_object_get(view, "intent");
     const json_t *req = json_object_get(view, "requirements");
+    const json_t *by =
+        json_object_get(json_object_get(in, "context"), "requested_by");
     const char *status = appr_json_str(view, "status");
 
     appr_w_raw(w, "<section class=\"card summary\">\n<p class=\"headline\">"
@@ -227,14 +236,24 @@ w_summary(struct appr_w *w, const json_t *view)
     appr_w_value(w, json_object_get(in, "action"));
     appr_w_raw(w, "</h1>\n<dl class=\"fields\">\n");
     w_field(w, "Resource", "resource", json_object_get(in, "resource"), 1);
-    w_field(w, "Agent", "principal", json_object_get(in, "principal"), 0);
-    /* The human the agent acts for, when it says (self-approval is
-       refused for that person). */
-    if (json_is_string(
-            json_object_get(json_object_get(in, "context"), "requested_by")))
-        w_field(w, "On behalf of", "requested-by",
-                json_object_get(json_object_get(in, "context"), "requested_by"),
-                0);
+    /* What the PDP established (the agent's token, the config), then
+       what the agent only says (its context): labelled for what it is. */
+    w_field(w, "Agent (authenticated)", "principal",
+            json_object_get(in, "principal"), 0);
+    if (json_array_size(json_object_get(view, "operators")) > 0) {
+        appr_w_raw(w, "<dt>Run by (config)</dt><dd id=\"operators\">");
+        w_list(w, json_object_get(view, "operators"));
+        appr_w_raw(w, "</dd>\n");
+    }
+    if (by != NULL) {
+        appr_w_raw(w, "<dt>Requested by</dt><dd id=\"requested-by\" "
+                      "class=\"claim\">claimed by the agent: ");
+        if (json_is_string(by))
+            appr_w_value(w, by);
+        else
+            appr_w_json(w, by);
+        appr_w_raw(w, "</dd>\n");
+    }
     w_field(w, "Tenant", "tenant", json_object_get(in, "tenant"), 0);
     appr_w_raw(w, "<dt>Approvals</dt><dd id=\"approvals\">");
     w_count(w, json_object_get(view, "approvals"), req);
@@ -294,7 +313,8 @@ w_why(struct appr_w *w, const json_t *view)
             w_reasons(w, "resolution-reasons", json_object_get(res, "reasons"));
         appr_w_raw(w, "</section>\n");
     }
-    appr_w_raw(w, "<section class=\"card\">\n<h2>Context</h2>\n"
+    appr_w_raw(w, "<section class=\"card claims\">\n<h2>Context, claimed "
+                  "by the agent (not verified)</h2>\n"
                   "<pre id=\"context\" class=\"json\">");
     appr_w_json(w, json_object_get(in, "context"));
     appr_w_raw(w, "</pre>\n</section>\n");

@@ -15,10 +15,14 @@
  * "<approval id>:<intent hash>".
  *
  * Messages: built from the approval view of pdp_approval.h (approval_id,
- * intent_hash, status, requirements, expires_at, intent, decision, votes,
- * resolution). Every value shown is escaped for Slack mrkdwn (& < >) and
- * cut to a bounded length, so an agent's params cannot ping a channel or
- * forge a link.
+ * intent_hash, status, requirements, expires_at, intent, principal,
+ * operators, decision, votes, resolution). One click on Approve approves
+ * the whole intent hash, so a message offers Approve only when it shows
+ * the whole intent: every param and the agent's context (labelled as its
+ * claim) as JSON in code blocks no value can close, & < > escaped
+ * everywhere (no mention, no forged link), invisible characters as
+ * escapes. When that does not fit Slack's limits the message shows the
+ * intent hash and where to decide, with Deny only.
  *
  * All functions are pure and thread safe.
  */
@@ -43,7 +47,8 @@
 #define APPR_SLACK_ID_MAX 64
 #define APPR_SLACK_TS_MAX 32
 #define APPR_SLACK_URL_MAX 1024
-/* Longest value shown in a message, in bytes (cut on a UTF-8 boundary). */
+/* Longest text outside the intent shown in a message (a policy's
+   message, names), in bytes (cut on a UTF-8 boundary). */
 #define APPR_SLACK_VALUE_MAX 200
 
 /*
@@ -87,22 +92,37 @@ enum ig_status appr_slack_parse_click(const char *body, size_t len,
 /*
  * The JSON body of chat.postMessage (ts == NULL) or chat.update (ts is the
  * message's ts) showing approval view v in channel: {channel, [ts,] text,
- * blocks}. blocks: a section with the action, resource, key params,
- * requester, intent hash prefix, groups and expiry; a context with the
- * votes so far and, once resolved, the result; and, while the status is
- * PENDING, an actions block with the buttons approve (primary) and deny
- * (danger) whose value is "<approval id>:<intent hash>". *out is a new
- * reference. IG_ERR_INVALID when v lacks approval_id, intent_hash or
- * status; IG_ERR_NOMEM.
+ * blocks, unfurl_links:false, unfurl_media:false}. blocks: a summary
+ * section (action, resource, the authenticated agent, the approvers the
+ * config says run it, the requester the agent claims, reasons, groups,
+ * the full intent hash, expiry); the params, then the agent's context,
+ * as JSON in as many sections as it takes; a context block with the votes
+ * so far and, once resolved, the result; and while the status is PENDING
+ * an actions block with approve (primary) and deny (danger) buttons whose
+ * value is "<approval id>:<intent hash>".
+ *
+ * When the whole intent does not fit (a section's 3000 characters, 50
+ * blocks: appr_slack_shows_all() is 0), the summary's values are cut, a
+ * section says where to decide - a link to <ui_url>/ui/approvals/<id>
+ * when ui_url (NULL: none) is a plain http(s) URL, else that path - and
+ * the actions block has deny only. *out is a new reference.
+ * IG_ERR_INVALID when v lacks approval_id (letters, digits, - and _),
+ * intent_hash or status; IG_ERR_NOMEM.
  */
 enum ig_status appr_slack_message(const json_t *v, const char *channel,
-                                  const char *ts, json_t **out) IG_WUR;
+                                  const char *ts, const char *ui_url,
+                                  json_t **out) IG_WUR;
+
+/* 1 when appr_slack_message shows view v whole (and so offers Approve);
+   0 when it does not fit Slack's limits, or v is malformed. */
+int appr_slack_shows_all(const json_t *v);
 
 /*
  * Append text (len bytes) to b escaped for Slack mrkdwn: & < > become
- * &amp; &lt; &gt;, control characters and NULs become spaces, and the
- * output is cut, on a UTF-8 boundary and marked with "...", once it would
- * pass APPR_SLACK_VALUE_MAX bytes. IG_ERR_LIMIT / IG_ERR_NOMEM from the
+ * &amp; &lt; &gt;, control characters and NULs become spaces, invisible
+ * characters and '`' are written [U+XXXX], and the output is cut, on a
+ * UTF-8 boundary and marked with "...", once it would pass
+ * APPR_SLACK_VALUE_MAX bytes. IG_ERR_LIMIT / IG_ERR_NOMEM from the
  * buffer.
  */
 enum ig_status appr_slack_escape(struct ig_buf *b, const char *text,

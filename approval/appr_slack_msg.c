@@ -1,11 +1,18 @@
 /*
  * appr_slack_msg.c - the Slack messages for an approval request: the
- * chat.postMessage body when it opens (what is asked, by whom, why, the
- * intent hash prefix, Approve / Deny buttons whose value is
- * "<approval id>:<intent hash>") and the chat.update body after each vote
- * or the resolution (who voted, the result, no buttons once decided).
- * Every value is escaped for mrkdwn and cut on a UTF-8 boundary so a
- * section stays within Slack's 3000 characters.
+ * chat.postMessage body when it opens and the chat.update body after each
+ * vote or the resolution (who voted, the result, no buttons once decided).
+ *
+ * One click on Approve approves the whole intent hash, so the message
+ * shows the whole intent: a summary (action, resource, the authenticated
+ * agent, the policies' reasons, who must decide, the full intent hash),
+ * then every param and the agent's context - labelled as its claim - as
+ * JSON in code blocks (appr_slack_text.c), split over as many sections as
+ * Slack allows. When that does not fit Slack's limits (3000 characters a
+ * section, 50 blocks), the message shows the summary with its values cut,
+ * the intent hash and where to decide (the web page, the CLI), and only a
+ * Deny button: an intent no one could read in Slack is not approved from
+ * Slack (pdp_slack_click.c refuses such an approve click too).
  */
 #include "appr_slack.h"
 
@@ -14,12 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "appr_slack_int.h"
 #include "ig_json.h"
 
-#define SECTION_MAX 3000 /* Slack's limit for a section's text */
-#define KEY_MAX 40       /* bytes shown of a param name */
-#define PARAMS_SHOWN 4
 #define VOTES_SHOWN 10
+#define SHORT_CUT 100 /* bytes of a value shown in a message too large */
+#define PARAMS_TITLE "*Params* (all of them, as JSON):"
+#define CONTEXT_TITLE "*Context, claimed by the agent (not verified):*"
+#define URL_CHARS                                                              \
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"           \
+    "-._~:/%[]"
+#define ID_CHARS                                                               \
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 /* 1 when v is exactly the string lit. */
 static int
@@ -31,147 +44,19 @@ str_is(const json_t *v, const char *lit)
            strcmp(s, lit) == 0;
 }
 
-/* ---- messages ---- */
-
 static const char *
 vstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
 
-/* appr_slack_escape with the output cut at max bytes. UTF-8 sequences
-   (jansson hands us valid UTF-8) are copied whole or not at all. */
-static enum ig_status
-escape_cut(struct ig_buf *b, const char *text, size_t len, size_t max)
+/* 1 when s is n > 0 characters of set, at most max. */
+static int
+made_of(const char *s, const char *set, size_t max)
 {
-    size_t i = 0, start = b->len, n;
-    const char *rep;
-    enum ig_status st;
+    size_t n = s != NULL ? strlen(s) : 0;
 
-    while (i < len) {
-        unsigned char c = (unsigned char)text[i];
-        rep = c == '&'                  ? "&amp;"
-              : c == '<'                ? "&lt;"
-              : c == '>'                ? "&gt;"
-              : (c < 0x20 || c == 0x7f) ? " "
-                                        : NULL;
-        n = rep != NULL ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if (n > len - i)
-            n = len - i;
-        if (b->len - start + (rep != NULL ? strlen(rep) : n) > max)
-            return ig_buf_adds(b, "...");
-        st = rep != NULL ? ig_buf_adds(b, rep) : ig_buf_add(b, text + i, n);
-        if (st != IG_OK)
-            return st;
-        i += n;
-    }
-    return IG_OK;
-}
-
-enum ig_status
-appr_slack_escape(struct ig_buf *b, const char *text, size_t len)
-{
-    return escape_cut(b, text, len, APPR_SLACK_VALUE_MAX);
-}
-
-static enum ig_status
-escape_str(struct ig_buf *b, const char *s, size_t max)
-{
-    return escape_cut(b, s != NULL ? s : "-", s != NULL ? strlen(s) : 1, max);
-}
-
-/* A param value as shown: strings as they are, numbers as JSON writes
-   them (500, not 500.0), anything else as compact JSON. */
-static enum ig_status
-add_value(struct ig_buf *b, const json_t *v)
-{
-    char num[40];
-    char *dump;
-    double d;
-    enum ig_status st;
-
-    if (json_is_string(v))
-        return escape_cut(b, json_string_value(v), json_string_length(v),
-                          APPR_SLACK_VALUE_MAX);
-    if (json_is_integer(v)) {
-        (void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-                       json_integer_value(v));
-        return ig_buf_adds(b, num);
-    }
-    if (json_is_real(v)) {
-        d = json_real_value(v);
-        (void)snprintf(num, sizeof(num), "%.15g", d);
-        if (strtod(num, NULL) != d)
-            (void)snprintf(num, sizeof(num), "%.17g", d);
-        return ig_buf_adds(b, num);
-    }
-    dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
-    if (dump == NULL)
-        return IG_ERR_NOMEM;
-    st = escape_cut(b, dump, strlen(dump), APPR_SLACK_VALUE_MAX);
-    free(dump);
-    return st;
-}
-
-static enum ig_status
-add_param(struct ig_buf *b, const char *key, const json_t *v, int first)
-{
-    enum ig_status st;
-
-    if ((!first && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-        (st = escape_str(b, key, KEY_MAX)) != IG_OK ||
-        (st = ig_buf_adds(b, ": ")) != IG_OK)
-        return st;
-    return add_value(b, v);
-}
-
-/* The key params: amount, currency and order_id when any is there, else
-   the first PARAMS_SHOWN members. */
-static enum ig_status
-add_params(struct ig_buf *b, const json_t *params)
-{
-    static const char *const keys[] = {"amount", "currency", "order_id"};
-    const char *key;
-    json_t *v;
-    size_t i, shown = 0;
-    enum ig_status st;
-
-    if ((st = ig_buf_adds(b, "*Params:* ")) != IG_OK)
-        return st;
-    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        v = json_object_get(params, keys[i]);
-        if (v != NULL && (st = add_param(b, keys[i], v, shown++ == 0)) != IG_OK)
-            return st;
-    }
-    if (shown == 0) {
-        json_object_foreach(ig_json_unconst(params), key, v)
-        {
-            if (shown == PARAMS_SHOWN)
-                break;
-            if ((st = add_param(b, key, v, shown++ == 0)) != IG_OK)
-                return st;
-        }
-    }
-    if (shown == 0 && (st = ig_buf_adds(b, "none")) != IG_OK)
-        return st;
-    if (json_object_size(params) > shown &&
-        (st = ig_buf_adds(b, ", ...")) != IG_OK)
-        return st;
-    return ig_buf_adds(b, "\n");
-}
-
-/* "*label:* value\n" with the value escaped. */
-static enum ig_status
-add_line(struct ig_buf *b, const char *label, const char *value)
-{
-    enum ig_status st;
-
-    if ((st = ig_buf_adds(b, "*")) != IG_OK ||
-        (st = ig_buf_adds(b, label)) != IG_OK ||
-        (st = ig_buf_adds(b, ":* ")) != IG_OK ||
-        (st = escape_str(b, value, APPR_SLACK_VALUE_MAX)) != IG_OK)
-        return st;
-    return ig_buf_adds(b, "\n");
+    return n > 0 && n <= max && strspn(s, set) == n;
 }
 
 /* The intent's field key, else the view's (the PDP keeps principal and
@@ -182,6 +67,20 @@ intent_or_view(const json_t *v, const char *key)
     const char *s = vstr(json_object_get(v, "intent"), key);
 
     return s != NULL ? s : vstr(v, key);
+}
+
+/* "*label:* value\n", the value plain mrkdwn cut at max. */
+static enum ig_status
+add_line(struct ig_buf *b, const char *label, const char *value, size_t max)
+{
+    enum ig_status st;
+
+    if ((st = ig_buf_adds(b, "*")) != IG_OK ||
+        (st = ig_buf_adds(b, label)) != IG_OK ||
+        (st = ig_buf_adds(b, ":* ")) != IG_OK ||
+        (st = appr_slack_str(b, value, max)) != IG_OK)
+        return st;
+    return ig_buf_adds(b, "\n");
 }
 
 /* A small count (integer or, as the PDP's records read back, real):
@@ -216,7 +115,7 @@ add_needs(struct ig_buf *b, const json_t *req)
         if (b->len - start > APPR_SLACK_VALUE_MAX)
             break;
         if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-            (st = escape_str(b, json_string_value(g), APPR_SLACK_ID_MAX)) !=
+            (st = appr_slack_str(b, json_string_value(g), APPR_SLACK_ID_MAX)) !=
                 IG_OK)
             return st;
     }
@@ -239,44 +138,15 @@ add_why(struct ig_buf *b, const json_t *dec)
         if (i == 3)
             break;
         if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-            (st = escape_str(b, json_string_value(r), APPR_SLACK_ID_MAX)) !=
+            (st = appr_slack_str(b, json_string_value(r), APPR_SLACK_ID_MAX)) !=
                 IG_OK)
             return st;
     }
     if (msg != NULL &&
         ((st = ig_buf_adds(b, " - ")) != IG_OK ||
-         (st = escape_str(b, msg, APPR_SLACK_VALUE_MAX)) != IG_OK))
+         (st = appr_slack_str(b, msg, APPR_SLACK_VALUE_MAX)) != IG_OK))
         return st;
     return ig_buf_adds(b, "\n");
-}
-
-/* The section's mrkdwn text into b. */
-static enum ig_status
-section_text(struct ig_buf *b, const json_t *v, const char *status)
-{
-    const json_t *intent = json_object_get(v, "intent");
-    const char *hash = vstr(v, "intent_hash");
-    char prefix[7 + 12 + 4];
-    enum ig_status st;
-
-    (void)snprintf(prefix, sizeof(prefix), "%.19s...", hash);
-    if ((st = ig_buf_adds(b, strcmp(status, "PENDING") == 0
-                                 ? "*Approval needed:* "
-                                 : "*Approval request:* ")) != IG_OK ||
-        (st = escape_str(b, vstr(intent, "action"), APPR_SLACK_VALUE_MAX)) !=
-            IG_OK ||
-        (st = ig_buf_adds(b, "\n")) != IG_OK ||
-        (st = add_line(b, "Resource", vstr(intent, "resource"))) != IG_OK ||
-        (st = add_params(b, json_object_get(intent, "params"))) != IG_OK ||
-        (st = add_line(b, "Requested by", intent_or_view(v, "principal"))) !=
-            IG_OK ||
-        (intent_or_view(v, "tenant") != NULL &&
-         (st = add_line(b, "Tenant", intent_or_view(v, "tenant"))) != IG_OK) ||
-        (st = add_why(b, json_object_get(v, "decision"))) != IG_OK ||
-        (st = add_needs(b, json_object_get(v, "requirements"))) != IG_OK ||
-        (st = add_line(b, "Intent", prefix)) != IG_OK)
-        return st;
-    return add_line(b, "Expires", vstr(v, "expires_at"));
 }
 
 /* One vote: "approved by NAME (id, via CHANNEL)". */
@@ -289,11 +159,11 @@ add_vote(struct ig_buf *b, const json_t *vote)
     if ((st = ig_buf_adds(b, str_is(json_object_get(vote, "vote"), "APPROVE")
                                  ? "approved by "
                                  : "denied by ")) != IG_OK ||
-        (st = escape_str(b, name != NULL ? name : id, 80)) != IG_OK ||
+        (st = appr_slack_str(b, name != NULL ? name : id, 80)) != IG_OK ||
         (st = ig_buf_adds(b, " (")) != IG_OK ||
-        (st = escape_str(b, id, APPR_SLACK_ID_MAX)) != IG_OK ||
+        (st = appr_slack_str(b, id, APPR_SLACK_ID_MAX)) != IG_OK ||
         (st = ig_buf_adds(b, ", via ")) != IG_OK ||
-        (st = escape_str(b, vstr(vote, "channel"), 16)) != IG_OK)
+        (st = appr_slack_str(b, vstr(vote, "channel"), 16)) != IG_OK)
         return st;
     return ig_buf_adds(b, ")");
 }
@@ -333,18 +203,218 @@ context_text(struct ig_buf *b, const json_t *v, const char *status)
     return IG_OK;
 }
 
-/* The actions block with both buttons carrying value. */
+/* The actions block: Approve (when the message shows the whole intent)
+   and Deny, both carrying value. */
 static json_t *
-buttons(const char *value)
+buttons(const char *value, int approve)
 {
-    return json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:{s:s, s:s}},"
-                     " {s:s, s:s, s:s, s:s, s:{s:s, s:s}}]}",
-                     "type", "actions", "block_id", "intentgate_vote",
-                     "elements", "type", "button", "action_id", "approve",
-                     "style", "primary", "value", value, "text", "type",
-                     "plain_text", "text", "Approve", "type", "button",
-                     "action_id", "deny", "style", "danger", "value", value,
-                     "text", "type", "plain_text", "text", "Deny");
+    json_t *acts = json_pack("{s:s, s:s, s:[]}", "type", "actions", "block_id",
+                             "intentgate_vote", "elements");
+    json_t *els = json_object_get(acts, "elements");
+
+    /* json_array_append_new steals each button (NULL: fails). */
+    if (acts == NULL ||
+        (approve &&
+         json_array_append_new(
+             els, json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "type",
+                            "button", "action_id", "approve", "style",
+                            "primary", "value", value, "text", "type",
+                            "plain_text", "text", "Approve")) != 0) ||
+        json_array_append_new(
+            els,
+            json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}}", "type", "button",
+                      "action_id", "deny", "style", "danger", "value", value,
+                      "text", "type", "plain_text", "text", "Deny")) != 0) {
+        json_decref(acts);
+        return NULL;
+    }
+    return acts;
+}
+
+/* "*Run by:* a, b (config)" when the config says approvers run the
+   agent. */
+static enum ig_status
+add_operators(struct ig_buf *b, const json_t *ops)
+{
+    const json_t *o;
+    size_t i, start;
+    enum ig_status st;
+
+    if (json_array_size(ops) == 0)
+        return IG_OK;
+    if ((st = ig_buf_adds(b, "*Run by:* ")) != IG_OK)
+        return st;
+    start = b->len;
+    json_array_foreach(ops, i, o)
+    {
+        if (b->len - start > APPR_SLACK_VALUE_MAX)
+            return ig_buf_adds(b, "...\n");
+        if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
+            (st = appr_slack_str(b, json_string_value(o), APPR_SLACK_ID_MAX)) !=
+                IG_OK)
+            return st;
+    }
+    return ig_buf_adds(b, " (config)\n");
+}
+
+/* "*Requested by:* claimed by the agent: ..." when the context says. */
+static enum ig_status
+add_claimed_by(struct ig_buf *b, const json_t *by, int full)
+{
+    enum ig_status st;
+
+    if (by == NULL)
+        return IG_OK;
+    if ((st = ig_buf_adds(b, "*Requested by:* claimed by the agent: ")) !=
+        IG_OK)
+        return st;
+    if (!json_is_string(by))
+        st = ig_buf_adds(b, "(not a string; see the context)");
+    else
+        st = appr_slack_code_str(b, json_string_value(by),
+                                 json_string_length(by), full ? 0 : SHORT_CUT);
+    return st == IG_OK ? ig_buf_adds(b, "\n") : st;
+}
+
+/* The summary section's text. full: no value of the intent is cut (then
+   IG_ERR_LIMIT when it does not fit a section). */
+static enum ig_status
+summary_text(struct ig_buf *b, const json_t *v, const char *status, int full)
+{
+    const json_t *in = json_object_get(v, "intent");
+    const json_t *res = json_object_get(in, "resource");
+    const json_t *by =
+        json_object_get(json_object_get(in, "context"), "requested_by");
+    size_t max = full ? APPR_SLACK_SECTION_MAX : APPR_SLACK_VALUE_MAX;
+    enum ig_status st;
+
+    if ((st = ig_buf_adds(b, strcmp(status, "PENDING") == 0
+                                 ? "*Approval needed:* `"
+                                 : "*Approval request:* `")) != IG_OK ||
+        (st = appr_slack_str(b, vstr(in, "action"), max)) != IG_OK ||
+        (st = ig_buf_adds(b, "`\n*Resource:* ")) != IG_OK ||
+        (st = appr_slack_code_str(
+             b, json_is_string(res) ? json_string_value(res) : "",
+             json_string_length(res), full ? 0 : SHORT_CUT)) != IG_OK ||
+        (st = ig_buf_adds(b, "\n*Agent:* ")) != IG_OK ||
+        (st = appr_slack_str(b, intent_or_view(v, "principal"), max)) !=
+            IG_OK ||
+        (st = ig_buf_adds(b, " (authenticated)\n")) != IG_OK ||
+        (st = add_operators(b, json_object_get(v, "operators"))) != IG_OK ||
+        (st = add_claimed_by(b, by, full)) != IG_OK ||
+        (intent_or_view(v, "tenant") != NULL &&
+         (st = add_line(b, "Tenant", intent_or_view(v, "tenant"), max)) !=
+             IG_OK) ||
+        (st = add_why(b, json_object_get(v, "decision"))) != IG_OK ||
+        (st = add_needs(b, json_object_get(v, "requirements"))) != IG_OK ||
+        (st = ig_buf_adds(b, "*Intent hash:* `")) != IG_OK ||
+        (st = appr_slack_str(b, vstr(v, "intent_hash"), IG_HASH_STRLEN)) !=
+            IG_OK ||
+        (st = ig_buf_adds(b, "`\n")) != IG_OK)
+        return st;
+    return add_line(b, "Expires", vstr(v, "expires_at"), APPR_SLACK_VALUE_MAX);
+}
+
+/* Where to decide when Slack cannot show the intent whole: a link under
+   ui_url (when it is a plain http(s) URL), else the path, and the CLI. */
+static enum ig_status
+notice_text(struct ig_buf *b, const json_t *v, int pending, const char *ui_url)
+{
+    const char *id = vstr(v, "approval_id");
+    int link =
+        made_of(ui_url, URL_CHARS, 512) && strncmp(ui_url, "http", 4) == 0;
+    enum ig_status st;
+
+    st = ig_buf_adds(b, pending ? "*This request cannot be approved in "
+                                  "Slack:* it is too large to show here in "
+                                  "full, and Approve would approve all of "
+                                  "it. Check the intent hash and decide on "
+                                  "the web page: "
+                                : "*Too large to show in Slack in full:* "
+                                  "see the web page: ");
+    if (st == IG_OK)
+        st = ig_buf_adds(b, link ? "<" : "`");
+    if (st == IG_OK && link)
+        st = ig_buf_adds(b, ui_url);
+    if (st == IG_OK)
+        st = ig_buf_adds(b, "/ui/approvals/");
+    if (st == IG_OK)
+        st = ig_buf_adds(b, id);
+    if (st == IG_OK)
+        st = ig_buf_adds(b, link ? "|open the request>" : "` on the PDP");
+    if (st == IG_OK)
+        st = ig_buf_adds(b, ", or `intentgate approvals show ");
+    if (st == IG_OK)
+        st = ig_buf_adds(b, id);
+    return st == IG_OK ? ig_buf_adds(b, "`.") : st;
+}
+
+/* Append a section holding text to blocks. */
+static enum ig_status
+add_section(json_t *blocks, const struct ig_buf *text)
+{
+    /* json_array_append_new steals the section (NULL: fails). */
+    return json_array_append_new(blocks, appr_slack_section(text->data)) == 0
+               ? IG_OK
+               : IG_ERR_NOMEM;
+}
+
+/* The blocks that show the whole intent; IG_ERR_LIMIT when Slack's limits
+   do not hold them (room is kept for the votes and the buttons). */
+static enum ig_status
+full_blocks(const json_t *v, const char *status, json_t *blocks)
+{
+    const json_t *in = json_object_get(v, "intent");
+    const json_t *ctx = json_object_get(in, "context");
+    const size_t room = APPR_SLACK_BLOCKS_MAX - 2;
+    struct ig_buf sec;
+    enum ig_status st;
+
+    ig_buf_init(&sec, APPR_SLACK_SECTION_MAX);
+    st = summary_text(&sec, v, status, 1);
+    if (st == IG_OK)
+        st = add_section(blocks, &sec);
+    ig_buf_release(&sec);
+    if (st == IG_OK)
+        st = appr_slack_json_sections(blocks, PARAMS_TITLE,
+                                      json_object_get(in, "params"), room);
+    if (st == IG_OK && ctx != NULL &&
+        !(json_is_object(ctx) && json_object_size(ctx) == 0))
+        st = appr_slack_json_sections(blocks, CONTEXT_TITLE, ctx, room);
+    return st;
+}
+
+/* The blocks of a message too large: the summary cut, where to decide. */
+static enum ig_status
+short_blocks(const json_t *v, const char *status, const char *ui_url,
+             json_t *blocks)
+{
+    struct ig_buf sec;
+    enum ig_status st;
+
+    ig_buf_init(&sec, APPR_SLACK_SECTION_MAX);
+    st = summary_text(&sec, v, status, 0);
+    if (st == IG_OK)
+        st = add_section(blocks, &sec);
+    ig_buf_reset(&sec);
+    if (st == IG_OK)
+        st = notice_text(&sec, v, strcmp(status, "PENDING") == 0, ui_url);
+    if (st == IG_OK)
+        st = add_section(blocks, &sec);
+    ig_buf_release(&sec);
+    return st;
+}
+
+int
+appr_slack_shows_all(const json_t *v)
+{
+    const char *status = vstr(v, "status");
+    json_t *blocks = json_array();
+    int ok = blocks != NULL && status != NULL &&
+             full_blocks(v, status, blocks) == IG_OK;
+
+    json_decref(blocks);
+    return ok;
 }
 
 /* Fallback text for notifications: "Approval needed: ACTION on RES". */
@@ -357,52 +427,72 @@ fallback_text(struct ig_buf *b, const json_t *v, const char *status)
     if ((st = ig_buf_adds(b, strcmp(status, "PENDING") == 0
                                  ? "Approval needed: "
                                  : "Approval closed: ")) != IG_OK ||
-        (st = escape_str(b, vstr(intent, "action"), APPR_SLACK_VALUE_MAX)) !=
-            IG_OK ||
+        (st = appr_slack_str(b, vstr(intent, "action"),
+                             APPR_SLACK_VALUE_MAX)) != IG_OK ||
         (st = ig_buf_adds(b, " on ")) != IG_OK)
         return st;
-    return escape_str(b, vstr(intent, "resource"), APPR_SLACK_VALUE_MAX);
+    return appr_slack_str(b, vstr(intent, "resource"), APPR_SLACK_VALUE_MAX);
+}
+
+/* The view's blocks: the whole intent when it fits, else the short
+   form; *complete says which. */
+static enum ig_status
+body_blocks(const json_t *v, const char *status, const char *ui_url,
+            json_t *blocks, int *complete)
+{
+    enum ig_status st = full_blocks(v, status, blocks);
+
+    *complete = st == IG_OK;
+    if (st != IG_ERR_LIMIT)
+        return st;
+    if (json_array_clear(blocks) != 0)
+        return IG_ERR_NOMEM;
+    return short_blocks(v, status, ui_url, blocks);
 }
 
 enum ig_status
 appr_slack_message(const json_t *v, const char *channel, const char *ts,
-                   json_t **out)
+                   const char *ui_url, json_t **out)
 {
     const char *id = vstr(v, "approval_id"), *hash = vstr(v, "intent_hash");
     const char *status = vstr(v, "status");
-    struct ig_buf sec, ctx, fb, val;
-    json_t *blocks = NULL, *msg = NULL;
+    struct ig_buf ctx, fb, val;
+    json_t *blocks = json_array(), *msg = NULL;
     enum ig_status st = IG_ERR_INVALID;
+    int complete = 0, pending;
 
     *out = NULL;
-    ig_buf_init(&sec, SECTION_MAX);
-    ig_buf_init(&ctx, SECTION_MAX);
-    ig_buf_init(&fb, SECTION_MAX);
+    ig_buf_init(&ctx, APPR_SLACK_SECTION_MAX);
+    ig_buf_init(&fb, APPR_SLACK_SECTION_MAX);
     ig_buf_init(&val, APPR_SLACK_ID_MAX + IG_HASH_STRLEN + 2);
-    if (id == NULL || hash == NULL || status == NULL || channel == NULL)
+    if (!made_of(id, ID_CHARS, APPR_SLACK_ID_MAX) || hash == NULL ||
+        status == NULL || channel == NULL)
         goto out;
-    if ((st = section_text(&sec, v, status)) != IG_OK ||
-        (st = context_text(&ctx, v, status)) != IG_OK ||
-        (st = fallback_text(&fb, v, status)) != IG_OK ||
-        (st = ig_buf_adds(&val, id)) != IG_OK ||
-        (st = ig_buf_adds(&val, ":")) != IG_OK ||
-        (st = ig_buf_adds(&val, hash)) != IG_OK)
+    pending = strcmp(status, "PENDING") == 0;
+    if (blocks == NULL)
+        st = IG_ERR_NOMEM;
+    else if ((st = body_blocks(v, status, ui_url, blocks, &complete)) !=
+                 IG_OK ||
+             (st = context_text(&ctx, v, status)) != IG_OK ||
+             (st = fallback_text(&fb, v, status)) != IG_OK ||
+             (st = ig_buf_adds(&val, id)) != IG_OK ||
+             (st = ig_buf_adds(&val, ":")) != IG_OK ||
+             (st = ig_buf_adds(&val, hash)) != IG_OK)
         goto out;
     st = IG_ERR_NOMEM;
-    blocks =
-        json_pack("[{s:s, s:{s:s, s:s}}, {s:s, s:[{s:s, s:s}]}]", "type",
-                  "section", "text", "type", "mrkdwn", "text", sec.data, "type",
-                  "context", "elements", "type", "mrkdwn", "text", ctx.data);
-    if (blocks == NULL)
+    /* json_array_append_new steals the blocks (NULL: fails). */
+    if (json_array_append_new(blocks, json_pack("{s:s, s:[{s:s, s:s}]}", "type",
+                                                "context", "elements", "type",
+                                                "mrkdwn", "text", ctx.data)) !=
+            0 ||
+        (pending &&
+         json_array_append_new(blocks, buttons(val.data, complete)) != 0))
         goto out;
-    /* json_array_append_new steals the buttons (NULL: fails). */
-    if (strcmp(status, "PENDING") == 0 &&
-        json_array_append_new(blocks, buttons(val.data)) != 0)
-        goto out;
-    /* "o" steals blocks, also when json_pack fails. */
-    msg = json_pack("{s:s, s:s, s:o}", "channel", channel, "text", fb.data,
-                    "blocks", blocks);
-    blocks = NULL;
+    /* "O" adds a reference to blocks. Links in the message are not
+       unfurled: nothing an agent wrote is fetched or previewed. */
+    msg = json_pack("{s:s, s:s, s:O, s:b, s:b}", "channel", channel, "text",
+                    fb.data, "blocks", blocks, "unfurl_links", 0,
+                    "unfurl_media", 0);
     if (msg == NULL ||
         (ts != NULL && json_object_set_new(msg, "ts", json_string(ts)) != 0))
         goto out;
@@ -412,7 +502,6 @@ appr_slack_message(const json_t *v, const char *channel, const char *ts,
 out:
     json_decref(blocks);
     json_decref(msg);
-    ig_buf_release(&sec);
     ig_buf_release(&ctx);
     ig_buf_release(&fb);
     ig_buf_release(&val);

@@ -16,6 +16,7 @@
 
 #include "ig_canon.h"
 #include "ig_json.h"
+#include "ig_text.h"
 
 #define SHOW_MAX (8 * 1024 * 1024) /* one printed list or approval */
 #define BAD_CP 0xffffffffu
@@ -53,26 +54,6 @@ utf8_next(const unsigned char *s, size_t n, size_t *used)
         return BAD_CP;
     *used = len;
     return cp;
-}
-
-/* Characters a terminal shows as nothing, or that reorder or hide text. */
-static int
-hidden(uint32_t cp)
-{
-    static const uint32_t ranges[][2] = {
-        {0x00, 0x1f},     {0x7f, 0x9f},       {0xad, 0xad},
-        {0x34f, 0x34f},   {0x61c, 0x61c},     {0x115f, 0x1160},
-        {0x17b4, 0x17b5}, {0x180b, 0x180f},   {0x200b, 0x200f},
-        {0x2028, 0x202e}, {0x2060, 0x206f},   {0x3164, 0x3164},
-        {0xfe00, 0xfe0f}, {0xfeff, 0xfeff},   {0xffa0, 0xffa0},
-        {0xfff0, 0xfffb}, {0x1d173, 0x1d17a}, {0xe0000, 0xe0fff},
-    };
-    size_t i;
-
-    for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
-        if (cp >= ranges[i][0] && cp <= ranges[i][1])
-            return 1;
-    return 0;
 }
 
 static enum ig_status
@@ -115,7 +96,7 @@ add_escaped(struct ig_buf *b, const char *s, size_t len, int json)
             st = ig_buf_adds(b, "\\t");
         else if (cp == '\r')
             st = ig_buf_adds(b, "\\r");
-        else if (hidden(cp))
+        else if (ig_utf8_hidden(cp))
             st = add_u(b, cp);
         else
             st = ig_buf_add(b, p + i, used);
@@ -515,14 +496,46 @@ add_you(struct ig_buf *b, const json_t *view)
     return ig_buf_addc(b, '\n');
 }
 
+/* What the PDP established about who asked: the authenticated agent and
+   the approvers the config says run it. */
+static enum ig_status
+add_agent(struct ig_buf *b, const json_t *view, const json_t *intent)
+{
+    const json_t *ops = json_object_get(view, "operators");
+    enum ig_status st;
+
+    if ((st = add_label(b, "Agent")) != IG_OK ||
+        (st = add_value(b, json_object_get(intent, "principal"), 0)) != IG_OK ||
+        (st = ig_buf_adds(b, " (authenticated)\n")) != IG_OK)
+        return st;
+    if (json_array_size(ops) == 0)
+        return IG_OK;
+    if ((st = add_label(b, "Run by")) != IG_OK ||
+        (st = add_joined(b, ops)) != IG_OK)
+        return st;
+    return ig_buf_adds(b, " (config)\n");
+}
+
+/* The agent's context: what it says about itself, labelled a claim. */
+static enum ig_status
+add_claims(struct ig_buf *b, const json_t *ctx)
+{
+    enum ig_status st;
+
+    if ((st = add_label(b, "Context")) != IG_OK ||
+        (st = ig_buf_adds(b, "(claimed by the agent, not verified) ")) !=
+            IG_OK ||
+        (st = ctx != NULL ? add_value(b, ctx, LABEL_WIDTH)
+                          : ig_buf_adds(b, "{}")) != IG_OK)
+        return st;
+    return ig_buf_addc(b, '\n');
+}
+
 int
 cli_show_approval(FILE *f, const json_t *view)
 {
     static const char *const intent_fields[][2] = {
-        {"Action", "action"},      {"Resource", "resource"},
-        {"Params", "params"},      {"Principal", "principal"},
-        {"Tenant", "tenant"},      {"Context", "context"},
-        {"Created", "created_at"}, {"Expires", "expires_at"}};
+        {"Action", "action"}, {"Resource", "resource"}, {"Params", "params"}};
     const json_t *intent = json_object_get(view, "intent");
     const json_t *d = json_object_get(view, "decision");
     enum ig_status st;
@@ -540,6 +553,16 @@ cli_show_approval(FILE *f, const json_t *view)
          i++)
         st = add_field(&out, intent_fields[i][0],
                        json_object_get(intent, intent_fields[i][1]));
+    if (st == IG_OK)
+        st = add_agent(&out, view, intent);
+    if (st == IG_OK)
+        st = add_field(&out, "Tenant", json_object_get(intent, "tenant"));
+    if (st == IG_OK)
+        st = add_claims(&out, json_object_get(intent, "context"));
+    if (st == IG_OK)
+        st = add_field(&out, "Created", json_object_get(intent, "created_at"));
+    if (st == IG_OK)
+        st = add_field(&out, "Expires", json_object_get(intent, "expires_at"));
     if (st == IG_OK)
         st = add_list_field(&out, "Reasons", json_object_get(d, "reasons"));
     if (st == IG_OK)

@@ -4,8 +4,10 @@
  * Everything shown comes from an agent's intent, so it is untrusted text:
  * control characters, Unicode bidi overrides and invisible characters
  * could make a terminal show something other than what is approved. Every
- * string is written with those escaped (\uXXXX), params and context as
- * JSON with numbers in their canonical form (500, not 500.0).
+ * string is written with those escaped (\uXXXX; ig_utf8_hidden() says
+ * which), params and context as JSON with numbers in their canonical form
+ * (500, not 500.0). The agent's context is labelled as its claim, the
+ * principal as authenticated.
  */
 #ifndef CLI_SHOW_H
 #define CLI_SHOW_H

@@ -134,6 +134,12 @@
 /* Slack notifications waiting, and messages remembered for updates. */
 #define IG_SLACK_QUEUE 256
 #define IG_SLACK_MESSAGES_MAX 4096
+/* Slack's own limits for one message (Block Kit): a section's text, in
+   characters (counted here in bytes, never fewer), and blocks per
+   message. An approval whose intent does not fit them whole is posted
+   without an Approve button. */
+#define IG_SLACK_SECTION_MAX 3000
+#define IG_SLACK_BLOCKS_MAX 50
 
 /* ---- Audit log (audit/, pdp/pdp_store_audit.c, pdp/pdp_audit*.c) ---- */
 

@@ -17,6 +17,17 @@
  */
 size_t ig_utf8_next(const unsigned char *s, size_t len, uint32_t *cp);
 
+/*
+ * 1 when the code point cp is shown as nothing, or changes how the text
+ * around it reads: C0 and C1 controls, DEL, and the invisible format
+ * characters (soft hyphen, zero-width and joiner characters, bidi marks,
+ * embeddings, overrides and isolates, invisible operators, variation
+ * selectors, Hangul fillers, the BOM, interlinear annotations, tag
+ * characters, blank braille). Whoever shows an agent's text to a human
+ * writes these as escapes (web page, Slack, terminal): one list for all.
+ */
+int ig_utf8_hidden(uint32_t cp);
+
 /* 1 when the len bytes at s are well-formed UTF-8. */
 int ig_utf8_valid(const void *s, size_t len);
 

@@ -4,10 +4,10 @@
  * DESIGN
  * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
  * one mutex it reads what is recorded about the intent, applies the rules
- * in a fixed order (resolved, expired, group, self-approval, already
- * voted, intent hash), and either audits the refusal or builds one vote
- * record: the vote, and when it decides the request, the resolution, the
- * new decision and (for an ALLOW) the grant, all written in one
+ * (pdp_approval_rules.c) in a fixed order (group, resolved, expired,
+ * self-approval, already voted, intent hash), and either audits the refusal or
+ * builds one vote record: the vote, and when it decides the request, the
+ * resolution, the new decision and (for an ALLOW) the grant, all written in one
  * transaction by the store's writer. The mutex makes "count the votes,
  * then add one" atomic across threads; the store's constraints back it up
  * across processes sharing a file.
@@ -39,99 +39,6 @@ jstr(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-int
-pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a)
-{
-    json_t *g;
-    size_t i;
-
-    json_array_foreach(json_object_get(req, "groups"), i, g)
-    {
-        if (pdp_approver_in_group(a, json_string_value(g)))
-            return 1;
-    }
-    return 0;
-}
-
-int
-pdp_approval_count(const json_t *votes)
-{
-    json_t *v;
-    size_t i;
-    int n = 0;
-
-    json_array_foreach(votes, i, v)
-    {
-        const char *s = jstr(v, "vote");
-        if (s != NULL && strcmp(s, "APPROVE") == 0)
-            n++;
-    }
-    return n;
-}
-
-static int
-has_voted(const json_t *votes, const char *approver)
-{
-    json_t *v;
-    size_t i;
-
-    json_array_foreach(votes, i, v)
-    {
-        const char *s = jstr(v, "approver");
-        if (s != NULL && strcmp(s, approver) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-const char *
-pdp_approval_revision(const json_t *rec)
-{
-    const json_t *ds = json_object_get(rec, "decisions");
-    const char *r =
-        jstr(json_array_get(ds, json_array_size(ds) - 1), "policy_revision");
-
-    return r != NULL ? r : "";
-}
-
-int
-pdp_approval_self(const json_t *rec, const struct pdp_approver *a)
-{
-    const json_t *b = json_object_get(rec, "binding");
-    const char *by = jstr(json_object_get(b, "context"), "requested_by");
-
-    return (by != NULL && strcmp(by, a->id) == 0) ||
-           strcmp(jstr(rec, "principal") != NULL ? jstr(rec, "principal") : "",
-                  a->id) == 0;
-}
-
-const char *
-pdp_approval_refusal(const json_t *rec, const struct pdp_approver *a,
-                     int64_t now)
-{
-    const json_t *ap = json_object_get(rec, "approval");
-
-    if (ap == NULL)
-        return "APPROVAL_NOT_FOUND";
-    if (json_object_get(ap, "resolution") != NULL)
-        return strcmp(jstr(json_object_get(ap, "resolution"), "result")
-                          ? jstr(json_object_get(ap, "resolution"), "result")
-                          : "",
-                      "EXPIRED") == 0
-                   ? "APPROVAL_EXPIRED"
-                   : "APPROVAL_RESOLVED";
-    if (json_integer_value(json_object_get(ap, "expires_at")) <= now)
-        return "APPROVAL_EXPIRED";
-    if (a == NULL ||
-        !pdp_approval_in_groups(json_object_get(ap, "requirements"), a))
-        return "NOT_ELIGIBLE";
-    if (pdp_approval_self(rec, a))
-        return "SELF_APPROVAL";
-    if (has_voted(json_object_get(ap, "votes"), a->id))
-        return "ALREADY_VOTED";
-    return NULL;
-}
-
 static unsigned int
 status_of(const char *code)
 {
@@ -159,7 +66,9 @@ message_of(const char *code)
     if (strcmp(code, "NOT_ELIGIBLE") == 0)
         return "you are not in a group this approval needs";
     if (strcmp(code, "SELF_APPROVAL") == 0)
-        return "you requested this action: someone else must approve it";
+        return "this is your own request (you are its agent, you run the "
+               "agent that sent it, or it names you as its requester): "
+               "someone else must decide it";
     if (strcmp(code, "ALREADY_VOTED") == 0)
         return "you already voted on this request";
     if (strcmp(code, "INTENT_HASH_MISMATCH") == 0)
@@ -197,10 +106,18 @@ refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
        const char *code, struct pdp_vote_result *out)
 {
     char now[IG_TIME_STRLEN + 1];
+    /* Outside its groups the request does not exist for the approver (the
+       same 404 as an unknown id); the audit keeps the real reason. A Slack
+       clicker has seen the message already: told the reason. */
+    const char *shown =
+        strcmp(code, "NOT_ELIGIBLE") == 0 &&
+                (v->channel == NULL || strcmp(v->channel, "slack") != 0)
+            ? "APPROVAL_NOT_FOUND"
+            : code;
 
-    out->code = code;
-    out->http_status = status_of(code);
-    (void)snprintf(out->message, sizeof(out->message), "%s", message_of(code));
+    out->code = shown;
+    out->http_status = status_of(shown);
+    (void)snprintf(out->message, sizeof(out->message), "%s", message_of(shown));
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
     pdp_approval_audit(

@@ -3,15 +3,23 @@
  * applies the voting rules, whatever the channel (web page, Slack, API).
  *
  * An ESCALATE decision opens an approval request (groups, quorum, expiry).
- * A vote counts only when: the request exists and is still PENDING (not
- * resolved, not expired); the approver is in one of the required groups;
- * the approver's id is not the intent's context.requested_by; the approver
- * has not voted on it before; and the vote names the exact intent_hash the
- * approver was shown. A counted DENY resolves the request to DENIED and the
- * intent to BLOCK APPROVAL_DENIED. The APPROVE that reaches the quorum
- * resolves it to APPROVED and re-evaluates the policies with the approvals
- * visible to them (intent.approval); only an ALLOW then issues a grant
- * (expiry counted from the approval). Expiry resolves it to EXPIRED and
+ * An approver outside its groups can neither read nor vote on it: for
+ * them it does not exist (APPROVAL_NOT_FOUND). A vote counts only when:
+ * the request exists and is still PENDING (not resolved, not expired);
+ * the approver is in one of the required groups; it is not the
+ * approver's own request; the approver has not voted on it before; and
+ * the vote names the exact intent_hash the approver was shown.
+ *
+ * Own request (SELF_APPROVAL) is decided on what the PDP established: the
+ * principal whose token submitted the intent is the approver's id, or one
+ * of the agents the config says the approver runs ([approver] agents).
+ * The agent's claims (its context, e.g. requested_by) are never trusted
+ * to allow anything: a requested_by that names the approver (id, name or
+ * Slack user, any ASCII case) only adds a refusal. A counted DENY resolves the
+ * request to DENIED and the intent to BLOCK APPROVAL_DENIED. The APPROVE that
+ * reaches the quorum resolves it to APPROVED and re-evaluates the policies with
+ * the approvals visible to them (intent.approval); only an ALLOW then issues a
+ * grant (expiry counted from the approval). Expiry resolves it to EXPIRED and
  * the intent to BLOCK APPROVAL_EXPIRED (a sweeper thread records it).
  * Every vote, refusal, resolution and login failure is an audit event.
  *
@@ -28,12 +36,17 @@
 struct pdp_server;
 
 /*
- * The view of one approval for approver `a` (NULL: no personal fields):
+ * The view of one approval for approver `a`:
  *   approval_id, intent_id, intent_hash,
  *   status      "PENDING" | "APPROVED" | "DENIED" | "EXPIRED",
  *   requirements {groups:[…], quorum:N}, created_at, expires_at (RFC 3339),
  *   intent      the binding as hashed (action, resource, params, context,
  *               principal, tenant, created_at, expires_at, …),
+ *   principal, tenant  established by the PDP (the agent's token),
+ *   operators   the approvers the config says run that agent ([approver]
+ *               agents; they may not approve it),
+ *   claimed_by_agent  the intent's context: what the agent says about
+ *               itself (requested_by, ticket…), not verified by anyone,
  *   decision    {decision:"ESCALATE", reasons:[…], message,
  *                policy_revision, decided_at},
  *   votes       [{approver, name, vote:"APPROVE"|"DENY", comment, channel,
@@ -41,20 +54,22 @@ struct pdp_server;
  *   approvals   number of APPROVE votes,
  *   resolution  {result, resolved_at, decision, reasons} once resolved,
  *   can_vote    true when a may vote now, else
- *   cannot_vote the refusal code a vote would get (NOT_ELIGIBLE,
- *               SELF_APPROVAL, ALREADY_VOTED, APPROVAL_EXPIRED,
- *               APPROVAL_RESOLVED).
- * IG_ERR_NOTFOUND (no such approval), IG_ERR_IO.
+ *   cannot_vote the refusal code a vote would get (SELF_APPROVAL,
+ *               ALREADY_VOTED, APPROVAL_EXPIRED, APPROVAL_RESOLVED).
+ * IG_ERR_NOTFOUND when there is no such approval, a is NULL, or a is in
+ * none of its groups (the same answer: its existence does not leak);
+ * IG_ERR_IO, IG_ERR_NOMEM.
  */
 enum ig_status pdp_approval_get(struct pdp_server *s, const char *approval_id,
                                 const struct pdp_approver *a,
                                 json_t **out) IG_WUR;
 
-/* The same view by intent id (for the Slack notifier). */
-enum ig_status pdp_approval_get_by_intent(struct pdp_server *s,
-                                          const char *intent_id,
-                                          const struct pdp_approver *a,
-                                          json_t **out) IG_WUR;
+/* The same view without an approver's fields or read check, by intent
+   id: what the Slack notifier posts to the channel the operator chose.
+   Never for an answer to an approver. */
+enum ig_status pdp_approval_notice_view(struct pdp_server *s,
+                                        const char *intent_id,
+                                        json_t **out) IG_WUR;
 
 /*
  * PENDING approvals whose groups include one of a's, newest first: an
@@ -76,7 +91,8 @@ struct pdp_vote {
 
 struct pdp_vote_result {
     /* NULL when the vote counted; else the refusal code:
-       APPROVAL_NOT_FOUND 404, NOT_ELIGIBLE 403, SELF_APPROVAL 403,
+       APPROVAL_NOT_FOUND 404 (also for an approver outside the groups,
+       except on Slack: NOT_ELIGIBLE 403), SELF_APPROVAL 403,
        ALREADY_VOTED 409, INTENT_HASH_MISMATCH 409, APPROVAL_RESOLVED 409,
        APPROVAL_EXPIRED 410, INVALID_VOTE 400, STORE_UNAVAILABLE 503. */
     const char *code;

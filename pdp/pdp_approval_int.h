@@ -30,7 +30,8 @@ struct pdp_approvals {
 
 /* The code a vote by a on the record rec would be refused with at now
    (before the intent hash is compared), or NULL when it may vote.
-   a NULL: NOT_ELIGIBLE. */
+   NOT_ELIGIBLE (a NULL, or outside the groups) comes before any code
+   that tells something about the request. */
 const char *pdp_approval_refusal(const json_t *rec,
                                  const struct pdp_approver *a, int64_t now);
 
@@ -40,7 +41,8 @@ int pdp_approval_in_groups(const json_t *req, const struct pdp_approver *a);
 /* The number of APPROVE votes in a recorded votes array. */
 int pdp_approval_count(const json_t *votes);
 
-/* 1 when a asked for this intent (context.requested_by or principal). */
+/* 1 when this intent is a's own request: its authenticated principal is
+   a or an agent a runs, or its context.requested_by names a. */
 int pdp_approval_self(const json_t *rec, const struct pdp_approver *a);
 
 /* The policy revision of the record's latest decision ("" if none). */

@@ -3,12 +3,19 @@
  * with its intent, reasons and votes, and the list of pending requests for
  * the approver's groups. Built from the recorded intent (pdp_store) so the
  * web page, Slack and the CLI all show the same thing.
+ *
+ * Who may read: an approver in one of the request's groups (the voting
+ * rule's first test); to anyone else it does not exist. The view keeps
+ * what the PDP established (principal, tenant, the approvers the config
+ * says run that agent) apart from what the agent claims (its context,
+ * repeated as claimed_by_agent) so every channel can label the claims.
  */
 #include "pdp_approval.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_json.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
 
@@ -63,6 +70,35 @@ votes_view(struct pdp_server *s, const json_t *votes)
     return out;
 }
 
+/* The ids of the approvers who run the agent principal (config). */
+static json_t *
+operators_of(const struct pdp_config *c, const char *principal)
+{
+    json_t *out = json_array();
+    size_t i;
+
+    for (i = 0; out != NULL && i < c->napprovers; i++)
+        if (pdp_approver_runs(&c->approvers[i], principal))
+            (void)json_array_append_new(out, json_string(c->approvers[i].id));
+    return out;
+}
+
+/* Add the established and the claimed parts to view v (0, or -1). */
+static int
+add_provenance(struct pdp_server *s, const json_t *rec, json_t *v)
+{
+    const json_t *ctx =
+        json_object_get(json_object_get(rec, "binding"), "context");
+    json_t *ops = operators_of(s->cfg, jstr(rec, "principal"));
+
+    /* json_object_set_new steals; ctx gets a new reference. */
+    if (ops == NULL || json_object_set_new(v, "operators", ops) != 0)
+        return -1;
+    return json_object_set_new(v, "claimed_by_agent",
+                               ctx != NULL ? json_incref(ig_json_unconst(ctx))
+                                           : json_object());
+}
+
 /* The view of the record rec (which holds an approval) for a. */
 static json_t *
 view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
@@ -96,6 +132,10 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
                   why == NULL);
     if (v == NULL)
         return NULL;
+    if (add_provenance(s, rec, v) != 0) {
+        json_decref(v);
+        return NULL;
+    }
     if (why != NULL)
         (void)json_object_set_new(v, "cannot_vote", json_string(why));
     if (json_object_get(ap, "resolution") != NULL && json_array_size(ds) > 1)
@@ -111,15 +151,21 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
     return v;
 }
 
-enum ig_status
-pdp_approval_get_by_intent(struct pdp_server *s, const char *intent_id,
-                           const struct pdp_approver *a, json_t **out)
+/* The view of intent_id's approval for a; with check, only when a may
+   read it (IG_ERR_NOTFOUND otherwise). */
+static enum ig_status
+view_by_intent(struct pdp_server *s, const char *intent_id,
+               const struct pdp_approver *a, int check, json_t **out)
 {
     json_t *rec = NULL;
     enum ig_status st = pdp_store_get_intent(s->store, intent_id, &rec);
+    const json_t *ap = json_object_get(rec, "approval");
 
     *out = NULL;
-    if (st == IG_OK && json_object_get(rec, "approval") == NULL)
+    if (st == IG_OK &&
+        (ap == NULL ||
+         (check && (a == NULL || !pdp_approval_in_groups(
+                                     json_object_get(ap, "requirements"), a)))))
         st = IG_ERR_NOTFOUND;
     if (st == IG_OK) {
         *out = view_of(s, rec, a);
@@ -131,6 +177,13 @@ pdp_approval_get_by_intent(struct pdp_server *s, const char *intent_id,
 }
 
 enum ig_status
+pdp_approval_notice_view(struct pdp_server *s, const char *intent_id,
+                         json_t **out)
+{
+    return view_by_intent(s, intent_id, NULL, 0, out);
+}
+
+enum ig_status
 pdp_approval_get(struct pdp_server *s, const char *approval_id,
                  const struct pdp_approver *a, json_t **out)
 {
@@ -138,11 +191,12 @@ pdp_approval_get(struct pdp_server *s, const char *approval_id,
     enum ig_status st;
 
     *out = NULL;
-    if (approval_id == NULL || strlen(approval_id) != IG_UUID_STRLEN)
+    if (a == NULL || approval_id == NULL ||
+        strlen(approval_id) != IG_UUID_STRLEN)
         return IG_ERR_NOTFOUND;
     st = pdp_store_approval_intent(s->store, approval_id, &intent_id);
     if (st == IG_OK)
-        st = pdp_approval_get_by_intent(s, intent_id, a, out);
+        st = view_by_intent(s, intent_id, a, 1, out);
     free(intent_id);
     return st;
 }
@@ -165,7 +219,7 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
         x = json_array_get(open, i);
         if (json_integer_value(json_object_get(x, "expires_at")) <= now ||
             !pdp_approval_in_groups(json_object_get(x, "requirements"), a) ||
-            pdp_approval_get_by_intent(s, jstr(x, "intent_id"), a, &v) != IG_OK)
+            view_by_intent(s, jstr(x, "intent_id"), a, 1, &v) != IG_OK)
             continue;
         /* json_array_append_new steals; "O" adds references. */
         (void)json_array_append_new(

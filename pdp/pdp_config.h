@@ -30,11 +30,16 @@
  *   groups = finance, dba
  *   password_hash = $argon2id$...     (`intentgate approver add`)
  *   slack_user = U012ABC              (optional)
+ *   agents = release-bot              (optional: the agent principals this
+ *                                      person runs; they may not approve
+ *                                      those agents' intents)
  *   [slack]                           (optional: notify and take clicks)
  *   api_url = https://slack.com/api
  *   channel = C012ABC
  *   bot_token_file = slack/bot-token  (0600; xoxb-...)
  *   signing_secret_file = slack/signing-secret (0600)
+ *   ui_url = https://pdp.example.com  (optional: messages link the web
+ *                                      page /ui/approvals/ID under it)
  *   [auditor compliance]              (reads the audit log, nothing else)
  *   token_sha256 = <64 hex digits>
  *   [audit]                           (the signed audit log; all optional)
@@ -85,6 +90,11 @@ struct pdp_approver {
     size_t ngroups;
     char *password_hash;
     char *slack_user; /* NULL when none */
+    /* [approver] agents: the agent principals this person runs (config,
+       checked at load to name [agent] sections). Their intents are this
+       person's own requests: self-approval is refused. */
+    char **agents;
+    size_t nagents;
 };
 
 struct pdp_config {
@@ -116,6 +126,7 @@ struct pdp_config {
     char *slack_channel;
     char *slack_bot_token_file;
     char *slack_signing_secret_file;
+    char *slack_ui_url; /* NULL, or https://host[/path] without a final / */
 
     /* [audit] (pdp_config_audit.c). Paths resolved like the others; the
        key files are read by the server at start. */
@@ -154,6 +165,8 @@ const struct pdp_approver *
 pdp_config_approver_by_slack(const struct pdp_config *c, const char *user);
 /* 1 when a is in group. */
 int pdp_approver_in_group(const struct pdp_approver *a, const char *group);
+/* 1 when the config says a runs the agent principal (a's agents =). */
+int pdp_approver_runs(const struct pdp_approver *a, const char *principal);
 
 /* The executor whose action prefixes match action (longest match), or
    NULL. */

@@ -3,15 +3,16 @@
  *
  *   [approvals]       quorum, session_idle, session_max,
  *                     login_max_failures, login_window, secure_cookies
- *   [approver ID]     name, groups, password_hash, slack_user
+ *   [approver ID]     name, groups, password_hash, slack_user, agents
  *   [slack]           api_url, channel, bot_token_file,
- *                     signing_secret_file
+ *                     signing_secret_file, ui_url
  *
  * Approvers are people, not bearer-token principals: each needs groups and
  * an argon2id password hash (`intentgate approver add` prints one). A
  * [slack] section needs all of channel, bot_token_file and
  * signing_secret_file; the files themselves are read by the notifier at
- * start.
+ * start. An approver's agents must each be an [agent] section: a typo
+ * there would silently let that person approve their own agent.
  */
 #include "pdp_config_int.h"
 
@@ -155,14 +156,55 @@ set_approver(struct cfg_parse *p, const char *key, const char *v)
                                 "U012ABCDEF");
         return cfg_string(p, key, v, &a->slack_user);
     }
+    if (strcmp(key, "agents") == 0) {
+        if (once(p, 4, key) != 0 ||
+            cfg_list(p, key, v, &a->agents, &a->nagents) != 0)
+            return -1;
+        for (i = 0; i < a->nagents; i++)
+            if (!cfg_valid_id(a->agents[i]))
+                return cfg_error(p, "agents: %s is not a principal id",
+                                 a->agents[i]);
+        return 0;
+    }
     return cfg_error(p, "unknown key %s in [approver]", key);
+}
+
+/* https://, or plain http on loopback (tests). */
+static int
+url_scheme_ok(const char *v)
+{
+    return strncmp(v, "https://", 8) == 0 ||
+           strncmp(v, "http://127.0.0.1", 16) == 0 ||
+           strncmp(v, "http://localhost", 16) == 0;
+}
+
+/* ui_url goes into a Slack link <URL/ui/approvals/ID|text>: a host and a
+   path of plain characters, no query, no fragment, nothing that ends the
+   link; the final / is dropped. */
+static int
+set_ui_url(struct cfg_parse *p, const char *v)
+{
+    size_t n = strlen(v);
+
+    if (!url_scheme_ok(v) || n > 512 ||
+        strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                  "0123456789-._~:/%[]") != n)
+        return cfg_error(p, "ui_url must be https://host[:port][/path] of "
+                            "letters, digits and -._~:/%%[] (plain http only "
+                            "on loopback)");
+    if (cfg_string(p, "ui_url", v, &p->c->slack_ui_url) != 0)
+        return -1;
+    n = strlen(p->c->slack_ui_url);
+    while (n > 8 && p->c->slack_ui_url[n - 1] == '/')
+        p->c->slack_ui_url[--n] = '\0';
+    return 0;
 }
 
 static int
 set_slack(struct cfg_parse *p, const char *key, const char *v)
 {
     static const char *const keys[] = {"api_url", "channel", "bot_token_file",
-                                       "signing_secret_file"};
+                                       "signing_secret_file", "ui_url"};
     struct pdp_config *c = p->c;
     char **dst[4];
     unsigned k;
@@ -171,17 +213,17 @@ set_slack(struct cfg_parse *p, const char *key, const char *v)
     dst[1] = &c->slack_channel;
     dst[2] = &c->slack_bot_token_file;
     dst[3] = &c->slack_signing_secret_file;
-    for (k = 0; k < 4 && strcmp(key, keys[k]) != 0; k++)
+    for (k = 0; k < 5 && strcmp(key, keys[k]) != 0; k++)
         ;
-    if (k == 4)
+    if (k == 5)
         return cfg_error(p, "unknown key %s in [slack]", key);
     if (once(p, k, key) != 0)
         return -1;
     if (v[0] == '\0')
         return cfg_error(p, "%s must not be empty", key);
-    if (k == 0 && strncmp(v, "https://", 8) != 0 &&
-        strncmp(v, "http://127.0.0.1", 16) != 0 &&
-        strncmp(v, "http://localhost", 16) != 0)
+    if (k == 4)
+        return set_ui_url(p, v);
+    if (k == 0 && !url_scheme_ok(v))
         return cfg_error(p, "api_url must be https:// (plain http only on "
                             "loopback, for tests)");
     return cfg_string(p, key, v, dst[k]);
@@ -219,6 +261,30 @@ cfg_appr_end(struct cfg_parse *p)
     return 0;
 }
 
+/* Each approver's agents names a configured [agent]. */
+static int
+check_agents(struct cfg_parse *p)
+{
+    const struct pdp_config *c = p->c;
+    size_t i, j, k;
+
+    for (i = 0; i < c->napprovers; i++)
+        for (j = 0; j < c->approvers[i].nagents; j++) {
+            const char *ag = c->approvers[i].agents[j];
+
+            for (k = 0; k < c->nprincipals; k++)
+                if (c->principals[k].role == PDP_ROLE_AGENT &&
+                    strcmp(c->principals[k].id, ag) == 0)
+                    break;
+            if (k == c->nprincipals)
+                return cfg_error(p,
+                                 "approver %s: agents names %s, which is no "
+                                 "[agent] section",
+                                 c->approvers[i].id, ag);
+        }
+    return 0;
+}
+
 int
 cfg_appr_finish(struct cfg_parse *p, const char *dir)
 {
@@ -226,6 +292,8 @@ cfg_appr_finish(struct cfg_parse *p, const char *dir)
     size_t i, j;
 
     (void)dir;
+    if (check_agents(p) != 0)
+        return -1;
     for (i = 0; i < c->napprovers; i++)
         for (j = i + 1; j < c->napprovers; j++) {
             if (strcmp(c->approvers[i].id, c->approvers[j].id) == 0)
@@ -268,12 +336,16 @@ cfg_appr_free(struct pdp_config *c)
         free(a->groups);
         free(a->password_hash);
         free(a->slack_user);
+        for (j = 0; j < a->nagents; j++)
+            free(a->agents[j]);
+        free(a->agents);
     }
     free(c->approvers);
     free(c->slack_api_url);
     free(c->slack_channel);
     free(c->slack_bot_token_file);
     free(c->slack_signing_secret_file);
+    free(c->slack_ui_url);
 }
 
 const struct pdp_approver *
@@ -306,6 +378,17 @@ pdp_approver_in_group(const struct pdp_approver *a, const char *group)
 
     for (i = 0; a != NULL && group != NULL && i < a->ngroups; i++)
         if (strcmp(a->groups[i], group) == 0)
+            return 1;
+    return 0;
+}
+
+int
+pdp_approver_runs(const struct pdp_approver *a, const char *principal)
+{
+    size_t i;
+
+    for (i = 0; a != NULL && principal != NULL && i < a->nagents; i++)
+        if (strcmp(a->agents[i], principal) == 0)
             return 1;
     return 0;
 }

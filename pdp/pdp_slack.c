@@ -6,7 +6,7 @@
  * (kind, intent id) on a bounded queue under a mutex and signal one
  * notifier thread; a full queue drops the job with a log line, so a slow
  * or unreachable Slack never holds up a decision or a vote. The thread
- * reads the approval view (pdp_approval_get_by_intent), builds the
+ * reads the approval view (pdp_approval_notice_view), builds the
  * message (appr_slack_message) and POSTs it with libcurl (connect and
  * total timeouts, no redirects, http(s) only) to <api_url>/chat.postMessage
  * or, for a change, chat.update with the channel and ts Slack answered the
@@ -399,14 +399,14 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
         return;
     }
     ig_buf_init(&reply, SLACK_REPLY_MAX);
-    if (pdp_approval_get_by_intent(k->srv, job->intent_id, NULL, &view) !=
-        IG_OK) {
+    if (pdp_approval_notice_view(k->srv, job->intent_id, &view) != IG_OK) {
         why = "no approval for this intent (or the store failed)";
         goto out;
     }
     if (appr_slack_message(view,
                            m != NULL ? m->channel : k->srv->cfg->slack_channel,
-                           m != NULL ? m->ts : NULL, &msg) != IG_OK ||
+                           m != NULL ? m->ts : NULL, k->srv->cfg->slack_ui_url,
+                           &msg) != IG_OK ||
         (body = json_dumps(msg, JSON_COMPACT)) == NULL) {
         why = "cannot build the message";
         goto out;

@@ -6,7 +6,11 @@
  * HMAC-SHA256 with the signing secret, a 5-minute window, constant-time
  * compare); then the click is parsed, user.id is mapped to a configured
  * approver (slack_user), and the vote goes to pdp_approval_vote() with
- * channel "slack" - the same rules as every other channel. Slack gets a
+ * channel "slack" - the same rules as every other channel. One rule is
+ * Slack's own: an approve click counts only when the message for this
+ * approval shows the whole intent (appr_slack_shows_all); such a message
+ * has no Approve button, so the click comes from an old message or a
+ * crafted payload, and is refused (INTENT_NOT_SHOWN, audited). Slack gets a
  * 200 with a short ephemeral text for the clicker whatever the outcome; a
  * counted vote queues the message update (pdp_approval_vote does), a
  * click on a stale message refreshes it.
@@ -57,6 +61,43 @@ audit_stranger(struct pdp_server *s, const struct appr_slack_click *c)
                      "channel", "slack", "code", "NOT_AN_APPROVER"));
 }
 
+/* 1 when c approves an intent the Slack message could not show whole
+   (refused: audited, answered). An approval the clicker may not read is
+   left to pdp_approval_vote (it refuses that). */
+static int
+approve_unseen(struct pdp_req *r, const struct appr_slack_click *c,
+               const struct pdp_approver *a)
+{
+    char when[IG_TIME_STRLEN + 1];
+    json_t *view = NULL;
+    int unseen;
+
+    if (!c->approve ||
+        pdp_approval_get(r->srv, c->approval_id, a, &view) != IG_OK)
+        return 0;
+    unseen = !appr_slack_shows_all(view);
+    if (unseen) {
+        if (ig_time_format(ig_time_now(), when) != IG_OK)
+            when[0] = '\0';
+        pdp_approval_audit(
+            r->srv,
+            json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s}", "type",
+                      "approval.vote_refused", "time", when, "approval_id",
+                      c->approval_id, "intent_id",
+                      json_string_value(json_object_get(view, "intent_id")),
+                      "approver", a->id, "slack_user", c->user_id, "channel",
+                      "slack", "code", "INTENT_NOT_SHOWN"));
+        log_click(c, a, "INTENT_NOT_SHOWN");
+        reply_clicker(r, "INTENT_NOT_SHOWN",
+                      "Your vote was not counted: INTENT_NOT_SHOWN: this "
+                      "request is too large to show in Slack in full; check "
+                      "its intent hash and approve it on the web page or "
+                      "with intentgate approvals.");
+    }
+    json_decref(view);
+    return unseen;
+}
+
 /* Vote as a and answer the clicker. */
 static void
 vote(struct pdp_req *r, const struct appr_slack_click *c,
@@ -66,6 +107,8 @@ vote(struct pdp_req *r, const struct appr_slack_click *c,
     struct pdp_vote v;
     char text[512];
 
+    if (approve_unseen(r, c, a))
+        return;
     memset(&v, 0, sizeof(v));
     v.approval_id = c->approval_id;
     v.approver = a;

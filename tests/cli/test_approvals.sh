@@ -242,7 +242,9 @@ expect_out "show action" '^Action +payments\.refund$'
 expect_out "show resource" '^Resource +orders/ord_t1$'
 expect_out "show amount" '^ +"amount": 500,$'
 expect_out "show hash" "^Intent hash +$hash\$"
-expect_out "show principal" '^Principal +dev-agent$'
+expect_out "show principal" '^Agent +dev-agent \(authenticated\)$'
+expect_out "show context, labelled a claim" \
+    '^Context +\(claimed by the agent, not verified\) \{$'
 expect_out "show context" '"requested_by": "agent-run-7"'
 expect_out "show reasons" '^Reasons +[A-Z_]+'
 expect_out "show votes" '^Votes +none$'

@@ -4,6 +4,7 @@ and a second one added to the config, both in finance and dba).
 
     INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_approvals.py
 """
+import hashlib
 import json
 import os
 import re
@@ -19,7 +20,8 @@ from harness import Server  # noqa: E402
 
 def start(ttl=None, extra=""):
     """A dev server with a second approver (same password as the first),
-    and extra config text appended."""
+    and extra config text appended ("{hash}" in it: that password's
+    hash)."""
     if ttl is not None:
         os.environ["INTENTGATE_DEV_APPROVAL_TTL"] = str(ttl)
     try:
@@ -34,7 +36,7 @@ def start(ttl=None, extra=""):
     with open(conf, "a") as f:
         f.write("\n[approver second]\nname = Second Approver\n"
                 "groups = finance, dba\npassword_hash = %s\n" % h)
-        f.write(extra)
+        f.write(extra.replace("{hash}", h))
     tmp = srv.tmp
     srv2 = Server.dev(tmp=tmp)
     return srv2
@@ -161,10 +163,19 @@ class Approvals(unittest.TestCase):
         self.assertEqual(self.state(body["intent_id"])["state"], "ALLOWED")
 
     def test_wrong_group(self):
-        # A tag push escalates to "release"; neither approver is in it.
+        # A tag push escalates to "release"; neither approver is in it:
+        # for them the request does not exist (404, as for an unknown id),
+        # and the refusal is audited as NOT_ELIGIBLE.
         body = self.escalate("git.push", "app",
                              {"refs": ["refs/tags/v1.2.3"]})
-        self.refused(self.vote(self.dev, body), 403, "NOT_ELIGIBLE")
+        self.refused(self.vote(self.dev, body), 404, "APPROVAL_NOT_FOUND")
+        db = sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
+        codes = [json.loads(r[0]).get("code") for r in
+                 db.execute("SELECT event FROM audit_events")
+                 if json.loads(r[0])["type"] == "approval.vote_refused" and
+                 json.loads(r[0]).get("approval_id") == body["approval"]["id"]]
+        db.close()
+        self.assertEqual(codes, ["NOT_ELIGIBLE"])
 
     def test_self_approval(self):
         body = self.escalate("payments.refund", "orders/a4", {"amount": 400},
@@ -239,6 +250,136 @@ class Approvals(unittest.TestCase):
                   "approval.vote_refused", "approver.login_failed",
                   "intent.decided"):
             self.assertIn(t, types)
+
+
+AGENT3_TOKEN = "igt_third-agent-token-for-tests-0123456789abcdef"
+ROSTER = """
+[approver outsider]
+name = Outside Person
+groups = marketing
+password_hash = {hash}
+
+[approver operator]
+name = Agent Operator
+groups = finance
+password_hash = {hash}
+agents = dev-agent
+
+[agent third]
+tenant = dev
+token_sha256 = %s
+
+[approver third]
+name = Third Person
+groups = finance
+password_hash = {hash}
+""" % hashlib.sha256(AGENT3_TOKEN.encode()).hexdigest()
+
+
+class WhoMayReadAndDecide(unittest.TestCase):
+    """Reads check the approval's groups (404 otherwise); self-approval is
+    decided on what the PDP established (the authenticated agent and the
+    config's agents = mapping), and the agent's claims can only add to
+    it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = start(extra=ROSTER)
+        cls.env = cls.srv.env
+        pw = cls.env["INTENTGATE_APPROVER_PASSWORD"]
+        cls.tok = {}
+        for who in ("dev-approver", "second", "outsider", "operator",
+                    "third"):
+            st, body, _ = cls.srv.call("POST", "/v1/approver/login", None,
+                                       {"approver": who, "password": pw})
+            assert st == 200, body
+            cls.tok[who] = body["token"]
+
+    @classmethod
+    def tearDownClass(cls):
+        finish(cls.srv)
+
+    def escalate(self, resource, token=None, **extra):
+        st, body, _ = self.srv.submit("payments.refund", resource,
+                                      {"amount": 500}, token=token, **extra)
+        self.assertEqual(st, 201, body)
+        self.assertEqual(body["decision"], "ESCALATE", body)
+        return body
+
+    def get(self, who, body):
+        return self.srv.call("GET", "/v1/approvals/" + body["approval"]["id"],
+                             self.tok[who])
+
+    def vote(self, who, body, vote="approve"):
+        return self.srv.call("POST", "/v1/approvals/%s/votes"
+                             % body["approval"]["id"], self.tok[who],
+                             {"vote": vote,
+                              "intent_hash": body["intent_hash"]})
+
+    def assertCode(self, res, status, code):
+        st, body, _ = res
+        self.assertEqual(st, status, body)
+        self.assertEqual(body["error"]["code"], code, body)
+
+    def test_outsider_reads_nothing(self):
+        body = self.escalate("orders/r1")
+        self.assertEqual(self.get("second", body)[0], 200)
+        # Not in finance: the same 404 as an id that does not exist.
+        self.assertCode(self.get("outsider", body), 404, "APPROVAL_NOT_FOUND")
+        self.assertCode(self.vote("outsider", body), 404,
+                        "APPROVAL_NOT_FOUND")
+        st, lst, _ = self.srv.call("GET", "/v1/approvals",
+                                   self.tok["outsider"])
+        self.assertEqual((st, lst["approvals"]), (200, []))
+        # Decided: still nothing for the outsider (not 409 RESOLVED).
+        self.assertEqual(self.vote("second", body)[0], 200)
+        self.assertCode(self.get("outsider", body), 404, "APPROVAL_NOT_FOUND")
+        self.assertCode(self.vote("outsider", body), 404,
+                        "APPROVAL_NOT_FOUND")
+        self.assertEqual(self.get("second", body)[0], 200)
+
+    def test_the_config_mapping_refuses_the_operator(self):
+        # No claim at all: the operator runs dev-agent (agents = ...).
+        body = self.escalate("orders/r2")
+        st, v, _ = self.get("operator", body)
+        self.assertEqual(st, 200, v)
+        self.assertEqual((v["can_vote"], v["cannot_vote"]),
+                         (False, "SELF_APPROVAL"))
+        self.assertEqual(v["operators"], ["operator"])
+        self.assertCode(self.vote("operator", body), 403, "SELF_APPROVAL")
+        # A claim naming someone else changes nothing.
+        body = self.escalate("orders/r3", context={"requested_by": "second"})
+        self.assertCode(self.vote("operator", body), 403, "SELF_APPROVAL")
+        self.assertEqual(self.vote("dev-approver", body)[0], 200)
+
+    def test_the_authenticated_agent_is_always_checked(self):
+        # Agent "third" claims to act for someone else; approver "third"
+        # shares its id and may not approve it.
+        body = self.escalate("orders/r4", token=AGENT3_TOKEN,
+                             context={"requested_by": "second"})
+        self.assertCode(self.vote("third", body), 403, "SELF_APPROVAL")
+        # The claim adds a refusal: second is named, so second may not.
+        self.assertCode(self.vote("second", body), 403, "SELF_APPROVAL")
+        self.assertEqual(self.vote("dev-approver", body)[0], 200)
+
+    def test_a_claim_naming_the_approver_refuses(self):
+        for claim in ("DEV-APPROVER", "Dev Approver",
+                      ["someone", "dev-approver"]):
+            body = self.escalate("orders/r5-%s" % len(str(claim)),
+                                 context={"requested_by": claim})
+            self.assertCode(self.vote("dev-approver", body), 403,
+                            "SELF_APPROVAL")
+
+    def test_the_view_labels_claims(self):
+        ctx = {"requested_by": "bob", "ticket": "T-9"}
+        body = self.escalate("orders/r6", context=ctx)
+        st, v, _ = self.get("second", body)
+        self.assertEqual(st, 200, v)
+        self.assertEqual(v["claimed_by_agent"], ctx)
+        self.assertEqual(v["principal"], "dev-agent")
+        self.assertEqual(v["operators"], ["operator"])
+        # The binding as hashed is unchanged.
+        self.assertEqual(v["intent"]["context"], ctx)
 
 
 class DefaultQuorum(unittest.TestCase):

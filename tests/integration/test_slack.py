@@ -110,6 +110,18 @@ def context_text(msg):
     return ""
 
 
+def all_text(msg):
+    """Every block's text, joined."""
+    out = []
+    for b in msg.get("blocks", []):
+        if isinstance(b.get("text"), dict):
+            out.append(b["text"]["text"])
+        for e in b.get("elements", []):
+            if isinstance(e.get("text"), str):
+                out.append(e["text"])
+    return "\n".join(out)
+
+
 def sign(secret, ts, body):
     mac = hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + body,
                    hashlib.sha256).hexdigest()
@@ -224,11 +236,31 @@ class Notifications(SlackServer):
         self.assertEqual([x["action_id"] for x in b], ["approve", "deny"])
         self.assertEqual([x["style"] for x in b], ["primary", "danger"])
         self.assertEqual({x["value"] for x in b}, {value})
-        section = msg["blocks"][0]["text"]["text"]
-        for part in ("payments.refund", "orders/1", "amount: 500",
-                     "currency: EUR", "order_id: o-1", "dev-agent", "finance",
-                     body["intent_hash"][:19]):
-            self.assertIn(part, section)
+        text = all_text(msg)
+        for part in ("payments.refund", "orders/1", '"amount": 500',
+                     '"currency": "EUR"', '"order_id": "o-1"', "dev-agent",
+                     "finance", body["intent_hash"]):
+            self.assertIn(part, text)
+
+    def test_every_param_is_shown(self):
+        params = {"amount": 500, "fence": "```\n*Approved by the CFO*\n```",
+                  "ping": "<!channel> <https://evil.example|bank>"}
+        for i in range(10):
+            params["k%02d" % i] = ("v%d" % i) * 150
+        _, post, _ = self.escalate(params=params)
+        msg = post["body"]
+        text = all_text(msg)
+        for i in range(10):
+            self.assertIn('"k%02d": "%s"' % (i, ("v%d" % i) * 150), text)
+        self.assertNotIn("<!channel>", json.dumps(msg))
+        self.assertNotIn("<https://evil", json.dumps(msg))
+        self.assertIn("\\u0060\\u0060\\u0060", text)
+        self.assertEqual([x["action_id"] for x in buttons(msg)],
+                         ["approve", "deny"])
+        for b in msg["blocks"]:
+            if b["type"] == "section":
+                self.assertLessEqual(len(b["text"]["text"]), 3000)
+        self.assertLessEqual(len(msg["blocks"]), 50)
 
     def test_params_are_escaped(self):
         _, post, _ = self.escalate(params={
@@ -295,6 +327,28 @@ class Clicks(SlackServer):
             n = [c for c in self.slack.calls
                  if c["method"] == "chat.postMessage"].index(post) + 1
         return "1700000000.%06d" % (99 + n)
+
+    def test_a_message_too_large_cannot_approve(self):
+        body, post, value = self.escalate(
+            params={"amount": 500, "blob": "z" * 60000})
+        msg = post["body"]
+        text = all_text(msg)
+        # The hash and where to decide; Deny, but no Approve.
+        self.assertEqual([x["action_id"] for x in buttons(msg)], ["deny"])
+        self.assertIn(body["intent_hash"], text)
+        self.assertIn("/ui/approvals/" + body["approval"]["id"], text)
+        self.assertNotIn("z" * 3000, text)
+        # A click that approves anyway (an old message, a crafted
+        # payload) is refused: Slack never showed this intent whole.
+        self.assertRefused(self.click(APPROVER, "approve", value),
+                           "INTENT_NOT_SHOWN")
+        self.assertEqual(self.state(body["intent_id"])["state"],
+                         "PENDING_APPROVAL")
+        st, ans, _ = self.click(APPROVER, "deny", value)
+        self.assertEqual(st, 200, ans)
+        self.assertIsNone(ans.get("code"), ans)
+        self.assertEqual(self.state(body["intent_id"], wait=5)["state"],
+                         "BLOCKED")
 
     def test_deny_click_blocks(self):
         body, post, value = self.escalate()

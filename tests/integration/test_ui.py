@@ -348,6 +348,41 @@ class Pages(UiServer):
                      'id="deny" name="vote" value="deny"'):
             self.assertIn(frag, d.body)
 
+    def test_a_request_for_other_groups_does_not_exist(self):
+        # A tag push escalates to "release"; the dev approver is not in it.
+        st, ans, _ = self.srv.submit("git.push", "app",
+                                     {"refs": ["refs/tags/v9.9.9"]})
+        self.assertEqual((st, ans.get("decision")), (201, "ESCALATE"), ans)
+        aid = ans["approval"]["id"]
+        b = self.signed_in()
+        r = b.get("/ui/approvals/" + aid)
+        self.assertHtml(r, 404)
+        # The very page an unknown id gets: nothing tells them apart.
+        unknown = b.get("/ui/approvals/00000000-0000-4000-8000-000000000000")
+        self.assertEqual(r.body, unknown.body)
+        self.assertNotIn("refs/tags", r.body)
+        csrf = b.get("/ui/approvals").hidden("csrf")
+        r = b.post("/ui/approvals/%s/vote" % aid,
+                   {"csrf": csrf, "intent_hash": ans["intent_hash"],
+                    "vote": "approve"})
+        self.assertHtml(r, 404)
+        self.assertNotIn(aid, b.get("/ui/approvals").body)
+
+    def test_claims_are_labelled_as_claims(self):
+        st, ans, _ = self.srv.submit(
+            "payments.refund", "orders/claims", {"amount": 424},
+            context={"requested_by": "bob", "ticket": "T-8"})
+        self.assertEqual(ans.get("decision"), "ESCALATE", ans)
+        b = self.signed_in()
+        d = b.get("/ui/approvals/" + ans["approval"]["id"])
+        self.assertHtml(d, 200)
+        self.assertNotIn("On behalf of", d.body)
+        self.assertEqual(d.text("requested-by"),
+                         "claimed by the agent: bob")
+        self.assertIn("Context, claimed by the agent (not verified)", d.body)
+        self.assertIn("Agent (authenticated)", d.body)
+        self.assertEqual(d.text("principal"), "dev-agent")
+
     def vote_form(self, b, approval_id):
         d = b.get("/ui/approvals/" + approval_id)
         self.assertHtml(d, 200)

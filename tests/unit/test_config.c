@@ -254,6 +254,66 @@ test_approval_sections(void **state)
                  ":5: api_url must be https://");
 }
 
+/* [approver ID] agents = (the agent principals this person runs: they may
+   not approve those agents' intents) and [slack] ui_url = (where Slack
+   messages link the web page). */
+static void
+test_approver_agents_and_ui_url(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    const struct pdp_approver *a;
+    (void)state;
+
+    assert_int_equal(load(BASE "[approver alice]\ngroups = finance\n"
+                               "password_hash = " PWHASH "\n"
+                               "agents = bot-1, bot-2\n"
+                               "[approver bob]\ngroups = finance\n"
+                               "password_hash = " PWHASH "\n"
+                               "[agent bot-1]\ntenant = t\n"
+                               "token_sha256 = " HASH_A "\n"
+                               "[agent bot-2]\ntenant = t\n"
+                               "token_sha256 = " HASH_B "\n"
+                               "[slack]\nchannel = C1\n"
+                               "bot_token_file = t\nsigning_secret_file = s\n"
+                               "ui_url = https://pdp.example.com/\n",
+                          &c, &err),
+                     IG_OK);
+    a = pdp_config_approver(c, "alice");
+    assert_int_equal(a->nagents, 2);
+    assert_string_equal(a->agents[1], "bot-2");
+    assert_true(pdp_approver_runs(a, "bot-1"));
+    assert_false(pdp_approver_runs(a, "bot-3"));
+    assert_false(pdp_approver_runs(pdp_config_approver(c, "bob"), "bot-1"));
+    assert_false(pdp_approver_runs(NULL, "bot-1"));
+    /* The trailing slash is dropped: links append /ui/approvals/ID. */
+    assert_string_equal(c->slack_ui_url, "https://pdp.example.com");
+    pdp_config_free(c);
+
+    /* Without ui_url there is none (messages name the path). */
+    assert_int_equal(load(BASE "[slack]\nchannel = C1\n"
+                               "bot_token_file = t\nsigning_secret_file = s\n",
+                          &c, &err),
+                     IG_OK);
+    assert_null(c->slack_ui_url);
+    pdp_config_free(c);
+
+    /* A name that is no agent is a typo that would weaken the rule. */
+    expect_error(BASE "[approver a]\ngroups = g\npassword_hash = " PWHASH
+                      "\nagents = bot-9\n",
+                 "approver a: agents names bot-9, which is no [agent]");
+    expect_error(BASE "[approver a]\ngroups = g\nagents = x\nagents = y\n",
+                 ":7: duplicate key agents");
+    expect_error(BASE "[approver a]\ngroups = g\nagents = b@d!\n",
+                 ":6: agents: b@d! is not a principal id");
+    expect_error(BASE "[slack]\nui_url = http://pdp.example.com\n",
+                 ":5: ui_url must be https://");
+    expect_error(BASE "[slack]\nui_url = https://pdp.example.com/|x>\n",
+                 ":5: ui_url must be https://");
+    expect_error(BASE "[slack]\nui_url = https://pdp.example.com/ui?x=1\n",
+                 ":5: ui_url must be https://");
+}
+
 static void
 test_missing_file(void **state)
 {
@@ -292,6 +352,7 @@ main(void)
         cmocka_unit_test(test_mistakes_name_the_line),
         cmocka_unit_test(test_limits_section),
         cmocka_unit_test(test_approval_sections),
+        cmocka_unit_test(test_approver_agents_and_ui_url),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_new_token_matches_its_hash),
     };

@@ -159,6 +159,12 @@ test_json_pretty(void **state)
     assert_null(strchr(s, '<'));
     free(s);
 
+    /* A Unicode tag character (invisible, beyond U+FFFF) as JSON writes
+       it: a surrogate pair, so the text reads back to the same value. */
+    s = json_html("{\"tag\":\"a\\udb40\\udc41b\\u2064c\"}");
+    assert_has(s, "&quot;a\\udb40\\udc41b\\u2064c&quot;");
+    free(s);
+
     s = json_html("\"top\"");
     assert_string_equal(s, "&quot;top&quot;");
     free(s);
@@ -388,10 +394,47 @@ test_detail_cannot_vote(void **state)
     json_decref(view);
 
     assert_string_equal(appr_html_cannot_vote_text("SELF_APPROVAL"),
-                        "You asked for this action yourself: someone else "
-                        "must decide it.");
+                        "This is your own request (you run the agent that "
+                        "sent it, or it names you as its requester): someone "
+                        "else must decide it.");
     assert_non_null(appr_html_cannot_vote_text("SOMETHING_NEW"));
     assert_non_null(appr_html_cannot_vote_text(NULL));
+}
+
+/* The agent's context is its claim: labelled so, never as a fact. What
+   the PDP established (the authenticated agent, the approvers the config
+   says run it) is labelled as such. */
+static void
+test_detail_labels_claims(void **state)
+{
+    json_t *view = load(view_json);
+    char *s;
+    (void)state;
+
+    (void)json_object_set_new(view, "operators", json_pack("[s]", "alice"));
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_inert(s);
+    assert_null(strstr(s, "On behalf of"));
+    assert_has(s, "id=\"requested-by\"");
+    assert_has(s, "claimed by the agent: bob");
+    assert_has(s, "Context, claimed by the agent (not verified)");
+    assert_has(s, "Agent (authenticated)");
+    assert_has(s, "id=\"operators\"");
+    assert_has(s, ">alice<");
+    free(s);
+    json_decref(view);
+
+    /* A claim that is not a string is shown as the JSON it is. */
+    view = load(view_json);
+    (void)json_object_set_new(
+        json_object_get(json_object_get(view, "intent"), "context"),
+        "requested_by", json_pack("[s, s]", "bob", "<i>eve</i>"));
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_has(s, "claimed by the agent: [");
+    assert_null(strstr(s, "<i>eve"));
+    assert_null(strstr(s, "id=\"operators\""));
+    free(s);
+    json_decref(view);
 }
 
 static void
@@ -452,6 +495,7 @@ main(void)
         cmocka_unit_test(test_list_page),
         cmocka_unit_test(test_detail_page),
         cmocka_unit_test(test_detail_cannot_vote),
+        cmocka_unit_test(test_detail_labels_claims),
         cmocka_unit_test(test_error_page),
         cmocka_unit_test(test_page_cap),
         cmocka_unit_test(test_stylesheet),

@@ -9,7 +9,12 @@
  * read field by field; every malformed form encoding or payload shape is
  * refused and leaves nothing behind. Messages: the buttons carry
  * "<approval id>:<intent hash>", values are escaped for mrkdwn, and a
- * resolved approval's update has no buttons.
+ * resolved approval's update has no buttons. One click approves the whole
+ * hash, so hostile params (backticks and ``` fences, <!channel>, forged
+ * <https://…|links>, zero-width, bidi and tag characters, values longer
+ * than a section, more params than fit) are either all shown - in code
+ * blocks no value can close, within Slack's limits - or the message has
+ * no Approve button.
  */
 #include "testutil.h"
 
@@ -478,15 +483,89 @@ block_text(json_t *msg, const char *type)
         json_array_get(json_object_get(b, "elements"), 0), "text"));
 }
 
+/* Each section's text, and the whole message's texts joined by "\n|\n". */
+static char *
+all_texts(json_t *msg, size_t *nsections)
+{
+    struct ig_buf b;
+    json_t *bl, *t;
+    size_t i;
+
+    ig_buf_init(&b, 64 * 1024 * 1024);
+    *nsections = 0;
+    assert_true(json_array_size(json_object_get(msg, "blocks")) <= 50);
+    json_array_foreach(json_object_get(msg, "blocks"), i, bl)
+    {
+        t = json_object_get(bl, "text");
+        if (t == NULL)
+            t = json_array_get(json_object_get(bl, "elements"), 0);
+        if (strcmp(json_string_value(json_object_get(bl, "type")), "section") ==
+            0) {
+            (*nsections)++;
+            /* Slack's limit for a section's text. */
+            assert_true(json_string_length(json_object_get(t, "text")) <= 3000);
+        }
+        if (json_string_value(json_object_get(t, "text")) != NULL) {
+            assert_int_equal(
+                ig_buf_adds(&b, json_string_value(json_object_get(t, "text"))),
+                IG_OK);
+            assert_int_equal(ig_buf_adds(&b, "\n|\n"), IG_OK);
+        }
+    }
+    return ig_buf_take(&b, NULL);
+}
+
+/* 1 when the message has a button with this action_id. */
+static int
+has_button(json_t *msg, const char *action_id)
+{
+    json_t *acts = block(msg, "actions"), *bt;
+    size_t i;
+
+    json_array_foreach(json_object_get(acts, "elements"), i, bt)
+    {
+        if (strcmp(json_string_value(json_object_get(bt, "action_id")),
+                   action_id) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Inside every ``` fenced block of every text there is no other backtick:
+   the agent cannot close the block and write mrkdwn after it. */
+static void
+assert_fences_hold(const char *texts)
+{
+    const char *p = texts, *end;
+
+    while ((p = strstr(p, "```")) != NULL) {
+        end = strstr(p + 3, "```");
+        assert_non_null(end);
+        for (p += 3; p < end; p++)
+            assert_int_not_equal(*p, '`');
+        p = end + 3;
+    }
+}
+
+static json_t *
+view_with_params(json_t *params)
+{
+    json_t *v = view("PENDING", 0);
+
+    assert_int_equal(
+        json_object_set_new(json_object_get(v, "intent"), "params", params), 0);
+    return v;
+}
+
 static void
 test_post_message(void **state)
 {
     json_t *v = view("PENDING", 0), *msg, *acts, *bt;
-    const char *sec;
+    const char *sec, *params;
     char *dump;
     (void)state;
 
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
     assert_string_equal(json_string_value(json_object_get(msg, "channel")),
                         "C0DEV");
     assert_null(json_object_get(msg, "ts"));
@@ -511,21 +590,31 @@ test_post_message(void **state)
                         APPROVAL ":" HASH);
 
     sec = block_text(msg, "section");
-    assert_non_null(strstr(sec, "payments.refund"));
-    assert_non_null(strstr(sec, "amount: 500"));
-    assert_null(strstr(sec, "500.0"));
-    assert_non_null(strstr(sec, "currency: EUR"));
-    assert_non_null(strstr(sec, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-    assert_non_null(strstr(sec, "orders/&lt;b&gt;42&lt;/b&gt;"));
+    assert_non_null(strstr(sec, "`payments.refund`"));
+    assert_non_null(strstr(sec, "`\"orders/&lt;b&gt;42&lt;/b&gt;\"`"));
+    assert_non_null(strstr(sec, "dev-agent (authenticated)"));
+    /* The params: every one, in the next section. */
+    params = json_string_value(json_object_get(
+        json_object_get(json_array_get(json_object_get(msg, "blocks"), 1),
+                        "text"),
+        "text"));
+    assert_non_null(params);
+    assert_non_null(strstr(params, "\"amount\": 500"));
+    assert_null(strstr(params, "500.0"));
+    assert_non_null(strstr(params, "\"currency\": \"EUR\""));
+    assert_non_null(
+        strstr(params, "\"&lt;script&gt;alert(1)&lt;/script&gt;\""));
+    assert_non_null(strstr(params, "\"note\": \"hidden\""));
     assert_non_null(
         strstr(sec, "REFUND_NEEDS_APPROVAL - refund &amp; &lt;@U123&gt; ping"));
     assert_non_null(strstr(sec, "dev-agent"));
     /* Counts read back from the store are reals: 2, not 2.0 or 0. */
     assert_non_null(strstr(sec, "2 approvals from finance"));
-    assert_non_null(strstr(sec, "sha256:0123456789ab"));
-    assert_null(strstr(sec, HASH));
+    assert_non_null(strstr(sec, "`" HASH "`")); /* the whole hash */
     assert_non_null(strstr(sec, "2026-01-01T01:00:00Z"));
-    assert_null(strstr(sec, "hidden")); /* key params only */
+    /* Links an agent wrote are not unfurled. */
+    assert_true(json_is_false(json_object_get(msg, "unfurl_links")));
+    assert_true(json_is_false(json_object_get(msg, "unfurl_media")));
     assert_non_null(strstr(block_text(msg, "context"), "0 of 2"));
     /* Nothing unescaped anywhere in the message. */
     dump = json_dumps(msg, JSON_COMPACT);
@@ -544,8 +633,8 @@ test_update_message(void **state)
     (void)state;
 
     /* Still pending: buttons stay, the vote so far is shown. */
-    assert_int_equal(appr_slack_message(v, "C0DEV", "1700000000.000100", &msg),
-                     IG_OK);
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", "1700000000.000100", NULL, &msg), IG_OK);
     assert_string_equal(json_string_value(json_object_get(msg, "ts")),
                         "1700000000.000100");
     assert_non_null(block(msg, "actions"));
@@ -557,8 +646,8 @@ test_update_message(void **state)
 
     /* Resolved: no buttons, the result and who voted. */
     v = view("APPROVED", 2);
-    assert_int_equal(appr_slack_message(v, "C0DEV", "1700000000.000100", &msg),
-                     IG_OK);
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", "1700000000.000100", NULL, &msg), IG_OK);
     assert_null(block(msg, "actions"));
     assert_non_null(strstr(block_text(msg, "section"), "*Approval request:*"));
     assert_non_null(strstr(json_string_value(json_object_get(msg, "text")),
@@ -573,17 +662,18 @@ test_update_message(void **state)
     /* A view without the ids is refused. */
     v = json_pack("{s:s}", "status", "PENDING");
     msg = json_null();
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg),
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg),
                      IG_ERR_INVALID);
     assert_null(msg);
     json_decref(v);
 }
 
 static void
-test_params_without_key_fields(void **state)
+test_params_of_every_type(void **state)
 {
     json_t *v = view("PENDING", 0), *msg;
-    const char *sec;
+    size_t nsec;
+    char *all;
     (void)state;
 
     assert_int_equal(
@@ -592,12 +682,14 @@ test_params_without_key_fields(void **state)
                                       "argv", 1, 2, "flag", 1, "none", "c", "3",
                                       "d", "4", "e", "5")),
         0);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
-    sec = block_text(msg, "section");
-    assert_non_null(strstr(sec, "argv: [1,2]"));
-    assert_non_null(strstr(sec, "flag: true"));
-    assert_non_null(strstr(sec, "none: null"));
-    assert_non_null(strstr(sec, ", ..."));
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all, "\"argv\": [\n    1,\n    2\n  ]"));
+    assert_non_null(strstr(all, "\"flag\": true"));
+    assert_non_null(strstr(all, "\"none\": null"));
+    assert_non_null(strstr(all, "\"e\": \"5\""));
+    assert_true(appr_slack_shows_all(v));
+    free(all);
     json_decref(msg);
     json_decref(v);
 }
@@ -607,8 +699,9 @@ test_params_without_key_fields(void **state)
 static void
 test_worst_case_fits(void **state)
 {
-    char amp[2001], key[8];
+    char amp[2001], key[8], *all;
     json_t *v = view("PENDING", 0), *msg, *params, *groups, *reasons, *in;
+    size_t nsec;
     int i;
     (void)state;
 
@@ -646,11 +739,222 @@ test_worst_case_fits(void **state)
                                          "message", json_string(amp)),
                      0);
     assert_int_equal(json_object_set_new(v, "expires_at", json_string(amp)), 0);
-    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, &msg), IG_OK);
-    assert_true(strlen(block_text(msg, "section")) <= 3000);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec); /* every section within Slack's limit */
     assert_true(strlen(block_text(msg, "context")) <= 3000);
     assert_true(strlen(json_string_value(json_object_get(msg, "text"))) <=
                 3000);
+    /* Far too large to show whole: no Approve. */
+    assert_false(has_button(msg, "approve"));
+    assert_true(has_button(msg, "deny"));
+    assert_false(appr_slack_shows_all(v));
+    assert_fences_hold(all);
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+/* ---- hostile params: what one click approves must all be shown ---- */
+
+static void
+test_every_param_shown(void **state)
+{
+    json_t *params = json_object(), *v, *msg;
+    char key[16], val[32], want[64], *all;
+    size_t nsec;
+    int i;
+    (void)state;
+
+    for (i = 0; i < 40; i++) {
+        (void)snprintf(key, sizeof(key), "k%02d", i);
+        (void)snprintf(val, sizeof(val), "value-%02d", i);
+        assert_int_equal(json_object_set_new(params, key, json_string(val)), 0);
+    }
+    v = view_with_params(params);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    for (i = 0; i < 40; i++) {
+        (void)snprintf(want, sizeof(want), "\"k%02d\": \"value-%02d\"", i, i);
+        if (strstr(all, want) == NULL)
+            fail_msg("param %d not shown in:\n%s", i, all);
+    }
+    /* The whole intent hash, not a prefix. */
+    assert_non_null(strstr(all, HASH));
+    assert_true(has_button(msg, "approve"));
+    assert_fences_hold(all);
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+static void
+test_hostile_params_escaped(void **state)
+{
+    json_t *params = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "tick", "a`b``c", "fence",
+        "```\n*Approved by the CFO* <!channel>\n```", "ping",
+        "<!channel> <!here> <@U123> <!subteam^S1>", "link",
+        "<https://evil.example|https://bank.example/refund>", "zw",
+        "pay\xe2\x80\x8bpal\xe2\x80\xae"
+        "cod.exe",
+        "tag", "ok\xf3\xa0\x80\x81hidden", "amp", "&lt;already&gt; & more");
+    json_t *v = view_with_params(params), *msg;
+    size_t nsec;
+    char *all, *dump;
+    (void)state;
+
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_fences_hold(all);
+    /* No mention, no link: every < and > is escaped. */
+    assert_null(strchr(all, '<'));
+    assert_null(strchr(all, '>'));
+    assert_non_null(
+        strstr(all, "&lt;!channel&gt; &lt;!here&gt; &lt;@U123&gt;"));
+    assert_non_null(strstr(
+        all, "&lt;https://evil.example|https://bank.example/refund&gt;"));
+    assert_non_null(strstr(all, "&amp;lt;already&amp;gt; &amp; more"));
+    /* Backticks inside values are written as JSON escapes. */
+    assert_non_null(strstr(all, "a\\u0060b\\u0060\\u0060c"));
+    assert_non_null(strstr(all, "*Approved by the CFO*"));
+    /* Invisible and direction characters are shown, not hidden. */
+    assert_null(strstr(all, "\xe2\x80\x8b"));
+    assert_null(strstr(all, "\xe2\x80\xae"));
+    assert_null(strstr(all, "\xf3\xa0\x80\x81"));
+    assert_non_null(strstr(all, "pay\\u200bpal\\u202ecod.exe"));
+    assert_non_null(strstr(all, "ok\\udb40\\udc01hidden"));
+    assert_true(has_button(msg, "approve"));
+    dump = json_dumps(msg, JSON_COMPACT);
+    assert_null(strstr(dump, "<!channel>"));
+    free(dump);
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+static void
+test_long_value_shown_whole(void **state)
+{
+    static char big[2501];
+    json_t *v, *msg;
+    size_t nsec;
+    char *all;
+    (void)state;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    v = view_with_params(json_pack("{s:s, s:i}", "payload", big, "n", 1));
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all, big));
+    assert_true(has_button(msg, "approve"));
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+/* Too much to show: the hash and where to look, Deny but no Approve. */
+static void
+assert_not_shown(json_t *v)
+{
+    json_t *msg;
+    size_t nsec;
+    char *all;
+
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_false(has_button(msg, "approve"));
+    assert_true(has_button(msg, "deny"));
+    assert_non_null(strstr(all, HASH));
+    assert_non_null(strstr(all, "/ui/approvals/" APPROVAL));
+    assert_non_null(strstr(all, "cannot be approved in Slack"));
+    assert_fences_hold(all);
+    free(all);
+    json_decref(msg);
+}
+
+static void
+test_too_large_has_no_approve(void **state)
+{
+    static char huge[6001];
+    json_t *params = json_object(), *v;
+    char key[16];
+    int i;
+    (void)state;
+
+    /* One value longer than a section. */
+    memset(huge, 'y', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    v = view_with_params(json_pack("{s:s}", "blob", huge));
+    assert_not_shown(v);
+    json_decref(v);
+
+    /* More params than 50 blocks of 3000 characters hold. */
+    for (i = 0; i < 1000; i++) {
+        (void)snprintf(key, sizeof(key), "key%04d", i);
+        assert_int_equal(
+            json_object_set_new(params, key, json_string(huge + 5800)), 0);
+    }
+    v = view_with_params(params);
+    assert_not_shown(v);
+    json_decref(v);
+}
+
+/* The short form links the web page under ui_url; a ui_url that could
+   end the link or add one is not used. */
+static void
+test_link_to_the_web_page(void **state)
+{
+    static char huge[6001];
+    json_t *v, *msg;
+    size_t nsec;
+    char *all;
+    (void)state;
+
+    memset(huge, 'y', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    v = view_with_params(json_pack("{s:s}", "blob", huge));
+    assert_int_equal(
+        appr_slack_message(v, "C0DEV", NULL, "https://pdp.example.com", &msg),
+        IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all,
+                           "<https://pdp.example.com/ui/approvals/" APPROVAL
+                           "|open the request>"));
+    free(all);
+    json_decref(msg);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL,
+                                        "https://x.example|<!channel>", &msg),
+                     IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_null(strchr(all, '<'));
+    assert_non_null(strstr(all, "`/ui/approvals/" APPROVAL "`"));
+    free(all);
+    json_decref(msg);
+    json_decref(v);
+}
+
+static void
+test_context_is_labelled_a_claim(void **state)
+{
+    json_t *v = view("PENDING", 0), *msg;
+    size_t nsec;
+    char *all;
+    (void)state;
+
+    assert_int_equal(json_object_set_new(json_object_get(v, "intent"),
+                                         "context",
+                                         json_pack("{s:s, s:s}", "requested_by",
+                                                   "bob", "ticket", "T-1")),
+                     0);
+    assert_int_equal(appr_slack_message(v, "C0DEV", NULL, NULL, &msg), IG_OK);
+    all = all_texts(msg, &nsec);
+    assert_non_null(strstr(all, "claimed by the agent"));
+    assert_non_null(strstr(all, "\"requested_by\": \"bob\""));
+    /* The principal is what the PDP authenticated. */
+    assert_non_null(strstr(all, "dev-agent"));
+    assert_non_null(strstr(all, "authenticated"));
+    free(all);
     json_decref(msg);
     json_decref(v);
 }
@@ -698,9 +1002,15 @@ main(void)
         cmocka_unit_test(test_click_form_refused),
         cmocka_unit_test(test_post_message),
         cmocka_unit_test(test_update_message),
-        cmocka_unit_test(test_params_without_key_fields),
+        cmocka_unit_test(test_params_of_every_type),
         cmocka_unit_test(test_worst_case_fits),
         cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_every_param_shown),
+        cmocka_unit_test(test_hostile_params_escaped),
+        cmocka_unit_test(test_long_value_shown_whole),
+        cmocka_unit_test(test_too_large_has_no_approve),
+        cmocka_unit_test(test_link_to_the_web_page),
+        cmocka_unit_test(test_context_is_labelled_a_claim),
     };
 
     if (sodium_init() < 0)
