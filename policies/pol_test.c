@@ -538,6 +538,7 @@ pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err)
     struct pol_engine *e = NULL;
     struct pol_vm vm;
     int failed = 0, passed = 0;
+    struct pol_limits lim;
     size_t i;
 
     if (b->ntests == 0) {
@@ -546,7 +547,13 @@ pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err)
                          b->dir);
         return -1;
     }
-    if (pol_engine_new(b, NULL, pol_test_count, &k, &e, err) != IG_OK)
+    /* The server's budgets, but a wall clock 20 times longer: it is the
+       backstop, the instruction budget the rule, and a loaded machine (a
+       CI runner, the PDP starting beside other work) must not turn a
+       descheduled case into a failed bundle that refuses to start. */
+    pol_limits_default(&lim);
+    lim.wall_microseconds *= 20;
+    if (pol_engine_new(b, &lim, pol_test_count, &k, &e, err) != IG_OK)
         return -1;
     if (pol_vm_open(&vm, NULL, b->settings, NULL, NULL, err) != IG_OK) {
         pol_engine_free(e);
