@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "ig_canon.h"
@@ -103,6 +104,7 @@ pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     pdp_metrics_reject(&r->srv->metrics, code);
+    (void)snprintf(r->reply.code, sizeof(r->reply.code), "%s", code);
     err = json_pack("{s:s, s:s}", "code", code, "message", msg);
     if (err != NULL && field != NULL)
         (void)json_object_set_new(err, "field", json_string(field));
@@ -122,20 +124,78 @@ pdp_reply_header(struct pdp_req *r, const char *name, const char *value)
     return 0;
 }
 
-void
-pdp_req_client(struct pdp_req *r, char out[64])
+/* X-Forwarded-For values in the order received (MHD keeps headers in
+   arrival order), at most IG_XFF_MAX_HOPS of them. */
+struct xff_values {
+    const char *v[IG_XFF_MAX_HOPS];
+    size_t n;
+};
+
+static enum MHD_Result
+collect_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+            const char *value)
+{
+    struct xff_values *x = cls;
+    (void)kind;
+
+    if (key != NULL && strcasecmp(key, "X-Forwarded-For") == 0 &&
+        x->n < IG_XFF_MAX_HOPS)
+        x->v[x->n++] = value;
+    return MHD_YES;
+}
+
+int
+pdp_req_client_addr(struct pdp_req *r, struct pdp_addr *out)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr_in *sa;
+    const struct pdp_config *c = r->srv->cfg;
+    struct xff_values x;
+    struct pdp_addr peer;
 
-    (void)snprintf(out, 64, "unknown");
-    if (ci == NULL || ci->client_addr == NULL ||
-        ci->client_addr->sa_family != AF_INET)
-        return;
-    sa = (const struct sockaddr_in *)(const void *)ci->client_addr;
-    if (inet_ntop(AF_INET, &sa->sin_addr, out, 64) == NULL)
-        (void)snprintf(out, 64, "unknown");
+    if (ci == NULL || pdp_addr_from_sockaddr(ci->client_addr, &peer) != 0)
+        return -1;
+    x.n = 0;
+    if (pdp_nets_contain(c->trusted_proxies, c->ntrusted_proxies, &peer))
+        (void)MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_xff,
+                                        &x);
+    pdp_addr_client(&peer, x.v, x.n, c->trusted_proxies, c->ntrusted_proxies,
+                    out);
+    return 0;
+}
+
+void
+pdp_req_client(struct pdp_req *r, char out[PDP_ADDR_STRLEN])
+{
+    struct pdp_addr a;
+
+    if (r->client[0] == '\0') {
+        if (pdp_req_client_addr(r, &a) == 0)
+            pdp_addr_format(&a, r->client);
+        else
+            (void)snprintf(r->client, sizeof(r->client), "unknown");
+    }
+    memcpy(out, r->client, sizeof(r->client));
+}
+
+void
+pdp_req_refused(struct pdp_req *r, enum pdp_refusal_kind kind,
+                const struct pdp_principal *p, const char *reason)
+{
+    char client[PDP_ADDR_STRLEN];
+
+    pdp_req_client(r, client);
+    pdp_refusals_note(r->srv->refusals, kind, client, p != NULL ? p->id : NULL,
+                      p != NULL ? pdp_role_name(p->role) : NULL, reason);
+}
+
+void
+pdp_req_refused_reply(struct pdp_req *r, enum pdp_refusal_kind kind,
+                      const struct pdp_principal *p)
+{
+    if (r->phase == PH_READY && r->reply.status >= 400 &&
+        r->reply.status < 500 && r->reply.code[0] != '\0')
+        pdp_req_refused(r, kind, p, r->reply.code);
 }
 
 /* ---- request helpers ---- */
@@ -184,24 +244,25 @@ pdp_req_auth(struct pdp_req *r, unsigned roles)
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
     const struct pdp_principal *p;
 
-    /* Every refusal is audited (pdp_audit.c), never with the token. */
+    /* Every refusal is counted for the audit log (pdp_refusals.c), never
+       with the token. */
     if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "send Authorization: Bearer <token>");
-        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
         return NULL;
     }
     p = pdp_config_authenticate(r->srv->cfg, h + 7, strlen(h + 7));
     if (p == NULL) {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "the bearer token is not valid");
-        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
         return NULL;
     }
     if ((roles & (1u << p->role)) == 0) {
         pdp_reply_error(r, 403, "FORBIDDEN", NULL,
                         "this token may not call this endpoint");
-        pdp_audit_auth_failed(r, 403, "FORBIDDEN", p);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, p, "FORBIDDEN");
         return NULL;
     }
     return p;
@@ -301,7 +362,8 @@ serve_metrics(struct pdp_req *r)
     struct ig_buf b;
 
     ig_buf_init(&b, 1 << 20);
-    if (pdp_metrics_render(&r->srv->metrics, &b) != IG_OK) {
+    if (pdp_metrics_render(&r->srv->metrics, &b) != IG_OK ||
+        pdp_refusals_render(r->srv->refusals, &b) != IG_OK) {
         ig_buf_release(&b);
         pdp_reply_error(r, 500, "INTERNAL", NULL, "cannot render metrics");
         return;
