@@ -153,10 +153,10 @@
 #define IG_TRUSTED_PROXIES_MAX 256
 #define IG_XFF_MAX_HOPS 32
 /* An approver id (or one device) with login_max_failures failures waits
-   IG_LOGIN_BACKOFF_FIRST_MS before its next try, twice as long after each
-   further failure, at most login_window (429 with Retry-After); its
+   IG_LOGIN_BACKOFF_FIRST_MS before its next try, twice as long after
+   each further failure, at most login_window (429 with Retry-After); its
    failures are forgotten login_window after its last failure and wait. */
-#define IG_LOGIN_BACKOFF_FIRST_MS 1000
+#define IG_LOGIN_BACKOFF_FIRST_MS 5000
 /* A client address (an IPv6 /64) with IG_LOGIN_ADDR_FACTOR x
    login_max_failures failures is slowed, never refused: each login from
    it (but one with a device token) waits IG_LOGIN_ADDR_DELAY_STEP_MS per

@@ -4,7 +4,7 @@
  * The rules, in the order they are applied:
  *
  *  1. An approver id backs off after login_max_failures failures of its
- *     own (appr_limiter.h: 1 s, doubling, at most login_window; counted
+ *     own (appr_limiter.h: 5 s, doubling, at most login_window; counted
  *     on the monotonic clock in milliseconds): a try
  *     during the wait is answered 429 with Retry-After before any
  *     password hashing. Unknown ids are counted the same way, in a table
