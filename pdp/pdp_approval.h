@@ -139,6 +139,9 @@ typedef void (*pdp_login_done_fn)(struct pdp_req *r,
 void pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
                         const char *device, pdp_login_done_fn done);
 
+/* Add Retry-After to r's reply when out asks the client to wait. */
+void pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out);
+
 /* The approver of a live session (touching its idle timer), or NULL.
    csrf (may be NULL) receives the session's CSRF token. */
 const struct pdp_approver *pdp_approver_session(struct pdp_server *s,

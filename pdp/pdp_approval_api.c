@@ -15,7 +15,6 @@
 #include "pdp_approval.h"
 
 #include <sodium.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,16 +78,12 @@ string_keys(struct pdp_req *r, json_t *body, const char *const *keys,
 static void
 login_done(struct pdp_req *r, const struct pdp_login *out)
 {
-    char exp[IG_TIME_STRLEN + 1], retry[24];
+    char exp[IG_TIME_STRLEN + 1];
     json_t *groups;
     size_t i;
 
     if (out->code != NULL) {
-        if (out->retry_after > 0) {
-            (void)snprintf(retry, sizeof(retry), "%lld",
-                           (long long)out->retry_after);
-            (void)pdp_reply_header(r, "Retry-After", retry);
-        }
+        pdp_login_retry_after(r, out);
         pdp_reply_error(r, out->http_status, out->code, NULL, "%s",
                         out->http_status == 429
                             ? "too many failed logins; wait and try again"

@@ -60,7 +60,7 @@ struct pdp_server {
     unsigned char *audit_hmac;
 };
 
-#define PDP_REPLY_HEADERS 6
+#define PDP_REPLY_HEADERS 8
 
 /* What a finished handler answers. body is a malloc'd string. */
 struct pdp_reply {

@@ -256,6 +256,17 @@ attempt(struct pdp_req *r)
 }
 
 void
+pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out)
+{
+    char retry[24];
+
+    if (out->retry_after <= 0)
+        return;
+    (void)snprintf(retry, sizeof(retry), "%lld", (long long)out->retry_after);
+    (void)pdp_reply_header(r, "Retry-After", retry);
+}
+
+void
 pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
                    const char *device, pdp_login_done_fn done)
 {

@@ -275,16 +275,11 @@ static void
 login_done(struct pdp_req *r, const struct pdp_login *in)
 {
     struct ui u;
-    char retry[24];
 
     memset(&u, 0, sizeof(u));
     u.r = r;
     if (in->code != NULL) {
-        if (in->retry_after > 0) {
-            (void)snprintf(retry, sizeof(retry), "%lld",
-                           (long long)in->retry_after);
-            (void)pdp_reply_header(r, "Retry-After", retry);
-        }
+        pdp_login_retry_after(r, in);
         login_page(&u, in->http_status, cookie(r, LOGIN_COOKIE), 0,
                    login_error(in), in->id);
         return;

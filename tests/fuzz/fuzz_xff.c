@@ -88,8 +88,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct pdp_net nets[MAX_NETS];
     struct pdp_addr peer, got, want, a;
     size_t n = 0, nn = 0, i;
-    static const char *const peers[] = {"127.0.0.1", "10.1.2.3",
-                                        "203.0.113.1", "2001:db8::1"};
+    static const char *const peers[] = {"127.0.0.1", "10.1.2.3", "203.0.113.1",
+                                        "2001:db8::1"};
 
     if (text == NULL || size == 0) {
         free(text);
