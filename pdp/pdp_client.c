@@ -17,11 +17,12 @@
 
 #include "ig_limits.h"
 
-/* X-Forwarded-For values in the order received (MHD keeps headers in
-   arrival order), at most IG_XFF_MAX_HOPS of them. */
+/* The last IG_XFF_MAX_HOPS X-Forwarded-For values, in the order received
+   (a ring: the walk reads from the right, so what a proxy appended last
+   is never pushed out by a client sending many headers before it). */
 struct xff_values {
     const char *v[IG_XFF_MAX_HOPS];
-    size_t n;
+    size_t n; /* values seen */
 };
 
 static enum MHD_Result
@@ -31,9 +32,8 @@ collect_xff(void *cls, enum MHD_ValueKind kind, const char *key,
     struct xff_values *x = cls;
     (void)kind;
 
-    if (key != NULL && strcasecmp(key, "X-Forwarded-For") == 0 &&
-        x->n < IG_XFF_MAX_HOPS)
-        x->v[x->n++] = value;
+    if (key != NULL && strcasecmp(key, "X-Forwarded-For") == 0)
+        x->v[x->n++ % IG_XFF_MAX_HOPS] = value;
     return MHD_YES;
 }
 
@@ -44,7 +44,9 @@ pdp_req_client_addr(struct pdp_req *r, struct pdp_addr *out)
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct pdp_config *c = r->srv->cfg;
     struct xff_values x;
+    const char *ordered[IG_XFF_MAX_HOPS];
     struct pdp_addr peer;
+    size_t i, n;
 
     if (ci == NULL || pdp_addr_from_sockaddr(ci->client_addr, &peer) != 0)
         return -1;
@@ -52,7 +54,10 @@ pdp_req_client_addr(struct pdp_req *r, struct pdp_addr *out)
     if (pdp_nets_contain(c->trusted_proxies, c->ntrusted_proxies, &peer))
         (void)MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_xff,
                                         &x);
-    pdp_addr_client(&peer, x.v, x.n, c->trusted_proxies, c->ntrusted_proxies,
+    n = x.n < IG_XFF_MAX_HOPS ? x.n : IG_XFF_MAX_HOPS;
+    for (i = 0; i < n; i++)
+        ordered[i] = x.v[(x.n - n + i) % IG_XFF_MAX_HOPS];
+    pdp_addr_client(&peer, ordered, n, c->trusted_proxies, c->ntrusted_proxies,
                     out);
     return 0;
 }

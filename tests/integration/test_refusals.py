@@ -496,6 +496,14 @@ class Proxies(unittest.TestCase):
                b"X-Forwarded-For: 6.6.6.6\r\n"
                b"X-Forwarded-For: 203.0.113.11\r\n\r\n")
         self.assertEqual(pipelined(self.srv, 1, req), {401: 1})
+        # More headers than hops are read: the rightmost still count (a
+        # client sending many cannot push out what the proxy appended).
+        req = (b"GET /v1/intents/z HTTP/1.1\r\nHost: t\r\n"
+               b"Authorization: Bearer igt_not_a_token\r\n" +
+               b"".join(b"X-Forwarded-For: 6.6.6.%d\r\n" % i
+                        for i in range(40)) +
+               b"X-Forwarded-For: 203.0.113.77\r\n\r\n")
+        self.assertEqual(pipelined(self.srv, 1, req), {401: 1})
         # Failed logins behind the proxy count against the real client.
         for i in range(25):
             self.assertEqual(login(self.srv, "x%d" % i, "wrong-password",
@@ -515,7 +523,7 @@ class Proxies(unittest.TestCase):
         self.assertEqual(clients, {"198.51.100.7", "203.0.113.9",
                                    "203.0.113.10", "127.0.0.1", "10.9.9.9",
                                    "2001:db8::1", "192.0.2.1", "127.0.0.2",
-                                   "203.0.113.11"})
+                                   "203.0.113.11", "203.0.113.77"})
         self.assertEqual(refused_total(evs, "login.refused",
                                        client="198.51.100.50"), 25)
 
