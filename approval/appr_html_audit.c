@@ -18,12 +18,16 @@
 #include "appr_html_int.h"
 #include "ig_json.h"
 
-/* The event types a PDP writes, for the filter's choices. */
+/* The event types a PDP writes, for the filter's choices (*.refused:
+   refusals aggregated per key and interval; approver.login_failed and
+   auth.failed are what older PDPs wrote one by one). */
 static const char *const event_types[] = {
     "intent.received", "intent.decided",        "approval.notified",
     "approval.voted",  "approval.vote_refused", "approval.resolved",
     "grant.redeemed",  "execution.outcome",     "approver.login_failed",
     "auth.failed",     "policy.reloaded",       "config.loaded",
+    "auth.refused",    "login.refused",         "grant.refused",
+    "outcome.refused", "slack.refused",
 };
 
 /* Fields shown first, in this order (then the others). */

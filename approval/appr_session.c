@@ -1,8 +1,8 @@
 /*
- * appr_session.c - sessions and the login limiter: two small arrays under
- * one mutex each. Lookups are linear; both are capped at a few thousand
- * entries, far above the number of humans who approve escalations, and a
- * lookup costs a SHA-256 and a scan of 32-byte hashes.
+ * appr_session.c - sessions: one small array under one mutex. Lookups
+ * are linear; it is capped at a few thousand entries, far above the
+ * number of humans who approve escalations, and a lookup costs a SHA-256
+ * and a scan of 32-byte hashes. (Failed sign-ins: appr_limiter.c.)
  */
 #include "appr_session.h"
 
@@ -184,118 +184,4 @@ appr_session_end_all(struct appr_sessions *s, const char *approver)
         if (s->v[i].used && strcmp(s->v[i].approver, approver) == 0)
             sodium_memzero(&s->v[i], sizeof(s->v[i]));
     (void)pthread_mutex_unlock(&s->mu);
-}
-
-/* ---- login limiter ---- */
-
-struct strike {
-    char key[APPR_APPROVER_MAX + 1];
-    int64_t first; /* start of the current window */
-    int failures;
-};
-
-struct appr_limiter {
-    pthread_mutex_t mu;
-    int max;
-    int64_t window;
-    struct strike *v;
-    size_t n;
-};
-
-struct appr_limiter *
-appr_limiter_new(int max_failures, int64_t window)
-{
-    struct appr_limiter *l = calloc(1, sizeof(*l));
-
-    if (l == NULL)
-        return NULL;
-    l->v = calloc(APPR_LIMITER_MAX, sizeof(*l->v));
-    if (l->v == NULL) {
-        free(l);
-        return NULL;
-    }
-    (void)pthread_mutex_init(&l->mu, NULL);
-    l->max = max_failures;
-    l->window = window;
-    l->n = APPR_LIMITER_MAX;
-    return l;
-}
-
-void
-appr_limiter_free(struct appr_limiter *l)
-{
-    if (l == NULL)
-        return;
-    free(l->v);
-    (void)pthread_mutex_destroy(&l->mu);
-    free(l);
-}
-
-/* The entry for key (NULL when none and !make). Under l->mu. Keys longer
-   than the buffer are cut: they still count, just together. */
-static struct strike *
-strike_of(struct appr_limiter *l, const char *key, int64_t now, int make)
-{
-    struct strike *old = NULL;
-    size_t i;
-
-    for (i = 0; i < l->n; i++) {
-        struct strike *e = &l->v[i];
-        if (e->failures > 0 && strncmp(e->key, key, APPR_APPROVER_MAX) == 0)
-            return e;
-    }
-    if (!make)
-        return NULL;
-    for (i = 0; i < l->n; i++) {
-        struct strike *e = &l->v[i];
-        if (e->failures == 0 || now - e->first >= l->window)
-            return memset(e, 0, sizeof(*e));
-        if (old == NULL || e->first < old->first)
-            old = e;
-    }
-    return memset(old, 0, sizeof(*old));
-}
-
-int
-appr_limiter_allow(struct appr_limiter *l, const char *key, int64_t now)
-{
-    struct strike *e;
-    int ok = 1;
-
-    (void)pthread_mutex_lock(&l->mu);
-    e = strike_of(l, key, now, 0);
-    if (e != NULL && now - e->first >= l->window)
-        memset(e, 0, sizeof(*e));
-    else if (e != NULL && e->failures >= l->max)
-        ok = 0;
-    (void)pthread_mutex_unlock(&l->mu);
-    return ok;
-}
-
-void
-appr_limiter_fail(struct appr_limiter *l, const char *key, int64_t now)
-{
-    struct strike *e;
-
-    (void)pthread_mutex_lock(&l->mu);
-    e = strike_of(l, key, now, 1);
-    if (e->failures == 0 || now - e->first >= l->window) {
-        (void)snprintf(e->key, sizeof(e->key), "%s", key);
-        e->first = now;
-        e->failures = 0;
-    }
-    e->failures++;
-    (void)pthread_mutex_unlock(&l->mu);
-}
-
-void
-appr_limiter_clear(struct appr_limiter *l, const char *key)
-{
-    struct strike *e;
-
-    (void)pthread_mutex_lock(&l->mu);
-    e = strike_of(l, key, 0, 0);
-    if (e != NULL)
-        memset(e, 0, sizeof(*e));
-    (void)pthread_mutex_unlock(&l->mu);
 }

@@ -1,5 +1,5 @@
 /*
- * appr_session.h - approver sessions and login throttling, in memory.
+ * appr_session.h - approver sessions, in memory.
  *
  * A session id is "igs_" + base64url(32 random bytes); only its SHA-256 is
  * kept, so a memory dump does not hand out live sessions. Each session has
@@ -7,12 +7,10 @@
  * absolute lifetime; both are enforced on every lookup. Sessions do not
  * survive a restart (approvers log in again).
  *
- * The limiter counts failed logins per key (an approver id, a client
- * address) in a sliding window; a key over the limit is refused before any
- * password hashing is done.
+ * Failed sign-ins are counted by appr_limiter.h.
  *
- * Thread safe. Capacity is bounded (APPR_SESSIONS_MAX, APPR_LIMITER_MAX):
- * when full, the oldest entries are dropped.
+ * Thread safe. Capacity is bounded (APPR_SESSIONS_MAX): when full, the
+ * least recently used session is dropped.
  */
 #ifndef APPR_SESSION_H
 #define APPR_SESSION_H
@@ -27,7 +25,6 @@
 #define APPR_CSRF_LEN 43
 #define APPR_APPROVER_MAX 64
 #define APPR_SESSIONS_MAX IG_SESSIONS_MAX
-#define APPR_LIMITER_MAX IG_LOGIN_LIMITER_KEYS
 
 struct appr_sessions;
 
@@ -56,16 +53,5 @@ void appr_session_end(struct appr_sessions *s, const char *id);
 
 /* Forget every session of approver (e.g. removed from config). */
 void appr_session_end_all(struct appr_sessions *s, const char *approver);
-
-struct appr_limiter;
-
-/* At most max_failures failures per key within window seconds. */
-struct appr_limiter *appr_limiter_new(int max_failures, int64_t window);
-void appr_limiter_free(struct appr_limiter *l);
-/* 1 when key may try now, 0 when it is over the limit. */
-int appr_limiter_allow(struct appr_limiter *l, const char *key, int64_t now);
-void appr_limiter_fail(struct appr_limiter *l, const char *key, int64_t now);
-/* A success clears key's failures. */
-void appr_limiter_clear(struct appr_limiter *l, const char *key);
 
 #endif

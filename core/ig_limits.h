@@ -141,6 +141,45 @@
 #define IG_SLACK_SECTION_MAX 3000
 #define IG_SLACK_BLOCKS_MAX 50
 
+/* ---- Refusals and failed logins (pdp/pdp_refusals.c, pdp/pdp_login.c,
+   pdp/pdp_addr.c, approval/appr_limiter.c, approval/appr_device.c) ---- */
+
+/* Refused requests (bad tokens, failed logins, refused redemptions and
+   outcomes, bad Slack signatures) are counted in memory per (client
+   address, principal, reason) and written as one aggregated `*.refused`
+   audit event per key every refusal_log_interval seconds (the default;
+   1 to IG_REFUSAL_LOG_INTERVAL_MAX) and at shutdown. At most
+   IG_REFUSAL_KEYS_MAX keys are held between two writes; past them a
+   refusal is counted in one overflow key per kind. */
+#define IG_REFUSAL_LOG_INTERVAL_DEFAULT 60
+#define IG_REFUSAL_LOG_INTERVAL_MAX 86400
+#define IG_REFUSAL_KEYS_MAX 256
+/* trusted_proxies: most address blocks; X-Forwarded-For hops read (from
+   the right) at most. */
+#define IG_TRUSTED_PROXIES_MAX 256
+#define IG_XFF_MAX_HOPS 32
+/* An approver id (or one device) with login_max_failures failures waits
+   IG_LOGIN_BACKOFF_FIRST_MS before its next try, twice as long after
+   each further failure, at most login_window (429 with Retry-After); its
+   failures are forgotten login_window after its last failure and wait. */
+#define IG_LOGIN_BACKOFF_FIRST_MS 5000
+/* A client address (an IPv6 /64) with IG_LOGIN_ADDR_FACTOR x
+   login_max_failures failures is slowed, never refused: each login from
+   it (but one with a device token) waits IG_LOGIN_ADDR_DELAY_STEP_MS per
+   failure past that, at most IG_LOGIN_ADDR_DELAY_MAX_MS, in a suspended
+   connection. */
+#define IG_LOGIN_ADDR_FACTOR 10
+#define IG_LOGIN_ADDR_DELAY_STEP_MS 250
+#define IG_LOGIN_ADDR_DELAY_MAX_MS 3000
+/* A login finding every password check slot taken waits and retries
+   every IG_LOGIN_BUSY_RETRY_MS, for at most IG_LOGIN_BUSY_WAIT_MAX_MS,
+   then gets 429 with Retry-After. */
+#define IG_LOGIN_BUSY_RETRY_MS 50
+#define IG_LOGIN_BUSY_WAIT_MAX_MS 2000
+/* How long a device token (set at a successful sign-in; it lets that
+   browser past its approver id's backoff) stays valid, seconds. */
+#define IG_LOGIN_DEVICE_TTL (30 * 86400)
+
 /* ---- Audit log (audit/, pdp/pdp_store_audit.c, pdp/pdp_audit*.c) ---- */
 
 /* Leaves one GET /v1/audit/leaves returns at most, and its largest body

@@ -21,7 +21,8 @@
  * the approvals visible to them (intent.approval); only an ALLOW then issues a
  * grant (expiry counted from the approval). Expiry resolves it to EXPIRED and
  * the intent to BLOCK APPROVAL_EXPIRED (a sweeper thread records it).
- * Every vote, refusal, resolution and login failure is an audit event.
+ * Every vote, refusal and resolution is an audit event; failed logins
+ * are counted into aggregated login.refused events (pdp_refusals.h).
  *
  * All functions are thread safe; votes are serialised by one mutex.
  */
@@ -34,6 +35,7 @@
 #include "pdp_config.h"
 
 struct pdp_server;
+struct pdp_req;
 
 /*
  * The view of one approval for approver `a`:
@@ -120,22 +122,41 @@ void pdp_approval_stop(struct pdp_server *s);
 #define PDP_SESSION_ID_LEN 47 /* "igs_" + 43 base64url characters */
 #define PDP_CSRF_LEN 43
 
+#define PDP_DEVICE_LEN 79 /* "igd_" + 75: APPR_DEVICE_LEN */
+
 struct pdp_login {
     const char *code; /* NULL on success; LOGIN_FAILED 401,
                          LOGIN_RATE_LIMITED 429 */
     unsigned int http_status;
+    int64_t retry_after; /* 429: seconds to wait (Retry-After) */
+    const char *id;      /* the approver id tried ("" when none) */
     const struct pdp_approver *approver;
     char session[PDP_SESSION_ID_LEN + 1];
     char csrf[PDP_CSRF_LEN + 1];
     int64_t expires_at; /* absolute session end */
+    /* A new device token for this client: it lets the client's later
+       sign-ins as this approver past failures others cause for the id. */
+    char device[PDP_DEVICE_LEN + 1];
 };
 
-/* Check id and password (argon2id), rate limited per approver id and per
-   client address (client may be NULL); on success open a session. Every
-   failure is audited. */
-void pdp_approver_login(struct pdp_server *s, const char *id,
-                        const char *password, const char *client,
-                        struct pdp_login *out);
+/* Fills r's reply from the outcome of a login (out is wiped after). */
+typedef void (*pdp_login_done_fn)(struct pdp_req *r,
+                                  const struct pdp_login *out);
+
+/*
+ * Check approver id and password (argon2id) for request r, from r's
+ * client address, and on success open a session (pdp_login.c has the
+ * rules). device is the device token the client holds, or NULL. id and
+ * password are copied (the copy of the password is wiped). done fills
+ * the reply: now, or - when the client's address is being slowed - from
+ * a resumed r on an HTTP thread, r's connection suspended meanwhile.
+ * Every failure is counted for login.refused.
+ */
+void pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
+                        const char *device, pdp_login_done_fn done);
+
+/* Add Retry-After to r's reply when out asks the client to wait. */
+void pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out);
 
 /* The approver of a live session (touching its idle timer), or NULL.
    csrf (may be NULL) receives the session's CSRF token. */

@@ -2,7 +2,8 @@
  * pdp_approval_api.c - the approvers' JSON API, for `intentgate approvals`
  * and any other client:
  *
- *   POST /v1/approver/login    {"approver","password"} -> {token,...}
+ *   POST /v1/approver/login    {"approver","password"[,"device"]}
+ *                              -> {token, device, ...}
  *   POST /v1/approver/logout   (Bearer session)
  *   GET  /v1/approvals         pending requests for my groups
  *   GET  /v1/approvals/{id}    one request (pdp_approval.h has the view)
@@ -73,42 +74,50 @@ string_keys(struct pdp_req *r, json_t *body, const char *const *keys,
     return 0;
 }
 
+/* The answer to a login (pdp_login.c calls it, perhaps after a delay). */
 static void
-post_login(struct pdp_req *r)
+login_done(struct pdp_req *r, const struct pdp_login *out)
 {
-    static const char *const keys[] = {"approver", "password", NULL};
-    json_t *body = pdp_req_json_object(r);
-    struct pdp_login out;
-    char client[64], exp[IG_TIME_STRLEN + 1];
+    char exp[IG_TIME_STRLEN + 1];
     json_t *groups;
     size_t i;
 
-    if (body == NULL || string_keys(r, body, keys, 256) != 0)
-        goto out;
-    pdp_req_client(r, client);
-    pdp_approver_login(r->srv, jstr(body, "approver"), jstr(body, "password"),
-                       client, &out);
-    if (out.code != NULL) {
-        pdp_reply_error(r, out.http_status, out.code, NULL, "%s",
-                        out.http_status == 429
+    if (out->code != NULL) {
+        pdp_login_retry_after(r, out);
+        pdp_reply_error(r, out->http_status, out->code, NULL, "%s",
+                        out->http_status == 429
                             ? "too many failed logins; wait and try again"
-                            : "wrong approver id or password");
-        goto out;
+                        : out->http_status == 401
+                            ? "wrong approver id or password"
+                            : "cannot sign in now; try again");
+        return;
     }
     groups = json_array();
-    for (i = 0; groups != NULL && i < out.approver->ngroups; i++)
+    for (i = 0; groups != NULL && i < out->approver->ngroups; i++)
         (void)json_array_append_new(groups,
-                                    json_string(out.approver->groups[i]));
-    if (ig_time_format(out.expires_at, exp) != IG_OK)
+                                    json_string(out->approver->groups[i]));
+    if (ig_time_format(out->expires_at, exp) != IG_OK)
         exp[0] = '\0';
     /* "o" steals groups. */
     pdp_reply_json(r, 200,
-                   json_pack("{s:s, s:s, s:{s:s, s:s, s:o?}}", "token",
-                             out.session, "expires_at", exp, "approver", "id",
-                             out.approver->id, "name", out.approver->name,
-                             "groups", groups));
-    sodium_memzero(out.session, sizeof(out.session));
-out:
+                   json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:o?}}", "token",
+                             out->session, "expires_at", exp, "device",
+                             out->device, "approver", "id", out->approver->id,
+                             "name", out->approver->name, "groups", groups));
+}
+
+static void
+post_login(struct pdp_req *r)
+{
+    static const char *const keys[] = {"approver", "password", "device", NULL};
+    json_t *body = pdp_req_json_object(r);
+
+    if (body != NULL && string_keys(r, body, keys, 256) == 0)
+        pdp_approver_login(r, jstr(body, "approver"), jstr(body, "password"),
+                           jstr(body, "device"), login_done);
+    /* The raw body holds the password (the login has its own copy). */
+    if (r->body.data != NULL)
+        sodium_memzero(r->body.data, r->body.len);
     json_decref(body);
 }
 

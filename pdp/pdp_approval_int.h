@@ -18,15 +18,21 @@ struct appr_limiter;
 struct pdp_approvals {
     pthread_mutex_t vote_mu; /* one vote (or expiry) at a time */
     struct appr_sessions *sessions;
-    struct appr_limiter *limiter;    /* failed logins per approver id */
-    struct appr_limiter *ip_limiter; /* per client address, 10x looser */
-    atomic_int hashing;              /* password checks running (bounded) */
+    /* Failed logins (pdp_login.c): per configured approver id and per
+       device token; per unknown id (apart, so a spray of made-up ids
+       cannot push real ones out); per client address (slows only). */
+    struct appr_limiter *limiter, *strangers, *addresses;
+    unsigned char *device_key; /* sodium_malloc'd, APPR_DEVICE_KEY_BYTES */
+    atomic_int hashing;        /* password checks running (bounded) */
 
     pthread_t sweeper;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop, started;
 };
+
+/* The limiters' clock: monotonic milliseconds (pdp_login.c). */
+int64_t pdp_login_clock_ms(void);
 
 /* The code a vote by a on the record rec would be refused with at now
    (before the intent hash is compared), or NULL when it may vote.

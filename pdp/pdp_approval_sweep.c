@@ -8,11 +8,15 @@
 #include "pdp_approval.h"
 
 #include <pthread.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "appr_device.h"
+#include "appr_limiter.h"
 #include "appr_session.h"
+#include "ig_limits.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
 
@@ -119,6 +123,23 @@ sweeper_main(void *arg)
     return NULL;
 }
 
+/* The device tokens' MAC key, derived from the grant signing key so that
+   tokens outlive a restart (as a backoff an attacker keeps up would):
+   BLAKE2b of the Ed25519 signature of a fixed text no other signature
+   of this key can be (grants sign PASETO's PAE, which starts with a
+   little-endian count). Deterministic, and unknown without the key. */
+static void
+device_key(struct pdp_server *s, unsigned char out[APPR_DEVICE_KEY_BYTES])
+{
+    static const char text[] = "intentgate approver device key v1";
+    unsigned char sig[64];
+
+    ig_signing_key_sign(s->key, sig, (const unsigned char *)text,
+                        sizeof(text) - 1);
+    crypto_generichash(out, APPR_DEVICE_KEY_BYTES, sig, sizeof(sig), NULL, 0);
+    sodium_memzero(sig, sizeof(sig));
+}
+
 enum ig_status
 pdp_approval_start(struct pdp_server *s, struct ig_err *err)
 {
@@ -132,13 +153,18 @@ pdp_approval_start(struct pdp_server *s, struct ig_err *err)
     (void)pthread_cond_init(&a->cv, NULL);
     s->approvals = a;
     a->sessions = appr_sessions_new(c->session_idle, c->session_max);
-    a->limiter = appr_limiter_new(c->login_max_failures, c->login_window);
-    /* Many people may share one address (a proxy, an office): the
-       address limit only stops a flood, the per-id limit guesses. */
-    a->ip_limiter =
-        appr_limiter_new(c->login_max_failures * 10, c->login_window);
-    if (a->sessions == NULL || a->limiter == NULL || a->ip_limiter == NULL)
+    /* The limiters count on pdp_login_clock_ms (monotonic ms). */
+    a->limiter =
+        appr_limiter_new(c->login_max_failures, c->login_window * 1000);
+    a->strangers =
+        appr_limiter_new(c->login_max_failures, c->login_window * 1000);
+    a->addresses = appr_limiter_new(
+        c->login_max_failures * IG_LOGIN_ADDR_FACTOR, c->login_window * 1000);
+    a->device_key = sodium_malloc(APPR_DEVICE_KEY_BYTES);
+    if (a->sessions == NULL || a->limiter == NULL || a->strangers == NULL ||
+        a->addresses == NULL || a->device_key == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    device_key(s, a->device_key);
     if (pthread_create(&a->sweeper, NULL, sweeper_main, s) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot start the approval sweeper");
     a->started = 1;
@@ -161,7 +187,9 @@ pdp_approval_stop(struct pdp_server *s)
     }
     appr_sessions_free(a->sessions);
     appr_limiter_free(a->limiter);
-    appr_limiter_free(a->ip_limiter);
+    appr_limiter_free(a->strangers);
+    appr_limiter_free(a->addresses);
+    sodium_free(a->device_key); /* wipes it */
     (void)pthread_mutex_destroy(&a->vote_mu);
     (void)pthread_mutex_destroy(&a->mu);
     (void)pthread_cond_destroy(&a->cv);

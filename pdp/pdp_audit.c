@@ -1,8 +1,9 @@
 /*
  * pdp_audit.c - the audit log's side of the server: its keys, and the
  * events that are not part of an intent's life - config.loaded at start,
- * auth.failed for every refused bearer token, policy reloads - plus the
- * redacted copy of an intent that intent.received records.
+ * policy reloads - plus the redacted copy of an intent that
+ * intent.received records. (Refused requests are counted and written in
+ * aggregate by pdp_refusals.c.)
  *
  * The checkpoint key (a k4.secret file, [audit] key) is loaded here and
  * handed to the store, which signs checkpoints on its writer thread
@@ -123,8 +124,8 @@ pdp_audit_append(struct pdp_server *s, json_t *ev)
     json_decref(ev);
 }
 
-static const char *
-role_name(enum pdp_role r)
+const char *
+pdp_role_name(enum pdp_role r)
 {
     switch (r) {
     case PDP_ROLE_AGENT:
@@ -175,7 +176,7 @@ principals_by_role(const struct pdp_config *c)
 
     for (i = 0; o != NULL && i < c->nprincipals; i++)
         (void)json_array_append_new(
-            json_object_get(o, role_name(c->principals[i].role)),
+            json_object_get(o, pdp_role_name(c->principals[i].role)),
             json_string(c->principals[i].id));
     return o;
 }
@@ -206,34 +207,6 @@ pdp_audit_config_loaded(struct pdp_server *s)
         s->audit_key != NULL ? s->audit_verifier : NULL, "redact", redact);
     pthread_mutex_unlock(&s->pol_mu);
     pdp_audit_append(s, ev);
-}
-
-void
-pdp_audit_auth_failed(struct pdp_req *r, unsigned int status, const char *code,
-                      const struct pdp_principal *p)
-{
-    char now[IG_TIME_STRLEN + 1], client[64], *text;
-    const char *url = r->url != NULL ? r->url : "";
-    json_t *ev;
-
-    now_text(now);
-    pdp_req_client(r, client);
-    ev = json_pack("{s:s, s:s, s:s%, s:s, s:s, s:i, s:s}", "type",
-                   "auth.failed", "time", now, "path", url, strnlen(url, 256),
-                   "method", r->method != NULL ? r->method : "", "client",
-                   client, "status", (int)status, "code", code);
-    if (ev != NULL && p != NULL)
-        (void)json_object_set_new(
-            ev, "principal",
-            json_pack("{s:s, s:s}", "id", p->id, "role", role_name(p->role)));
-    text = ev != NULL ? pdp_json_text(ev) : NULL;
-    json_decref(ev);
-    if (text == NULL ||
-        pdp_store_put_events_async(r->srv->store, (const char *const[]){text},
-                                   1) != IG_OK)
-        pdp_log("error", "audit.write_failed",
-                json_pack("{s:s}", "type", "auth.failed"));
-    free(text);
 }
 
 /* ---- redaction ---- */

@@ -55,6 +55,7 @@ pdp_config_free(struct pdp_config *c)
     free(c->principals);
     cfg_appr_free(c);
     cfg_audit_free(c);
+    free(c->trusted_proxies);
     free(c);
 }
 

@@ -50,6 +50,11 @@
  *   hmac_key = keys/audit-hmac.key    (32 random bytes, base64url, 0600)
  *   redact = /card_number, /account/iban  (JSON pointers into params)
  *
+ * and at the top, for refused requests and client addresses:
+ *
+ *   refusal_log_interval = 60         (seconds between *.refused events)
+ *   trusted_proxies = 10.0.0.0/8, ::1 (whose X-Forwarded-For is believed)
+ *
  * Tokens are never stored, only their SHA-256; a presented token is hashed
  * and compared in constant time. Everything is validated at load; an error
  * names the file and line. A loaded config is immutable and may be read
@@ -63,6 +68,7 @@
 #include <stdint.h>
 
 #include "ig_error.h"
+#include "pdp_addr.h"
 
 enum pdp_role {
     PDP_ROLE_NONE = 0,
@@ -142,6 +148,11 @@ struct pdp_config {
     int64_t max_connections, max_per_address, request_timeout_ms;
     int64_t max_waiters, max_waiters_per_principal; /* 0: no long polls */
     int64_t max_write_queue;
+
+    /* Refused requests and client addresses (pdp_config_keys.c). */
+    int64_t refusal_log_interval; /* seconds, IG_REFUSAL_LOG_INTERVAL_DEFAULT */
+    struct pdp_net *trusted_proxies; /* X-Forwarded-For believed from */
+    size_t ntrusted_proxies;
 };
 
 /* Load and validate. IG_ERR_INVALID / IG_ERR_IO with "FILE:LINE: …". */

@@ -63,6 +63,7 @@ cfg_defaults(const char *path)
     c->max_body_bytes = 64 * 1024;
     c->max_connections = c->max_per_address = c->request_timeout_ms = -1;
     c->max_waiters = c->max_waiters_per_principal = c->max_write_queue = -1;
+    c->refusal_log_interval = IG_REFUSAL_LOG_INTERVAL_DEFAULT;
     return c;
 }
 
@@ -156,18 +157,56 @@ enum topkey {
     K_THREADS,
     K_SYNCHRONOUS,
     K_MAX_BODY,
+    K_REFUSAL_LOG_INTERVAL,
+    K_TRUSTED_PROXIES,
     K_NKEYS
 };
 
 static const char *const topkeys[K_NKEYS] = {
-    "listen",  "database",    "signing_key",    "public_keys", "policy_dir",
-    "issuer",  "intent_ttl",  "intent_ttl_max", "grant_ttl",   "approval_ttl",
-    "threads", "synchronous", "max_body_bytes"};
+    "listen",         "database",
+    "signing_key",    "public_keys",
+    "policy_dir",     "issuer",
+    "intent_ttl",     "intent_ttl_max",
+    "grant_ttl",      "approval_ttl",
+    "threads",        "synchronous",
+    "max_body_bytes", "refusal_log_interval",
+    "trusted_proxies"};
 
 static int
 set_ttl(struct cfg_parse *p, const char *key, const char *v, int64_t *dst)
 {
     return cfg_int(p, key, v, 1, 86400, dst);
+}
+
+/* "10.0.0.0/8, 192.0.2.1, ::1": address blocks whose X-Forwarded-For is
+   believed. */
+static int
+set_trusted_proxies(struct cfg_parse *p, const char *key, const char *v)
+{
+    struct pdp_config *c = p->c;
+    char **items = NULL, why[160];
+    size_t n = 0, i;
+    int rc = 0;
+
+    if (cfg_list(p, key, v, &items, &n) != 0)
+        rc = -1;
+    else if (n > IG_TRUSTED_PROXIES_MAX)
+        rc = cfg_error(p, "%s: more than %d entries", key,
+                       IG_TRUSTED_PROXIES_MAX);
+    else if ((c->trusted_proxies = calloc(n, sizeof(*c->trusted_proxies))) ==
+             NULL)
+        rc = cfg_error(p, "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        if (pdp_net_parse(items[i], &c->trusted_proxies[i], why, sizeof(why)) !=
+            0)
+            rc = cfg_error(p, "%s: %s: %s", key, items[i], why);
+        else
+            c->ntrusted_proxies = i + 1;
+    }
+    for (i = 0; i < n; i++)
+        free(items[i]);
+    free(items);
+    return rc;
 }
 
 static int
@@ -212,6 +251,11 @@ set_top(struct cfg_parse *p, enum topkey k, const char *key, const char *v)
             return -1;
         c->max_body_bytes = (size_t)n;
         return 0;
+    case K_REFUSAL_LOG_INTERVAL:
+        return cfg_int(p, key, v, 1, IG_REFUSAL_LOG_INTERVAL_MAX,
+                       &c->refusal_log_interval);
+    case K_TRUSTED_PROXIES:
+        return set_trusted_proxies(p, key, v);
     case K_NKEYS:
         break;
     }

@@ -104,6 +104,7 @@ pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
     (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     pdp_metrics_reject(&r->srv->metrics, code);
+    (void)snprintf(r->reply.code, sizeof(r->reply.code), "%s", code);
     err = json_pack("{s:s, s:s}", "code", code, "message", msg);
     if (err != NULL && field != NULL)
         (void)json_object_set_new(err, "field", json_string(field));
@@ -121,22 +122,6 @@ pdp_reply_header(struct pdp_req *r, const char *name, const char *value)
     r->reply.hdr_name[r->reply.nhdr] = name;
     r->reply.hdr_value[r->reply.nhdr++] = v;
     return 0;
-}
-
-void
-pdp_req_client(struct pdp_req *r, char out[64])
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr_in *sa;
-
-    (void)snprintf(out, 64, "unknown");
-    if (ci == NULL || ci->client_addr == NULL ||
-        ci->client_addr->sa_family != AF_INET)
-        return;
-    sa = (const struct sockaddr_in *)(const void *)ci->client_addr;
-    if (inet_ntop(AF_INET, &sa->sin_addr, out, 64) == NULL)
-        (void)snprintf(out, 64, "unknown");
 }
 
 /* ---- request helpers ---- */
@@ -185,24 +170,25 @@ pdp_req_auth(struct pdp_req *r, unsigned roles)
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
     const struct pdp_principal *p;
 
-    /* Every refusal is audited (pdp_audit.c), never with the token. */
+    /* Every refusal is counted for the audit log (pdp_refusals.c), never
+       with the token. */
     if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "send Authorization: Bearer <token>");
-        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
         return NULL;
     }
     p = pdp_config_authenticate(r->srv->cfg, h + 7, strlen(h + 7));
     if (p == NULL) {
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "the bearer token is not valid");
-        pdp_audit_auth_failed(r, 401, "UNAUTHENTICATED", NULL);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
         return NULL;
     }
     if ((roles & (1u << p->role)) == 0) {
         pdp_reply_error(r, 403, "FORBIDDEN", NULL,
                         "this token may not call this endpoint");
-        pdp_audit_auth_failed(r, 403, "FORBIDDEN", p);
+        pdp_req_refused(r, PDP_REFUSED_AUTH, p, "FORBIDDEN");
         return NULL;
     }
     return p;
@@ -320,7 +306,8 @@ serve_metrics(struct pdp_req *r)
     atomic_store(&s->metrics.waiters, pdp_waiters_parked(s->waiters));
     atomic_store(&s->metrics.queued, pdp_store_queue_depth(s->store));
     ig_buf_init(&b, 1 << 20);
-    if (pdp_metrics_render(&s->metrics, &b) != IG_OK) {
+    if (pdp_metrics_render(&s->metrics, &b) != IG_OK ||
+        pdp_refusals_render(s->refusals, &b) != IG_OK) {
         ig_buf_release(&b);
         pdp_reply_error(r, 500, "INTERNAL", NULL, "cannot render metrics");
         return;

@@ -15,7 +15,9 @@
 #include "ig_key.h"
 #include "ig_time.h"
 #include "pdp.h"
+#include "pdp_addr.h"
 #include "pdp_metrics.h"
+#include "pdp_refusals.h"
 #include "pdp_store.h"
 #include "pol.h"
 
@@ -25,6 +27,7 @@
 struct pdp_waiters;   /* long-poll registry, pdp_wait.c */
 struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval.c */
 struct pdp_slack;     /* Slack notifier, pdp_slack.c */
+struct pdp_delays;    /* requests answered later on purpose, pdp_delay.c */
 
 struct pdp_server {
     const struct pdp_config *cfg;
@@ -47,6 +50,11 @@ struct pdp_server {
     struct ig_conns *conns; /* every connection, the request deadline */
     long max_connections;   /* the config's, lowered to fit the fd limit */
 
+    /* Refused requests, counted for the audit log (pdp_refusals.c), and
+       logins answered later on purpose (pdp_delay.c). */
+    struct pdp_refusals *refusals;
+    struct pdp_delays *delays;
+
     /* The audit log (pdp_audit.c): the checkpoint signing key (NULL: none
        signed), its verifier key text, the redaction HMAC key
        (sodium_malloc'd, NULL when none). */
@@ -55,7 +63,7 @@ struct pdp_server {
     unsigned char *audit_hmac;
 };
 
-#define PDP_REPLY_HEADERS 6
+#define PDP_REPLY_HEADERS 8
 
 /* What a finished handler answers. body is a malloc'd string. */
 struct pdp_reply {
@@ -64,6 +72,7 @@ struct pdp_reply {
     size_t len;
     const char *content_type;
     const char *allow; /* for 405 */
+    char code[48];     /* the error code of an error reply ("" if none) */
     /* Extra headers (Set-Cookie, Location, Content-Security-Policy...):
        names are static strings, values malloc'd copies. */
     const char *hdr_name[PDP_REPLY_HEADERS];
@@ -97,6 +106,8 @@ struct pdp_req {
     /* Called on the MHD thread when a suspended request is resumed, to
        fill reply. */
     void (*on_resume)(struct pdp_req *r);
+    /* The client's address (pdp_req_client), worked out once. */
+    char client[PDP_ADDR_STRLEN];
 };
 
 /* ---- pdp_http.c: replies ---- */
@@ -117,8 +128,22 @@ void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
    memory. Call before or after filling the body. */
 int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
 
-/* The client's address as text ("127.0.0.1"), or "unknown". */
-void pdp_req_client(struct pdp_req *r, char out[64]);
+/* The client's address as text ("127.0.0.1"), or "unknown": the socket's
+   peer, or behind a trusted proxy the X-Forwarded-For hop pdp_addr.h
+   picks. The same everywhere a client is named (limiters, refusals,
+   audit events). */
+void pdp_req_client(struct pdp_req *r, char out[PDP_ADDR_STRLEN]);
+/* The same as an address; -1 when the peer is not IPv4 or IPv6. */
+int pdp_req_client_addr(struct pdp_req *r, struct pdp_addr *out);
+
+/* Count a refusal of r (kind; p the principal when known; reason its
+   code) for the aggregated *.refused audit events. Never writes. */
+void pdp_req_refused(struct pdp_req *r, enum pdp_refusal_kind kind,
+                     const struct pdp_principal *p, const char *reason);
+/* The same after r's reply was filled: counted when it is a 4xx error
+   reply, under its error code. */
+void pdp_req_refused_reply(struct pdp_req *r, enum pdp_refusal_kind kind,
+                           const struct pdp_principal *p);
 
 /* Raw JSON text reply (copied). */
 void pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
@@ -201,11 +226,8 @@ void pdp_audit_append(struct pdp_server *s, json_t *ev);
 /* config.loaded: the file and its SHA-256, principals by role,
    approvers, policy revision. */
 void pdp_audit_config_loaded(struct pdp_server *s);
-/* auth.failed for a 401/403 from pdp_req_auth (queued, not waited for):
-   path, method, client address, status, code and, for a 403, who. Never
-   the token. */
-void pdp_audit_auth_failed(struct pdp_req *r, unsigned int status,
-                           const char *code, const struct pdp_principal *p);
+/* "agent", "executor", "admin", "auditor" ("none" otherwise). */
+const char *pdp_role_name(enum pdp_role role);
 /* The intent as intent.received records it: binding itself (a new
    reference) without redact, else a copy whose params values at the
    configured pointers are "hmac-sha256:<hex>". NULL on out-of-memory. */
@@ -247,6 +269,18 @@ enum ig_status pdp_answer_replay(struct pdp_server *s, const char *intent_id,
 const char *pdp_intent_state(const json_t *rec, int64_t now);
 /* 1 when the state can still change (worth a long poll). */
 int pdp_state_is_open(const char *state);
+
+/* ---- pdp_delay.c: requests answered later on purpose ---- */
+enum ig_status pdp_delays_new(struct pdp_delays **out) IG_WUR;
+/* Resume everyone still delayed, and free. */
+void pdp_delays_free(struct pdp_delays *d);
+/* Suspend r until due (monotonic seconds); on_resume then fills its
+   reply on an HTTP thread. -1 when stopping or out of memory: r is not
+   suspended, answer now. */
+int pdp_delays_add(struct pdp_delays *d, struct pdp_req *r, double due,
+                   void (*on_resume)(struct pdp_req *r));
+/* Shutdown: resume everyone now; later adds are refused. */
+void pdp_delays_resume_all(struct pdp_delays *d);
 
 /* ---- pdp_wait.c: long-poll registry ---- */
 enum ig_status pdp_waiters_new(struct pdp_server *s,

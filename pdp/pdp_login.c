@@ -1,29 +1,73 @@
 /*
  * pdp_login.c - approver logins for the web page and the API.
  *
- * A login is refused before any hashing when the approver id has had
- * login_max_failures failures in the window or the client address ten
- * times that (many people may share an address behind a proxy), and when
- * more than LOGIN_HASHING password checks are already running (argon2id with
- * libsodium's interactive limits costs tens of milliseconds and 64 MiB,
- * so the HTTP threads are never all tied up by it). An unknown id is
- * checked against a dummy hash, so a wrong id and a wrong password cost
- * the same and read the same. Every failure is an audit event.
+ * The rules, in the order they are applied:
+ *
+ *  1. An approver id backs off after login_max_failures failures of its
+ *     own (appr_limiter.h: 5 s, doubling, at most login_window; counted
+ *     on the monotonic clock in milliseconds): a try
+ *     during the wait is answered 429 with Retry-After before any
+ *     password hashing. Unknown ids are counted the same way, in a table
+ *     of their own, so they read the same as real ones and a spray of
+ *     made-up ids cannot push a real id's count out.
+ *  2. A client holding a device token for that id - handed out at its
+ *     last successful sign-in as that id (appr_device.h) - is counted
+ *     apart, under its device: someone who knows an approver's id can
+ *     keep that id backing off for everyone else, but not for the
+ *     browser the approver signed in with before. A stolen device token
+ *     is no password; it gets its own login_max_failures and backoff.
+ *  3. A client address (an IPv6 /64; behind trusted_proxies the
+ *     forwarded client) with IG_LOGIN_ADDR_FACTOR x login_max_failures
+ *     failures is slowed, never refused: each login from it waits
+ *     IG_LOGIN_ADDR_DELAY_STEP_MS per failure past that, at most
+ *     IG_LOGIN_ADDR_DELAY_MAX_MS, in a suspended connection
+ *     (pdp_delay.c), then goes on. So a correct password for an id with
+ *     no failures of its own is never refused for other ids' failures
+ *     from the same address. Logins with a device token are not slowed.
+ *  4. At most IG_LOGIN_HASHING_MAX password checks run at once (argon2id
+ *     with libsodium's interactive limits costs tens of milliseconds and
+ *     64 MiB): a login finding them all taken waits in a suspended
+ *     connection and retries, and only after IG_LOGIN_BUSY_WAIT_MAX_MS
+ *     gets 429 with Retry-After.
+ *  5. An unknown id is checked against a dummy hash, so a wrong id and a
+ *     wrong password cost the same and read the same.
+ *
+ * A failure counts against the key of rule 1 or 2 and the address; a
+ * success clears only its own key (a device's success leaves the id's
+ * backoff to whoever caused it). Every refusal is counted for an
+ * aggregated login.refused audit event (pdp_refusals.h): never a write
+ * on an HTTP thread, never one leaf per failure.
  */
 #include "pdp_approval.h"
 
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "appr_device.h"
+#include "appr_limiter.h"
 #include "appr_password.h"
 #include "appr_session.h"
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
 
-#define LOGIN_HASHING IG_LOGIN_HASHING_MAX
+_Static_assert(PDP_DEVICE_LEN == APPR_DEVICE_LEN, "device token length");
+
+/* One login in progress (r->op), across its delays. */
+struct login_op {
+    char id[APPR_APPROVER_MAX + 1];
+    char *password; /* sodium_malloc'd (IG_PASSWORD_MAX + 2), wiped */
+    size_t plen;
+    char device[PDP_DEVICE_LEN + 1]; /* the token the client sent, or "" */
+    char client[PDP_ADDR_STRLEN];    /* for the audit */
+    char addr_key[PDP_ADDR_STRLEN];  /* for the address limiter */
+    int slowed;                      /* the address delay was served */
+    double busy_since; /* monotonic: first found no check slot; 0: never */
+    pdp_login_done_fn done;
+};
 
 static char dummy[APPR_HASH_MAX];
 static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;
@@ -50,80 +94,217 @@ dummy_hash(void)
 }
 
 static void
-audit_failure(struct pdp_server *s, const char *id, const char *client,
-              const char *code)
+op_free(void *p)
 {
-    char when[IG_TIME_STRLEN + 1];
+    struct login_op *op = p;
 
-    if (ig_time_format(ig_time_now(), when) != IG_OK)
-        when[0] = '\0';
-    pdp_approval_audit(s, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
-                                    "approver.login_failed", "time", when,
-                                    "approver", id, "client", client, "code",
-                                    code));
+    if (op == NULL)
+        return;
+    sodium_free(op->password); /* wipes it */
+    sodium_memzero(op, sizeof(*op));
+    free(op);
 }
 
+/* Hand the outcome to the endpoint, then wipe it. */
 static void
-fail(struct pdp_login *out, const char *code, unsigned int status)
+finish(struct pdp_req *r, struct pdp_login *out)
 {
-    out->code = code;
-    out->http_status = status;
-    out->approver = NULL;
+    struct login_op *op = r->op;
+
+    out->id = op->id;
+    op->done(r, out);
+    sodium_memzero(out, sizeof(*out));
 }
 
-void
-pdp_approver_login(struct pdp_server *s, const char *id, const char *password,
-                   const char *client, struct pdp_login *out)
+/* A refused login: counted for login.refused under reason, answered
+   with code and status (and Retry-After when retry_after > 0). */
+static void
+refuse(struct pdp_req *r, const struct pdp_approver *who, const char *code,
+       unsigned int status, int64_t retry_after, const char *reason)
 {
-    struct pdp_approvals *a = s->approvals;
-    const struct pdp_approver *who;
-    char key[80];
-    int64_t now = ig_time_now();
-    size_t plen;
+    struct login_op *op = r->op;
+    struct pdp_login out;
+
+    memset(&out, 0, sizeof(out));
+    out.code = code;
+    out.http_status = status;
+    out.retry_after = retry_after;
+    pdp_refusals_note(r->srv->refusals, PDP_REFUSED_LOGIN, op->client,
+                      who != NULL ? who->id : NULL,
+                      who != NULL ? "approver" : NULL, reason);
+    finish(r, &out);
+}
+
+/* Milliseconds a login from an address with these failures waits. */
+static long
+address_delay(const struct pdp_server *s, int failures)
+{
+    long over = (long)failures -
+                (long)s->cfg->login_max_failures * IG_LOGIN_ADDR_FACTOR;
+    long ms;
+
+    if (over < 0)
+        return 0;
+    ms = (over + 1) * IG_LOGIN_ADDR_DELAY_STEP_MS;
+    return ms < IG_LOGIN_ADDR_DELAY_MAX_MS ? ms : IG_LOGIN_ADDR_DELAY_MAX_MS;
+}
+
+static void attempt(struct pdp_req *r);
+
+int64_t
+pdp_login_clock_ms(void)
+{
+    return (int64_t)(pdp_mono_seconds() * 1000.0);
+}
+
+/* Suspend r for ms and run attempt again; 0, or -1 (answer now). */
+static int
+later(struct pdp_req *r, long ms)
+{
+    return pdp_delays_add(r->srv->delays, r,
+                          pdp_mono_seconds() + (double)ms / 1000.0, attempt);
+}
+
+/* The password check and what follows from it: the caller holds one
+   hashing slot, released here. */
+static void
+check(struct pdp_req *r, const struct pdp_approver *who,
+      struct appr_limiter *lim, const char *key, int64_t now_ms)
+{
+    struct login_op *op = r->op;
+    struct pdp_approvals *a = r->srv->approvals;
+    struct pdp_login out;
+    int64_t now;
     int ok;
 
-    memset(out, 0, sizeof(*out));
-    if (id == NULL || password == NULL || id[0] == '\0' ||
-        strlen(id) > APPR_APPROVER_MAX) {
-        fail(out, "LOGIN_FAILED", 401);
-        audit_failure(s, id != NULL ? id : "", client ? client : "",
-                      "LOGIN_FAILED");
-        return;
-    }
-    (void)snprintf(key, sizeof(key), "ip:%s", client != NULL ? client : "");
-    if (!appr_limiter_allow(a->limiter, id, now) ||
-        !appr_limiter_allow(a->ip_limiter, key, now)) {
-        fail(out, "LOGIN_RATE_LIMITED", 429);
-        audit_failure(s, id, client ? client : "", "LOGIN_RATE_LIMITED");
-        return;
-    }
-    if (atomic_fetch_add(&a->hashing, 1) >= LOGIN_HASHING) {
-        atomic_fetch_sub(&a->hashing, 1);
-        fail(out, "LOGIN_RATE_LIMITED", 429);
-        audit_failure(s, id, client ? client : "", "LOGIN_BUSY");
-        return;
-    }
-    who = pdp_config_approver(s->cfg, id);
-    plen = strnlen(password, APPR_PASSWORD_MAX + 1);
     ok = appr_password_verify(who != NULL ? who->password_hash : dummy_hash(),
-                              password, plen) &&
+                              op->password, op->plen) &&
          who != NULL;
     atomic_fetch_sub(&a->hashing, 1);
     if (!ok) {
-        appr_limiter_fail(a->limiter, id, now);
-        appr_limiter_fail(a->ip_limiter, key, now);
-        fail(out, "LOGIN_FAILED", 401);
-        audit_failure(s, id, client ? client : "", "LOGIN_FAILED");
+        appr_limiter_fail(lim, key, now_ms);
+        appr_limiter_fail(a->addresses, op->addr_key, now_ms);
+        refuse(r, who, "LOGIN_FAILED", 401, 0,
+               who != NULL ? "LOGIN_FAILED" : "UNKNOWN_APPROVER");
         return;
     }
-    appr_limiter_clear(a->limiter, id);
-    if (appr_session_create(a->sessions, who->id, now, out->session, out->csrf,
-                            &out->expires_at) != IG_OK) {
-        fail(out, "INTERNAL", 500);
+    appr_limiter_clear(lim, key);
+    memset(&out, 0, sizeof(out));
+    now = ig_time_now();
+    if (appr_session_create(a->sessions, who->id, now, out.session, out.csrf,
+                            &out.expires_at) != IG_OK) {
+        out.code = "INTERNAL";
+        out.http_status = 500;
+        finish(r, &out);
         return;
     }
-    out->http_status = 200;
-    out->approver = who;
+    appr_device_issue(a->device_key, who->id, now, IG_LOGIN_DEVICE_TTL,
+                      out.device);
+    out.http_status = 200;
+    out.approver = who;
+    finish(r, &out);
+}
+
+/* Apply the rules (see the top of the file) now; run again by the delay
+   registry when r was suspended. Fills r's reply or suspends r. */
+static void
+attempt(struct pdp_req *r)
+{
+    struct login_op *op = r->op;
+    struct pdp_approvals *a = r->srv->approvals;
+    const struct pdp_approver *who = pdp_config_approver(r->srv->cfg, op->id);
+    struct appr_limiter *lim = who != NULL ? a->limiter : a->strangers;
+    char dev[APPR_DEVICE_ID_LEN + 1], key[APPR_LIMITER_KEY_MAX + 1];
+    int64_t now = pdp_login_clock_ms(), wait;
+    int device = who != NULL && op->device[0] != '\0' &&
+                 appr_device_check(a->device_key, op->device, who->id,
+                                   ig_time_now(), dev);
+    long ms;
+
+    (void)snprintf(key, sizeof(key), "%s%s", device ? "dev:" : "",
+                   device ? dev : op->id);
+    wait = appr_limiter_wait(lim, key, now);
+    if (wait > 0) { /* Retry-After: whole seconds, rounded up */
+        refuse(r, who, "LOGIN_RATE_LIMITED", 429, (wait + 999) / 1000,
+               "LOGIN_RATE_LIMITED");
+        return;
+    }
+    if (!device && !op->slowed) {
+        op->slowed = 1;
+        ms = address_delay(
+            r->srv, appr_limiter_failures(a->addresses, op->addr_key, now));
+        if (ms > 0) {
+            pdp_refusals_throttled(r->srv->refusals, PDP_THROTTLE_DELAYED);
+            if (later(r, ms) == 0)
+                return;
+        }
+    }
+    if (atomic_fetch_add(&a->hashing, 1) >= IG_LOGIN_HASHING_MAX) {
+        atomic_fetch_sub(&a->hashing, 1);
+        if (op->busy_since == 0)
+            op->busy_since = pdp_mono_seconds();
+        if ((pdp_mono_seconds() - op->busy_since) * 1000.0 <
+                IG_LOGIN_BUSY_WAIT_MAX_MS &&
+            later(r, IG_LOGIN_BUSY_RETRY_MS) == 0)
+            return;
+        refuse(r, who, "LOGIN_RATE_LIMITED", 429, 1, "LOGIN_BUSY");
+        return;
+    }
+    if (device && appr_limiter_wait(lim, op->id, now) > 0)
+        pdp_refusals_throttled(r->srv->refusals, PDP_THROTTLE_DEVICE);
+    check(r, who, lim, key, now);
+}
+
+void
+pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out)
+{
+    char retry[24];
+
+    if (out->retry_after <= 0)
+        return;
+    (void)snprintf(retry, sizeof(retry), "%lld", (long long)out->retry_after);
+    (void)pdp_reply_header(r, "Retry-After", retry);
+}
+
+void
+pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
+                   const char *device, pdp_login_done_fn done)
+{
+    struct login_op *op = calloc(1, sizeof(*op));
+    struct pdp_login out;
+    struct pdp_addr addr;
+
+    memset(&out, 0, sizeof(out));
+    out.id = "";
+    if (op == NULL || r->op != NULL ||
+        (op->password = sodium_malloc(IG_PASSWORD_MAX + 2)) == NULL) {
+        op_free(op);
+        out.code = "INTERNAL";
+        out.http_status = 500;
+        done(r, &out);
+        return;
+    }
+    r->op = op;
+    r->op_free = op_free;
+    op->done = done;
+    pdp_req_client(r, op->client);
+    if (pdp_req_client_addr(r, &addr) == 0)
+        pdp_addr_key(&addr, op->addr_key);
+    else
+        (void)snprintf(op->addr_key, sizeof(op->addr_key), "unknown");
+    if (id == NULL || password == NULL || id[0] == '\0' ||
+        strlen(id) > APPR_APPROVER_MAX) {
+        refuse(r, NULL, "LOGIN_FAILED", 401, 0, "LOGIN_INVALID");
+        return;
+    }
+    (void)snprintf(op->id, sizeof(op->id), "%s", id);
+    /* One byte more than the longest password: a longer one fails. */
+    op->plen = strnlen(password, IG_PASSWORD_MAX + 1);
+    memcpy(op->password, password, op->plen);
+    op->password[op->plen] = '\0';
+    if (device != NULL && strlen(device) == PDP_DEVICE_LEN)
+        memcpy(op->device, device, PDP_DEVICE_LEN + 1);
+    attempt(r);
 }
 
 const struct pdp_approver *

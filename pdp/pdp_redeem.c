@@ -10,6 +10,11 @@
  * single writer inserts the redemption: the first insert wins, every later
  * one (concurrent or after a restart) gets 409.
  *
+ * Every 4xx answer after the executor's token is accepted (a replayed,
+ * forged, expired or misdirected grant; an outcome without a redemption,
+ * a second one, a bad body) is counted for the aggregated grant.refused
+ * or outcome.refused audit events (pdp_refusals.h).
+ *
  * An outcome is recorded once. Executors retry until they hear back, so
  * the same outcome with the same detail again (compared as canonical
  * text) is answered 200 "duplicate" without a second audit event; a
@@ -27,6 +32,7 @@
 #include "ig_limits.h"
 
 struct redeem_op {
+    const struct pdp_principal *ex; /* the executor asking */
     json_t *intent, *claims, *events[1];
     json_t *detail; /* the outcome's detail as recorded; NULL: none sent */
     char *event_text[1];
@@ -138,6 +144,7 @@ on_redeemed(struct pdp_req *r)
                         "the redemption could not be recorded; the grant "
                         "was not consumed");
     }
+    pdp_req_refused_reply(r, PDP_REFUSED_GRANT, op->ex);
 }
 
 /* Verify the grant against the recorded intent; replies on failure. */
@@ -225,8 +232,12 @@ pdp_post_redeem(struct pdp_req *r)
     char now[IG_TIME_STRLEN + 1];
 
     ex = pdp_req_auth(r, 1u << PDP_ROLE_EXECUTOR);
-    if (ex == NULL || (body = pdp_req_json_object(r)) == NULL)
+    if (ex == NULL)
+        return; /* counted as auth.refused */
+    if ((body = pdp_req_json_object(r)) == NULL) {
+        pdp_req_refused_reply(r, PDP_REFUSED_GRANT, ex);
         return;
+    }
     if (only_keys(r, body, keys) != 0 ||
         (grant = string_field(r, body, "grant", IG_TOKEN_MAX_BYTES)) == NULL ||
         (intent_id = string_field(r, body, "intent_id", IG_INTENT_ID_MAX)) ==
@@ -254,8 +265,13 @@ pdp_post_redeem(struct pdp_req *r)
     op->rec.redeemed_at = ig_time_now();
     op->rec.events = (const char *const *)op->event_text;
     op->rec.nevents = 1;
+    op->ex = ex;
     pdp_req_write(r, on_redeemed, submit_redeem);
 out:
+    /* A refusal before the write (a forged, expired or misdirected
+       grant, a bad body) is counted as grant.refused; the write's
+       refusals (a replay) in on_redeemed. */
+    pdp_req_refused_reply(r, PDP_REFUSED_GRANT, ex);
     json_decref(rec);
     json_decref(body);
 }
@@ -289,6 +305,7 @@ on_outcome(struct pdp_req *r)
     else
         pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
                         "the outcome could not be recorded; try again");
+    pdp_req_refused_reply(r, PDP_REFUSED_OUTCOME, op->ex);
 }
 
 /* Replace a detail over IG_OUTCOME_DETAIL_MAX_BYTES by its stub: never
@@ -357,8 +374,12 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     char now[IG_TIME_STRLEN + 1];
 
     ex = pdp_req_auth(r, 1u << PDP_ROLE_EXECUTOR);
-    if (ex == NULL || (body = pdp_req_json_object(r)) == NULL)
+    if (ex == NULL)
+        return; /* counted as auth.refused */
+    if ((body = pdp_req_json_object(r)) == NULL) {
+        pdp_req_refused_reply(r, PDP_REFUSED_OUTCOME, ex);
         return;
+    }
     if (new_op(r, &op) != 0 || read_outcome(r, body, op) != 0)
         goto out;
     if (strlen(id) != IG_UUID_STRLEN) {
@@ -387,7 +408,9 @@ pdp_post_outcome(struct pdp_req *r, const char *id)
     op->orec.events = (const char *const *)op->event_text;
     op->orec.nevents = 1;
     op->orec.duplicate = &op->duplicate;
+    op->ex = ex;
     pdp_req_write(r, on_outcome, submit_outcome);
 out:
+    pdp_req_refused_reply(r, PDP_REFUSED_OUTCOME, ex);
     json_decref(body);
 }

@@ -56,6 +56,35 @@ load_keys(struct pdp_server *s, struct ig_err *err)
     return IG_OK;
 }
 
+/* The refusal table's writer: its aggregated events go to the store
+   (called on its flusher thread, and at stop). */
+static enum ig_status
+write_refusals(void *ctx, const char *const *events, size_t n)
+{
+    return pdp_store_put_events(ctx, events, n);
+}
+
+static enum ig_status
+start_refusals(struct pdp_server *s, struct ig_err *err)
+{
+    struct pdp_refusals_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.interval = s->cfg->refusal_log_interval;
+    o.max_keys = IG_REFUSAL_KEYS_MAX;
+    o.write = write_refusals;
+    o.write_ctx = s->store;
+    o.log = pdp_log;
+    s->refusals = pdp_refusals_new(&o);
+    if (s->refusals == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (pdp_refusals_start(s->refusals) != IG_OK)
+        return ig_err_set(err, IG_ERR_IO, "cannot start the refusal writer");
+    if (pdp_delays_new(&s->delays) != IG_OK)
+        return ig_err_set(err, IG_ERR_IO, "cannot start the login delays");
+    return IG_OK;
+}
+
 static void
 server_free(struct pdp_server *s)
 {
@@ -64,6 +93,9 @@ server_free(struct pdp_server *s)
     ig_conns_free(s->conns);
     pdp_approval_stop(s);
     pdp_slack_stop(s);
+    pdp_delays_free(s->delays);
+    /* The last aggregated refusals, while the store still takes them. */
+    pdp_refusals_free(s->refusals);
     pdp_store_close(s->store); /* signs the last audit checkpoint */
     pdp_audit_stop(s);
     pdp_waiters_free(s->waiters);
@@ -106,6 +138,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
         goto fail;
     pdp_store_set_observer(s->store, observe_commit, &s->metrics);
     pdp_audit_config_loaded(s);
+    if (start_refusals(s, err) != IG_OK)
+        goto fail;
     if (pdp_slack_start(s, err) != IG_OK || pdp_approval_start(s, err) != IG_OK)
         goto fail;
     s->max_connections =
@@ -152,6 +186,7 @@ pdp_server_stop(struct pdp_server *s)
        requests that reach routing are answered 503. */
     atomic_store(&s->stopping, 1);
     pdp_waiters_resume_all(s->waiters);
+    pdp_delays_resume_all(s->delays);
     /* Every request routed before answers: store writes finish and resume
        their connections while the daemon still runs. No limit - a reply
        promised after a commit must not be cut - but say what we wait for. */

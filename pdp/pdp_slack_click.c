@@ -4,7 +4,8 @@
  *
  * The v0 signature is checked over the raw body first (pdp_slack_verify:
  * HMAC-SHA256 with the signing secret, a 5-minute window, constant-time
- * compare); then the click is parsed, user.id is mapped to a configured
+ * compare; a bad or stale one is counted for the aggregated slack.refused
+ * audit event); then the click is parsed, user.id is mapped to a configured
  * approver (slack_user), and the vote goes to pdp_approval_vote() with
  * channel "slack" - the same rules as every other channel. One rule is
  * Slack's own: an approve click counts only when the message for this
@@ -156,17 +157,18 @@ pdp_post_slack_interactions(struct pdp_req *r)
                                       "X-Slack-Signature");
     st = pdp_slack_verify(r->srv, ts, sig, r->body.data, r->body.len, &err);
     if (st != IG_OK) {
-        pdp_log("warn", "slack.request_refused",
-                json_pack("{s:s}", "reason", err.msg));
+        /* Counted for slack.refused: no log line or leaf per request. */
         pdp_reply_error(r, 401,
                         st == IG_ERR_EXPIRED ? "SLACK_STALE_REQUEST"
                                              : "SLACK_SIGNATURE_INVALID",
                         NULL, "%s", err.msg);
+        pdp_req_refused_reply(r, PDP_REFUSED_SLACK, NULL);
         return;
     }
     if (appr_slack_parse_click(r->body.data != NULL ? r->body.data : "",
                                r->body.len, &c, &err) != IG_OK) {
         pdp_reply_error(r, 400, "SLACK_PAYLOAD_INVALID", NULL, "%s", err.msg);
+        pdp_req_refused_reply(r, PDP_REFUSED_SLACK, NULL);
         return;
     }
     a = pdp_config_approver_by_slack(r->srv->cfg, c.user_id);

@@ -4,7 +4,8 @@
  *
  *   GET  /ui, /ui/                 -> 303 /ui/approvals
  *   GET  /ui/static/style.css      the stylesheet
- *   GET  /ui/login, POST /ui/login sign in (session cookie ig_session)
+ *   GET  /ui/login, POST /ui/login sign in (session cookie ig_session,
+ *                                  device cookie ig_device)
  *   POST /ui/logout                sign out
  *   GET  /ui/approvals             the pending list
  *   GET  /ui/approvals/{id}        one request, with the vote form
@@ -32,6 +33,7 @@
 #include "appr_form.h"
 #include "appr_html.h"
 #include "ig_b64.h"
+#include "ig_limits.h"
 #include "pdp_approval.h"
 #include "pdp_ui_int.h"
 
@@ -40,6 +42,7 @@
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 #define UI_HTML "text/html; charset=utf-8"
 #define SESSION_COOKIE "ig_session"
+#define DEVICE_COOKIE "ig_device" /* the device token (pdp_login.c) */
 #define LOGIN_COOKIE "ig_login_csrf"
 #define LOGIN_CSRF_BYTES 32
 #define LOGIN_CSRF_LEN IG_B64_ENCODED_LEN(LOGIN_CSRF_BYTES) /* 43 */
@@ -266,13 +269,36 @@ login_error(const struct pdp_login *in)
     return "Signing in is not possible right now. Try again later.";
 }
 
+/* The page after a login (pdp_login.c calls it, perhaps after a delay):
+   the session and device cookies and the list, or the form again. */
+static void
+login_done(struct pdp_req *r, const struct pdp_login *in)
+{
+    struct ui u;
+
+    memset(&u, 0, sizeof(u));
+    u.r = r;
+    if (in->code != NULL) {
+        pdp_login_retry_after(r, in);
+        login_page(&u, in->http_status, cookie(r, LOGIN_COOKIE), 0,
+                   login_error(in), in->id);
+        return;
+    }
+    /* A session this browser had before ends now. */
+    if (session_of(&u))
+        pdp_approver_logout(r->srv, u.session);
+    set_cookie(r, SESSION_COOKIE, in->session,
+               (long long)r->srv->cfg->session_max);
+    set_cookie(r, DEVICE_COOKIE, in->device, (long long)IG_LOGIN_DEVICE_TTL);
+    pdp_ui_redirect(r, "/ui/approvals");
+}
+
 static void
 login_post(struct ui *u)
 {
     const char *have = cookie(u->r, LOGIN_COOKIE), *id, *pw;
     struct appr_form *f = read_form(u);
-    char token[LOGIN_CSRF_LEN + 1], client[64];
-    struct pdp_login in;
+    char token[LOGIN_CSRF_LEN + 1];
 
     /* The raw body holds the password too: the form has it now. */
     if (u->r->body.data != NULL)
@@ -283,28 +309,16 @@ login_post(struct ui *u)
         new_login_token(token);
         login_page(u, 403, token, 1,
                    "Your sign-in form had expired. Please try again.", NULL);
-        goto out;
+    } else {
+        id = appr_form_get(f, "approver", NULL);
+        pw = appr_form_get(f, "password", NULL);
+        if (id == NULL || pw == NULL || id[0] == '\0' || pw[0] == '\0')
+            login_page(u, 400, have, 0, "Enter your approver id and password.",
+                       id);
+        else /* the login copies id and password */
+            pdp_approver_login(u->r, id, pw, cookie(u->r, DEVICE_COOKIE),
+                               login_done);
     }
-    id = appr_form_get(f, "approver", NULL);
-    pw = appr_form_get(f, "password", NULL);
-    if (id == NULL || pw == NULL || id[0] == '\0' || pw[0] == '\0') {
-        login_page(u, 400, have, 0, "Enter your approver id and password.", id);
-        goto out;
-    }
-    pdp_req_client(u->r, client);
-    pdp_approver_login(u->r->srv, id, pw, client, &in);
-    if (in.code != NULL) {
-        login_page(u, in.http_status, have, 0, login_error(&in), id);
-        goto out;
-    }
-    /* A session this browser had before ends now. */
-    if (session_of(u))
-        pdp_approver_logout(u->r->srv, u->session);
-    set_cookie(u->r, SESSION_COOKIE, in.session,
-               (long long)u->r->srv->cfg->session_max);
-    pdp_ui_redirect(u->r, "/ui/approvals");
-out:
-    sodium_memzero(&in, sizeof(in));
     appr_form_free(f);
 }
 

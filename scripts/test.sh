@@ -6,7 +6,8 @@
 #      the executor's params check and execute body, the approval pages'
 #      form decoder, Slack click signatures and payloads, the audit log's
 #      signed notes and tlog proofs, the Claude Code hook's input, the
-#      policy helpers that read an agent's strings),
+#      policy helpers that read an agent's strings, client addresses behind
+#      X-Forwarded-For),
 #      each run briefly (IG_FUZZ_SECONDS, default 20)
 #   3. Debug build with ASan+UBSan, the whole ctest suite
 #   4. release build with warnings as errors, the whole ctest suite again
@@ -29,9 +30,9 @@ CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuzz_params \
     fuzz_verify fuzz_form fuzz_slack fuzz_note fuzz_proof fuzz_hook fuzz_scrub \
-    fuzz_spool fuzz_polhelpers >/dev/null
+    fuzz_spool fuzz_polhelpers fuzz_xff >/dev/null
 for t in json token intake params verify form slack note proof hook scrub spool \
-    polhelpers; do
+    polhelpers xff; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/"$t"/* "$corpus"/
     build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \

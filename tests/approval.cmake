@@ -3,6 +3,8 @@
 # --dev` (votes, quorum, re-evaluation, deny, self-approval, groups, hash
 # binding, expiry, login limits, audit events).
 ig_test(approval session LIBS igapproval)
+# Failed sign-ins (backoff per key) and device tokens (issue 12).
+ig_test(approval limiter LIBS igapproval)
 
 find_program(PYTHON3 python3 REQUIRED)
 add_test(NAME approval.integration

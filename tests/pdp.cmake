@@ -3,6 +3,10 @@
 # over HTTP (Python standard library only).
 ig_test(pdp store LIBS igpdp)
 ig_test(pdp config LIBS igpdp)
+# Refused requests counted and written in aggregate; client addresses
+# behind trusted proxies (issue 12).
+ig_test(pdp refusals LIBS igpdp)
+ig_test(pdp addr LIBS igpdp)
 
 find_program(PYTHON3 python3 REQUIRED)
 add_test(NAME pdp.integration
@@ -16,5 +20,13 @@ set_tests_properties(pdp.integration PROPERTIES
 add_test(NAME pdp.limits
   COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_pdp_limits.py)
 set_tests_properties(pdp.limits PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  TIMEOUT 900)
+
+# Refusals cannot write the audit log; failed logins cannot lock
+# approvers out; X-Forwarded-For only from trusted proxies.
+add_test(NAME pdp.refusals_integration
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_refusals.py)
+set_tests_properties(pdp.refusals_integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)

@@ -228,10 +228,17 @@ class Approvals(unittest.TestCase):
                                        {"approver": "nobody",
                                         "password": "wrong-password"}),
                          401, "LOGIN_FAILED")
-        self.refused(self.srv.call("POST", "/v1/approver/login", None,
-                                   {"approver": "nobody",
-                                    "password": "wrong-password"}),
-                     429, "LOGIN_RATE_LIMITED")
+        st, body, h = self.srv.call("POST", "/v1/approver/login", None,
+                                    {"approver": "nobody",
+                                     "password": "wrong-password"})
+        self.refused((st, body, h), 429, "LOGIN_RATE_LIMITED")
+        self.assertGreaterEqual(int(h["Retry-After"]), 1)
+        # Counted for the aggregated login.refused events, not one leaf
+        # each (test_refusals.py reads those).
+        st, text, _ = self.srv.call("GET", "/metrics")
+        m = re.search(rb'intentgate_refusals_total\{kind="login"\} (\d+)',
+                      text)
+        self.assertGreaterEqual(int(m.group(1)), 6, text)
 
     def test_logout_ends_the_session(self):
         tok = self.login("second")
@@ -247,8 +254,7 @@ class Approvals(unittest.TestCase):
                  db.execute("SELECT event FROM audit_events")]
         db.close()
         for t in ("approval.voted", "approval.resolved",
-                  "approval.vote_refused", "approver.login_failed",
-                  "intent.decided"):
+                  "approval.vote_refused", "intent.decided"):
             self.assertIn(t, types)
 
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ig_limits.h"
+#include "pdp_addr.h"
 #include "pdp_config.h"
 
 #define HASH_A                                                                 \
@@ -314,6 +315,48 @@ test_approver_agents_and_ui_url(void **state)
                  ":5: ui_url must be https://");
 }
 
+/* trusted_proxies and refusal_log_interval (issue 12): defaults, a list
+   of blocks, and each mistake named. */
+static void
+test_refusals_and_proxies(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    struct pdp_addr a;
+    (void)state;
+
+    assert_int_equal(load(BASE, &c, &err), IG_OK);
+    assert_int_equal(c->refusal_log_interval, IG_REFUSAL_LOG_INTERVAL_DEFAULT);
+    assert_int_equal(c->ntrusted_proxies, 0);
+    pdp_config_free(c);
+
+    assert_int_equal(load(BASE "refusal_log_interval = 5\n"
+                               "trusted_proxies = 10.0.0.0/8, 192.0.2.1 ,"
+                               "2001:db8::/32\n",
+                          &c, &err),
+                     IG_OK);
+    assert_int_equal(c->refusal_log_interval, 5);
+    assert_int_equal(c->ntrusted_proxies, 3);
+    assert_int_equal(pdp_addr_parse("10.1.2.3", 8, &a), 0);
+    assert_true(pdp_nets_contain(c->trusted_proxies, c->ntrusted_proxies, &a));
+    assert_int_equal(pdp_addr_parse("192.0.2.2", 9, &a), 0);
+    assert_false(pdp_nets_contain(c->trusted_proxies, c->ntrusted_proxies, &a));
+    pdp_config_free(c);
+
+    expect_error(BASE "refusal_log_interval = 0\n",
+                 ":4: refusal_log_interval must be a whole number from 1 to "
+                 "86400");
+    expect_error(BASE "trusted_proxies = 10.0.0.1/8\n",
+                 ":4: trusted_proxies: 10.0.0.1/8: the address has bits set "
+                 "past the prefix length");
+    expect_error(BASE "trusted_proxies = proxy.internal\n",
+                 ":4: trusted_proxies: proxy.internal: not an IPv4 or IPv6 "
+                 "address");
+    expect_error(BASE "trusted_proxies = 10.0.0.0/8\n"
+                      "trusted_proxies = 10.0.0.0/8\n",
+                 ":5: duplicate key trusted_proxies");
+}
+
 static void
 test_missing_file(void **state)
 {
@@ -353,6 +396,7 @@ main(void)
         cmocka_unit_test(test_limits_section),
         cmocka_unit_test(test_approval_sections),
         cmocka_unit_test(test_approver_agents_and_ui_url),
+        cmocka_unit_test(test_refusals_and_proxies),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_new_token_matches_its_hash),
     };

@@ -1,6 +1,7 @@
 /*
  * test_session.c - approver sessions (ids, CSRF tokens, idle and absolute
- * timeouts, logout) and the failed-login limiter.
+ * timeouts, logout) and passwords. (The failed-login limiter:
+ * test_limiter.c.)
  */
 #include "testutil.h"
 
@@ -78,28 +79,6 @@ test_timeouts_and_logout(void **state)
 }
 
 static void
-test_limiter(void **state)
-{
-    struct appr_limiter *l = appr_limiter_new(3, 100);
-    int i;
-    (void)state;
-
-    for (i = 0; i < 3; i++) {
-        assert_true(appr_limiter_allow(l, "alice", 10));
-        appr_limiter_fail(l, "alice", 10);
-    }
-    assert_false(appr_limiter_allow(l, "alice", 20));
-    assert_true(appr_limiter_allow(l, "bob", 20));    /* per key */
-    assert_true(appr_limiter_allow(l, "alice", 111)); /* window over */
-    appr_limiter_fail(l, "bob", 0);
-    appr_limiter_fail(l, "bob", 0);
-    appr_limiter_clear(l, "bob");
-    appr_limiter_fail(l, "bob", 0);
-    assert_true(appr_limiter_allow(l, "bob", 1));
-    appr_limiter_free(l);
-}
-
-static void
 test_password(void **state)
 {
     char hash[APPR_HASH_MAX];
@@ -120,7 +99,6 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_and_lookup),
         cmocka_unit_test(test_timeouts_and_logout),
-        cmocka_unit_test(test_limiter),
         cmocka_unit_test(test_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
