@@ -221,8 +221,10 @@ attempt(struct pdp_req *r)
                                    ig_time_now(), dev);
     long ms;
 
-    (void)snprintf(key, sizeof(key), "%s%s", device ? "dev:" : "",
-                   device ? dev : op->id);
+    if (device)
+        (void)snprintf(key, sizeof(key), "dev:%s", dev);
+    else
+        (void)snprintf(key, sizeof(key), "%s", op->id);
     wait = appr_limiter_wait(lim, key, now);
     if (wait > 0) { /* Retry-After: whole seconds, rounded up */
         refuse(r, who, "LOGIN_RATE_LIMITED", 429, (wait + 999) / 1000,
