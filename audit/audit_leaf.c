@@ -4,9 +4,9 @@
  * How it works. A cursor walks the object's members at depth 1: a key
  * (a string), a colon, a value. A value that is not wanted is skipped:
  * a string to its closing quote (a backslash skips the next byte), an
- * object or array by counting brackets outside strings, anything else up
- * to the next ',' '}' or ']'. Nesting is a counter, so a deep value costs
- * nothing but its bytes; every step checks the end first.
+ * object or array by counting brackets outside strings, a scalar up to
+ * white space or a structural character. Nesting is a counter, so a deep
+ * value costs nothing but its bytes; every step checks the end first.
  */
 #include "audit_leaf.h"
 
@@ -45,7 +45,9 @@ skip_string(struct cur *c, int *esc)
     return -1;
 }
 
-/* At a value: past it. -1 when it is cut short or empty. */
+/* At a value: past it. -1 when it is cut short or empty. A string, an
+   object or array (brackets counted outside strings), or a scalar (a
+   run of bytes up to white space or a structural character). */
 static int
 skip_value(struct cur *c)
 {
@@ -55,6 +57,11 @@ skip_value(struct cur *c)
 
     if (c->p < c->end && *c->p == '"')
         return skip_string(c, &esc);
+    if (c->p < c->end && *c->p != '{' && *c->p != '[') {
+        while (c->p < c->end && strchr(",:}]{[\" \t\n\r", *c->p) == NULL)
+            c->p++;
+        return c->p > start ? 0 : -1;
+    }
     while (c->p < c->end) {
         char ch = *c->p;
 
@@ -63,21 +70,15 @@ skip_value(struct cur *c)
                 return -1;
             continue;
         }
-        if (ch == '{' || ch == '[') {
+        if (ch == '{' || ch == '[')
             depth++;
-        } else if (ch == '}' || ch == ']') {
-            if (depth == 0)
-                break;
-            if (--depth == 0) {
-                c->p++;
-                return 0;
-            }
-        } else if (ch == ',' && depth == 0) {
-            break;
+        else if ((ch == '}' || ch == ']') && --depth == 0) {
+            c->p++;
+            return 0;
         }
         c->p++;
     }
-    return depth == 0 && c->p > start ? 0 : -1;
+    return -1;
 }
 
 /* A member's value [val, end): a string without escapes holding a time. */
@@ -86,10 +87,13 @@ time_value(const char *val, const char *end, int64_t *t)
 {
     size_t n = (size_t)(end - val);
 
+    int64_t v;
+
     if (n < 2 || val[0] != '"' || val[n - 1] != '"' ||
         memchr(val + 1, '\\', n - 2) != NULL ||
-        ig_time_parse(val + 1, n - 2, t) != IG_OK)
+        ig_time_parse(val + 1, n - 2, &v) != IG_OK)
         return IG_ERR_NOTFOUND;
+    *t = v;
     return IG_OK;
 }
 

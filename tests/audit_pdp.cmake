@@ -5,6 +5,7 @@
 # append path.
 if(NOT IG_FUZZ)
   ig_test(pdp store_audit LIBS igpdp)
+  ig_test(pdp store_anchor LIBS igpdp)
 
   find_program(PYTHON3 python3 REQUIRED)
   add_test(NAME audit.pdp_integration
