@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MMAP_BYTES "1073741824"
+
 struct level_cursor {
     sqlite3_stmt *st; /* SELECT idx, hash ... WHERE level = ? ORDER BY idx */
     int have;         /* a row is current */
@@ -209,6 +211,10 @@ pdp_audit_recompute(struct pdp_store *s, uint64_t stored,
     r->stored = stored;
     r->err = err;
     audit_frontier_init(out);
+    /* One sequential pass over the whole file: read it through a memory
+       map (as `audit verify` does), not the page cache's copies. */
+    (void)sqlite3_exec(s->wdb, "PRAGMA mmap_size=" MMAP_BYTES, NULL, NULL,
+                       NULL);
     if (sqlite3_prepare_v2(s->wdb,
                            "SELECT seq, event FROM audit_events ORDER BY seq",
                            -1, &q, NULL) != SQLITE_OK)
@@ -230,6 +236,7 @@ pdp_audit_recompute(struct pdp_store *s, uint64_t stored,
     sqlite3_finalize(q);
     for (level = 0; level < AUDIT_MAX_HEIGHT; level++)
         sqlite3_finalize(r->lv[level].st);
+    (void)sqlite3_exec(s->wdb, "PRAGMA mmap_size=0", NULL, NULL, NULL);
     st = r->st;
     free(r);
     return st;
