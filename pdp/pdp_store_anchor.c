@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "audit_note.h"
+#include "ig_canon.h"
 #include "ig_file.h"
 
 #define ADOPT_HINT                                                             \
@@ -255,7 +256,50 @@ put_anchor(struct pdp_store *s, uint64_t size,
     return rc;
 }
 
-/* Log the adoption of the database's state, then anchor it. */
+/* The adoption as an event of the log itself (audit.anchor_adopted), so
+   that the signed history says where the operator took it over. In a
+   transaction of its own, before the writer starts. */
+static enum ig_status
+record_adoption(struct pdp_store *s, const char *reason,
+                const struct audit_checkpoint *old, struct ig_err *err)
+{
+    char now[IG_TIME_STRLEN + 1];
+    struct ig_buf text;
+    const char *ev[1];
+    enum ig_status rc = IG_ERR_NOMEM;
+    json_t *e;
+
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
+    e = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "type",
+                  "audit.anchor_adopted", "time", now, "anchor", s->anchor.path,
+                  "reason", reason, "size", (json_int_t)s->audit.ckpt_size,
+                  "previous_size", (json_int_t)(old != NULL ? old->size : 0),
+                  "tree_size", (json_int_t)s->audit.tree.size);
+    ig_buf_init(&text, AUDIT_NOTE_MAX);
+    if (e != NULL && ig_canon_write(e, &text, NULL) == IG_OK) {
+        ev[0] = text.data;
+        rc = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+                     SQLITE_OK
+                 ? pdp_store_append_events(s, ev, 1)
+                 : IG_ERR_IO;
+        if (rc == IG_OK &&
+            sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            rc = IG_ERR_IO;
+        if (rc != IG_OK)
+            (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+    }
+    json_decref(e);
+    ig_buf_release(&text);
+    if (rc != IG_OK)
+        return ig_err_set(err, IG_ERR_IO,
+                          "cannot record the adoption of the audit anchor "
+                          "in the log: %s",
+                          sqlite3_errmsg(s->wdb));
+    return IG_OK;
+}
+
+/* Log the adoption of the database's state, record it, then anchor it. */
 static enum ig_status
 adopt(struct pdp_store *s, const char *reason,
       const struct audit_checkpoint *old, struct ig_err *err)
@@ -275,10 +319,15 @@ adopt(struct pdp_store *s, const char *reason,
                    o, "tree_size", (json_int_t)a->tree.size, "message",
                    "the operator took the database's audit log as it is: "
                    "the anchor now holds its newest checkpoint"));
-    s->anchor_adopted = 1;
-    if (a->ckpt_size == 0)
-        return IG_OK; /* nothing signed yet: the first checkpoint anchors */
-    return put_anchor(s, a->ckpt_size, a->ckpt_root, err);
+    if (record_adoption(s, reason, old, err) != IG_OK)
+        return IG_ERR_IO;
+    if (a->ckpt_size > 0)
+        return put_anchor(s, a->ckpt_size, a->ckpt_root, err);
+    /* Nothing signed yet: no anchor until the first checkpoint. */
+    if (unlink(s->anchor.path) != 0 && errno != ENOENT)
+        return ig_err_set(err, IG_ERR_IO, "cannot remove %s: %s",
+                          s->anchor.path, strerror(errno));
+    return ig_file_sync_parent(s->anchor.path, err);
 }
 
 /* The tree against a present anchor: NULL when it extends it. */
@@ -409,6 +458,37 @@ check_present(struct pdp_store *s, const struct audit_checkpoint *cp,
     return IG_OK;
 }
 
+/* stat() of the directory holding path; -1 when it cannot. */
+static int
+stat_dir(const char *path, struct stat *sb)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL || slash == path ? 1 : (size_t)(slash - path);
+
+    if (n >= sizeof(dir))
+        return -1;
+    memcpy(dir, slash == NULL ? "." : path, n);
+    dir[n] = '\0';
+    return stat(dir, sb);
+}
+
+/* An anchor in the database's own directory protects less: whoever may
+   replace the database file there may replace the anchor too. */
+static void
+warn_if_beside(struct pdp_store *s)
+{
+    struct stat a, d;
+
+    if (stat_dir(s->anchor.path, &a) == 0 && stat_dir(s->path, &d) == 0 &&
+        a.st_dev == d.st_dev && a.st_ino == d.st_ino)
+        alog(s, "warning", "audit.anchor_beside_database",
+             json_pack("{s:s, s:s}", "anchor", s->anchor.path, "message",
+                       "the anchor is in the database's directory: keep it "
+                       "where those who can write the database cannot "
+                       "([audit] anchor)"));
+}
+
 enum ig_status
 pdp_anchor_open(struct pdp_store *s, struct ig_err *err)
 {
@@ -451,6 +531,8 @@ pdp_anchor_open(struct pdp_store *s, struct ig_err *err)
                         "[audit] anchor to a file in a directory the PDP "
                         "can write, apart from the database",
                         s->anchor.path, e.msg);
+    if (rc == IG_OK)
+        warn_if_beside(s);
     return rc == IG_OK ? IG_OK : IG_ERR_IO;
 }
 

@@ -156,7 +156,6 @@ struct pdp_store {
     double ckpt_due;               /* monotonic: next interval checkpoint */
     int ckpt_refused;              /* the last attempt was refused */
     struct pdp_anchor anchor;      /* writer thread only */
-    int anchor_adopted;            /* this open adopted the database */
 
     /* Checkpointer: copies the WAL into the database off the writer
        thread (pdp_store_checkpoint.c). */

@@ -553,6 +553,12 @@ class Anchor(Base):
         srv = inst.start("--adopt-audit-anchor")
         self.assertIn("audit.anchor_adopted", srv.log())
         finish(srv)
+        # The signed log itself says where the operator took it over.
+        adopted = [json.loads(e) for e in inst.events()
+                   if '"audit.anchor_adopted"' in e]
+        self.assertEqual(len(adopted), 1, adopted)
+        self.assertEqual(adopted[0]["reason"], "shorter")
+        self.assertEqual(adopted[0]["previous_size"], anchored)
         rc, out, err = inst.verify("--anchor", inst.anchor)
         self.assertEqual(rc, 0, out + err)
         inst.run_once("c", 1)  # and normal starts again

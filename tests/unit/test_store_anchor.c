@@ -312,8 +312,11 @@ static void
 test_shorter_database_refused_then_adopted(void **state)
 {
     struct fixture *f = *state;
-    char backup[160], *note;
+    char backup[160];
+    struct ig_buf b;
+    uint64_t size = 0, count = 0;
 
+    ig_buf_init(&b, 1 << 20);
     two_checkpoints(f, backup);
     copy_file(backup, f->path); /* restored from the older backup */
     refused(f, "audit log (5 leaves) is shorter than its anchor");
@@ -323,12 +326,18 @@ test_shorter_database_refused_then_adopted(void **state)
     open_store(f);
     assert_true(was_logged("audit.anchor_adopted"));
     anchor_is_newest(f, 5);
-    close_store(f);
+    /* The adoption is an event of the log itself, the 6th leaf. */
+    assert_int_equal(
+        pdp_store_audit_leaves(f->s, 5, 6, 1 << 20, &b, &size, &count), IG_OK);
+    assert_int_equal(count, 1);
+    assert_non_null(strstr(b.data, "\"type\":\"audit.anchor_adopted\""));
+    assert_non_null(strstr(b.data, "\"previous_size\":10"));
+    assert_non_null(strstr(b.data, "\"reason\":\"shorter\""));
+    ig_buf_release(&b);
+    close_store(f); /* signs and anchors it */
     f->adopt = PDP_ANCHOR_STRICT;
     open_store(f);
-    note = slurp(f->anchor);
-    assert_non_null(strstr(note, "\n5\n"));
-    free(note);
+    anchor_is_newest(f, 6);
 }
 
 static void
@@ -469,6 +478,19 @@ test_directory_must_be_writable(void **state)
     refused(f, "cannot write beside the audit anchor");
 }
 
+static void
+test_anchor_beside_the_database_is_a_warning(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_false(was_logged("audit.anchor_beside_database"));
+    close_store(f);
+    (void)snprintf(f->anchor, sizeof(f->anchor), "%s/./cp", f->dir);
+    (void)snprintf(f->marker, sizeof(f->marker), "%s.running", f->anchor);
+    open_store(f);
+    assert_true(was_logged("audit.anchor_beside_database"));
+}
+
 int
 main(void)
 {
@@ -485,6 +507,7 @@ main(void)
         T(test_edited_anchor_refused),
         T(test_unwritable_anchor_stops_signing),
         T(test_directory_must_be_writable),
+        T(test_anchor_beside_the_database_is_a_warning),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
