@@ -36,9 +36,9 @@
 #include "audit_note.h"
 #include "ig_limits.h"
 
-static void
-audit_log(struct pdp_store *s, const char *level, const char *event,
-          json_t *fields)
+void
+pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
+              json_t *fields)
 {
     if (s->opts.log != NULL)
         s->opts.log(level, event, fields);
@@ -105,9 +105,9 @@ add_leaf(struct pdp_store *s, sqlite3_int64 seq, const void *text, size_t len,
     unsigned char leaf[AUDIT_HASH_BYTES];
 
     if (seq != (sqlite3_int64)s->audit.tree.size + 1) {
-        audit_log(s, "error", "audit.seq_mismatch",
-                  json_pack("{s:I, s:I}", "seq", (json_int_t)seq, "tree_size",
-                            (json_int_t)s->audit.tree.size));
+        pdp_audit_log(s, "error", "audit.seq_mismatch",
+                      json_pack("{s:I, s:I}", "seq", (json_int_t)seq,
+                                "tree_size", (json_int_t)s->audit.tree.size));
         return IG_ERR_IO;
     }
     if (pre == NULL) {
@@ -246,11 +246,11 @@ backfill(struct pdp_store *s, uint64_t size, struct ig_err *err)
                           "%llu: %s",
                           (unsigned long long)s->audit.tree.size,
                           (unsigned long long)size, sqlite3_errmsg(s->wdb));
-    audit_log(s, "warning", "audit.backfilled",
-              json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
-                        (json_int_t)size, "message",
-                        "tree nodes computed for audit events written "
-                        "before the tree existed"));
+    pdp_audit_log(s, "warning", "audit.backfilled",
+                  json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
+                            (json_int_t)size, "message",
+                            "tree nodes computed for audit events written "
+                            "before the tree existed"));
     return IG_OK;
 }
 
@@ -305,11 +305,11 @@ pdp_audit_open(struct pdp_store *s, struct ig_err *err)
     if (same_tree(s, &events, err) != IG_OK ||
         pdp_audit_check_checkpoints(s, pdp_audit_wfetch, err) != IG_OK)
         return IG_ERR_IO;
-    audit_log(s, "info", "audit.log_checked",
-              json_pack("{s:I, s:I, s:f}", "leaves",
-                        (json_int_t)s->audit.tree.size, "checkpoint",
-                        (json_int_t)s->audit.ckpt_size, "seconds",
-                        pdp_store_mono() - t0));
+    pdp_audit_log(s, "info", "audit.log_checked",
+                  json_pack("{s:I, s:I, s:f}", "leaves",
+                            (json_int_t)s->audit.tree.size, "checkpoint",
+                            (json_int_t)s->audit.ckpt_size, "seconds",
+                            pdp_store_mono() - t0));
     if (pdp_anchor_open(s, err) != IG_OK)
         return IG_ERR_IO;
     s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
@@ -374,11 +374,11 @@ check_consistent(struct pdp_store *s, uint64_t size,
         why = pdp_anchor_extends(s, size, root);
     if (why == NULL)
         return IG_OK;
-    audit_log(s, "error", "audit.checkpoint_refused",
-              json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
-                        "previous_size", (json_int_t)a->ckpt_size,
-                        "anchor_size", (json_int_t)s->anchor.size, "reason",
-                        why));
+    pdp_audit_log(s, "error", "audit.checkpoint_refused",
+                  json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
+                            "previous_size", (json_int_t)a->ckpt_size,
+                            "anchor_size", (json_int_t)s->anchor.size, "reason",
+                            why));
     return IG_ERR_CRYPTO;
 }
 
@@ -461,14 +461,14 @@ pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j)
 {
     s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
     if (j->status == IG_OK)
-        audit_log(s, "info", "audit.checkpoint_signed",
-                  json_pack("{s:I, s:s}", "size", (json_int_t)j->at, "name",
-                            s->opts.audit_name));
+        pdp_audit_log(s, "info", "audit.checkpoint_signed",
+                      json_pack("{s:I, s:s}", "size", (json_int_t)j->at, "name",
+                                s->opts.audit_name));
     else if (j->status != IG_ERR_CRYPTO && j->status != IG_ERR_EXISTS)
-        audit_log(s, "error", "audit.checkpoint_failed",
-                  json_pack("{s:I, s:s}", "size",
-                            (json_int_t)s->audit.tree.size, "error",
-                            ig_strerror(j->status)));
+        pdp_audit_log(s, "error", "audit.checkpoint_failed",
+                      json_pack("{s:I, s:s}", "size",
+                                (json_int_t)s->audit.tree.size, "error",
+                                ig_strerror(j->status)));
 }
 
 /* ---- synchronous entry points (writer jobs) ---- */

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "audit_note.h"
 #include "audit_tree.h"
 #include "ig_buf.h"
 #include "ig_time.h"
@@ -251,6 +252,10 @@ enum ig_status pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j);
 /* After a checkpoint job: log it, set the next deadline. */
 void pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j);
 
+/* pdp_store_audit.c: log through opts.log (fields stolen; dropped when
+   there is no log). */
+void pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
+                   json_t *fields);
 /* pdp_store_audit.c: audit_fetch_fn over the writer's node statement
    (writer thread, or open). */
 enum ig_status pdp_audit_wfetch(void *ctx, unsigned level, uint64_t index,
@@ -281,7 +286,23 @@ enum ig_status pdp_audit_check_checkpoints(struct pdp_store *s,
 int pdp_audit_note_root(const char *note, uint64_t size,
                         unsigned char root[AUDIT_HASH_BYTES]);
 
-/* pdp_store_anchor.c */
+/* pdp_store_anchor.c: the file. Write note atomically (a temporary file
+   beside it, fsync, rename, fsync of the directory), mode 0600. */
+enum ig_status pdp_anchor_write(struct pdp_store *s, const char *note,
+                                size_t len, struct ig_err *err) IG_WUR;
+/* Read path (a regular file, not writable by group or others, 1 to
+   cap - 1 bytes) into buf: IG_OK, IG_ERR_NOTFOUND (no file), IG_ERR_IO. */
+enum ig_status pdp_anchor_read(const char *path, char *buf, size_t cap,
+                               size_t *len, struct ig_err *err) IG_WUR;
+/* Open the anchor's note: a checkpoint of this log signed by the audit
+   key, or (*other_key = 1) signed only by another key of the log's name.
+   IG_ERR_CRYPTO otherwise (a signature of the audit key that does not
+   verify, another log, malformed), with err. */
+enum ig_status pdp_anchor_parse(struct pdp_store *s, const char *note,
+                                size_t len, struct audit_checkpoint *cp,
+                                int *other_key, struct ig_err *err) IG_WUR;
+
+/* pdp_store_anchor_open.c */
 /* At open, after the checks above: read the anchor, check the tree
    extends it, adopt or refuse (opts.anchor_adopt), bring it up to date,
    write the running marker. IG_ERR_IO with err saying what to do. */

@@ -44,7 +44,8 @@ if(IG_BENCH AND NOT IG_FUZZ)
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit_read.c
     ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit_check.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_anchor.c)
+    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_anchor.c
+    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_anchor_open.c)
   add_executable(bench_audit_append_notree bench/bench_audit_append.c
     ${IG_STORE_SOURCES})
   target_compile_definitions(bench_audit_append_notree PRIVATE

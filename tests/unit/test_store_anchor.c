@@ -1,5 +1,9 @@
 /*
- * test_store_anchor.c - the audit log's anchor file (pdp_store_anchor.c):
+ * test_store_anchor.c - what the store checks at open and the audit log's
+ * anchor file: every way the database can disagree with itself (an event,
+ * a node, a gap, a row beyond the tree, a checkpoint) refuses the open
+ * naming the first bad index (pdp_store_audit_check.c); the anchor file
+ * (pdp_store_anchor*.c):
  * written 0600 after every checkpoint and equal to it; the running marker
  * removed at a clean close; a tree that does not extend the anchor is not
  * signed; a database that does not extend it, is shorter, had leaves
@@ -468,6 +472,58 @@ test_unwritable_anchor_stops_signing(void **state)
     anchor_is_newest(f, 9);
 }
 
+/* Each way the database can disagree with itself refuses the open and
+   names where. */
+static void
+test_open_check_names_the_first_bad_index(void **state)
+{
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"UPDATE audit_events SET event = '{\"n\":99}' WHERE seq = 7",
+         "leaf 6 (audit_events seq 7) does not hash"},
+        {"UPDATE audit_nodes SET hash = zeroblob(32) WHERE level = 1 AND "
+         "idx = 4",
+         "(level 1, index 4: from leaf 8 to leaf 9)"},
+        {"DELETE FROM audit_events WHERE seq = 4",
+         "leaf 3 is missing (a gap in audit_events.seq"},
+        {"DELETE FROM audit_nodes WHERE level = 0 AND idx = 2",
+         "leaf 2 has no stored leaf hash"},
+        {"INSERT INTO audit_nodes VALUES (2, 9, zeroblob(32))",
+         "a node (level 2, index 9)"},
+        {"INSERT INTO audit_nodes VALUES (9, 0, zeroblob(32))",
+         "a node (level 9, index 0)"},
+        {"UPDATE checkpoints SET note = replace(note, substr(note, "
+         "instr(note, char(10)) + 4, 8), 'AAAAAAAA') WHERE size = 10",
+         "the signed checkpoint of size 10 is not the root"},
+    };
+    struct fixture *f = *state;
+    char copy[160];
+    size_t i;
+
+    append(f, 5);
+    sign(f, IG_OK);
+    append(f, 5);
+    sign(f, IG_OK);
+    append(f, 2);
+    close_store(f);
+    (void)snprintf(copy, sizeof(copy), "%s.orig", f->path);
+    copy_file(f->path, copy);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        copy_file(copy, f->path);
+        raw_exec(f, "DROP TRIGGER audit_events_no_update; DROP TRIGGER "
+                    "audit_events_no_delete; DROP TRIGGER "
+                    "audit_nodes_no_update; DROP TRIGGER "
+                    "audit_nodes_no_delete; DROP TRIGGER "
+                    "checkpoints_no_update");
+        raw_exec(f, cases[i].sql);
+        refused(f, cases[i].want);
+        refused(f, "refusing to start");
+    }
+    copy_file(copy, f->path);
+    open_store(f); /* the untouched copy opens */
+}
+
 static void
 test_directory_must_be_writable(void **state)
 {
@@ -506,6 +562,7 @@ main(void)
         T(test_anchor_of_another_key),
         T(test_edited_anchor_refused),
         T(test_unwritable_anchor_stops_signing),
+        T(test_open_check_names_the_first_bad_index),
         T(test_directory_must_be_writable),
         T(test_anchor_beside_the_database_is_a_warning),
     };
