@@ -449,26 +449,6 @@ out:
 /* ---- arguments ---- */
 
 static int
-parse_time(const char *cmd, const char *opt, const char *s, int64_t *t)
-{
-    char full[IG_TIME_STRLEN + 1];
-
-    if (s == NULL)
-        return 0;
-    if (strlen(s) == 10)
-        (void)snprintf(full, sizeof(full), "%sT00:00:00Z", s);
-    else
-        (void)snprintf(full, sizeof(full), "%s", s);
-    if (strlen(s) > IG_TIME_STRLEN ||
-        ig_time_parse(full, strlen(full), t) != IG_OK) {
-        cli_error(cmd, "%s %s: expected YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD",
-                  opt, s);
-        return -1;
-    }
-    return 0;
-}
-
-static int
 export_args(int argc, char **argv, struct export_args *a)
 {
     const char *cmd = argv[0];
@@ -515,8 +495,8 @@ export_args(int argc, char **argv, struct export_args *a)
         cli_error(cmd, "an empty filter matches nothing");
         return -1;
     }
-    if (parse_time(cmd, "--since", a->since, &a->t_since) != 0 ||
-        parse_time(cmd, "--until", a->until, &a->t_until) != 0)
+    if (acli_time_arg(cmd, "--since", a->since, &a->t_since) != 0 ||
+        acli_time_arg(cmd, "--until", a->until, &a->t_until) != 0)
         return -1;
     a->csv = a->format != NULL && strcmp(a->format, "csv") == 0;
     a->filtered = a->since != NULL || a->until != NULL ||

@@ -24,6 +24,7 @@
 
 #include "audit_note.h"
 #include "audit_tree.h"
+#include "audit_verify.h"
 #include "cli.h"
 #include "ig_error.h"
 #include "ig_limits.h"
@@ -142,6 +143,78 @@ enum ig_status acli_db_checkpoint(sqlite3 *db, uint64_t size, char **note,
 /* The leaf at index (its event text, malloc'd). IG_ERR_NOTFOUND. */
 enum ig_status acli_db_leaf(sqlite3 *db, uint64_t index, char **leaf,
                             size_t *len, struct ig_err *err) IG_WUR;
+
+/* ---- verify: one verifier per key, the leaves (cmd_audit_leaves.c) ---- */
+
+#define ACLI_KEYS_MAX 8 /* --key options: a log's keys over its rotations */
+
+struct acli_times;
+
+/* The verifiers of a log whose key was rotated: each checkpoint goes to
+   the one of the key that signed it (one no key opens to the first),
+   every leaf to all of them. */
+struct acli_vset {
+    struct audit_verifier key[ACLI_KEYS_MAX];
+    struct audit_verify *v[ACLI_KEYS_MAX];
+    size_t n;
+};
+
+/* Start one verifier per key (s->key[0..n) filled) on the notes. */
+enum ig_status acli_vset_start(struct acli_vset *s,
+                               const struct acli_notes *ns) IG_WUR;
+/* Record a reader's finding in every verifier. */
+void acli_vset_fail(struct acli_vset *s, enum audit_failure f, uint64_t index,
+                    const char *fmt, ...) IG_PRINTF(4, 5);
+/* The reports merged: counts summed, the failure at the lowest index. */
+void acli_vset_end(struct acli_vset *s, struct audit_report *out);
+void acli_vset_free(struct acli_vset *s);
+
+/* Feed every leaf of the database (in seq order; gaps and leaves that no
+   longer match audit_nodes are recorded; *compared counts the stored
+   hashes compared) or of an export file to the verifiers and to t (may be
+   NULL). IG_ERR_IO / IG_ERR_INVALID / IG_ERR_LIMIT with err. */
+enum ig_status acli_leaves_db(sqlite3 *db, struct acli_vset *v,
+                              struct acli_times *t, uint64_t *compared,
+                              struct ig_err *err) IG_WUR;
+enum ig_status acli_leaves_file(const char *path, struct acli_vset *v,
+                                struct acli_times *t,
+                                struct ig_err *err) IG_WUR;
+
+/* ---- verify: the leaves' times (cmd_audit_times.c) ---- */
+
+/* A limit's value in a usage text. */
+#define ACLI_STR_(x) #x
+#define ACLI_STR(x) ACLI_STR_(x)
+
+/* verify's status when everything verifies but a leaf was left unsigned
+   longer than the PDP would (cmd_audit_times.c). */
+#define ACLI_EXIT_UNSIGNED 3
+
+/* Parse TIME (YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD, midnight UTC) for the
+   option opt into *t; s NULL: 0 and nothing set. -1 after one line on
+   stderr. */
+int acli_time_arg(const char *cmd, const char *opt, const char *s, int64_t *t);
+
+struct acli_times_opts {
+    int64_t at;           /* the time of the check (now, or --at) */
+    int64_t interval;     /* the PDP's checkpoint_interval, seconds */
+    int64_t max_gap;      /* report gaps between events over this; 0: none */
+    uint64_t signed_size; /* leaves the latest valid checkpoint covers */
+};
+
+struct acli_times;
+
+/* Start: db (may be NULL) gives the checkpoints' signing times. */
+enum ig_status acli_times_new(const struct acli_times_opts *o, sqlite3 *db,
+                              struct acli_times **out,
+                              struct ig_err *err) IG_WUR;
+/* The next leaf (index in log order, its exact bytes). */
+void acli_times_leaf(struct acli_times *t, uint64_t index, const char *leaf,
+                     size_t len);
+/* Print the findings (gap:, backwards:, late:, unsigned: lines). 1 when a
+   leaf has waited unsigned too long (why: one line saying which), else 0. */
+int acli_times_report(const struct acli_times *t, char *why, size_t cap);
+void acli_times_free(struct acli_times *t);
 
 /* ---- output ---- */
 

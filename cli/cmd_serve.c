@@ -1,8 +1,8 @@
 /*
  * cmd_serve.c - `intentgate serve`: run the policy decision point.
  *
- *   intentgate serve --config FILE [--listen ADDR]
- *   intentgate serve --dev --data DIR [--listen ADDR]
+ *   intentgate serve --config FILE [--listen ADDR] [--adopt-audit-anchor]
+ *   intentgate serve --dev --data DIR [--listen ADDR] [--adopt-audit-anchor]
  *
  * Signals are handled here, synchronously: they are blocked before any
  * thread starts (so every thread inherits the mask) and taken with
@@ -20,10 +20,13 @@
 #include "ig_text.h"
 #include "pdp.h"
 #include "pdp_dev.h"
+#include "pdp_store.h"
 
 static const char serve_usage[] =
-    "usage: intentgate serve --config FILE [--listen ADDR]\n"
-    "       intentgate serve --dev --data DIR [--listen ADDR]\n"
+    "usage: intentgate serve --config FILE [--listen ADDR] "
+    "[--adopt-audit-anchor]\n"
+    "       intentgate serve --dev --data DIR [--listen ADDR] "
+    "[--adopt-audit-anchor]\n"
     "\n"
     "Run the policy decision point: the HTTP API agents submit intents to\n"
     "(docs/api.md). --listen HOST:PORT overrides the configured address\n"
@@ -34,13 +37,22 @@ static const char serve_usage[] =
     "DIR/dev.env (shell lines with the URL and tokens), which it prints.\n"
     "Restarting with the same DIR keeps everything.\n"
     "\n"
+    "At start the audit log is recomputed from its events and must extend\n"
+    "the signed checkpoint kept in its anchor file ([audit] anchor, by\n"
+    "default the audit key's path + .checkpoint; docs/audit.md). A database\n"
+    "that does not (rewritten, restored from an older backup, events added\n"
+    "while the PDP was stopped, or the anchor missing) is refused.\n"
+    "--adopt-audit-anchor, once, after checking the log with `intentgate\n"
+    "audit verify`, takes the database as it is and rewrites the anchor\n"
+    "(logged as audit.anchor_adopted). --dev adopts a missing anchor.\n"
+    "\n"
     "Signals: SIGHUP reloads the policy bundle (a bundle that fails to load\n"
     "or whose *_test.lua cases fail is refused and the old one stays);\n"
     "SIGINT or SIGTERM stops after answering requests in flight.\n";
 
 struct serve_args {
     const char *config, *data, *listen;
-    int dev;
+    int dev, adopt;
 };
 
 static int
@@ -54,6 +66,8 @@ parse_args(int argc, char **argv, struct serve_args *a)
         int has_value = i + 1 < argc;
         if (strcmp(arg, "--dev") == 0)
             a->dev = 1;
+        else if (strcmp(arg, "--adopt-audit-anchor") == 0)
+            a->adopt = 1;
         else if (strcmp(arg, "--config") == 0 && has_value)
             a->config = argv[++i];
         else if (strcmp(arg, "--data") == 0 && has_value)
@@ -163,6 +177,9 @@ cli_serve(int argc, char **argv)
         cli_error(argv[0], "%s", err.msg);
         return CLI_EXIT_USAGE;
     }
+    cfg->audit_anchor_adopt = a.adopt ? PDP_ANCHOR_ADOPT
+                              : a.dev ? PDP_ANCHOR_ADOPT_MISSING
+                                      : PDP_ANCHOR_STRICT;
     if (a.listen != NULL && override_listen(argv[0], cfg, a.listen) != 0) {
         rc = CLI_EXIT_USAGE;
         goto out;

@@ -31,12 +31,14 @@ sha256_fetch(void)
     sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
 }
 
-/* SHA-256 of len bytes: OpenSSL with the digest fetched once (its
+/* SHA-256 of a then b: OpenSSL with the digest fetched once (its
    one-shot SHA256() fetches on every call, slower than libsodium below
    a few hundred bytes), libsodium when OpenSSL cannot. */
-static void
-sha256(const void *p, size_t len, unsigned char h[32])
+void
+ig_sha256_2(const void *a, size_t alen, const void *b, size_t blen,
+            unsigned char out[IG_SHA256_BYTES])
 {
+    crypto_hash_sha256_state st;
     EVP_MD_CTX *c;
     unsigned int n = 0;
     int ok;
@@ -44,17 +46,29 @@ sha256(const void *p, size_t len, unsigned char h[32])
     (void)pthread_once(&sha256_once, sha256_fetch);
     c = sha256_md != NULL ? EVP_MD_CTX_new() : NULL;
     ok = c != NULL && EVP_DigestInit_ex(c, sha256_md, NULL) == 1 &&
-         EVP_DigestUpdate(c, p, len) == 1 &&
-         EVP_DigestFinal_ex(c, h, &n) == 1 && n == 32;
+         EVP_DigestUpdate(c, a, alen) == 1 &&
+         (blen == 0 || EVP_DigestUpdate(c, b, blen) == 1) &&
+         EVP_DigestFinal_ex(c, out, &n) == 1 && n == IG_SHA256_BYTES;
     EVP_MD_CTX_free(c);
-    if (!ok)
-        crypto_hash_sha256(h, p, (unsigned long long)len);
+    if (ok)
+        return;
+    crypto_hash_sha256_init(&st);
+    crypto_hash_sha256_update(&st, a, (unsigned long long)alen);
+    if (blen > 0)
+        crypto_hash_sha256_update(&st, b, (unsigned long long)blen);
+    crypto_hash_sha256_final(&st, out);
+}
+
+static void
+sha256(const void *p, size_t len, unsigned char h[IG_SHA256_BYTES])
+{
+    ig_sha256_2(p, len, NULL, 0, h);
 }
 
 void
 ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1])
 {
-    unsigned char h[32];
+    unsigned char h[IG_SHA256_BYTES];
     size_t i, o = 0;
 
     sha256(p, len, h);

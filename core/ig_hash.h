@@ -17,6 +17,16 @@
 /* Characters of a SHA-256 digest in hex, without the NUL. */
 #define IG_SHA256_HEXLEN 64
 
+/* Bytes of a SHA-256 digest. */
+#define IG_SHA256_BYTES 32
+
+/* The SHA-256 digest of alen bytes at a followed by blen bytes at b (b
+   may be NULL when blen is 0). The fast path (libcrypto with the CPU's SHA
+   instructions; libsodium when libcrypto cannot) for whoever hashes a lot,
+   as the audit log's Merkle tree does. Thread safe. */
+void ig_sha256_2(const void *a, size_t alen, const void *b, size_t blen,
+                 unsigned char out[IG_SHA256_BYTES]);
+
 /* The SHA-256 of len bytes as lowercase hex: 64 characters and a NUL.
    The one SHA-256 of digests that are reported (outcome details, spool
    checksums), so a faster implementation goes in one place. */

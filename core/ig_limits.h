@@ -189,6 +189,16 @@
 /* checkpoint_every (leaves) and checkpoint_interval (seconds) at most. */
 #define IG_AUDIT_CHECKPOINT_EVERY_MAX 1000000
 #define IG_AUDIT_CHECKPOINT_INTERVAL_MAX 86400
+/* `audit verify`: a leaf left unsigned longer than the PDP's
+   checkpoint_interval plus this margin (seconds) fails with status 3
+   (the PDP signs every leaf within the interval while it runs, and all at
+   a clean stop); a checkpoint signed later than that after a leaf it
+   covers is reported as late; times going back by more are reported.
+   And the checkpoint_interval it assumes when not told (the PDP's
+   default), and the gap between events it reports beyond. */
+#define IG_AUDIT_UNSIGNED_MARGIN 60
+#define IG_AUDIT_VERIFY_INTERVAL 60
+#define IG_AUDIT_VERIFY_MAX_GAP 86400
 /* Redacted JSON pointers (redact = ...), and the longest one in bytes. */
 #define IG_AUDIT_REDACT_MAX 64
 #define IG_AUDIT_POINTER_MAX 256

@@ -49,6 +49,10 @@
  *   checkpoint_interval = 60          (seconds, when the log grew)
  *   hmac_key = keys/audit-hmac.key    (32 random bytes, base64url, 0600)
  *   redact = /card_number, /account/iban  (JSON pointers into params)
+ *   anchor = /var/lib/intentgate-anchor/audit.checkpoint
+ *                                     (the latest signed checkpoint, 0600,
+ *                                     outside the database; default: key's
+ *                                     path + ".checkpoint")
  *
  * and at the top, for refused requests and client addresses:
  *
@@ -143,6 +147,11 @@ struct pdp_config {
     char *audit_hmac_key;        /* NULL: none (then no redact either) */
     char **redact;               /* JSON pointers into an intent's params */
     size_t nredact;
+    char *audit_anchor; /* NULL iff no key; default key + ".checkpoint" */
+    /* Not from the file: set by `serve` (--adopt-audit-anchor, --dev):
+       what may replace an anchor the database disagrees with
+       (enum pdp_anchor_adopt, pdp_store.h). */
+    int audit_anchor_adopt;
 
     /* [limits] (pdp_config_limits.c); defaults in ig_limits.h. */
     int64_t max_connections, max_per_address, request_timeout_ms;

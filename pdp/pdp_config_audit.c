@@ -8,14 +8,19 @@
  *   checkpoint_interval = 60          seconds (when the log grew)
  *   hmac_key = keys/audit-hmac.key    32 random bytes, base64url, 0600
  *   redact = /card_number, /a/b       JSON pointers into params
+ *   anchor = /var/lib/ig-anchor/cp   the latest signed checkpoint, kept
+ *                                     outside the database (default: the
+ *                                     key's path + ".checkpoint")
  *
  * Every key is optional. redact needs hmac_key (the redacted values are
- * HMACs under it). The key files are read by the server at start, not
- * here: the config stays free of secrets.
+ * HMACs under it); anchor needs key (it holds what the key signed). The
+ * key files are read by the server at start, not here: the config stays
+ * free of secrets.
  */
 #include "pdp_config_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,12 +37,16 @@ enum audit_key {
     A_INTERVAL,
     A_HMAC,
     A_REDACT,
+    A_ANCHOR,
     A_NKEYS
 };
 
 static const char *const audit_keys[A_NKEYS] = {
-    "name",     "key",   "checkpoint_every", "checkpoint_interval",
-    "hmac_key", "redact"};
+    "name",   "key",   "checkpoint_every", "checkpoint_interval", "hmac_key",
+    "redact", "anchor"};
+
+/* The anchor's default name: the audit key's path with this appended. */
+#define ANCHOR_SUFFIX ".checkpoint"
 
 #define SEEN_BIT 4u /* p->sections: [audit] seen */
 
@@ -110,10 +119,28 @@ cfg_audit_set(struct cfg_parse *p, const char *key, const char *v)
         return cfg_string(p, key, v, &c->audit_hmac_key);
     case A_REDACT:
         return set_redact(p, key, v);
+    case A_ANCHOR:
+        return cfg_string(p, key, v, &c->audit_anchor);
     case A_NKEYS:
         break;
     }
     return cfg_error(p, "internal error");
+}
+
+/* No anchor given: beside the (resolved) audit key. */
+static int
+default_anchor(struct cfg_parse *p)
+{
+    struct pdp_config *c = p->c;
+    size_t n;
+
+    if (c->audit_anchor != NULL || c->audit_key == NULL)
+        return 0;
+    n = strlen(c->audit_key) + sizeof(ANCHOR_SUFFIX);
+    if ((c->audit_anchor = malloc(n)) == NULL)
+        return cfg_error(p, "out of memory");
+    (void)snprintf(c->audit_anchor, n, "%s" ANCHOR_SUFFIX, c->audit_key);
+    return 0;
 }
 
 int
@@ -130,10 +157,14 @@ cfg_audit_finish(struct cfg_parse *p, const char *dir)
     if (c->nredact > 0 && c->audit_hmac_key == NULL)
         return cfg_error(p, "[audit] redact needs hmac_key (the redacted "
                             "values are HMACs under it)");
+    if (c->audit_anchor != NULL && c->audit_key == NULL)
+        return cfg_error(p, "[audit] anchor needs key (the anchor holds the "
+                            "latest checkpoint the key signed)");
     if (cfg_resolve(p, dir, &c->audit_key) != 0 ||
-        cfg_resolve(p, dir, &c->audit_hmac_key) != 0)
+        cfg_resolve(p, dir, &c->audit_hmac_key) != 0 ||
+        cfg_resolve(p, dir, &c->audit_anchor) != 0)
         return -1;
-    return 0;
+    return default_anchor(p);
 }
 
 void
@@ -144,6 +175,7 @@ cfg_audit_free(struct pdp_config *c)
     free(c->audit_name);
     free(c->audit_key);
     free(c->audit_hmac_key);
+    free(c->audit_anchor);
     for (i = 0; i < c->nredact; i++)
         free(c->redact[i]);
     free(c->redact);

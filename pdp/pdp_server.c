@@ -132,6 +132,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     so.audit_key = s->audit_key;
     so.checkpoint_every = (uint64_t)c->checkpoint_every;
     so.checkpoint_interval = c->checkpoint_interval;
+    so.audit_anchor = c->audit_anchor;
+    so.anchor_adopt = c->audit_anchor_adopt;
     so.log = pdp_log;
     so.max_queue = (size_t)c->max_write_queue;
     if (pdp_store_open(&so, &s->store, err) != IG_OK)
@@ -155,12 +157,13 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (s->mhd == NULL)
         goto fail;
     pdp_log("info", "server.started",
-            json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:s?}", "listen",
-                      c->listen_host, "port", (int)s->port, "database",
-                      c->database, "policy_revision",
-                      pol_bundle_revision(s->bundle), "threads", c->threads,
-                      "audit_name", c->audit_name, "audit_key",
-                      s->audit_key != NULL ? s->audit_verifier : NULL));
+            json_pack(
+                "{s:s, s:i, s:s, s:s, s:i, s:s, s:s?, s:s?}", "listen",
+                c->listen_host, "port", (int)s->port, "database", c->database,
+                "policy_revision", pol_bundle_revision(s->bundle), "threads",
+                c->threads, "audit_name", c->audit_name, "audit_key",
+                s->audit_key != NULL ? s->audit_verifier : NULL, "audit_anchor",
+                s->audit_key != NULL ? c->audit_anchor : NULL));
     *out = s;
     return IG_OK;
 fail:

@@ -19,7 +19,10 @@
  * subtree with the event, and signs checkpoints of the tree (C2SP signed
  * notes) every checkpoint_every leaves, every checkpoint_interval seconds
  * when it grew, and at close - each only once shown consistent with the
- * previous one.
+ * previous one and with the anchor, a copy of the latest kept in a file
+ * outside the database. Opening recomputes the whole tree from the events
+ * and refuses a database that disagrees with its nodes, its checkpoints
+ * or the anchor.
  *
  * All functions are thread safe.
  */
@@ -55,6 +58,13 @@ struct pdp_store_opts {
     const struct ig_signing_key *audit_key; /* Ed25519 */
     uint64_t checkpoint_every;              /* leaves; 0: not by count */
     int64_t checkpoint_interval;            /* seconds; 0: not by time */
+    /* The anchor (pdp_store_anchor.c): a file outside the database that
+       holds the latest signed checkpoint; every new tree must extend it.
+       NULL: none. Only with audit_key. Borrowed. */
+    const char *audit_anchor;
+    /* At open, what may replace an anchor the database does not agree
+       with (enum pdp_anchor_adopt). */
+    int anchor_adopt;
     /* Called (on the writer thread, or in pdp_store_open) for what the
        audit log wants an operator to see: checkpoints signed or refused,
        a backfill. May be NULL. */
@@ -62,6 +72,16 @@ struct pdp_store_opts {
     /* Writes queued for the writer above which pdp_store_overloaded() says
        so; 0: never. */
     size_t max_queue;
+};
+
+/* What the store may do at open when the anchor and the database
+   disagree. Every adoption is logged (audit.anchor_adopted). */
+enum pdp_anchor_adopt {
+    PDP_ANCHOR_STRICT = 0,    /* refuse to open */
+    PDP_ANCHOR_ADOPT_MISSING, /* dev mode: a missing anchor is taken from
+                                 the database's newest checkpoint */
+    PDP_ANCHOR_ADOPT          /* the operator's `serve --adopt-audit-anchor`:
+                                 the database's state, whatever the anchor */
 };
 
 /* One submitted intent with its first decision, recorded atomically. */

@@ -14,28 +14,31 @@
  * without rereading the log. pdp_store_sqlite.c saves s->audit before each
  * job and each transaction and puts it back when they are rolled back.
  *
- * At open the frontier is rebuilt from the nodes of its set bits; a
- * database written before the tree existed (events, no nodes) has its
- * nodes backfilled here once, in chunks, and says so in the log.
+ * At open the whole tree is first recomputed from the events and checked
+ * against the nodes and the checkpoints (pdp_store_audit_check.c); then
+ * the frontier is rebuilt from the nodes of its set bits; a database
+ * written before the tree existed (events, no nodes) has its nodes
+ * backfilled here once, in chunks, and says so in the log; last the
+ * anchor file is checked (pdp_store_anchor.c).
  *
  * A checkpoint is a job on the writer thread: the root of the current
- * frontier must equal the root recomputed from the stored nodes, and a
- * consistency proof built from the nodes must verify against the previous
- * stored checkpoint's root. Only then is the C2SP checkpoint text signed
- * (audit/audit_note.h) and stored; otherwise it is refused, loudly.
+ * frontier must equal the root recomputed from the stored nodes, and
+ * consistency proofs built from the nodes must verify against the
+ * previous checkpoint's root and the anchor's. Only then is the C2SP
+ * checkpoint text signed (audit/audit_note.h) and stored, and after its
+ * commit written to the anchor; otherwise it is refused, loudly.
  */
 #include "pdp_store_int.h"
 
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit_note.h"
 #include "ig_limits.h"
 
-static void
-audit_log(struct pdp_store *s, const char *level, const char *event,
-          json_t *fields)
+void
+pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
+              json_t *fields)
 {
     if (s->opts.log != NULL)
         s->opts.log(level, event, fields);
@@ -65,9 +68,9 @@ pdp_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
     return rc;
 }
 
-static enum ig_status
-wfetch(void *ctx, unsigned level, uint64_t index,
-       unsigned char out[AUDIT_HASH_BYTES])
+enum ig_status
+pdp_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                 unsigned char out[AUDIT_HASH_BYTES])
 {
     struct pdp_store *s = ctx;
 
@@ -102,9 +105,9 @@ add_leaf(struct pdp_store *s, sqlite3_int64 seq, const void *text, size_t len,
     unsigned char leaf[AUDIT_HASH_BYTES];
 
     if (seq != (sqlite3_int64)s->audit.tree.size + 1) {
-        audit_log(s, "error", "audit.seq_mismatch",
-                  json_pack("{s:I, s:I}", "seq", (json_int_t)seq, "tree_size",
-                            (json_int_t)s->audit.tree.size));
+        pdp_audit_log(s, "error", "audit.seq_mismatch",
+                      json_pack("{s:I, s:I}", "seq", (json_int_t)seq,
+                                "tree_size", (json_int_t)s->audit.tree.size));
         return IG_ERR_IO;
     }
     if (pre == NULL) {
@@ -243,87 +246,39 @@ backfill(struct pdp_store *s, uint64_t size, struct ig_err *err)
                           "%llu: %s",
                           (unsigned long long)s->audit.tree.size,
                           (unsigned long long)size, sqlite3_errmsg(s->wdb));
-    audit_log(s, "warning", "audit.backfilled",
-              json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
-                        (json_int_t)size, "message",
-                        "tree nodes computed for audit events written "
-                        "before the tree existed"));
+    pdp_audit_log(s, "warning", "audit.backfilled",
+                  json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
+                            (json_int_t)size, "message",
+                            "tree nodes computed for audit events written "
+                            "before the tree existed"));
     return IG_OK;
 }
 
-/* The root written in a stored checkpoint of tree size `size`: its text's
-   second line is the size, the third the root in base64. */
-static int
-note_root(const char *note, uint64_t size, unsigned char root[AUDIT_HASH_BYTES])
-{
-    const char *l2 = strchr(note, '\n'), *l3, *e;
-    char *end;
-    size_t len = 0;
-
-    if (l2 == NULL || *++l2 < '0' || *l2 > '9' ||
-        strtoull(l2, &end, 10) != size || *end != '\n')
-        return -1;
-    l3 = end + 1;
-    e = strchr(l3, '\n');
-    if (e == NULL ||
-        sodium_base642bin(root, AUDIT_HASH_BYTES, l3, (size_t)(e - l3), NULL,
-                          &len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        len != AUDIT_HASH_BYTES)
-        return -1;
-    return 0;
-}
-
-/* The latest stored checkpoint: its size and root, checked against the
-   tree that the nodes describe. */
+/* The frontier rebuilt from the nodes must be the tree of the events. */
 static enum ig_status
-load_checkpoint(struct pdp_store *s, struct ig_err *err)
+same_tree(struct pdp_store *s, const struct audit_frontier *events,
+          struct ig_err *err)
 {
-    struct pdp_audit_state *a = &s->audit;
-    unsigned char root[AUDIT_HASH_BYTES];
-    sqlite3_stmt *st = NULL;
-    enum ig_status rc = IG_OK;
-    int step;
+    unsigned char a[AUDIT_HASH_BYTES], b[AUDIT_HASH_BYTES];
 
-    if (sqlite3_prepare_v2(s->wdb,
-                           "SELECT size, note FROM checkpoints ORDER BY size "
-                           "DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return ig_err_set(err, IG_ERR_IO, "cannot read checkpoints: %s",
-                          sqlite3_errmsg(s->wdb));
-    step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        a->ckpt_size = (uint64_t)sqlite3_column_int64(st, 0);
-        if (a->ckpt_size == 0 || a->ckpt_size > a->tree.size)
-            rc = ig_err_set(err, IG_ERR_IO,
-                            "checkpoint of %llu leaves but the audit log "
-                            "holds %llu: the log was truncated",
-                            (unsigned long long)a->ckpt_size,
-                            (unsigned long long)a->tree.size);
-        else if (note_root((const char *)sqlite3_column_text(st, 1),
-                           a->ckpt_size, a->ckpt_root) != 0)
-            rc = ig_err_set(err, IG_ERR_IO, "checkpoint %llu is malformed",
-                            (unsigned long long)a->ckpt_size);
-    } else if (step != SQLITE_DONE) {
-        rc = ig_err_set(err, IG_ERR_IO, "cannot read checkpoints: %s",
-                        sqlite3_errmsg(s->wdb));
-    }
-    sqlite3_finalize(st);
-    if (rc == IG_OK && a->ckpt_size > 0 &&
-        (audit_root_at(a->ckpt_size, wfetch, s, root) != IG_OK ||
-         memcmp(root, a->ckpt_root, sizeof(root)) != 0))
-        audit_log(s, "error", "audit.tree_mismatch",
-                  json_pack("{s:I, s:s}", "checkpoint",
-                            (json_int_t)a->ckpt_size, "message",
-                            "the stored tree nodes do not match the latest "
-                            "signed checkpoint: no checkpoint will be "
-                            "signed until this is resolved"));
-    return rc;
+    audit_frontier_root(events, a);
+    audit_frontier_root(&s->audit.tree, b);
+    if (events->size == s->audit.tree.size && memcmp(a, b, sizeof(a)) == 0)
+        return IG_OK;
+    return ig_err_set(err, IG_ERR_IO,
+                      "audit log check: the tree rebuilt from audit_nodes "
+                      "(%llu leaves) is not the one the %llu events make; "
+                      "refusing to start",
+                      (unsigned long long)s->audit.tree.size,
+                      (unsigned long long)events->size);
 }
 
 enum ig_status
 pdp_audit_open(struct pdp_store *s, struct ig_err *err)
 {
+    struct audit_frontier events;
     uint64_t size = 0, have = 0;
+    double t0 = pdp_store_mono();
 
     memset(&s->audit, 0, sizeof(s->audit));
     audit_frontier_init(&s->audit.tree);
@@ -338,14 +293,24 @@ pdp_audit_open(struct pdp_store *s, struct ig_err *err)
                           "the audit tree has %llu leaves but the log only "
                           "%llu events: the log was truncated",
                           (unsigned long long)have, (unsigned long long)size);
-    if (audit_frontier_load(&s->audit.tree, have, wfetch, s) != IG_OK)
+    if (pdp_audit_recompute(s, have, &events, err) != IG_OK)
+        return IG_ERR_IO;
+    if (audit_frontier_load(&s->audit.tree, have, pdp_audit_wfetch, s) != IG_OK)
         return ig_err_set(err, IG_ERR_IO,
                           "cannot rebuild the audit tree of %llu leaves: "
                           "nodes are missing from audit_nodes",
                           (unsigned long long)have);
-    if (have < size && backfill(s, size, err) != IG_OK)
+    if (have < events.size && backfill(s, events.size, err) != IG_OK)
         return IG_ERR_IO;
-    if (load_checkpoint(s, err) != IG_OK)
+    if (same_tree(s, &events, err) != IG_OK ||
+        pdp_audit_check_checkpoints(s, pdp_audit_wfetch, err) != IG_OK)
+        return IG_ERR_IO;
+    pdp_audit_log(s, "info", "audit.log_checked",
+                  json_pack("{s:I, s:I, s:f}", "leaves",
+                            (json_int_t)s->audit.tree.size, "checkpoint",
+                            (json_int_t)s->audit.ckpt_size, "seconds",
+                            pdp_store_mono() - t0));
+    if (pdp_anchor_open(s, err) != IG_OK)
         return IG_ERR_IO;
     s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
     return IG_OK;
@@ -392,42 +357,60 @@ check_consistent(struct pdp_store *s, uint64_t size,
     const char *why = NULL;
     size_t n = 0;
 
-    if (audit_root_at(size, wfetch, s, stored) != IG_OK)
+    if (audit_root_at(size, pdp_audit_wfetch, s, stored) != IG_OK)
         why = "the stored tree nodes are incomplete";
     else if (memcmp(stored, root, sizeof(stored)) != 0)
         why = "the stored tree nodes do not hash to the tree's root";
     else if (a->ckpt_size > 0 &&
-             audit_consistency_proof(a->ckpt_size, size, wfetch, s, proof,
-                                     &n) != IG_OK)
+             audit_consistency_proof(a->ckpt_size, size, pdp_audit_wfetch, s,
+                                     proof, &n) != IG_OK)
         why = "no consistency proof can be built from the stored nodes";
     else if (a->ckpt_size > 0 &&
              audit_verify_consistency(a->ckpt_size, size, a->ckpt_root, root,
                                       (const unsigned char(*)[32])proof,
                                       n) != IG_OK)
         why = "the tree is not consistent with the previous checkpoint";
+    else
+        why = pdp_anchor_extends(s, size, root);
     if (why == NULL)
         return IG_OK;
-    audit_log(s, "error", "audit.checkpoint_refused",
-              json_pack("{s:I, s:I, s:s}", "size", (json_int_t)size,
-                        "previous_size", (json_int_t)a->ckpt_size, "reason",
-                        why));
+    pdp_audit_log(s, "error", "audit.checkpoint_refused",
+                  json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
+                            "previous_size", (json_int_t)a->ckpt_size,
+                            "anchor_size", (json_int_t)s->anchor.size, "reason",
+                            why));
     return IG_ERR_CRYPTO;
 }
 
+enum ig_status
+pdp_audit_sign_note(struct pdp_store *s, uint64_t size,
+                    const unsigned char root[AUDIT_HASH_BYTES],
+                    struct ig_buf *out)
+{
+    struct ig_buf text;
+    enum ig_status rc;
+
+    ig_buf_init(&text, AUDIT_NOTE_MAX);
+    rc = audit_checkpoint_text(s->opts.audit_name, size, root, &text);
+    if (rc == IG_OK)
+        rc = audit_note_sign(text.data, text.len, s->opts.audit_name,
+                             s->opts.audit_key, out);
+    ig_buf_release(&text);
+    return rc;
+}
+
+/* Sign, insert, and stage the note for the anchor (written once the
+   transaction commits). */
 static enum ig_status
 sign_and_insert(struct pdp_store *s, uint64_t size,
                 const unsigned char root[AUDIT_HASH_BYTES])
 {
     sqlite3_stmt *st = s->wst[W_CHECKPOINT];
-    struct ig_buf text, note;
+    struct ig_buf note;
     enum ig_status rc;
 
-    ig_buf_init(&text, AUDIT_NOTE_MAX);
     ig_buf_init(&note, AUDIT_NOTE_MAX);
-    rc = audit_checkpoint_text(s->opts.audit_name, size, root, &text);
-    if (rc == IG_OK)
-        rc = audit_note_sign(text.data, text.len, s->opts.audit_name,
-                             s->opts.audit_key, &note);
+    rc = pdp_audit_sign_note(s, size, root, &note);
     if (rc == IG_OK) {
         (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
         (void)sqlite3_bind_text(st, 2, note.data, (int)note.len, SQLITE_STATIC);
@@ -436,7 +419,8 @@ sign_and_insert(struct pdp_store *s, uint64_t size,
         (void)sqlite3_reset(st);
         (void)sqlite3_clear_bindings(st);
     }
-    ig_buf_release(&text);
+    if (rc == IG_OK)
+        rc = pdp_anchor_stage(s, note.data, note.len, size, root);
     ig_buf_release(&note);
     return rc == IG_OK ? IG_OK : IG_ERR_IO;
 }
@@ -453,6 +437,11 @@ pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
         return IG_ERR_NOTFOUND;
     if (size == 0 || size <= a->ckpt_size)
         return IG_ERR_EXISTS;
+    /* The previous checkpoint must be in the anchor file first. */
+    if (pdp_anchor_ready(s) != IG_OK) {
+        s->ckpt_refused = 1;
+        return IG_ERR_CRYPTO;
+    }
     audit_frontier_root(&a->tree, root);
     if ((rc = check_consistent(s, size, root)) != IG_OK) {
         s->ckpt_refused = 1;
@@ -472,14 +461,14 @@ pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j)
 {
     s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
     if (j->status == IG_OK)
-        audit_log(s, "info", "audit.checkpoint_signed",
-                  json_pack("{s:I, s:s}", "size", (json_int_t)j->at, "name",
-                            s->opts.audit_name));
+        pdp_audit_log(s, "info", "audit.checkpoint_signed",
+                      json_pack("{s:I, s:s}", "size", (json_int_t)j->at, "name",
+                                s->opts.audit_name));
     else if (j->status != IG_ERR_CRYPTO && j->status != IG_ERR_EXISTS)
-        audit_log(s, "error", "audit.checkpoint_failed",
-                  json_pack("{s:I, s:s}", "size",
-                            (json_int_t)s->audit.tree.size, "error",
-                            ig_strerror(j->status)));
+        pdp_audit_log(s, "error", "audit.checkpoint_failed",
+                      json_pack("{s:I, s:s}", "size",
+                                (json_int_t)s->audit.tree.size, "error",
+                                ig_strerror(j->status)));
 }
 
 /* ---- synchronous entry points (writer jobs) ---- */

@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 
+#include "audit_note.h"
 #include "audit_tree.h"
 #include "ig_buf.h"
 #include "ig_time.h"
@@ -104,6 +105,30 @@ struct pdp_audit_state {
     unsigned char ckpt_root[AUDIT_HASH_BYTES];
 };
 
+/* A signed checkpoint on its way to the anchor file. */
+struct pdp_anchor_note {
+    char *text; /* the signed note, NUL-terminated; NULL: none */
+    size_t len;
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+};
+
+/*
+ * The anchor (pdp_store_anchor.c): the latest signed checkpoint kept in a
+ * file outside the database. Writer thread only (and open and close).
+ * path NULL: no anchor (no audit key). size/root: what the file holds
+ * (0: nothing yet). staged: signed in the running transaction; moved to
+ * unwritten at its commit and written to the file; still there when that
+ * write failed. newest: at open, the newest stored checkpoint's note.
+ */
+struct pdp_anchor {
+    char *path, *tmp, *marker;
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+    struct pdp_anchor_note staged, unwritten;
+    char *newest;
+};
+
 struct pdp_store {
     struct pdp_store_opts opts;
     char *path;
@@ -133,6 +158,7 @@ struct pdp_store {
     const struct pdp_job *cur_job; /* the job the writer runs */
     double ckpt_due;               /* monotonic: next interval checkpoint */
     int ckpt_refused;              /* the last attempt was refused */
+    struct pdp_anchor anchor;      /* writer thread only */
 
     /* Checkpointer: copies the WAL into the database off the writer
        thread (pdp_store_checkpoint.c). */
@@ -227,6 +253,79 @@ double pdp_audit_deadline(const struct pdp_store *s);
 enum ig_status pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j);
 /* After a checkpoint job: log it, set the next deadline. */
 void pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j);
+
+/* pdp_store_audit.c: log through opts.log (fields stolen; dropped when
+   there is no log). */
+void pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
+                   json_t *fields);
+/* pdp_store_audit.c: audit_fetch_fn over the writer's node statement
+   (writer thread, or open). */
+enum ig_status pdp_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                                unsigned char out[AUDIT_HASH_BYTES]);
+/* Sign a checkpoint of (size, root) with the audit key: the whole signed
+   note appended to out. ig_buf's and audit_note_sign's errors. */
+enum ig_status pdp_audit_sign_note(struct pdp_store *s, uint64_t size,
+                                   const unsigned char root[AUDIT_HASH_BYTES],
+                                   struct ig_buf *out) IG_WUR;
+
+/* pdp_store_audit_check.c, at open (before the writer starts). */
+/* Read every event in seq order, recompute its leaf hash and the tree,
+   and compare each complete subtree of the first `stored` leaves with its
+   audit_nodes row; rows beyond are refused too. out: the recomputed
+   frontier of all the events. IG_ERR_IO with err naming the first gap,
+   edited leaf (its index) or node (and its leaves). */
+enum ig_status pdp_audit_recompute(struct pdp_store *s, uint64_t stored,
+                                   struct audit_frontier *out,
+                                   struct ig_err *err) IG_WUR;
+/* Every stored checkpoint's root must be the tree's of its size (from
+   fetch); the newest goes to s->audit.ckpt_* and its note to
+   s->anchor.newest. IG_ERR_IO naming the checkpoint. */
+enum ig_status pdp_audit_check_checkpoints(struct pdp_store *s,
+                                           audit_fetch_fn fetch,
+                                           struct ig_err *err) IG_WUR;
+/* The root a checkpoint note of tree size `size` states: 0, or -1 when
+   the note does not state that size or a root. */
+int pdp_audit_note_root(const char *note, uint64_t size,
+                        unsigned char root[AUDIT_HASH_BYTES]);
+
+/* pdp_store_anchor.c: the file. Write note atomically (a temporary file
+   beside it, fsync, rename, fsync of the directory), mode 0600. */
+enum ig_status pdp_anchor_write(struct pdp_store *s, const char *note,
+                                size_t len, struct ig_err *err) IG_WUR;
+/* Read path (a regular file, not writable by group or others, 1 to
+   cap - 1 bytes) into buf: IG_OK, IG_ERR_NOTFOUND (no file), IG_ERR_IO. */
+enum ig_status pdp_anchor_read(const char *path, char *buf, size_t cap,
+                               size_t *len, struct ig_err *err) IG_WUR;
+/* Open the anchor's note: a checkpoint of this log signed by the audit
+   key, or (*other_key = 1) signed only by another key of the log's name.
+   IG_ERR_CRYPTO otherwise (a signature of the audit key that does not
+   verify, another log, malformed), with err. */
+enum ig_status pdp_anchor_parse(struct pdp_store *s, const char *note,
+                                size_t len, struct audit_checkpoint *cp,
+                                int *other_key, struct ig_err *err) IG_WUR;
+
+/* pdp_store_anchor_open.c */
+/* At open, after the checks above: read the anchor, check the tree
+   extends it, adopt or refuse (opts.anchor_adopt), bring it up to date,
+   write the running marker. IG_ERR_IO with err saying what to do. */
+enum ig_status pdp_anchor_open(struct pdp_store *s, struct ig_err *err) IG_WUR;
+/* NULL when the tree (size, root) extends the anchor, else why not. */
+const char *pdp_anchor_extends(struct pdp_store *s, uint64_t size,
+                               const unsigned char root[AUDIT_HASH_BYTES]);
+/* Before signing: write a committed checkpoint the file still misses.
+   IG_OK, or IG_ERR_IO (logged: no checkpoint may be signed). */
+enum ig_status pdp_anchor_ready(struct pdp_store *s) IG_WUR;
+/* Keep a copy of the checkpoint signed in the running transaction. */
+enum ig_status
+pdp_anchor_stage(struct pdp_store *s, const char *note, size_t len,
+                 uint64_t size,
+                 const unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
+/* After each transaction (run_batch): a staged checkpoint is written to
+   the file when committed, dropped when not. */
+void pdp_anchor_after_commit(struct pdp_store *s, int committed);
+/* At close; clean (the writer ran and stopped): remove the running
+   marker when the file holds the whole tree. Frees the anchor state. */
+void pdp_anchor_close(struct pdp_store *s, int clean);
 
 /* pdp_store_schema.c */
 enum ig_status pdp_store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

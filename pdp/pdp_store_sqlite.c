@@ -214,6 +214,7 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     }
     if (!ok)
         s->audit = txn_saved;
+    pdp_anchor_after_commit(s, ok); /* a checkpoint's note to its file */
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;
@@ -252,7 +253,9 @@ complete_async(struct pdp_job *batch)
     return sync;
 }
 
-/* Sign an audit checkpoint in a transaction of its own (writer only). */
+/* Sign an audit checkpoint in a transaction of its own (writer only).
+   Its COMMIT is always synchronous=FULL: the WAL is on disk, with every
+   event the checkpoint covers, before the anchor file names it. */
 static void
 run_checkpoint(struct pdp_store *s)
 {
@@ -260,7 +263,12 @@ run_checkpoint(struct pdp_store *s)
 
     memset(&j, 0, sizeof(j));
     j.run = pdp_job_checkpoint;
+    if (!s->opts.synchronous_full)
+        (void)sqlite3_exec(s->wdb, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
     run_batch(s, &j);
+    if (!s->opts.synchronous_full)
+        (void)sqlite3_exec(s->wdb, "PRAGMA synchronous=NORMAL", NULL, NULL,
+                           NULL);
     pdp_audit_checkpoint_done(s, &j);
 }
 
@@ -435,6 +443,7 @@ pdp_store_close(struct pdp_store *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->writer, NULL);
     }
+    pdp_anchor_close(s, joined);
     pdp_checkpointer_stop(s);
     while ((c = s->free_rconns) != NULL) {
         s->free_rconns = c->next;

@@ -30,9 +30,9 @@ CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuzz_params \
     fuzz_verify fuzz_form fuzz_slack fuzz_note fuzz_proof fuzz_hook fuzz_scrub \
-    fuzz_spool fuzz_polhelpers fuzz_xff >/dev/null
+    fuzz_spool fuzz_polhelpers fuzz_xff fuzz_leaf >/dev/null
 for t in json token intake params verify form slack note proof hook scrub spool \
-    polhelpers xff; do
+    polhelpers xff leaf; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/"$t"/* "$corpus"/
     build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \

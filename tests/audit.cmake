@@ -7,6 +7,7 @@ if(NOT IG_FUZZ)
   ig_test(audit audit_proof LIBS igaudit SOURCES unit/audit_util.c)
   ig_test(audit audit_verify LIBS igaudit SOURCES unit/audit_util.c)
   ig_test(audit audit_redact LIBS igaudit SOURCES unit/audit_util.c)
+  ig_test(audit audit_leaf LIBS igaudit)
 
   # A signed sample log, checked by an independent Node.js verifier.
   add_executable(audit_sample interop/audit_sample.c)
@@ -23,9 +24,10 @@ if(NOT IG_FUZZ)
 endif()
 
 if(IG_FUZZ)
-  # Signed notes, checkpoints and verifier keys; tlog-proofs and proofs.
-  # Seeds: tests/fuzz/corpus/note/ and proof/ (audit_sample --fuzz).
-  foreach(target note proof)
+  # Signed notes, checkpoints and verifier keys; tlog-proofs and proofs;
+  # the time of a leaf. Seeds: tests/fuzz/corpus/note/ and proof/
+  # (audit_sample --fuzz), leaf/ (events as the PDP writes them).
+  foreach(target note proof leaf)
     add_executable(fuzz_${target} fuzz/fuzz_${target}.c)
     target_link_libraries(fuzz_${target} PRIVATE igaudit)
     target_link_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)

@@ -7,7 +7,8 @@
 # Builds a database of N leaves (about 400 bytes each, a signed checkpoint
 # every 10,000) with BUILD_DIR/tests/bench_audit_gen, which appends through
 # the PDP store's real path, then times `intentgate audit verify --db`
-# pinned to one CPU (taskset, when present) and prints leaves/s. The
+# pinned to one CPU (taskset, when present) and prints leaves/s, then the
+# time the PDP's open-time check of the same log takes. The
 # target is >= 300,000 leaves/s. Use a RelWithDebInfo build without
 # sanitizers for figures. The database is kept in $BENCH_DIR (default: a
 # temporary directory, removed at exit) so a second run can reuse it with
@@ -58,3 +59,6 @@ for run in 1 2 3; do
 done
 cat "$dir/out"
 echo "best: $best leaves/s (target >= 300000)"
+# What every PDP start costs before it serves: the open-time check of the
+# whole log (every leaf and subtree recomputed from the events).
+"${pin[@]}" "$gen" --open "$db"

@@ -20,6 +20,7 @@ come from the RFC 8032 reference code below. Exits 0 only when every test
 passed; the last line reads "N passed, M failed".
 """
 import base64
+import calendar
 import hashlib
 import html
 import http.client
@@ -31,6 +32,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import urllib.parse
 
@@ -773,6 +775,108 @@ class AuditCli(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("FAILED root_mismatch at %d" % (size - 1), out)
 
+    # ---- the anchor and the leaves' times ----
+
+    def test_verify_with_the_anchor(self):
+        anchor = os.path.join(self.log.data, "keys", "audit.key.checkpoint")
+        with open(anchor) as f:
+            self.assertEqual(f.read(), self.checkpoints[-1][1])
+        self.assertEqual(os.stat(anchor).st_mode & 0o777, 0o600)
+        rc, out, err = ig("audit", "verify", "--db", self.db, "--key",
+                          self.key, "--anchor", anchor)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("anchor:      size %d" % self.checkpoints[-1][0], out)
+        self.assertIn("checked:     %d" % len(self.checkpoints), out)
+        # A database cut back below the anchor, its checkpoints too: alone
+        # it verifies, with the anchor it does not.
+        db, con = self.copy("cut")
+        size = self.checkpoints[0][0]
+        con.execute("DELETE FROM checkpoints WHERE size > ?", (size,))
+        con.execute("DELETE FROM audit_events WHERE seq > ?", (size,))
+        con.commit()
+        con.close()
+        self.assertEqual(ig("audit", "verify", "--db", db, "--key",
+                            self.key)[0], 0)
+        out = self.verify_fails(db, "truncated", self.checkpoints[-1][0],
+                                ("--anchor", anchor))
+        rc, _, err = ig("audit", "verify", "--db", db, "--key", self.key,
+                        "--anchor", anchor)
+        self.assertIn("--anchor", err)
+
+    def test_unsigned_leaves_exit_3(self):
+        leaves, cps = self.path("u3-leaves.jsonl"), self.path("u3-cps.jsonl")
+        rc, out, err = ig("audit", "export", "--db", self.db, "--format",
+                          "jsonl", "--checkpoints-out", cps)
+        self.assertEqual(rc, 0, err)
+        with open(leaves, "w") as f:
+            f.write(out)
+        with open(cps) as f:
+            lines = f.readlines()
+        with open(cps, "w") as f:  # the last checkpoint was never signed
+            f.writelines(lines[:-1])
+        unsigned = self.checkpoints[-1][0] - self.checkpoints[-2][0]
+        first = self.checkpoints[-2][0]
+        when = json.loads(self.events[first])["time"]
+        args = ("audit", "verify", "--leaves", leaves, "--checkpoints", cps,
+                "--key", self.key)
+        rc, out, err = ig(*args, "--at", when)  # just logged: not yet
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("unsigned:    %d leaves" % unsigned, out)
+        rc, out, err = ig(*args, "--at", "2999-01-01")
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("result:      UNSIGNED", out)
+        self.assertIn("leaf %d (%s)" % (first, when), out)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("leaf %d" % first, err)
+        rc, out, err = ig(*args, "--at", "2999-01-01",
+                          "--checkpoint-interval", "999999999")
+        self.assertEqual(rc, 3, out + err)  # a millennium is longer still
+        # A forged leaf without a time counts as old.
+        with open(leaves, "a") as f:
+            f.write('{"type":"x"}\n')
+        rc, out, err = ig(*args, "--at", when)
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("no readable time", out)
+
+    def test_late_checkpoints_gaps_and_steps_back(self):
+        db, con = self.copy("late")
+        size = self.checkpoints[-1][0]
+        con.execute("UPDATE checkpoints SET created_at = created_at + 7200 "
+                    "WHERE size = ?", (size,))
+        con.commit()
+        con.close()
+        rc, out, err = ig("audit", "verify", "--db", db, "--key", self.key)
+        self.assertEqual(rc, 0, out + err)  # not signed data: reported only
+        self.assertRegex(out, r"late:        checkpoint %d was signed \d+ s "
+                              r"after leaf %d" % (size,
+                                                  self.checkpoints[-2][0]))
+        self.assertIn("times:       ", out)
+        # An export with one leaf's time moved two days on.
+        leaves, cps = self.path("gap.jsonl"), self.path("gap-cps.jsonl")
+        rc, out, err = ig("audit", "export", "--db", self.db,
+                          "--checkpoints-out", cps)
+        evs = out.splitlines()
+        i = len(evs) // 2
+        e = json.loads(evs[i])
+        t = time.strptime(e["time"], "%Y-%m-%dT%H:%M:%SZ")
+        e["time"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(
+            calendar.timegm(t) + 2 * 86400))
+        evs[i] = json.dumps(e, separators=(",", ":"), sort_keys=True,
+                            ensure_ascii=False)
+        with open(leaves, "w") as f:
+            f.write("\n".join(evs) + "\n")
+        rc, out, err = ig("audit", "verify", "--leaves", leaves,
+                          "--checkpoints", cps, "--key", self.key)
+        self.assertEqual(rc, 1, out + err)  # the edit breaks a root
+        self.assertRegex(out, r"gap:         \d+ s without events before "
+                              r"leaf %d" % i)
+        self.assertRegex(out, r"backwards:   leaf %d is \d+ s earlier than "
+                              r"leaf %d" % (i + 1, i))
+        rc, out, err = ig("audit", "verify", "--leaves", leaves,
+                          "--checkpoints", cps, "--key", self.key,
+                          "--max-gap", "0")
+        self.assertNotIn("gap:", out)
+
     def test_untouched_copy_still_verifies(self):
         db, con = self.copy("clean")
         con.close()
@@ -817,6 +921,14 @@ class AuditCli(unittest.TestCase):
             ("audit", "proof", 0, "--db", self.db, "--size", 12345),
             ("audit", "consistency", 5, 3, "--db", self.db),
             ("audit", "verify-proof", "--key", self.key),
+            ("audit", "verify", "--db", self.db, "--key", self.key, "--at",
+             "tomorrow"),
+            ("audit", "verify", "--db", self.db, "--key", self.key,
+             "--checkpoint-interval", "-1"),
+            ("audit", "verify", "--db", self.db, "--key", self.key,
+             "--max-gap", "1h"),
+            ("audit", "verify", "--db", self.db, "--key", self.key,
+             "--anchor", self.path("no-anchor")),
             ("audit", "hash-value", '"x"'),
         ]
         for args in cases:
@@ -844,6 +956,10 @@ class AuditCli(unittest.TestCase):
         rc, out, _ = ig("audit", "--help")
         self.assertEqual(rc, 0)
         self.assertIn("verify-proof", out)
+        self.assertIn("verify also 3", out)
+        rc, out, _ = ig("audit", "verify", "--help")
+        self.assertIn("--anchor FILE", out)
+        self.assertIn("3 everything verifies but a leaf", out)
         rc, out, _ = ig("--help")
         self.assertIn("audit", out)
 

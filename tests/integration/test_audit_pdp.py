@@ -725,6 +725,7 @@ class ConfigErrors(unittest.TestCase):
         self.refused("[audit]\nkey = a\nkey = b\n", "duplicate key key")
         self.refused("[audit]\n[audit]\n", "[audit] appears twice")
         self.refused("[audit x]\n", "[audit] takes no id")
+        self.refused("[audit]\nanchor = a\n", "anchor needs key")
         self.refused("[auditor a]\n", "a needs token_sha256")
         self.refused("[auditor a]\ntoken_sha256 = %s\ntenant = t\n" % h,
                      "unknown key tenant")

@@ -1,7 +1,8 @@
 /*
  * test_config.c - the PDP configuration file: a full valid file, defaults,
- * relative paths, token authentication, executor routing, and every kind
- * of mistake refused with the file and line named.
+ * relative paths, token authentication, executor routing, the audit
+ * anchor's default, and every kind of mistake refused with the file and
+ * line named.
  */
 #include "testutil.h"
 
@@ -357,6 +358,46 @@ test_refusals_and_proxies(void **state)
                  ":5: duplicate key trusted_proxies");
 }
 
+/* [audit] anchor: beside the key by default, relative to the file when
+   given, never without a key. */
+static void
+test_audit_anchor(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    char want[160];
+    (void)state;
+
+    assert_int_equal(
+        load(BASE "[audit]\nkey = /run/cred/audit.key\n", &c, &err), IG_OK);
+    assert_string_equal(c->audit_anchor, "/run/cred/audit.key.checkpoint");
+    assert_int_equal(c->audit_anchor_adopt, 0);
+    pdp_config_free(c);
+    assert_int_equal(load(BASE "[audit]\nkey = keys/a.key\n", &c, &err), IG_OK);
+    (void)snprintf(want, sizeof(want), "%s/keys/a.key.checkpoint", dir);
+    assert_string_equal(c->audit_anchor, want);
+    pdp_config_free(c);
+    assert_int_equal(
+        load(BASE "[audit]\nkey = /k\nanchor = state/cp\n", &c, &err), IG_OK);
+    (void)snprintf(want, sizeof(want), "%s/state/cp", dir);
+    assert_string_equal(c->audit_anchor, want);
+    pdp_config_free(c);
+    assert_int_equal(load(BASE "[audit]\nname = x.example/log\n", &c, &err),
+                     IG_OK);
+    assert_null(c->audit_anchor); /* no key: nothing is signed or anchored */
+    pdp_config_free(c);
+    assert_int_equal(load(BASE "[audit]\nanchor = /a/cp\n", &c, &err),
+                     IG_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "anchor needs key"));
+    assert_int_equal(load(BASE "[audit]\nkey = /k\nanchor =\n", &c, &err),
+                     IG_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "anchor must not be empty"));
+    assert_int_equal(
+        load(BASE "[audit]\nkey = /k\nanchor = a\nanchor = b\n", &c, &err),
+        IG_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "duplicate key anchor"));
+}
+
 static void
 test_missing_file(void **state)
 {
@@ -397,6 +438,7 @@ main(void)
         cmocka_unit_test(test_approval_sections),
         cmocka_unit_test(test_approver_agents_and_ui_url),
         cmocka_unit_test(test_refusals_and_proxies),
+        cmocka_unit_test(test_audit_anchor),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_new_token_matches_its_hash),
     };

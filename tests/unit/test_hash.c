@@ -4,10 +4,11 @@
  * Known SHA-256 digests, the cross-implementation agent-safe vectors
  * (the files in tests/vectors/agent-safe: "binding" must hash to "intent_hash"
  * and, when given, canonicalize to "canonical_json"), the format check and
- * refused values.
+ * refused values; the raw digest of two parts (ig_sha256_2).
  */
 #include "testutil.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,34 @@ test_known_digests(void **state)
                            "b00361a396177a9cb410ff61f20015ad");
     assert_int_equal(strlen(h), IG_HASH_STRLEN);
     assert_true(ig_hash_is_valid(h));
+}
+
+/* The raw digest of two parts is the digest of their concatenation,
+   libsodium's for any split (the Merkle tree hashes 0x00 || leaf). */
+static void
+test_sha256_of_two_parts(void **state)
+{
+    static const unsigned char abc[IG_SHA256_BYTES] = {
+        0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40,
+        0xde, 0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17,
+        0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    unsigned char buf[300], got[IG_SHA256_BYTES], want[IG_SHA256_BYTES];
+    size_t split, i;
+
+    (void)state;
+    ig_sha256_2("ab", 2, "c", 1, got);
+    assert_memory_equal(got, abc, sizeof(abc));
+    ig_sha256_2("abc", 3, NULL, 0, got);
+    assert_memory_equal(got, abc, sizeof(abc));
+    ig_sha256_2("", 0, "abc", 3, got);
+    assert_memory_equal(got, abc, sizeof(abc));
+    for (i = 0; i < sizeof(buf); i++)
+        buf[i] = (unsigned char)(i * 7 + 1);
+    crypto_hash_sha256(want, buf, sizeof(buf));
+    for (split = 0; split <= sizeof(buf); split += 13) {
+        ig_sha256_2(buf, split, buf + split, sizeof(buf) - split, got);
+        assert_memory_equal(got, want, sizeof(want));
+    }
 }
 
 static void
@@ -179,6 +208,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_digests),
+        cmocka_unit_test(test_sha256_of_two_parts),
         cmocka_unit_test(test_agent_safe_vectors),
         cmocka_unit_test(test_hash_ignores_layout),
         cmocka_unit_test(test_hash_refused),

@@ -1,0 +1,265 @@
+/*
+ * cmd_audit_leaves.c - `audit verify`'s reading: the leaves of the PDP's
+ * database or of an export, streamed once through one verifier per key
+ * (audit/audit_verify.h) and the times check (cmd_audit_times.c).
+ *
+ * From the database it also reports what only a reader sees: a gap in the
+ * sequence numbers (a deleted leaf), and a leaf whose bytes no longer hash
+ * to the leaf hash stored when it was appended (audit_nodes level 0) -
+ * that locates an edit; the signed roots remain the trust anchor.
+ */
+#include "cmd_audit_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit_verify.h"
+
+/* ---- the stored leaf hashes ---- */
+
+struct node_cursor {
+    sqlite3_stmt *q;
+    int have;
+    uint64_t idx;
+    const unsigned char *hash;
+    int hash_len;
+};
+
+static void
+node_next(struct node_cursor *c)
+{
+    sqlite3_int64 idx;
+
+    c->have = 0;
+    while (c->q != NULL && sqlite3_step(c->q) == SQLITE_ROW) {
+        idx = sqlite3_column_int64(c->q, 0);
+        if (idx < 0)
+            continue;
+        c->idx = (uint64_t)idx;
+        c->hash = sqlite3_column_blob(c->q, 1);
+        c->hash_len = sqlite3_column_bytes(c->q, 1);
+        c->have = 1;
+        return;
+    }
+}
+
+/* Compare a leaf's hash with its stored level-0 node: 0 same or not
+   stored, -1 different. *compared counts comparisons. */
+static int
+node_check(struct node_cursor *c, uint64_t index,
+           const unsigned char hash[AUDIT_HASH_BYTES], uint64_t *compared)
+{
+    while (c->have && c->idx < index)
+        node_next(c);
+    if (!c->have || c->idx != index)
+        return 0;
+    (*compared)++;
+    return c->hash_len == AUDIT_HASH_BYTES &&
+                   memcmp(c->hash, hash, AUDIT_HASH_BYTES) == 0
+               ? 0
+               : -1;
+}
+
+/* ---- one verifier per key ---- */
+
+/*
+ * After a key rotation the log holds checkpoints signed by each key in
+ * turn. Each checkpoint goes to the verifier of the key that signed it
+ * (one no key opens goes to the first, which reports its bad signature);
+ * every verifier sees every leaf, hashed once here. All of them recompute
+ * the same tree, so checkpoints of different keys are checked against
+ * each other too.
+ */
+static void
+vset_leaf(struct acli_vset *s, const unsigned char h[AUDIT_HASH_BYTES])
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++)
+        audit_verify_leaf_hash(s->v[i], h);
+}
+
+void
+acli_vset_fail(struct acli_vset *s, enum audit_failure f, uint64_t index,
+               const char *fmt, ...)
+{
+    char detail[160];
+    va_list ap;
+    size_t i;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    for (i = 0; i < s->n; i++)
+        audit_verify_fail(s->v[i], f, index, detail);
+}
+
+enum ig_status
+acli_vset_start(struct acli_vset *s, const struct acli_notes *ns)
+{
+    const char **note = calloc(ns->n + 1, sizeof(*note));
+    size_t *len = calloc(ns->n + 1, sizeof(*len));
+    unsigned char *owner = calloc(ns->n + 1, 1);
+    size_t i, k, m, text_len;
+    enum ig_status st =
+        note != NULL && len != NULL && owner != NULL ? IG_OK : IG_ERR_NOMEM;
+
+    for (i = 0; st == IG_OK && i < ns->n; i++)
+        for (k = 1; k < s->n && owner[i] == 0; k++)
+            if (audit_note_open(ns->note[i], ns->len[i], &s->key[k], &text_len,
+                                NULL) == IG_OK)
+                owner[i] = (unsigned char)k;
+    for (k = 0; st == IG_OK && k < s->n; k++) {
+        for (i = 0, m = 0; i < ns->n; i++)
+            if (owner[i] == k) {
+                note[m] = ns->note[i];
+                len[m++] = ns->len[i];
+            }
+        st = audit_verify_start(&s->v[k], &s->key[k], note, len, m);
+    }
+    free(note);
+    free(len);
+    free(owner);
+    return st;
+}
+
+/* The reports merged: counts summed, the failure at the lowest index. */
+void
+acli_vset_end(struct acli_vset *s, struct audit_report *out)
+{
+    struct audit_report r;
+    size_t k;
+
+    memset(out, 0, sizeof(*out));
+    for (k = 0; k < s->n; k++) {
+        audit_verify_end(s->v[k], &r);
+        out->leaves = r.leaves > out->leaves ? r.leaves : out->leaves;
+        out->checkpoints += r.checkpoints;
+        out->checked += r.checked;
+        if (r.failure != AUDIT_OK &&
+            (out->failure == AUDIT_OK || r.index < out->index)) {
+            out->failure = r.failure;
+            out->index = r.index;
+            memcpy(out->detail, r.detail, sizeof(out->detail));
+        }
+    }
+}
+
+void
+acli_vset_free(struct acli_vset *s)
+{
+    size_t k;
+
+    for (k = 0; k < s->n; k++)
+        audit_verify_free(s->v[k]);
+}
+
+/* Feed the database's leaves in seq order. */
+enum ig_status
+acli_leaves_db(sqlite3 *db, struct acli_vset *v, struct acli_times *t,
+               uint64_t *compared, struct ig_err *err)
+{
+    struct node_cursor nodes;
+    unsigned char h[AUDIT_HASH_BYTES];
+    sqlite3_stmt *q = NULL;
+    sqlite3_int64 seq;
+    const char *text;
+    size_t len;
+    uint64_t next = 0;
+    enum ig_status st;
+    int rc, failed = 0;
+
+    memset(&nodes, 0, sizeof(nodes));
+    if ((st = acli_prepare(db,
+                           "SELECT idx, hash FROM audit_nodes WHERE level = 0"
+                           " ORDER BY idx",
+                           &nodes.q, err)) != IG_OK ||
+        (st = acli_prepare(db,
+                           "SELECT seq, event FROM audit_events ORDER BY seq",
+                           &q, err)) != IG_OK)
+        goto out;
+    node_next(&nodes);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        seq = sqlite3_column_int64(q, 0);
+        if (!failed && (seq < 1 || (uint64_t)seq - 1 < next)) {
+            acli_vset_fail(v, AUDIT_LEAF_MISMATCH, next,
+                           "a row with seq %lld is outside the log",
+                           (long long)seq);
+            failed = 1;
+        } else if (!failed && (uint64_t)seq - 1 > next) {
+            acli_vset_fail(v, AUDIT_MISSING_LEAF, next,
+                           "leaf %llu is missing (a gap in audit_events.seq)",
+                           (unsigned long long)next);
+            failed = 1;
+        }
+        text = (const char *)sqlite3_column_text(q, 1);
+        len = (size_t)sqlite3_column_bytes(q, 1);
+        audit_leaf_hash(text, len, h);
+        if (t != NULL)
+            acli_times_leaf(t, next, text, len);
+        if (!failed && node_check(&nodes, next, h, compared) != 0) {
+            acli_vset_fail(v, AUDIT_LEAF_MISMATCH, next,
+                           "leaf %llu no longer hashes to the leaf hash stored "
+                           "when it was appended (audit_nodes level 0)",
+                           (unsigned long long)next);
+            failed = 1;
+        }
+        vset_leaf(v, h);
+        next = seq > 0 ? (uint64_t)seq : next + 1;
+    }
+    if (rc != SQLITE_DONE)
+        st = ig_err_set(err, IG_ERR_IO, "reading audit_events: %s",
+                        sqlite3_errmsg(db));
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(nodes.q);
+    return st;
+}
+
+/* Feed an export's lines. */
+enum ig_status
+acli_leaves_file(const char *path, struct acli_vset *v, struct acli_times *t,
+                 struct ig_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char h[AUDIT_HASH_BYTES];
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    long lineno = 0;
+    uint64_t index = 0;
+    enum ig_status st = IG_OK;
+
+    if (f == NULL)
+        return ig_err_set(err, IG_ERR_INVALID, "cannot open %s: %s", path,
+                          strerror(errno));
+    while ((got = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (got > 0 && line[got - 1] == '\n')
+            got--;
+        if (got == 0) {
+            st =
+                ig_err_set(err, IG_ERR_INVALID,
+                           "%s:%ld: an empty line is not a leaf", path, lineno);
+            break;
+        }
+        if ((size_t)got > ACLI_LEAF_MAX) {
+            st = ig_err_set(err, IG_ERR_LIMIT, "%s:%ld: leaf over %u bytes",
+                            path, lineno, (unsigned)ACLI_LEAF_MAX);
+            break;
+        }
+        audit_leaf_hash(line, (size_t)got, h);
+        vset_leaf(v, h);
+        if (t != NULL)
+            acli_times_leaf(t, index, line, (size_t)got);
+        index++;
+    }
+    if (st == IG_OK && ferror(f))
+        st = ig_err_set(err, IG_ERR_IO, "cannot read %s", path);
+    free(line);
+    (void)fclose(f);
+    return st;
+}

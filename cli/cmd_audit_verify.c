@@ -1,0 +1,477 @@
+/*
+ * cmd_audit_verify.c - `intentgate audit verify`: check an audit log with
+ * its public key alone.
+ *
+ * verify recomputes the log's RFC 6962 Merkle tree from its leaves and
+ * checks every signed checkpoint against it (audit/audit_verify.h does
+ * the checking; cmd_audit_leaves.c feeds it). Leaves come from the PDP's
+ * database, opened read-only, or from an export (`audit export --format
+ * jsonl` + `--checkpoints-out`). Checkpoints kept elsewhere (--checkpoints,
+ * and the PDP's anchor file, --anchor) are checked with the others: one
+ * tree must match them all. The leaves' times are read on the way
+ * (cmd_audit_times.c): a leaf left unsigned longer than the PDP would
+ * leave it makes the status ACLI_EXIT_UNSIGNED.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_audit_int.h"
+#include "ig_time.h"
+
+static const char verify_usage[] =
+    "usage: intentgate audit verify --db FILE [--checkpoints FILE] "
+    "[--anchor FILE] --key KEY\n"
+    "                               [--checkpoint-interval S] [--at TIME] "
+    "[--max-gap S]\n"
+    "       intentgate audit verify --leaves FILE.jsonl --checkpoints FILE "
+    "--key KEY ...\n"
+    "\n"
+    "Verify an audit log with the log's public key alone: recompute every\n"
+    "leaf hash and the Merkle tree (RFC 6962), check every checkpoint's\n"
+    "signature, and check that each checkpoint's root is the tree of the\n"
+    "leaves before it (so no recorded event was changed, removed, reordered\n"
+    "or added below a checkpoint, and no two checkpoints disagree).\n"
+    "\n"
+    "  --db FILE           the PDP's SQLite database, opened read-only (a\n"
+    "                      copy, or the live file). Also reports a gap in\n"
+    "                      the sequence (missing_leaf) and a leaf that no\n"
+    "                      longer matches its stored hash (leaf_mismatch).\n"
+    "  --leaves FILE       an export: one leaf (canonical JSON) a line\n"
+    "  --checkpoints FILE  checkpoints as JSONL {\"size\":N,\"note\":\"...\"}\n"
+    "                      (from `audit export --checkpoints-out`); with\n"
+    "                      --db, checkpoints kept elsewhere to check too\n"
+    "  --anchor FILE       the PDP's anchor file ([audit] anchor: the latest\n"
+    "                      signed checkpoint, kept outside the database):\n"
+    "                      the log must hold and match it\n"
+    "  --key KEY           the log's verifier key NAME+ID+KEY, or a file\n"
+    "                      holding it (default: $INTENTGATE_AUDIT_KEY);\n"
+    "                      repeat it for a log whose key was rotated (each\n"
+    "                      checkpoint must be signed by one of them)\n"
+    "  --checkpoint-interval S  the PDP's checkpoint_interval "
+    "(default " ACLI_STR(
+        IG_AUDIT_VERIFY_INTERVAL) ")\n"
+                                  "  --at TIME           when the copy was "
+                                  "taken (YYYY-MM-DDTHH:MM:SSZ;\n"
+                                  "                      default now)\n"
+                                  "  --max-gap S         report gaps between "
+                                  "events longer than S seconds\n"
+                                  "                      (default " ACLI_STR(
+                                      IG_AUDIT_VERIFY_MAX_GAP) "; 0: none)\n"
+                                                               "\n"
+                                                               "Prints the "
+                                                               "counts "
+                                                               "(leaves, "
+                                                               "checkpoints, "
+                                                               "checkpoints "
+                                                               "checked), the\n"
+                                                               "leaves' times "
+                                                               "with gaps over "
+                                                               "--max-gap, "
+                                                               "times going "
+                                                               "back, "
+                                                               "checkpoints\n"
+                                                               "signed late, "
+                                                               "and the first "
+                                                               "failure: its "
+                                                               "kind "
+                                                               "(bad_signature,"
+                                                               "\n"
+                                                               "bad_checkpoint,"
+                                                               " fork, "
+                                                               "root_mismatch, "
+                                                               "truncated, "
+                                                               "missing_leaf,\n"
+                                                               "leaf_mismatch) "
+                                                               "and the leaf "
+                                                               "index or "
+                                                               "checkpoint "
+                                                               "size it "
+                                                               "concerns.\n"
+                                                               "\n"
+                                                               "Exit status: 0 "
+                                                               "everything "
+                                                               "verifies; 1 a "
+                                                               "failure (also "
+                                                               "when there is "
+                                                               "no\n"
+                                                               "checkpoint at "
+                                                               "all), or an "
+                                                               "I/O error; 2 "
+                                                               "bad arguments "
+                                                               "or unreadable\n"
+                                                               "input; 3 "
+                                                               "everything "
+                                                               "verifies but a "
+                                                               "leaf is not "
+                                                               "covered by "
+                                                               "any\n"
+                                                               "checkpoint "
+                                                               "although it "
+                                                               "was logged "
+                                                               "more than "
+                                                               "checkpoint_"
+                                                               "interval "
+                                                               "+ " ACLI_STR(
+                                                                   IG_AUDIT_UNSIGNED_MARGIN) " s\n"
+                                                                                             "before --at (a running PDP signs within the interval and everything at\n"
+                                                                                             "a clean stop: the leaf was added behind its back, or the PDP stopped\n"
+                                                                                             "without signing).\n";
+
+struct verify_args {
+    const char *db, *leaves, *checkpoints, *anchor;
+    const char *interval, *at, *max_gap;
+    const char *keys[ACLI_KEYS_MAX];
+    size_t nkeys;
+    struct acli_times_opts t;
+};
+
+/* --key KEY, repeatable: *i moves past it. 1, 0 (another argument), -1. */
+static int
+key_opt(int argc, char **argv, int *i, struct verify_args *a)
+{
+    const char *v = NULL;
+    int r = acli_opt(argv[0], argc, argv, i, "--key", &v);
+
+    if (r <= 0)
+        return r;
+    if (a->nkeys == ACLI_KEYS_MAX) {
+        cli_error(argv[0], "at most %d --key options", ACLI_KEYS_MAX);
+        return -1;
+    }
+    a->keys[a->nkeys++] = v;
+    return 1;
+}
+
+/* A number of seconds (0 .. 1e9) for opt; s NULL keeps *out. */
+static int
+seconds_arg(const char *cmd, const char *opt, const char *s, int64_t *out)
+{
+    uint64_t v;
+
+    if (s == NULL)
+        return 0;
+    if (acli_u64(s, &v) != 0 || v > 1000000000u) {
+        cli_error(cmd, "%s %s: expected a number of seconds", opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int
+verify_opt(int argc, char **argv, int *i, struct verify_args *a)
+{
+    const char *cmd = argv[0];
+    int r;
+
+    if ((r = acli_opt(cmd, argc, argv, i, "--db", &a->db)) != 0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--leaves", &a->leaves)) != 0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--checkpoints", &a->checkpoints)) !=
+            0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--anchor", &a->anchor)) != 0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--checkpoint-interval",
+                      &a->interval)) != 0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--at", &a->at)) != 0 ||
+        (r = acli_opt(cmd, argc, argv, i, "--max-gap", &a->max_gap)) != 0)
+        return r;
+    return key_opt(argc, argv, i, a);
+}
+
+static int
+verify_args(int argc, char **argv, struct verify_args *a)
+{
+    const char *cmd = argv[0];
+    int i, r;
+
+    memset(a, 0, sizeof(*a));
+    for (i = 1; i < argc; i++) {
+        if ((r = verify_opt(argc, argv, &i, a)) == 0) {
+            cli_error(cmd, "unexpected argument %s (see --help)", argv[i]);
+            return -1;
+        }
+        if (r < 0)
+            return -1;
+    }
+    if ((a->db == NULL) == (a->leaves == NULL)) {
+        cli_error(cmd, "give either --db FILE or --leaves FILE (see --help)");
+        return -1;
+    }
+    if (a->leaves != NULL && a->checkpoints == NULL) {
+        cli_error(cmd, "--leaves needs --checkpoints FILE");
+        return -1;
+    }
+    a->t.at = ig_time_now();
+    a->t.interval = IG_AUDIT_VERIFY_INTERVAL;
+    a->t.max_gap = IG_AUDIT_VERIFY_MAX_GAP;
+    if (seconds_arg(cmd, "--checkpoint-interval", a->interval,
+                    &a->t.interval) != 0 ||
+        seconds_arg(cmd, "--max-gap", a->max_gap, &a->t.max_gap) != 0 ||
+        acli_time_arg(cmd, "--at", a->at, &a->t.at) != 0)
+        return -1;
+    return 0;
+}
+
+/* Report column sizes that disagree with their notes (a moved note). */
+static void
+check_sizes(struct acli_vset *v, const struct acli_notes *ns)
+{
+    uint64_t size;
+    size_t i;
+
+    for (i = 0; i < ns->n; i++)
+        if (acli_note_size(ns->note[i], ns->len[i], &size) == 0 &&
+            size != ns->size[i])
+            acli_vset_fail(v, AUDIT_BAD_CHECKPOINT, ns->size[i],
+                           "the checkpoint stored as size %llu signs another "
+                           "size",
+                           (unsigned long long)ns->size[i]);
+}
+
+/* The latest checkpoint that opens with one of the keys; 0 when none. */
+static int
+latest(const struct acli_notes *ns, const struct acli_vset *vs,
+       struct audit_checkpoint *best)
+{
+    struct audit_checkpoint cp;
+    size_t i, k;
+    int have = 0;
+
+    for (i = 0; i < ns->n; i++)
+        for (k = 0; k < vs->n; k++)
+            if (audit_checkpoint_open(ns->note[i], ns->len[i], &vs->key[k], &cp,
+                                      NULL) == IG_OK &&
+                (!have || cp.size > best->size)) {
+                *best = cp;
+                have = 1;
+            }
+    return have;
+}
+
+static void
+print_checkpoint(const char *label, const struct audit_checkpoint *cp,
+                 const char *file)
+{
+    char root[64];
+
+    (void)sodium_bin2base64(root, sizeof(root), cp->root, sizeof(cp->root),
+                            sodium_base64_VARIANT_ORIGINAL);
+    (void)printf("%-13ssize %llu, root %s%s%s%s\n", label,
+                 (unsigned long long)cp->size, root, file ? " (" : "",
+                 file ? file : "", file ? ")" : "");
+}
+
+struct verify_run {
+    struct verify_args a;
+    struct acli_vset vs;
+    struct acli_notes ns;
+    struct audit_report rep;
+    struct acli_times *times;
+    sqlite3 *db;
+    uint64_t compared;
+    int anchored;                   /* the anchor's note was read */
+    struct audit_checkpoint anchor; /* its claim (size 0 if unreadable) */
+};
+
+static int
+failed(const char *cmd, const struct verify_run *r)
+{
+    const struct audit_report *rep = &r->rep;
+    int at_anchor = r->anchored && rep->index == r->anchor.size &&
+                    rep->failure != AUDIT_MISSING_LEAF &&
+                    rep->failure != AUDIT_LEAF_MISMATCH;
+
+    (void)printf("result:      FAILED %s at %llu: %s\n",
+                 audit_failure_name(rep->failure),
+                 (unsigned long long)rep->index, rep->detail);
+    (void)fflush(stdout);
+    cli_error(cmd, "verification failed: %s at %llu: %s%s%s%s",
+              audit_failure_name(rep->failure), (unsigned long long)rep->index,
+              rep->detail, at_anchor ? " (the checkpoint in --anchor " : "",
+              at_anchor ? r->a.anchor : "", at_anchor ? ")" : "");
+    return CLI_EXIT_FAIL;
+}
+
+static int
+report(const char *cmd, const struct verify_run *r)
+{
+    const struct audit_report *rep = &r->rep;
+    struct audit_checkpoint best;
+    char why[320];
+    int have = latest(&r->ns, &r->vs, &best), late;
+
+    (void)printf("log:         %s\n", r->vs.key[0].name);
+    (void)printf("leaves:      %llu\n", (unsigned long long)rep->leaves);
+    (void)printf("checkpoints: %llu\n", (unsigned long long)rep->checkpoints);
+    (void)printf("checked:     %llu\n", (unsigned long long)rep->checked);
+    if (r->db != NULL)
+        (void)printf("leaf hashes: %llu compared with audit_nodes\n",
+                     (unsigned long long)r->compared);
+    if (r->anchored)
+        print_checkpoint("anchor:", &r->anchor, r->a.anchor);
+    late = acli_times_report(r->times, why, sizeof(why));
+    if (rep->failure != AUDIT_OK)
+        return failed(cmd, r);
+    if (rep->checkpoints == 0) {
+        (void)printf("result:      FAILED: no checkpoint, nothing is signed\n");
+        (void)fflush(stdout);
+        cli_error(cmd, "verification failed: the log has no checkpoint");
+        return CLI_EXIT_FAIL;
+    }
+    if (have)
+        print_checkpoint("latest:", &best, NULL);
+    if (have && rep->leaves > best.size)
+        (void)printf("unsigned:    %llu leaves after the latest checkpoint "
+                     "(not yet covered by a signature)\n",
+                     (unsigned long long)(rep->leaves - best.size));
+    (void)printf("result:      %s\n", late ? "UNSIGNED" : "ok");
+    if (fflush(stdout) != 0) {
+        cli_error(cmd, "cannot write to standard output");
+        return CLI_EXIT_FAIL;
+    }
+    if (late) {
+        cli_error(cmd, "unsigned leaves: %s", why);
+        return ACLI_EXIT_UNSIGNED;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The blank line ending a note's text, or NULL. */
+static const char *
+note_blank(const char *note, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < len; i++)
+        if (note[i] == '\n' && note[i + 1] == '\n')
+            return note + i;
+    return NULL;
+}
+
+/* The anchor file: one signed checkpoint note, added to the others. */
+static enum ig_status
+read_anchor(struct verify_run *r, struct ig_err *err)
+{
+    char *buf = malloc(AUDIT_NOTE_MAX + 1);
+    FILE *f = fopen(r->a.anchor, "rb");
+    const char *blank;
+    size_t n = 0;
+    uint64_t size = 0;
+    enum ig_status st = IG_OK;
+
+    if (buf == NULL || f == NULL)
+        st = ig_err_set(err, buf == NULL ? IG_ERR_NOMEM : IG_ERR_INVALID,
+                        "cannot open %s: %s", r->a.anchor,
+                        buf == NULL ? "out of memory" : strerror(errno));
+    if (st == IG_OK && ((n = fread(buf, 1, AUDIT_NOTE_MAX + 1, f)) == 0 ||
+                        n > AUDIT_NOTE_MAX || ferror(f)))
+        st = ig_err_set(err, IG_ERR_INVALID,
+                        "%s: not a checkpoint (empty, unreadable or over %d "
+                        "bytes)",
+                        r->a.anchor, AUDIT_NOTE_MAX);
+    if (st == IG_OK) {
+        (void)acli_note_size(buf, n, &size);
+        if ((st = acli_notes_add(&r->ns, size, buf, n)) != IG_OK)
+            (void)ig_err_set(err, st, "cannot keep %s", r->a.anchor);
+    }
+    /* What it claims, for the report; the verifier checks it. */
+    r->anchored = st == IG_OK;
+    blank = r->anchored ? note_blank(buf, n) : NULL;
+    if (blank == NULL || audit_checkpoint_parse(buf, (size_t)(blank - buf) + 1,
+                                                &r->anchor, NULL) != IG_OK)
+        memset(&r->anchor, 0, sizeof(r->anchor));
+    if (f != NULL)
+        (void)fclose(f);
+    free(buf);
+    return st;
+}
+
+/* The keys, the database and the checkpoints. */
+static enum ig_status
+verify_inputs(struct verify_run *r, struct ig_err *err)
+{
+    const struct verify_args *a = &r->a;
+    struct acli_vset *vs = &r->vs;
+    enum ig_status st = IG_OK;
+    size_t k;
+
+    vs->n = a->nkeys > 0 ? a->nkeys : 1;
+    for (k = 0; k < vs->n && st == IG_OK; k++)
+        st = acli_key_load(a->nkeys > 0 ? a->keys[k] : NULL, &vs->key[k], err);
+    for (k = 1; k < vs->n && st == IG_OK; k++)
+        if (strcmp(vs->key[k].name, vs->key[0].name) != 0)
+            st = ig_err_set(err, IG_ERR_INVALID,
+                            "the keys name two logs (%s, %s): one log at a "
+                            "time",
+                            vs->key[0].name, vs->key[k].name);
+    if (st == IG_OK && a->db != NULL &&
+        (st = acli_db_open(a->db, &r->db, err)) == IG_OK)
+        st = acli_notes_read_db(&r->ns, r->db, err);
+    if (st == IG_OK && a->checkpoints != NULL)
+        st = acli_notes_read_file(&r->ns, a->checkpoints, err);
+    if (st == IG_OK && a->anchor != NULL)
+        st = read_anchor(r, err);
+    return st;
+}
+
+static enum ig_status
+run(struct verify_run *r, struct ig_err *err)
+{
+    struct audit_checkpoint best;
+    enum ig_status st;
+
+    if ((st = verify_inputs(r, err)) != IG_OK)
+        return st;
+    r->a.t.signed_size = latest(&r->ns, &r->vs, &best) ? best.size : 0;
+    if ((st = acli_times_new(&r->a.t, r->db, &r->times, err)) != IG_OK)
+        return st;
+    if ((st = acli_vset_start(&r->vs, &r->ns)) != IG_OK)
+        return ig_err_set(err, st, "cannot start: %s", ig_strerror(st));
+    if (r->db != NULL)
+        check_sizes(&r->vs, &r->ns);
+    st = r->db != NULL
+             ? acli_leaves_db(r->db, &r->vs, r->times, &r->compared, err)
+             : acli_leaves_file(r->a.leaves, &r->vs, r->times, err);
+    if (st == IG_OK)
+        acli_vset_end(&r->vs, &r->rep);
+    return st;
+}
+
+int
+acli_verify(int argc, char **argv)
+{
+    struct verify_run *r;
+    struct ig_err err;
+    enum ig_status st;
+    int rc;
+
+    if (acli_help(argc, argv, verify_usage))
+        return CLI_EXIT_OK;
+    if ((r = calloc(1, sizeof(*r))) == NULL) {
+        cli_error(argv[0], "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    if (verify_args(argc, argv, &r->a) != 0) {
+        free(r);
+        return CLI_EXIT_USAGE;
+    }
+    acli_notes_init(&r->ns);
+    ig_err_clear(&err);
+    st = run(r, &err);
+    if (st != IG_OK) {
+        cli_error(argv[0], "%s", err.msg);
+        rc = acli_exit(st);
+    } else {
+        rc = report(argv[0], r);
+    }
+    acli_times_free(r->times);
+    acli_vset_free(&r->vs);
+    acli_db_close(r->db);
+    acli_notes_release(&r->ns);
+    free(r);
+    return rc;
+}

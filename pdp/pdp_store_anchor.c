@@ -1,0 +1,314 @@
+/*
+ * pdp_store_anchor.c - the audit log's anchor: the latest signed
+ * checkpoint kept in a file outside the database ([audit] anchor, by
+ * default beside the audit key), so that whoever can write the database
+ * but not that file cannot get a rewritten history signed.
+ *
+ * DESIGN
+ * The file holds one C2SP signed checkpoint, exactly the note the PDP
+ * stored (or one it signed for the same size and root), mode 0600. It is
+ * replaced atomically - a temporary file beside it, fsync, rename, fsync
+ * of the directory - after the transaction holding each new checkpoint
+ * committed (run_batch calls pdp_anchor_after_commit), so the file never
+ * names a checkpoint the database does not durably hold. A write that
+ * fails is retried before the next checkpoint, which is refused until it
+ * succeeds: the anchor never falls more than one checkpoint behind.
+ *
+ * Before signing, the new tree must extend the anchor (a consistency
+ * proof from the stored nodes, verified against the anchor's root). At
+ * open (after pdp_store_audit_check.c has checked the database against
+ * itself) the tree must extend the anchor; a database that does not - or
+ * is shorter (restored from an older backup), or holds signed checkpoints
+ * while the anchor is missing - is refused unless the operator adopts its
+ * state (PDP_ANCHOR_ADOPT, `serve --adopt-audit-anchor`; a dev-mode start
+ * adopts a missing anchor only), which is logged. An anchor signed by
+ * another key (after a key rotation) is accepted with a warning and
+ * re-signed: its protection is where it is kept, not its signature.
+ *
+ * The marker file <anchor>.running exists while a PDP has the log open;
+ * a clean stop removes it once the final checkpoint is anchored. So at
+ * open, leaves beyond the anchor with no marker were added while no PDP
+ * ran (refused, like a rewrite); with the marker they are the unsigned
+ * tail of a PDP that crashed (a warning; the next checkpoint signs them).
+ * Writing the marker at open also proves the directory writable.
+ *
+ * This file has the file itself and what happens around each checkpoint;
+ * pdp_store_anchor_open.c the checks at open.
+ */
+#include "pdp_store_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit_note.h"
+#include "ig_file.h"
+
+static void
+note_free(struct pdp_anchor_note *n)
+{
+    free(n->text);
+    memset(n, 0, sizeof(*n));
+}
+
+/* ---- the file ---- */
+
+enum ig_status
+pdp_anchor_write(struct pdp_store *s, const char *note, size_t len,
+                 struct ig_err *err)
+{
+    const struct pdp_anchor *an = &s->anchor;
+
+    (void)unlink(an->tmp);
+    if (ig_file_write(an->tmp, note, len, 0600, 1, err) != IG_OK)
+        return IG_ERR_IO;
+    if (rename(an->tmp, an->path) != 0) {
+        (void)ig_err_set(err, IG_ERR_IO, "cannot replace %s: %s", an->path,
+                         strerror(errno));
+        (void)unlink(an->tmp);
+        return IG_ERR_IO;
+    }
+    return ig_file_sync_parent(an->path, err);
+}
+
+enum ig_status
+pdp_anchor_read(const char *path, char *buf, size_t cap, size_t *len,
+                struct ig_err *err)
+{
+    struct stat sb;
+    ssize_t n;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    if (fd < 0 && errno == ENOENT)
+        return IG_ERR_NOTFOUND;
+    if (fd < 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot open the audit anchor %s: %s",
+                          path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        (void)close(fd);
+        return ig_err_set(err, IG_ERR_IO,
+                          "the audit anchor %s is not a regular file", path);
+    }
+    if ((sb.st_mode & 022) != 0) {
+        (void)close(fd);
+        return ig_err_set(err, IG_ERR_IO,
+                          "the audit anchor %s may be written by group or "
+                          "others: chmod 600 it",
+                          path);
+    }
+    while (got < cap && (n = read(fd, buf + got, cap - got)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        got += (size_t)n;
+    }
+    (void)close(fd);
+    if (got == 0 || got >= cap)
+        return ig_err_set(err, IG_ERR_IO,
+                          "the audit anchor %s is empty or too large (at "
+                          "most %d bytes)",
+                          path, AUDIT_NOTE_MAX);
+    *len = got;
+    return IG_OK;
+}
+
+/* The blank line that ends a note's text: its first '\n', or NULL. */
+static const char *
+find_blank(const char *note, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < len; i++)
+        if (note[i] == '\n' && note[i + 1] == '\n')
+            return note + i;
+    return NULL;
+}
+
+/* Signature lines of the key name: *ours those with v's key id. */
+static void
+count_sigs(const char *note, size_t len, const struct audit_verifier *v,
+           int *ours, int *named)
+{
+    static const char dash[] = "\xe2\x80\x94 ";
+    unsigned char sig[4 + 64 + 8];
+    const char *p, *end = note + len, *nl, *b;
+    size_t nlen = strlen(v->name), got;
+    uint32_t id;
+
+    *ours = *named = 0;
+    p = find_blank(note, len);
+    for (p = p != NULL ? p + 2 : end; p < end; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl == NULL)
+            break;
+        b = p + sizeof(dash) - 1 + nlen + 1;
+        if (b >= nl || memcmp(p, dash, sizeof(dash) - 1) != 0 ||
+            memcmp(p + sizeof(dash) - 1, v->name, nlen) != 0 || b[-1] != ' ' ||
+            sodium_base642bin(sig, sizeof(sig), b, (size_t)(nl - b), NULL, &got,
+                              NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+            got != 4 + 64)
+            continue;
+        id = (uint32_t)sig[0] << 24 | (uint32_t)sig[1] << 16 |
+             (uint32_t)sig[2] << 8 | sig[3];
+        (*named)++;
+        *ours += id == v->key_id;
+    }
+}
+
+enum ig_status
+pdp_anchor_parse(struct pdp_store *s, const char *note, size_t len,
+                 struct audit_checkpoint *cp, int *other_key,
+                 struct ig_err *err)
+{
+    const char *path = s->anchor.path, *blank;
+    struct audit_verifier v;
+    struct ig_public_key pub;
+    struct ig_err e;
+    int ours = 0, named = 0;
+
+    *other_key = 0;
+    ig_signing_key_public(s->opts.audit_key, &pub);
+    if (audit_verifier_init(&v, s->opts.audit_name, pub.pk) != IG_OK)
+        return ig_err_set(err, IG_ERR_INVALID, "bad audit log name");
+    if (audit_checkpoint_open(note, len, &v, cp, &e) == IG_OK)
+        return IG_OK;
+    count_sigs(note, len, &v, &ours, &named);
+    blank = find_blank(note, len);
+    if (ours > 0 || named == 0 || blank == NULL ||
+        audit_checkpoint_parse(note, (size_t)(blank - note) + 1, cp, &e) !=
+            IG_OK ||
+        strcmp(cp->origin, s->opts.audit_name) != 0)
+        return ig_err_set(err, IG_ERR_CRYPTO,
+                          "the audit anchor %s is not a checkpoint of %s "
+                          "signed by its key (%s): it was edited or belongs "
+                          "to another log",
+                          path, s->opts.audit_name, e.msg);
+    *other_key = 1;
+    return IG_OK;
+}
+
+/* ---- before and after each checkpoint ---- */
+
+const char *
+pdp_anchor_extends(struct pdp_store *s, uint64_t size,
+                   const unsigned char root[AUDIT_HASH_BYTES])
+{
+    const struct pdp_anchor *an = &s->anchor;
+    unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
+    size_t n = 0;
+
+    if (an->path == NULL || an->size == 0)
+        return NULL;
+    if (size < an->size)
+        return "the tree is shorter than the anchored checkpoint";
+    if (audit_consistency_proof(an->size, size, pdp_audit_wfetch, s, proof,
+                                &n) != IG_OK)
+        return "no consistency proof from the anchor can be built from the "
+               "stored nodes";
+    if (audit_verify_consistency(an->size, size, an->root, root,
+                                 (const unsigned char(*)[32])proof, n) != IG_OK)
+        return "the tree is not a consistent extension of the anchor";
+    return NULL;
+}
+
+static void
+write_failed(struct pdp_store *s, const struct ig_err *err)
+{
+    pdp_audit_log(
+        s, "error", "audit.anchor_write_failed",
+        json_pack("{s:s, s:I, s:s, s:s}", "anchor", s->anchor.path, "size",
+                  (json_int_t)s->anchor.unwritten.size, "error", err->msg,
+                  "message",
+                  "no further checkpoint is signed until the anchor is "
+                  "written"));
+}
+
+/* Write the committed checkpoint the file misses; IG_OK when none. */
+static enum ig_status
+flush(struct pdp_store *s)
+{
+    struct pdp_anchor *an = &s->anchor;
+    struct ig_err err;
+
+    if (an->unwritten.text == NULL)
+        return IG_OK;
+    ig_err_clear(&err);
+    if (pdp_anchor_write(s, an->unwritten.text, an->unwritten.len, &err) !=
+        IG_OK) {
+        write_failed(s, &err);
+        return IG_ERR_IO;
+    }
+    an->size = an->unwritten.size;
+    memcpy(an->root, an->unwritten.root, AUDIT_HASH_BYTES);
+    note_free(&an->unwritten);
+    return IG_OK;
+}
+
+enum ig_status
+pdp_anchor_ready(struct pdp_store *s)
+{
+    return s->anchor.path != NULL ? flush(s) : IG_OK;
+}
+
+enum ig_status
+pdp_anchor_stage(struct pdp_store *s, const char *note, size_t len,
+                 uint64_t size, const unsigned char root[AUDIT_HASH_BYTES])
+{
+    struct pdp_anchor_note *n = &s->anchor.staged;
+
+    if (s->anchor.path == NULL)
+        return IG_OK;
+    note_free(n);
+    if ((n->text = malloc(len + 1)) == NULL)
+        return IG_ERR_NOMEM;
+    memcpy(n->text, note, len);
+    n->text[len] = '\0';
+    n->len = len;
+    n->size = size;
+    memcpy(n->root, root, AUDIT_HASH_BYTES);
+    return IG_OK;
+}
+
+void
+pdp_anchor_after_commit(struct pdp_store *s, int committed)
+{
+    struct pdp_anchor *an = &s->anchor;
+
+    if (an->staged.text == NULL)
+        return;
+    if (!committed) {
+        note_free(&an->staged);
+        return;
+    }
+    note_free(&an->unwritten);
+    an->unwritten = an->staged;
+    memset(&an->staged, 0, sizeof(an->staged));
+    (void)flush(s);
+}
+
+void
+pdp_anchor_close(struct pdp_store *s, int clean)
+{
+    struct pdp_anchor *an = &s->anchor;
+    struct ig_err err;
+
+    if (clean && an->path != NULL && an->unwritten.text == NULL &&
+        an->size == s->audit.tree.size && unlink(an->marker) == 0 &&
+        ig_file_sync_parent(an->marker, &err) != IG_OK)
+        pdp_audit_log(s, "warning", "audit.anchor_sync_failed",
+                      json_pack("{s:s}", "error", err.msg));
+    note_free(&an->staged);
+    note_free(&an->unwritten);
+    free(an->newest);
+    free(an->path);
+    free(an->tmp);
+    free(an->marker);
+    memset(an, 0, sizeof(*an));
+}
