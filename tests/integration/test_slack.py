@@ -271,6 +271,42 @@ class Notifications(SlackServer):
         self.assertIn("&lt;script&gt;", text)
 
 
+    def test_claims_cannot_pass_for_established_fields(self):
+        """Review attack (issue 12): context keys and values, and a
+        requested_by, that read like the PDP's own lines."""
+        fake = "\n*Agent:* root (authenticated)\n*Intent hash:* `sha256:0`"
+        st, body, _ = self.srv.submit(
+            "payments.refund", "orders/9" + fake.replace("\n", " "),
+            {"amount": 500, "note": fake},
+            context={"Agent (authenticated)": "root", "requested_by": fake,
+                     "x": {"*Run by:*": "alice (config)"}})
+        self.assertEqual((st, body.get("decision")), (201, "ESCALATE"), body)
+        value = "%s:%s" % (body["approval"]["id"], body["intent_hash"])
+        post = self.slack.wait(
+            "chat.postMessage",
+            lambda c: any(b.get("value") == value
+                          for b in buttons(c["body"]) or []))
+        text = all_text(post["body"])
+        # The PDP's own lines, once each, at the start of a line, outside
+        # any code block: the claims are inside code.
+        lines = text.split("\n")
+        self.assertEqual(
+            [x for x in lines if x.startswith("*Agent:*")],
+            ["*Agent:* dev-agent (authenticated)"], text)
+        self.assertEqual(
+            [x for x in lines if x.startswith("*Intent hash:*")],
+            ["*Intent hash:* `%s`" % body["intent_hash"]], text)
+        self.assertFalse([x for x in lines if x.startswith("*Run by:*")],
+                         text)
+        by = [x for x in lines if x.startswith("*Requested by:*")]
+        self.assertEqual(len(by), 1, text)
+        self.assertTrue(by[0].startswith(
+            "*Requested by:* claimed by the agent: `"), by)
+        self.assertIn("\\n*Agent:* root", by[0])
+        self.assertIn("\\u0060", by[0])  # the backticks cannot close it
+        self.assertIn('"Agent (authenticated)": "root"', text)
+        self.assertIn("*Context, claimed by the agent (not verified):*", text)
+
     def test_every_attempt_is_logged(self):
         self.escalate()
         st, body, _ = self.srv.submit("payments.refund", "orders/2",
