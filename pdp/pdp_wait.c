@@ -13,6 +13,9 @@
  * minute, so they are capped: max_waiters in all and
  * max_waiters_per_principal for one principal ([limits]). Over a cap the
  * poll is not registered and answers at once with the current state.
+ * Once the stop woke everyone (resume_all), nothing registers: a poll that
+ * looked at `stopping` just before it was set answers at once too, rather
+ * than park until its deadline while the stop waits for it.
  */
 #include "pdp_int.h"
 
@@ -39,6 +42,7 @@ struct pdp_waiters {
     size_t max, max_per; /* the caps */
     pthread_t ticker;
     int stop;
+    int closed; /* the server is stopping: nothing registers any more */
 };
 
 /* Wake w (caller holds mu): resume if parked, else mark for park(). */
@@ -168,10 +172,12 @@ pdp_waiters_add(struct pdp_waiters *ws, struct pdp_req *r,
     memcpy(w->intent_id, intent_id, n + 1);
     w->deadline = deadline;
     pthread_mutex_lock(&ws->mu);
-    if (ws->n >= ws->max || count_of(ws, who) >= ws->max_per) {
+    if (ws->closed || ws->n >= ws->max || count_of(ws, who) >= ws->max_per) {
+        int rc = ws->closed ? -3 : -2;
+
         pthread_mutex_unlock(&ws->mu);
         free(w);
-        return -2;
+        return rc;
     }
     w->next = ws->head;
     ws->head = w;
@@ -264,6 +270,7 @@ pdp_waiters_resume_all(struct pdp_waiters *ws)
     struct waiter *w, *next;
 
     pthread_mutex_lock(&ws->mu);
+    ws->closed = 1;
     for (w = ws->head; w != NULL; w = next) {
         next = w->next;
         if (w->parked) {

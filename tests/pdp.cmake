@@ -3,6 +3,7 @@
 # over HTTP (Python standard library only).
 ig_test(pdp store LIBS igpdp)
 ig_test(pdp config LIBS igpdp)
+ig_test(pdp wait LIBS igpdp)
 
 find_program(PYTHON3 python3 REQUIRED)
 add_test(NAME pdp.integration
