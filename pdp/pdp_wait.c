@@ -82,7 +82,7 @@ ticker_main(void *arg)
 
     pthread_mutex_lock(&ws->mu);
     while (!ws->stop) {
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += TICK_NS;
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
@@ -106,6 +106,7 @@ enum ig_status
 pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
 {
     struct pdp_waiters *ws = calloc(1, sizeof(*ws));
+    pthread_condattr_t ca;
 
     *out = NULL;
     if (ws == NULL)
@@ -113,7 +114,12 @@ pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
     ws->max = (size_t)s->cfg->max_waiters;
     ws->max_per = (size_t)s->cfg->max_waiters_per_principal;
     pthread_mutex_init(&ws->mu, NULL);
-    pthread_cond_init(&ws->cv, NULL);
+    /* The ticker's timed wait is on the monotonic clock: a wall clock
+       stepped back must not leave parked polls past their deadline. */
+    pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ws->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&ws->ticker, NULL, ticker_main, ws) != 0) {
         pthread_mutex_destroy(&ws->mu);
         pthread_cond_destroy(&ws->cv);
