@@ -92,6 +92,8 @@ return {
     expect = "ESCALATE", reasons = {"DATABASE_NAME_NOT_PLAIN"} },
   { name = "a backslash separator", intent = write("prod\\orders"),
     expect = "ESCALATE", reasons = {"DATABASE_NAME_NOT_PLAIN"} },
+  { name = "a trailing backslash", intent = write("prod\\"),
+    expect = "ESCALATE", reasons = {"DATABASE_NAME_NOT_PLAIN"} },
   { name = "a dotted name", intent = write("prod.orders"),
     expect = "ESCALATE", reasons = {"DATABASE_NAME_NOT_PLAIN"} },
   { name = "a percent-encoded letter", intent = write("%70rod/orders"),
