@@ -72,7 +72,7 @@ sweeper_main(void *arg)
 
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
         ns = ts.tv_nsec + (long)(slice * 1e6);
         ts.tv_sec += ns / 1000000000L;
         ts.tv_nsec = ns % 1000000000L;
@@ -88,12 +88,18 @@ ig_conns_new(double request_timeout_ms, struct ig_conns **out,
              struct ig_err *err)
 {
     struct ig_conns *c = calloc(1, sizeof(*c));
+    pthread_condattr_t ca;
 
     *out = NULL;
     if (c == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
+    /* The sweeper's timed wait is on the monotonic clock: a wall clock
+       stepped back must not stop the deadlines for as long. */
+    pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
     c->timeout_ms = request_timeout_ms;
     if (pthread_create(&c->sweeper, NULL, sweeper_main, c) != 0) {
         pthread_mutex_destroy(&c->mu);

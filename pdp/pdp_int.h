@@ -288,8 +288,9 @@ enum ig_status pdp_waiters_new(struct pdp_server *s,
 void pdp_waiters_free(struct pdp_waiters *w);
 /* Register r (of principal who) to be woken at the next commit touching
    intent_id or at deadline (monotonic seconds); -1 on out-of-memory, -2
-   when max_waiters or max_waiters_per_principal are reached. Register
-   BEFORE reading the state, then park: no commit in between is missed. */
+   when max_waiters or max_waiters_per_principal are reached, -3 once
+   resume_all ran (stopping). Register BEFORE reading the state, then
+   park: no commit in between is missed. */
 int pdp_waiters_add(struct pdp_waiters *w, struct pdp_req *r,
                     const char *intent_id, const struct pdp_principal *who,
                     double deadline);
@@ -303,7 +304,7 @@ int pdp_waiters_park(struct pdp_waiters *w, struct pdp_req *r, double deadline);
 void pdp_waiters_remove(struct pdp_waiters *w, struct pdp_req *r);
 /* Store commit hook: resume everyone waiting on intent_id. */
 void pdp_waiters_notify(void *ctx, const char *intent_id);
-/* Resume every waiter (shutdown). */
+/* Resume every waiter and take no new one (shutdown). */
 void pdp_waiters_resume_all(struct pdp_waiters *w);
 
 #endif

@@ -64,18 +64,29 @@ audit_stranger(struct pdp_server *s, const struct appr_slack_click *c)
 
 /* 1 when c approves an intent the Slack message could not show whole
    (refused: audited, answered). An approval the clicker may not read is
-   left to pdp_approval_vote (it refuses that). */
+   left to pdp_approval_vote (it refuses that); one that cannot be read
+   now is refused here, not let through unchecked. */
 static int
 approve_unseen(struct pdp_req *r, const struct appr_slack_click *c,
                const struct pdp_approver *a)
 {
     char when[IG_TIME_STRLEN + 1];
     json_t *view = NULL;
+    enum ig_status st;
     int unseen;
 
-    if (!c->approve ||
-        pdp_approval_get(r->srv, c->approval_id, a, &view) != IG_OK)
+    if (!c->approve)
         return 0;
+    st = pdp_approval_get(r->srv, c->approval_id, a, &view);
+    if (st == IG_ERR_NOTFOUND)
+        return 0;
+    if (st != IG_OK) {
+        log_click(c, a, "STORE_UNAVAILABLE");
+        reply_clicker(r, "STORE_UNAVAILABLE",
+                      "Your vote was not counted: STORE_UNAVAILABLE: the "
+                      "request could not be read; try again.");
+        return 1;
+    }
     unseen = !appr_slack_shows_all(view);
     if (unseen) {
         if (ig_time_format(ig_time_now(), when) != IG_OK)

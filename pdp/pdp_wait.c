@@ -13,6 +13,9 @@
  * minute, so they are capped: max_waiters in all and
  * max_waiters_per_principal for one principal ([limits]). Over a cap the
  * poll is not registered and answers at once with the current state.
+ * Once the stop woke everyone (resume_all), nothing registers: a poll that
+ * looked at `stopping` just before it was set answers at once too, rather
+ * than park until its deadline while the stop waits for it.
  */
 #include "pdp_int.h"
 
@@ -39,6 +42,7 @@ struct pdp_waiters {
     size_t max, max_per; /* the caps */
     pthread_t ticker;
     int stop;
+    int closed; /* the server is stopping: nothing registers any more */
 };
 
 /* Wake w (caller holds mu): resume if parked, else mark for park(). */
@@ -78,7 +82,7 @@ ticker_main(void *arg)
 
     pthread_mutex_lock(&ws->mu);
     while (!ws->stop) {
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += TICK_NS;
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
@@ -102,6 +106,7 @@ enum ig_status
 pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
 {
     struct pdp_waiters *ws = calloc(1, sizeof(*ws));
+    pthread_condattr_t ca;
 
     *out = NULL;
     if (ws == NULL)
@@ -109,7 +114,12 @@ pdp_waiters_new(struct pdp_server *s, struct pdp_waiters **out)
     ws->max = (size_t)s->cfg->max_waiters;
     ws->max_per = (size_t)s->cfg->max_waiters_per_principal;
     pthread_mutex_init(&ws->mu, NULL);
-    pthread_cond_init(&ws->cv, NULL);
+    /* The ticker's timed wait is on the monotonic clock: a wall clock
+       stepped back must not leave parked polls past their deadline. */
+    pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ws->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&ws->ticker, NULL, ticker_main, ws) != 0) {
         pthread_mutex_destroy(&ws->mu);
         pthread_cond_destroy(&ws->cv);
@@ -168,10 +178,12 @@ pdp_waiters_add(struct pdp_waiters *ws, struct pdp_req *r,
     memcpy(w->intent_id, intent_id, n + 1);
     w->deadline = deadline;
     pthread_mutex_lock(&ws->mu);
-    if (ws->n >= ws->max || count_of(ws, who) >= ws->max_per) {
+    if (ws->closed || ws->n >= ws->max || count_of(ws, who) >= ws->max_per) {
+        int rc = ws->closed ? -3 : -2;
+
         pthread_mutex_unlock(&ws->mu);
         free(w);
-        return -2;
+        return rc;
     }
     w->next = ws->head;
     ws->head = w;
@@ -264,6 +276,7 @@ pdp_waiters_resume_all(struct pdp_waiters *ws)
     struct waiter *w, *next;
 
     pthread_mutex_lock(&ws->mu);
+    ws->closed = 1;
     for (w = ws->head; w != NULL; w = next) {
         next = w->next;
         if (w->parked) {

@@ -20,8 +20,10 @@
  * Default_Ignorable_Code_Point, the table below.
  * resource_canonical: clean_text, then split at '/': no empty segment (so
  * no leading, trailing or double '/'), no "." or ".." segment, and no
- * White_Space character starting or ending a segment. Character faults
- * are reported before segment faults.
+ * White_Space character starting or ending a segment. "%2e" (any case)
+ * counts as a dot in a segment of dots only: WHATWG URL resolvers read
+ * "%2e%2e", ".%2e" and "%2e." as "..". Character faults are reported
+ * before segment faults.
  * git_ref_valid: the rules of `git check-ref-format` without options
  * (NOTES-2 section 6): no control byte, space, ~ ^ : ? * [ or \, no "..",
  * no "@{", not "@", no empty component, none starting with '.' or ending
@@ -203,6 +205,35 @@ pol_last_char(const unsigned char *s, size_t start, size_t end)
     return cp;
 }
 
+/* Does s[0, n) read "%2e" (any case) at i? */
+static int
+pol_pct_dot(const unsigned char *s, size_t n, size_t i)
+{
+    return i + 3 <= n && s[i] == '%' && s[i + 1] == '2' &&
+           (s[i + 2] == 'e' || s[i + 2] == 'E');
+}
+
+/*
+ * A "." or ".." segment, or one URL resolvers read so (WHATWG URL: "%2e",
+ * ".%2e", "%2e." and "%2e%2e", any case).
+ */
+static int
+pol_dot_segment(const unsigned char *s, size_t n)
+{
+    size_t i = 0, dots = 0;
+
+    while (i < n && dots < 3) {
+        if (s[i] == '.')
+            i++;
+        else if (pol_pct_dot(s, n, i))
+            i += 3;
+        else
+            return 0;
+        dots++;
+    }
+    return i == n && dots > 0 && dots <= 2;
+}
+
 /* Check the segment s[start, end), number seg. */
 static int
 pol_segment_ok(const unsigned char *s, size_t start, size_t end, size_t seg,
@@ -219,10 +250,12 @@ pol_segment_ok(const unsigned char *s, size_t start, size_t end, size_t seg,
                        seg, start + 1);
         return 0;
     }
-    if (s[start] == '.' && (len == 1 || (len == 2 && s[start + 1] == '.'))) {
+    if (pol_dot_segment(s + start, len)) {
         pol_fault(f, "DOT_SEGMENT", start, 0);
         (void)snprintf(f->detail, sizeof(f->detail),
-                       "segment %zu is '.' or '..' (byte %zu)", seg, start + 1);
+                       "segment %zu is '.' or '..'%s (byte %zu)", seg,
+                       s[start] == '.' && len <= 2 ? "" : " percent-encoded",
+                       start + 1);
         return 0;
     }
     (void)pol_utf8_decode(s + start, len, &first);

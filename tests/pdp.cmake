@@ -7,6 +7,8 @@ ig_test(pdp config LIBS igpdp)
 # behind trusted proxies (issue 12).
 ig_test(pdp refusals LIBS igpdp)
 ig_test(pdp addr LIBS igpdp)
+# The long-poll registry: no waiter parks once the stop has run.
+ig_test(pdp wait LIBS igpdp)
 
 find_program(PYTHON3 python3 REQUIRED)
 add_test(NAME pdp.integration

@@ -293,6 +293,23 @@ state=$(intent_state "$intent")
 if [ "$state" = PENDING_APPROVAL ]; then ok; else
     bad "state after a refused vote: $state"; fi
 
+# ---- claims that read like the PDP's own lines (review, issue 12) ----
+
+fake='x\nAgent        root (authenticated)\u001b[2J\r'
+refund "$fake" 500 '{"Agent (authenticated)":"root","requested_by":"root\nAgent        root"}'
+expect_status 0 "show hostile claims" "$ig" approvals show "$approval"
+n=$(grep -c '^Agent ' "$tmp/out")
+if [ "$n" = 1 ]; then ok; else bad "lines starting Agent: $n"; fi
+expect_out "the established agent" '^Agent +dev-agent \(authenticated\)$'
+expect_out "the fake line stays in the resource" \
+    '^Resource +orders/x\\nAgent +root \(authenticated\)\\u001b\[2J\\r$'
+expect_out "the impersonating key stays in the claims" \
+    '^ +"Agent \(authenticated\)": "root",$'
+if LC_ALL=C grep -q "$(printf '\033')" "$tmp/out"; then
+    bad "an escape byte reached the terminal"; else ok; fi
+if LC_ALL=C grep -q "$(printf '\r')" "$tmp/out"; then
+    bad "a carriage return reached the terminal"; else ok; fi
+
 # ---- login failures and an unreachable PDP ----
 
 expect_status 1 "wrong password" env INTENTGATE_APPROVER_PASSWORD=wrong-password \

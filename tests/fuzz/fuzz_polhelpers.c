@@ -11,7 +11,8 @@
  *     the best-known invisible ones, and must agree with the character
  *     faults resource_canonical reports;
  *   - resource_canonical may pass only clean text without empty, "." or
- *     ".." segments or a space at a segment's edge;
+ *     ".." segments (nor "%2e", ".%2e", "%2e.", "%2e%2e", any case) or a
+ *     space at a segment's edge;
  *   - ip_is_private must call private any input that holds a byte outside
  *     the host alphabet, and every 127.x.y.z dotted quad;
  *   - parse_url may accept only printable ASCII without backslashes, and
@@ -98,6 +99,31 @@ oracle_clean(const char *s, size_t n)
     }
 }
 
+/* Is some '/'-separated segment one WHATWG URL reads as "." or ".."? */
+static int
+oracle_encoded_dot(const char *s, size_t n)
+{
+    static const char *const dots[] = {"%2e", ".%2e", "%2e.", "%2e%2e"};
+    char seg[8];
+    size_t i, start = 0, len, k, d;
+
+    for (i = 0; i <= n; i++) {
+        if (i < n && s[i] != '/')
+            continue;
+        len = i - start;
+        if (len < sizeof(seg)) {
+            for (k = 0; k < len; k++)
+                seg[k] = s[start + k] == 'E' ? 'e' : s[start + k];
+            seg[len] = '\0';
+            for (d = 0; d < sizeof(dots) / sizeof(dots[0]); d++)
+                if (strcmp(seg, dots[d]) == 0)
+                    return 1;
+        }
+        start = i + 1;
+    }
+    return 0;
+}
+
 static void
 fuzz_text(const char *s, size_t n)
 {
@@ -119,6 +145,8 @@ fuzz_text(const char *s, size_t n)
                   !(n == 1 && s[0] == '.') &&
                   !(n == 2 && s[0] == '.' && s[1] == '.'),
               "resource_canonical passed a dot segment");
+        check(!oracle_encoded_dot(s, n),
+              "resource_canonical passed a percent-encoded dot segment");
         check(s[0] != ' ' && s[n - 1] != ' ' && !has(s, n, " /") &&
                   !has(s, n, "/ "),
               "resource_canonical passed edge whitespace");

@@ -220,6 +220,115 @@ class RequestDeadline(Limited):
         until("the idle connection to be cut", lambda: closed_by_server(s, 0.05))
 
 
+class DeadlineAgainstManyAddresses(Limited):
+    """Review attack (issue 12): the per-address limit is sidestepped from
+    many loopback addresses until the total is held; the deadline frees
+    the slots, so a client that waits gets in while the attacker keeps
+    every socket it opened."""
+    limits = ("[limits]\nmax_connections = 16\n"
+              "max_connections_per_address = 2\nrequest_timeout_ms = 500\n")
+
+    def test_slots_held_from_many_addresses_come_back(self):
+        t0 = metric(self.srv, "intentgate_connections_cut_total")
+        for i in range(40):
+            self.socks.append(partial(self.srv.port, "127.0.2.%d" % (i + 1)))
+        # Every one of them is cut in turn (the backlog's too), and the
+        # health check queued behind them is answered.
+        self.assertEqual(self.srv.call("GET", "/healthz", timeout=60)[0], 200)
+        for s in self.socks:
+            until("the server to cut a partial request",
+                  lambda: closed_by_server(s, 0.05))
+        self.assertGreaterEqual(
+            metric(self.srv, "intentgate_connections_cut_total") - t0, 40)
+        self.allow(1)
+
+
+class PipelinedTrickle(Limited):
+    """Review attack (issue 12): an intent whose write is pending, and
+    behind it on the same connection a request trickled past the
+    deadline. The pending one is answered and recorded whole; the trickle
+    is cut; nothing of it is recorded."""
+    limits = "[limits]\nrequest_timeout_ms = 500\n"
+
+    def test_pending_write_is_answered_and_the_trickle_is_cut(self):
+        body = json.dumps({"action": "payments.refund", "resource": "p/1",
+                           "params": {"amount": 1}}).encode()
+        head = ("POST /v1/intents HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                "Bearer %s\r\nContent-Type: application/json\r\n"
+                "Content-Length: %d\r\n\r\n" % (
+                    self.env["INTENTGATE_AGENT_TOKEN"], len(body))).encode()
+        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"),
+                             isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")  # the writer now waits for us
+        s = socket.create_connection(("127.0.0.1", self.srv.port))
+        self.socks.append(s)
+        second = head.replace(b"Content-Length: %d" % len(body),
+                              b"Content-Length: %d" % (len(body) + 100))
+        s.sendall(head + body + second + body[:5])
+        until("the intent's write to be queued",
+              lambda: metric(self.srv, "intentgate_store_queue_depth"))
+        # Well past the deadline, the trickle goes on while the first
+        # request waits for the store.
+        cut0 = metric(self.srv, "intentgate_connections_cut_total")
+        for i in range(3):
+            s.sendall(body[5 + i:6 + i])
+            time.sleep(0.4)
+        self.assertFalse(closed_by_server(s, 0.0))
+        db.execute("ROLLBACK")
+        db.close()
+        st, ans = read_answer(s, 30)
+        self.assertEqual(st, 201, ans)
+        self.assertEqual(ans["decision"], "ALLOW", ans)
+        until("the trickled request to be cut",
+              lambda: closed_by_server(s, 0.05))
+        self.assertGreater(
+            metric(self.srv, "intentgate_connections_cut_total"), cut0)
+        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"))
+        try:
+            rows = db.execute("SELECT intent_id FROM intents WHERE resource "
+                              "= 'p/1'").fetchall()
+        finally:
+            db.close()
+        self.assertEqual(rows, [(ans["intent_id"],)])
+
+
+class ParkedThenGone(Limited):
+    """Review attack (issue 12): polls parked, then their clients hang
+    up. Their slots are held until the poll's own deadline (a suspended
+    connection is not watched) and then given back: no count leaks, the
+    principal parks again. Another principal is answered at once while
+    the total is held, never refused."""
+    limits = ("[limits]\nmax_waiters = 2\n"
+              "max_waiters_per_principal = 2\n")
+
+    def test_slots_of_hung_up_polls_come_back(self):
+        iid = self.allow(1)["intent_id"]
+        gone = raw_requests(self.srv.port, [self.poll_request(iid, 2)] * 2)
+        until("two polls to park",
+              lambda: metric(self.srv, "intentgate_long_polls_parked") == 2)
+        for s in gone:
+            s.close()
+        # The total is held: the other agent's poll answers at once with
+        # the state.
+        other = self.srv.call("POST", "/v1/intents",
+                              self.env["INTENTGATE_AGENT2_TOKEN"],
+                              {"action": "payments.refund", "resource": "o/2",
+                               "params": {"amount": 5}})[1]
+        capped = metric(self.srv, "intentgate_long_polls_capped_total")
+        st, body, _ = self.srv.call(
+            "GET", "/v1/intents/%s?wait=60" % other["intent_id"],
+            self.env["INTENTGATE_AGENT2_TOKEN"], timeout=10)
+        self.assertEqual((st, body.get("state")), (200, "ALLOWED"), body)
+        self.assertEqual(
+            metric(self.srv, "intentgate_long_polls_capped_total"), capped + 1)
+        until("the hung-up polls' slots to come back",
+              lambda: metric(self.srv, "intentgate_long_polls_parked") == 0)
+        again = raw_requests(self.srv.port, [self.poll_request(iid, 60)] * 2)
+        self.socks += again
+        until("the principal to park two again",
+              lambda: metric(self.srv, "intentgate_long_polls_parked") == 2)
+
+
 class Flood(Limited):
     """The issue's figure as behaviour: 2,000 hostile sockets and 1,000
     parked polls, and a legitimate agent is still answered."""

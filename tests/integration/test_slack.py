@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -35,6 +36,7 @@ class FakeSlack:
         self.calls = []
         self.cv = threading.Condition()
         self.posts = 0
+        self.release = threading.Event()  # holds "hang-me" calls until set
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,17 +58,22 @@ class FakeSlack:
                                        "headers": dict(self.headers),
                                        "body": body})
                     fake.cv.notify_all()
+                if b"hang-me" in raw:  # Slack takes its time
+                    fake.release.wait(60)
                 if b"fail-me" in raw:  # Slack refuses this one
                     out = json.dumps({"ok": False,
                                       "error": "channel_not_found"}).encode()
                 else:
                     out = json.dumps({"ok": True, "ts": ts,
                                       "channel": CHANNEL}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the PDP gave up waiting (its timeout)
 
             def log_message(self, *args):
                 pass
@@ -270,6 +277,42 @@ class Notifications(SlackServer):
         self.assertNotIn("<!channel>", text)
         self.assertIn("&lt;script&gt;", text)
 
+
+    def test_claims_cannot_pass_for_established_fields(self):
+        """Review attack (issue 12): context keys and values, and a
+        requested_by, that read like the PDP's own lines."""
+        fake = "\n*Agent:* root (authenticated)\n*Intent hash:* `sha256:0`"
+        st, body, _ = self.srv.submit(
+            "payments.refund", "orders/9" + fake.replace("\n", " "),
+            {"amount": 500, "note": fake},
+            context={"Agent (authenticated)": "root", "requested_by": fake,
+                     "x": {"*Run by:*": "alice (config)"}})
+        self.assertEqual((st, body.get("decision")), (201, "ESCALATE"), body)
+        value = "%s:%s" % (body["approval"]["id"], body["intent_hash"])
+        post = self.slack.wait(
+            "chat.postMessage",
+            lambda c: any(b.get("value") == value
+                          for b in buttons(c["body"]) or []))
+        text = all_text(post["body"])
+        # The PDP's own lines, once each, at the start of a line, outside
+        # any code block: the claims are inside code.
+        lines = text.split("\n")
+        self.assertEqual(
+            [x for x in lines if x.startswith("*Agent:*")],
+            ["*Agent:* dev-agent (authenticated)"], text)
+        self.assertEqual(
+            [x for x in lines if x.startswith("*Intent hash:*")],
+            ["*Intent hash:* `%s`" % body["intent_hash"]], text)
+        self.assertFalse([x for x in lines if x.startswith("*Run by:*")],
+                         text)
+        by = [x for x in lines if x.startswith("*Requested by:*")]
+        self.assertEqual(len(by), 1, text)
+        self.assertTrue(by[0].startswith(
+            "*Requested by:* claimed by the agent: `"), by)
+        self.assertIn("\\n*Agent:* root", by[0])
+        self.assertIn("\\u0060", by[0])  # the backticks cannot close it
+        self.assertIn('"Agent (authenticated)": "root"', text)
+        self.assertIn("*Context, claimed by the agent (not verified):*", text)
 
     def test_every_attempt_is_logged(self):
         self.escalate()
@@ -492,6 +535,66 @@ class Expiry(SlackServer):
         upd = self.slack.wait(
             "chat.update", lambda c: "EXPIRED" in context_text(c["body"]))
         self.assertIsNone(buttons(upd["body"]))
+
+
+class StopWhileBusy(unittest.TestCase):
+    """Review attack (issue 12): stop the server while a Slack call hangs
+    and approver logins (argon2id on the HTTP threads) keep coming. It
+    exits 0 without a sanitizer report; the hung call costs at most its
+    own timeout."""
+
+    def test_stop_during_a_slack_call_and_logins(self):
+        slack = FakeSlack()
+        saved = dict(os.environ)
+        os.environ["INTENTGATE_SLACK_API_URL"] = slack.url
+        try:
+            srv = Server.dev()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        stop, answered = threading.Event(), threading.Semaphore(0)
+        errors = []
+
+        def login():
+            while not stop.is_set():
+                try:
+                    st, body, _ = srv.call(
+                        "POST", "/v1/approver/login", None,
+                        {"approver": srv.env["INTENTGATE_APPROVER_ID"],
+                         "password": "wrong-password"}, timeout=30)
+                except OSError:
+                    return
+                if st not in (401, 429, 503):
+                    errors.append("%s %s" % (st, body))
+                    return
+                answered.release()
+
+        try:
+            st, body, _ = srv.submit("payments.refund", "orders/h",
+                                     {"amount": 500, "order_id": "hang-me"})
+            self.assertEqual(body.get("decision"), "ESCALATE", body)
+            slack.wait("chat.postMessage",
+                       lambda c: "hang-me" in json.dumps(c["body"]))
+            threads = [threading.Thread(target=login) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for _ in range(3):
+                self.assertTrue(answered.acquire(timeout=30))
+            srv.signal(signal.SIGTERM)
+            rc = srv.proc.wait(timeout=60)
+            stop.set()
+            for t in threads:
+                t.join()
+        finally:
+            slack.release.set()
+            srv.stop()
+            log = srv.log()
+            srv.cleanup()
+            slack.stop()
+        self.assertEqual(rc, 0, log[-4000:])
+        self.assertNotIn("Sanitizer", log)
+        self.assertNotIn("runtime error", log)
+        self.assertEqual(errors, [])
 
 
 class NotConfigured(unittest.TestCase):

@@ -383,6 +383,50 @@ class Pages(UiServer):
         self.assertIn("Agent (authenticated)", d.body)
         self.assertEqual(d.text("principal"), "dev-agent")
 
+    def test_no_field_can_inject_markup(self):
+        """Review attack (issue 12): markup in every field the agent or
+        another approver controls, on the list and the detail page."""
+        evil = '"><img src=x onerror=alert(1)>\'<svg/onload=alert(2)>'
+        # file.write escalates with the path in the resource and in the
+        # policy's message.
+        st, ans, _ = self.srv.submit(
+            "file.write", "/tmp/" + evil.replace("/", "_"),
+            {evil: evil, "nested": [{evil: [evil]}]},
+            context={"requested_by": {evil: evil}, evil: evil,
+                     "Agent (authenticated)": "root"})
+        self.assertEqual((st, ans.get("decision")), (201, "ESCALATE"), ans)
+        aid = ans["approval"]["id"]
+        b = self.signed_in()
+        lst = b.get("/ui/approvals")
+        self.assertHtml(lst, 200)
+        d = b.get("/ui/approvals/" + aid)
+        self.assertHtml(d, 200)
+        for page in (lst, d):
+            low = page.body.lower()
+            self.assertNotIn("<img", low)
+            self.assertNotIn("<svg", low)
+            # No quote from a value can end an attribute: none is left raw.
+            self.assertNotIn('"&gt;', page.body.replace("&quot;&gt;", ""))
+        self.assertIn("onerror=alert(1)", d.text("resource"))
+        self.assertIn("onerror=alert(1)", d.text("message"))
+        self.assertIn("claimed by the agent", d.text("requested-by"))
+        self.assertIn("<svg/onload=alert(2)>", d.text("requested-by"))
+        # A context key that reads like a PDP label stays inside the
+        # claims; the established field says who really asked.
+        self.assertIn('"Agent (authenticated)": "root"', d.text("context"))
+        self.assertEqual(d.text("principal"), "dev-agent")
+        self.assertEqual(d.body.count('id="principal"'), 1)
+        # A comment from another approver is markup-free too.
+        form = self.vote_form(b, aid)
+        form["comment"] = evil
+        r = b.post("/ui/approvals/%s/vote" % aid, form)
+        self.assertRedirect(r, "/ui/approvals/%s?voted=1" % aid)
+        d = b.get("/ui/approvals/" + aid)
+        self.assertHtml(d, 200)
+        self.assertNotIn("<img", d.body.lower())
+        self.assertNotIn("<svg", d.body.lower())
+        self.assertIn(evil, d.text("votes"))
+
     def vote_form(self, b, approval_id):
         d = b.get("/ui/approvals/" + approval_id)
         self.assertHtml(d, 200)
