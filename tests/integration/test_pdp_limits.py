@@ -386,20 +386,28 @@ class Connections(Limited):
               lambda: closed_by_server(fifth, 0.05))
         self.assertEqual(self.srv.call("GET", "/healthz")[0], 200)
 
-    def test_total_limit_holds_and_the_backlog_waits(self):
-        # Only the listening socket once the health checks' are closed.
-        base = until("no connection held",
-                     lambda: sockets_of(self.srv.proc.pid) == 1)
+
+
+class TotalLimit(Limited):
+    limits = ("[limits]\nmax_connections = 16\n"
+              "max_connections_per_address = 4\nrequest_timeout_ms = 2000\n")
+
+    def test_total_limit_holds_and_the_deadline_frees_it(self):
+        until("no connection held but the listening socket",
+              lambda: sockets_of(self.srv.proc.pid) == 1)
         for i in range(40):
             self.socks.append(partial(self.srv.port, "127.0.1.%d" % (i // 4 + 1)))
         until("16 connections to be held",
-              lambda: sockets_of(self.srv.proc.pid) - base >= 16)
+              lambda: sockets_of(self.srv.proc.pid) - 1 >= 16)
         # Never more than the limit, however many wait in the backlog.
         for _ in range(20):
-            self.assertLessEqual(sockets_of(self.srv.proc.pid) - base, 16)
+            self.assertLessEqual(sockets_of(self.srv.proc.pid) - 1, 16)
         for s in self.socks:
             s.close()
         self.socks = []
+        # Connections their clients closed while they waited in the backlog
+        # are accepted and held (libmicrohttpd does not notice the early
+        # close) until the request deadline cuts them; then we are served.
         self.assertEqual(self.srv.call("GET", "/healthz", timeout=30)[0], 200)
 
 
