@@ -67,11 +67,8 @@ pdp_metrics_reject(struct pdp_metrics *m, const char *code)
     atomic_fetch_add(&m->rejected[i], 1);
 }
 
-static enum ig_status addf(struct ig_buf *b, const char *fmt, ...)
-    IG_PRINTF(2, 3);
-
-static enum ig_status
-addf(struct ig_buf *b, const char *fmt, ...)
+enum ig_status
+pdp_metrics_addf(struct ig_buf *b, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -93,36 +90,39 @@ render_hist(struct ig_buf *b, const char *name, const char *help,
     enum ig_status st;
     size_t i;
 
-    st = addf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    st = pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help,
+                          name);
     for (i = 0; st == IG_OK && i < PDP_HIST_BUCKETS; i++) {
         cum += atomic_load(&h->bucket[i]);
-        st = addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
-                  (unsigned long long)cum);
+        st = pdp_metrics_addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
+                              (unsigned long long)cum);
     }
     cum += atomic_load(&h->bucket[PDP_HIST_BUCKETS]);
     if (st == IG_OK)
-        st =
-            addf(b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n",
-                 name, (unsigned long long)cum, name,
-                 (double)atomic_load(&h->sum_ns) / 1e9, name,
-                 (unsigned long long)atomic_load(&h->count));
+        st = pdp_metrics_addf(
+            b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n",
+            name, (unsigned long long)cum, name,
+            (double)atomic_load(&h->sum_ns) / 1e9, name,
+            (unsigned long long)atomic_load(&h->count));
     return st;
 }
 
-static enum ig_status
-render_counter(struct ig_buf *b, const char *name, const char *help,
-               atomic_uint_fast64_t *v)
+enum ig_status
+pdp_metrics_counter(struct ig_buf *b, const char *name, const char *help,
+                    atomic_uint_fast64_t *v)
 {
-    return addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help,
-                name, name, (unsigned long long)atomic_load(v));
+    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
+                            name, help, name, name,
+                            (unsigned long long)atomic_load(v));
 }
 
-static enum ig_status
-render_gauge(struct ig_buf *b, const char *name, const char *help,
-             atomic_uint_fast64_t *v)
+enum ig_status
+pdp_metrics_gauge(struct ig_buf *b, const char *name, const char *help,
+                  atomic_uint_fast64_t *v)
 {
-    return addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name,
-                name, (unsigned long long)atomic_load(v));
+    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name,
+                            help, name, name,
+                            (unsigned long long)atomic_load(v));
 }
 
 enum ig_status
@@ -132,64 +132,69 @@ pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
     enum ig_status st;
     size_t i;
 
-    st = addf(out, "# HELP intentgate_decisions_total Decisions made, by "
-                   "result.\n# TYPE intentgate_decisions_total counter\n");
+    st = pdp_metrics_addf(
+        out, "# HELP intentgate_decisions_total Decisions made, by "
+             "result.\n# TYPE intentgate_decisions_total counter\n");
     for (i = 0; st == IG_OK && i < 3; i++)
-        st = addf(out, "intentgate_decisions_total{decision=\"%s\"} %llu\n",
-                  verdicts[i],
-                  (unsigned long long)atomic_load(&m->decisions[i]));
+        st = pdp_metrics_addf(
+            out, "intentgate_decisions_total{decision=\"%s\"} %llu\n",
+            verdicts[i], (unsigned long long)atomic_load(&m->decisions[i]));
     if (st == IG_OK)
-        st = addf(out, "# HELP intentgate_requests_rejected_total Requests "
-                       "refused with an error, by code.\n# TYPE "
-                       "intentgate_requests_rejected_total counter\n");
+        st = pdp_metrics_addf(
+            out, "# HELP intentgate_requests_rejected_total Requests "
+                 "refused with an error, by code.\n# TYPE "
+                 "intentgate_requests_rejected_total counter\n");
     for (i = 0; st == IG_OK && reject_codes[i] != NULL; i++)
-        st = addf(out, "intentgate_requests_rejected_total{code=\"%s\"} %llu\n",
-                  reject_codes[i],
-                  (unsigned long long)atomic_load(&m->rejected[i]));
+        st = pdp_metrics_addf(
+            out, "intentgate_requests_rejected_total{code=\"%s\"} %llu\n",
+            reject_codes[i], (unsigned long long)atomic_load(&m->rejected[i]));
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_policy_errors_total",
-                            "Evaluations that failed with POLICY_ERROR.",
-                            &m->policy_errors);
+        st = pdp_metrics_counter(out, "intentgate_policy_errors_total",
+                                 "Evaluations that failed with POLICY_ERROR.",
+                                 &m->policy_errors);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_policy_limit_hits_total",
-                            "Evaluations stopped by a sandbox limit.",
-                            &m->policy_limits);
+        st = pdp_metrics_counter(out, "intentgate_policy_limit_hits_total",
+                                 "Evaluations stopped by a sandbox limit.",
+                                 &m->policy_limits);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_policy_reloads_total",
-                            "Policy bundles swapped in by a reload.",
-                            &m->reloads_ok);
+        st = pdp_metrics_counter(out, "intentgate_policy_reloads_total",
+                                 "Policy bundles swapped in by a reload.",
+                                 &m->reloads_ok);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_policy_reloads_refused_total",
-                            "Reloads refused (load or tests failed).",
-                            &m->reloads_refused);
+        st = pdp_metrics_counter(out, "intentgate_policy_reloads_refused_total",
+                                 "Reloads refused (load or tests failed).",
+                                 &m->reloads_refused);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_grants_redeemed_total",
-                            "Grants consumed by an executor.", &m->redeemed);
+        st = pdp_metrics_counter(out, "intentgate_grants_redeemed_total",
+                                 "Grants consumed by an executor.",
+                                 &m->redeemed);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_idempotent_replays_total",
-                            "Intents answered from an earlier submission.",
-                            &m->idempotent_replays);
+        st = pdp_metrics_counter(out, "intentgate_idempotent_replays_total",
+                                 "Intents answered from an earlier submission.",
+                                 &m->idempotent_replays);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_store_commit_writes_total",
-                            "Writes made durable by group commits.",
-                            &m->commit_writes);
+        st = pdp_metrics_counter(out, "intentgate_store_commit_writes_total",
+                                 "Writes made durable by group commits.",
+                                 &m->commit_writes);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_long_polls_capped_total",
-                            "Long polls answered at once: too many parked.",
-                            &m->waits_capped);
+        st = pdp_metrics_counter(
+            out, "intentgate_long_polls_capped_total",
+            "Long polls answered at once: too many parked.", &m->waits_capped);
     if (st == IG_OK)
-        st = render_counter(out, "intentgate_connections_cut_total",
-                            "Connections cut: request not arrived in time.",
-                            &m->connections_cut);
+        st =
+            pdp_metrics_counter(out, "intentgate_connections_cut_total",
+                                "Connections cut: request not arrived in time.",
+                                &m->connections_cut);
     if (st == IG_OK)
-        st = render_gauge(out, "intentgate_connections_open",
-                          "Open HTTP connections.", &m->connections);
+        st = pdp_metrics_gauge(out, "intentgate_connections_open",
+                               "Open HTTP connections.", &m->connections);
     if (st == IG_OK)
-        st = render_gauge(out, "intentgate_long_polls_parked",
-                          "Long polls waiting for a change.", &m->waiters);
+        st = pdp_metrics_gauge(out, "intentgate_long_polls_parked",
+                               "Long polls waiting for a change.", &m->waiters);
     if (st == IG_OK)
-        st = render_gauge(out, "intentgate_store_queue_depth",
-                          "Writes queued for the store's writer.", &m->queued);
+        st = pdp_metrics_gauge(out, "intentgate_store_queue_depth",
+                               "Writes queued for the store's writer.",
+                               &m->queued);
     if (st == IG_OK)
         st = render_hist(out, "intentgate_decision_seconds",
                          "Intent request latency, body read to response.",

@@ -42,6 +42,15 @@ struct pdp_metrics {
 void pdp_hist_observe(struct pdp_hist *h, double seconds);
 void pdp_metrics_reject(struct pdp_metrics *m, const char *code);
 
+/* One line of exposition text (at most 511 bytes) appended to b. */
+enum ig_status pdp_metrics_addf(struct ig_buf *b, const char *fmt, ...)
+    IG_PRINTF(2, 3);
+/* A counter or a gauge with its HELP and TYPE lines. */
+enum ig_status pdp_metrics_counter(struct ig_buf *b, const char *name,
+                                   const char *help, atomic_uint_fast64_t *v);
+enum ig_status pdp_metrics_gauge(struct ig_buf *b, const char *name,
+                                 const char *help, atomic_uint_fast64_t *v);
+
 /* Append the exposition text to out. */
 enum ig_status pdp_metrics_render(struct pdp_metrics *m,
                                   struct ig_buf *out) IG_WUR;

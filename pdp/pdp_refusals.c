@@ -35,6 +35,7 @@
 #include "ig_limits.h"
 #include "ig_time.h"
 #include "pdp_addr.h"
+#include "pdp_metrics.h"
 
 #define ID_MAX 64 /* principal and approver ids: cfg_valid_id */
 #define ROLE_MAX 15
@@ -460,58 +461,37 @@ pdp_refusals_free(struct pdp_refusals *t)
 
 /* ---- /metrics ---- */
 
-static enum ig_status line(struct ig_buf *b, const char *fmt, ...)
-    IG_PRINTF(2, 3);
-
-static enum ig_status
-line(struct ig_buf *b, const char *fmt, ...)
-{
-    char text[256];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof(text))
-        return IG_ERR_LIMIT;
-    return ig_buf_add(b, text, (size_t)n);
-}
-
-static enum ig_status
-counter(struct ig_buf *b, const char *name, const char *help,
-        atomic_uint_fast64_t *v)
-{
-    return line(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help,
-                name, name, (unsigned long long)atomic_load(v));
-}
-
 enum ig_status
 pdp_refusals_render(struct pdp_refusals *t, struct ig_buf *out)
 {
     enum ig_status st;
     size_t i;
 
-    st = line(out, "# HELP intentgate_refusals_total Refused requests "
-                   "counted for the audit log, by kind.\n# TYPE "
-                   "intentgate_refusals_total counter\n");
+    st = pdp_metrics_addf(out,
+                          "# HELP intentgate_refusals_total Refused requests "
+                          "counted for the audit log, by kind.\n# TYPE "
+                          "intentgate_refusals_total counter\n");
     for (i = 0; st == IG_OK && i < PDP_REFUSED_KINDS; i++)
-        st = line(out, "intentgate_refusals_total{kind=\"%s\"} %llu\n",
-                  kind_label[i], (unsigned long long)atomic_load(&t->noted[i]));
+        st = pdp_metrics_addf(
+            out, "intentgate_refusals_total{kind=\"%s\"} %llu\n", kind_label[i],
+            (unsigned long long)atomic_load(&t->noted[i]));
     if (st == IG_OK)
-        st = counter(out, "intentgate_refusal_events_total",
-                     "Aggregated *.refused audit events written.", &t->events);
+        st = pdp_metrics_counter(out, "intentgate_refusal_events_total",
+                                 "Aggregated *.refused audit events written.",
+                                 &t->events);
     if (st == IG_OK)
-        st = counter(out, "intentgate_refusals_overflow_total",
-                     "Refusals counted in an overflow key (too many keys).",
-                     &t->overflowed);
+        st = pdp_metrics_counter(
+            out, "intentgate_refusals_overflow_total",
+            "Refusals counted in an overflow key (too many keys).",
+            &t->overflowed);
     if (st == IG_OK)
-        st = counter(out, "intentgate_login_delayed_total",
-                     "Logins slowed for their client address.",
-                     &t->throttled[PDP_THROTTLE_DELAYED]);
+        st = pdp_metrics_counter(out, "intentgate_login_delayed_total",
+                                 "Logins slowed for their client address.",
+                                 &t->throttled[PDP_THROTTLE_DELAYED]);
     if (st == IG_OK)
-        st = counter(out, "intentgate_login_device_bypass_total",
-                     "Logins let past their id's backoff by a device token.",
-                     &t->throttled[PDP_THROTTLE_DEVICE]);
+        st = pdp_metrics_counter(
+            out, "intentgate_login_device_bypass_total",
+            "Logins let past their id's backoff by a device token.",
+            &t->throttled[PDP_THROTTLE_DEVICE]);
     return st;
 }
