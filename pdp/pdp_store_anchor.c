@@ -30,7 +30,12 @@
  * open, leaves beyond the anchor with no marker were added while no PDP
  * ran (refused, like a rewrite); with the marker they are the unsigned
  * tail of a PDP that crashed (a warning; the next checkpoint signs them).
- * Writing the marker at open also proves the directory writable.
+ * Writing the marker at open also proves the directory writable. A
+ * checkpoint refused because the stored tree is not the one the PDP wrote
+ * (someone edited the unsigned tail behind it) rewrites the marker to
+ * "refused", so that neither the clean stop (which keeps the marker, the
+ * tail being unsigned) nor a crash after it makes that tail look like a
+ * crash's: the next start refuses it like a rewrite.
  *
  * This file has the file itself and what happens around each checkpoint;
  * pdp_store_anchor_open.c the checks at open.
@@ -291,6 +296,45 @@ pdp_anchor_after_commit(struct pdp_store *s, int committed)
     an->unwritten = an->staged;
     memset(&an->staged, 0, sizeof(an->staged));
     (void)flush(s);
+}
+
+#define MARK_REFUSED "refused\n"
+
+void
+pdp_anchor_mark_refused(struct pdp_store *s)
+{
+    struct pdp_anchor *an = &s->anchor;
+    struct ig_err err;
+
+    if (an->path == NULL || an->marked_refused)
+        return;
+    ig_err_clear(&err);
+    if (ig_file_write(an->marker, MARK_REFUSED, sizeof(MARK_REFUSED) - 1, 0600,
+                      0, &err) != IG_OK ||
+        ig_file_sync_parent(an->marker, &err) != IG_OK) {
+        pdp_audit_log(s, "error", "audit.anchor_write_failed",
+                      json_pack("{s:s, s:s, s:s}", "anchor", an->marker,
+                                "error", err.msg, "message",
+                                "cannot record the refused checkpoint in the "
+                                "running marker"));
+        return;
+    }
+    an->marked_refused = 1;
+}
+
+int
+pdp_anchor_marker_refused(const char *marker)
+{
+    char buf[sizeof(MARK_REFUSED)];
+    ssize_t n;
+    int fd = open(marker, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf));
+    (void)close(fd);
+    return n == (ssize_t)sizeof(MARK_REFUSED) - 1 &&
+           memcmp(buf, MARK_REFUSED, sizeof(MARK_REFUSED) - 1) == 0;
 }
 
 void

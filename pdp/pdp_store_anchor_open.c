@@ -196,6 +196,14 @@ refuse(struct pdp_store *s, const char *why, const struct audit_checkpoint *cp,
                           "stopped at %llu (anchor %s): refusing (or "
                           "--adopt-audit-anchor)",
                           at, n - 1, at, path);
+    if (strcmp(why, "refused") == 0)
+        return ig_err_set(err, IG_ERR_IO,
+                          "audit leaf %llu to %llu: the previous run refused "
+                          "to sign them (audit.checkpoint_refused: the "
+                          "stored tree was not the one it wrote), so they "
+                          "are not its unsigned tail (anchor %s): refusing "
+                          "(or --adopt-audit-anchor)",
+                          at, n - 1, path);
     return ig_err_set(err, IG_ERR_IO,
                       "audit log does not extend its anchor %s (size %llu): "
                       "history rewritten below a signed checkpoint; refusing "
@@ -245,8 +253,10 @@ check_present(struct pdp_store *s, const struct audit_checkpoint *cp,
     const char *why = mismatch(s, cp);
     int strict = s->opts.anchor_adopt != PDP_ANCHOR_ADOPT;
 
-    if (why == NULL && !running && a->tree.size > cp->size)
-        why = "appended";
+    if (why == NULL && a->tree.size > cp->size)
+        why = !running                                      ? "appended"
+              : pdp_anchor_marker_refused(s->anchor.marker) ? "refused"
+                                                            : NULL;
     if (why != NULL)
         return strict ? refuse(s, why, cp, err) : adopt(s, why, cp, err);
     s->anchor.size = cp->size;

@@ -445,6 +445,7 @@ pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
     audit_frontier_root(&a->tree, root);
     if ((rc = check_consistent(s, size, root)) != IG_OK) {
         s->ckpt_refused = 1;
+        pdp_anchor_mark_refused(s);
         return rc;
     }
     if ((rc = sign_and_insert(s, size, root)) != IG_OK)

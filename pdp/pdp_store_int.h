@@ -127,6 +127,7 @@ struct pdp_anchor {
     unsigned char root[AUDIT_HASH_BYTES];
     struct pdp_anchor_note staged, unwritten;
     char *newest;
+    int marked_refused; /* the marker says a checkpoint was refused */
 };
 
 struct pdp_store {
@@ -323,6 +324,13 @@ pdp_anchor_stage(struct pdp_store *s, const char *note, size_t len,
 /* After each transaction (run_batch): a staged checkpoint is written to
    the file when committed, dropped when not. */
 void pdp_anchor_after_commit(struct pdp_store *s, int committed);
+/* A checkpoint was refused (the stored tree is not the one this PDP
+   wrote): the running marker says so, fsynced, so that no later start
+   takes the unsigned tail for a crash's. Once per run; logged if the
+   marker cannot be written. */
+void pdp_anchor_mark_refused(struct pdp_store *s);
+/* 1 when the running marker says a run refused a checkpoint. */
+int pdp_anchor_marker_refused(const char *marker);
 /* At close; clean (the writer ran and stopped): remove the running
    marker when the file holds the whole tree. Frees the anchor state. */
 void pdp_anchor_close(struct pdp_store *s, int clean);

@@ -478,6 +478,80 @@ class Forged(Base):
         self.assertIn("leaf %d" % index, out)
 
 
+class TailRewrite(Base):
+    """The unsigned tail rewritten behind a running PDP (events and nodes
+    together): its checkpoint is refused, so its clean stop leaves the
+    running marker. That must not make the next start take the rewritten
+    tail for the unsigned tail of a crash and sign it."""
+
+    def rewrite_tail(self, signed):
+        con = tamper(self.inst.db)
+        seq = con.execute("SELECT max(seq) FROM audit_events").fetchone()[0]
+        self.assertGreater(seq, signed)
+        ev = json.dumps({"type": "intent.decided", "time": iso(time.time()),
+                         "intent_id": "00000000-0000-4000-8000-000000000000",
+                         "decision": "ALLOW"}, separators=(",", ":"),
+                        sort_keys=True)
+        con.execute("UPDATE audit_events SET event = ? WHERE seq = ?",
+                    (ev, seq))
+        rewrite_nodes(con)
+        con.commit()
+        con.close()
+        return seq - 1
+
+    def start_tail(self):
+        inst = self.inst
+        inst.run_once("a", 2)
+        signed = inst.checkpoints()[-1][0]
+        inst.write_conf(every=100000)
+        srv = inst.start()
+        inst.lifecycle(srv, "b", 2)
+        return srv, signed
+
+    def test_refused_tail_is_not_signed_after_a_clean_stop(self):
+        inst = self.inst
+        srv, signed = self.start_tail()
+        index = self.rewrite_tail(signed)
+        srv.stop()
+        self.assertIn("audit.checkpoint_refused", srv.log())
+        self.assertEqual(inst.checkpoints()[-1][0], signed)
+        err = inst.refused()
+        self.assertIn("refused to sign", err)
+        self.assertIn("leaf %d" % signed, err)
+        self.assertEqual(inst.checkpoints()[-1][0], signed)
+        rc, out, _ = inst.verify("--anchor", inst.anchor)
+        self.assertIn("unsigned:    %d leaves" % (index + 1 - signed), out)
+        # The operator who checked it may still take it.
+        srv = inst.start("--adopt-audit-anchor")
+        finish(srv)
+        self.assertIn("audit.anchor_adopted", srv.log())
+
+    def test_refused_tail_is_not_signed_after_a_crash(self):
+        inst = self.inst
+        inst.run_once("a", 2)
+        signed = inst.checkpoints()[-1][0]
+        inst.write_conf(every=4)
+        srv = inst.start()
+        try:
+            inst.lifecycle(srv, "b", 1)
+            self.assertEqual(inst.checkpoints()[-1][0], signed)
+            self.rewrite_tail(signed)
+            # More events until a checkpoint is due: refused, then a crash.
+            for i in range(8):
+                if "audit.checkpoint_refused" in srv.log():
+                    break
+                inst.lifecycle(srv, "c%d" % i, 1)
+            self.assertIn("audit.checkpoint_refused", srv.log())
+        finally:
+            srv.proc.send_signal(signal.SIGKILL)
+            srv.stop()
+        self.assertEqual(inst.checkpoints()[-1][0], signed)
+        err = inst.refused()
+        self.assertIn("refused to sign", err)
+        self.assertIn("leaf %d" % signed, err)
+        self.assertEqual(inst.checkpoints()[-1][0], signed)
+
+
 class Anchor(Base):
     def test_anchor_file_mode_and_each_checkpoint(self):
         inst = self.inst
