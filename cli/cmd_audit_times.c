@@ -10,7 +10,9 @@
  * checkpoint_interval plus IG_AUDIT_UNSIGNED_MARGIN at the reference
  * time - a live PDP signs every leaf within the interval, so such a leaf
  * was added behind its back, or the PDP stopped without signing; a leaf
- * whose time cannot be read counts as old); for each checkpoint whose
+ * whose time cannot be read counts as old, and so does one dated more
+ * than the margin after the reference time - a forger's way to stay
+ * "recent" for ever); for each checkpoint whose
  * signing time the database records, the first leaf it covered that no
  * earlier checkpoint did (a checkpoint signed more than interval plus
  * margin after it is late: the leaves waited unsigned); and gaps between
@@ -75,6 +77,10 @@ struct acli_times {
     int unsigned_seen;
     uint64_t old_index;
     int64_t old_time;
+    /* the first unsigned leaf dated after the reference time */
+    int future_seen;
+    uint64_t future_index;
+    int64_t future_time;
     struct findings gaps, back, late;
 };
 
@@ -219,6 +225,12 @@ acli_times_leaf(struct acli_times *t, uint64_t index, const char *leaf,
     /* The oldest unsigned leaf; one without a time is the oldest. */
     if (index < t->o.signed_size)
         return;
+    if (when != NO_TIME && !t->future_seen &&
+        when > t->o.at + IG_AUDIT_UNSIGNED_MARGIN) {
+        t->future_seen = 1;
+        t->future_index = index;
+        t->future_time = when;
+    }
     if (!t->unsigned_seen ||
         (t->old_time != NO_TIME && (when == NO_TIME || when < t->old_time))) {
         t->old_index = index;
@@ -245,6 +257,18 @@ acli_times_report(const struct acli_times *t, char *why, size_t cap)
         return 0;
     fmt_time(t->old_time, a);
     age = t->old_time == NO_TIME ? INT64_MAX : t->o.at - t->old_time;
+    if (age <= allowed(t) && t->future_seen) {
+        fmt_time(t->future_time, a);
+        (void)snprintf(why, cap,
+                       "leaf %llu (%s) is not covered by a checkpoint and "
+                       "is dated after the time of the check: not a time "
+                       "the PDP wrote",
+                       (unsigned long long)t->future_index, a);
+        (void)printf("unsigned:    leaf %llu (%s) is dated after the time "
+                     "of the check\n",
+                     (unsigned long long)t->future_index, a);
+        return 1;
+    }
     if (age <= allowed(t))
         return 0;
     (void)snprintf(why, cap,

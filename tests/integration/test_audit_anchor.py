@@ -465,6 +465,31 @@ class Forged(Base):
         self.assertIn("leaf %d" % index, err)
         self.assertEqual(inst.checkpoints()[-1][0], index)
 
+    def test_forged_leaf_dated_in_the_future(self):
+        # A time far ahead must not keep a forged leaf "recent" forever.
+        inst = self.inst
+        self.two_runs()
+        index = self.forge(time.time() + 10 * 365 * 86400)
+        rc, out, err = inst.verify("--checkpoint-interval", "60")
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("leaf %d" % index, out)
+        self.assertIn("after the time of the check", out)
+
+    def test_forged_leaf_without_a_time(self):
+        inst = self.inst
+        self.two_runs()
+        con = tamper(inst.db)
+        ev = '{"decision":"ALLOW","type":"intent.decided"}'
+        seq = con.execute("INSERT INTO audit_events (event) VALUES (?)",
+                          (ev,)).lastrowid
+        con.execute("INSERT INTO audit_nodes (level, idx, hash) VALUES "
+                    "(0, ?, ?)", (seq - 1, leaf_hash(ev.encode())))
+        con.commit()
+        con.close()
+        rc, out, err = inst.verify("--checkpoint-interval", "60")
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("leaf %d has no readable time" % (seq - 1), out)
+
     def test_recent_unsigned_leaf_is_not_yet_a_failure(self):
         inst = self.inst
         self.two_runs()
