@@ -490,6 +490,10 @@ class Proxies(unittest.TestCase):
                             "igt_not_a_token",
                             headers={"X-Forwarded-For": xff}, source=source)
             self.assertEqual(st, 401)
+        # The Forwarded header (RFC 7239) is not read at all.
+        st, _, _ = call(self.srv, "GET", "/v1/intents/z", "igt_not_a_token",
+                        headers={"Forwarded": "for=198.51.100.200"})
+        self.assertEqual(st, 401)
         # Two headers: one list, in order.
         req = (b"GET /v1/intents/z HTTP/1.1\r\nHost: t\r\n"
                b"Authorization: Bearer igt_not_a_token\r\n"

@@ -197,6 +197,22 @@ test_client(void **state)
     /* Ports and brackets. */
     one[0] = "[2001:db8::1]:443, 10.0.0.1:80";
     assert_string_equal(client_of("127.0.0.1", one, 1), "2001:db8::1");
+    /* IPv4-mapped IPv6 is the IPv4 address, in a hop and as the peer. */
+    one[0] = "198.51.100.4, ::ffff:10.0.0.3";
+    assert_string_equal(client_of("127.0.0.1", one, 1), "198.51.100.4");
+    one[0] = "198.51.100.5";
+    assert_string_equal(client_of("::ffff:127.0.0.1", one, 1), "198.51.100.5");
+    one[0] = "::ffff:198.51.100.6";
+    assert_string_equal(client_of("127.0.0.1", one, 1), "198.51.100.6");
+    /* Spaces, tabs and empty hops: only a hop that parses counts. */
+    one[0] = " 198.51.100.8 ,\t10.0.0.4\t";
+    assert_string_equal(client_of("127.0.0.1", one, 1), "198.51.100.8");
+    one[0] = "198.51.100.8, , 10.0.0.4";
+    assert_string_equal(client_of("127.0.0.1", one, 1), "10.0.0.4");
+    one[0] = "198.51.100.8 10.0.0.4";
+    assert_string_equal(client_of("127.0.0.1", one, 1), "127.0.0.1");
+    one[0] = "for=198.51.100.8"; /* Forwarded syntax is not an address */
+    assert_string_equal(client_of("127.0.0.1", one, 1), "127.0.0.1");
 }
 
 static void
