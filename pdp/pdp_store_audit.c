@@ -374,6 +374,8 @@ check_consistent(struct pdp_store *s, uint64_t size,
         why = pdp_anchor_extends(s, size, root);
     if (why == NULL)
         return IG_OK;
+    /* The marker first: once the refusal is logged, no restart signs. */
+    pdp_anchor_mark_refused(s);
     pdp_audit_log(s, "error", "audit.checkpoint_refused",
                   json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
                             "previous_size", (json_int_t)a->ckpt_size,
@@ -445,7 +447,6 @@ pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
     audit_frontier_root(&a->tree, root);
     if ((rc = check_consistent(s, size, root)) != IG_OK) {
         s->ckpt_refused = 1;
-        pdp_anchor_mark_refused(s);
         return rc;
     }
     if ((rc = sign_and_insert(s, size, root)) != IG_OK)
