@@ -305,6 +305,8 @@ serve_metrics(struct pdp_req *r)
     atomic_store(&s->metrics.connections_cut, ig_conns_cut(s->conns));
     atomic_store(&s->metrics.waiters, pdp_waiters_parked(s->waiters));
     atomic_store(&s->metrics.queued, pdp_store_queue_depth(s->store));
+    atomic_store(&s->metrics.in_flight,
+                 (uint_fast64_t)atomic_load(&s->inflight));
     ig_buf_init(&b, 1 << 20);
     if (pdp_metrics_render(&s->metrics, &b) != IG_OK ||
         pdp_refusals_render(s->refusals, &b) != IG_OK) {

@@ -192,6 +192,11 @@ pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
         st = pdp_metrics_gauge(out, "intentgate_long_polls_parked",
                                "Long polls waiting for a change.", &m->waiters);
     if (st == IG_OK)
+        st = pdp_metrics_gauge(out, "intentgate_requests_in_flight",
+                               "Requests routed and not yet answered (this "
+                               "one included).",
+                               &m->in_flight);
+    if (st == IG_OK)
         st = pdp_metrics_gauge(out, "intentgate_store_queue_depth",
                                "Writes queued for the store's writer.",
                                &m->queued);

@@ -37,6 +37,7 @@ struct pdp_metrics {
     atomic_uint_fast64_t waits_capped;  /* long polls answered at once */
     /* Gauges, read just before rendering (pdp_http.c serve_metrics). */
     atomic_uint_fast64_t connections, connections_cut, waiters, queued;
+    atomic_uint_fast64_t in_flight;
 };
 
 void pdp_hist_observe(struct pdp_hist *h, double seconds);

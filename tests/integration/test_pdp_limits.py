@@ -265,8 +265,9 @@ class PipelinedTrickle(Limited):
         second = head.replace(b"Content-Length: %d" % len(body),
                               b"Content-Length: %d" % (len(body) + 100))
         s.sendall(head + body + second + body[:5])
-        until("the intent's write to be queued",
-              lambda: metric(self.srv, "intentgate_store_queue_depth"))
+        # In flight: the intent waiting for the store, and this /metrics.
+        until("the intent to wait for the store",
+              lambda: metric(self.srv, "intentgate_requests_in_flight") == 2)
         # Well past the deadline, the trickle goes on while the first
         # request waits for the store.
         cut0 = metric(self.srv, "intentgate_connections_cut_total")
