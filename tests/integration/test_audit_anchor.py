@@ -120,8 +120,9 @@ class Install:
     directory, the database in a state directory, the config in etc."""
 
     def __init__(self, base, anchor_line=None):
+        # Under the clone's build tree (which is under /tmp only when the
+        # clone is) or a system directory: never a bare /tmp directory.
         self.root = tempfile.mkdtemp(prefix="ig-anchor-it-", dir=base)
-        assert not self.root.startswith("/tmp/"), self.root
         self.etc = os.path.join(self.root, "etc", "intentgate")
         self.state = os.path.join(self.root, "var", "lib", "intentgate")
         self.cred = os.path.join(self.root, "run", "credentials",
