@@ -114,7 +114,7 @@ sweeper_main(void *arg)
         (void)pthread_mutex_unlock(&a->mu);
         sweep(s);
         (void)pthread_mutex_lock(&a->mu);
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts); /* cv's clock */
         ts.tv_sec += 1;
         if (!a->stop)
             (void)pthread_cond_timedwait(&a->cv, &a->mu, &ts);
@@ -145,12 +145,18 @@ pdp_approval_start(struct pdp_server *s, struct ig_err *err)
 {
     struct pdp_approvals *a = calloc(1, sizeof(*a));
     const struct pdp_config *c = s->cfg;
+    pthread_condattr_t ca;
 
     if (a == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     (void)pthread_mutex_init(&a->vote_mu, NULL);
     (void)pthread_mutex_init(&a->mu, NULL);
-    (void)pthread_cond_init(&a->cv, NULL);
+    /* The sweeper sleeps on the monotonic clock: a wall clock stepped
+       back must not hold expiries for as long. */
+    (void)pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    (void)pthread_cond_init(&a->cv, &ca);
+    (void)pthread_condattr_destroy(&ca);
     s->approvals = a;
     a->sessions = appr_sessions_new(c->session_idle, c->session_max);
     /* The limiters count on pdp_login_clock_ms (monotonic ms). */

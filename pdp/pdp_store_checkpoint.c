@@ -41,7 +41,7 @@ ckpt_main(void *arg)
     pthread_mutex_lock(&s->ckpt_mu);
     while (!s->ckpt_stop) {
         if (!s->ckpt_wanted) {
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts); /* ckpt_cv's clock */
             ts.tv_sec += 1;
             (void)pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &ts);
         }
@@ -60,8 +60,13 @@ ckpt_main(void *arg)
 enum ig_status
 pdp_checkpointer_start(struct pdp_store *s, struct ig_err *err)
 {
+    pthread_condattr_t ca;
+
     pthread_mutex_init(&s->ckpt_mu, NULL);
-    pthread_cond_init(&s->ckpt_cv, NULL);
+    pthread_condattr_init(&ca);
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->ckpt_cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (sqlite3_open_v2(s->path, &s->ckpt_db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
