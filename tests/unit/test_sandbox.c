@@ -430,14 +430,17 @@ struct planted {
     char dir[512], file[600], secret[64];
 };
 
+/* Plant a 0600 secret in a new directory under base (NULL: the current
+   directory, the build tree). */
 static void
-plant(struct planted *p)
+plant_in(struct planted *p, const char *base)
 {
     char cwd[400];
     FILE *f;
 
     assert_non_null(getcwd(cwd, sizeof(cwd)));
-    (void)snprintf(p->dir, sizeof(p->dir), "%s/ig-sandbox-XXXXXX", cwd);
+    (void)snprintf(p->dir, sizeof(p->dir), "%s/ig-sandbox-XXXXXX",
+                   base != NULL ? base : cwd);
     assert_non_null(mkdtemp(p->dir));
     (void)snprintf(p->file, sizeof(p->file), "%s/secret.key", p->dir);
     (void)snprintf(p->secret, sizeof(p->secret), "planted-%ld-%d",
@@ -447,6 +450,12 @@ plant(struct planted *p)
     (void)fputs(p->secret, f);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(chmod(p->file, 0600), 0);
+}
+
+static void
+plant(struct planted *p)
+{
+    plant_in(p, NULL);
 }
 
 static void
@@ -704,7 +713,10 @@ test_sandbox_switch_user(void **state)
 
     (void)state;
     need_sandbox();
-    plant(&p);
+    /* Under /tmp: bwrap, running as the sandbox user, must reach the bind
+       sources, and a clone may sit in a directory only its owner can
+       enter (mktemp -d). */
+    plant_in(&p, "/tmp");
     /* A world-writable directory the sandbox user can reach. */
     (void)snprintf(out, sizeof(out), "%s-out", p.dir);
     (void)snprintf(made, sizeof(made), "%s/made", out);
