@@ -260,13 +260,6 @@ enum ig_status pdp_store_put_vote(struct pdp_store *s,
 enum ig_status pdp_store_put_events(struct pdp_store *s,
                                     const char *const *events, size_t n) IG_WUR;
 
-/* The same without waiting (authentication failures): the texts are
-   copied and appended by the writer in a later group commit. IG_ERR_IO
-   when the store is shutting down, IG_ERR_NOMEM. */
-enum ig_status pdp_store_put_events_async(struct pdp_store *s,
-                                          const char *const *events,
-                                          size_t n) IG_WUR;
-
 /*
  * Approval requests with no resolution, oldest first, as an array of
  * {intent_id, approval_id, requirements, created_at, expires_at}; with
