@@ -8,8 +8,11 @@
 #      signed notes and tlog proofs, the Claude Code hook's input, the
 #      policy helpers that read an agent's strings, client addresses behind
 #      X-Forwarded-For),
-#      each run briefly (IG_FUZZ_SECONDS, default 20)
-#   3. Debug build with ASan+UBSan, the whole ctest suite
+#      each run briefly (IG_FUZZ_SECONDS, default 20) by
+#      scripts/run-fuzzers.sh: a crash, a missing target or corpus fails
+#      the run (tests/ci/test_run_fuzzers.sh proves it with planted ones)
+#   3. Debug build with ASan+UBSan, the whole ctest suite (first
+#      scripts/check-tests.sh: every test has a label and a timeout)
 #   4. release build with warnings as errors, the whole ctest suite again
 #      (its summary is the last thing printed)
 #
@@ -31,25 +34,15 @@ CC=clang cmake -S . -B build/fuzz -DIG_FUZZ=ON -DIG_WERROR=ON \
 cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuzz_params \
     fuzz_verify fuzz_form fuzz_slack fuzz_note fuzz_proof fuzz_hook fuzz_scrub \
     fuzz_spool fuzz_polhelpers fuzz_xff fuzz_leaf >/dev/null
-for t in json token intake params verify form slack note proof hook scrub spool \
-    polhelpers xff leaf; do
-    corpus=$(mktemp -d)
-    cp tests/fuzz/corpus/"$t"/* "$corpus"/
-    build/fuzz/tests/fuzz_"$t" -max_total_time="$fuzz_seconds" \
-        -max_len=8192 -print_final_stats=1 "$corpus" 2>&1 |
-        grep -E '^(stat::number_of_executed_units|==[0-9]+==|SUMMARY)' || true
-    status=${PIPESTATUS[0]}
-    rm -rf "$corpus"
-    if [ "$status" -ne 0 ]; then
-        echo "fuzz_$t failed (status $status)" >&2
-        exit 1
-    fi
-done
+scripts/run-fuzzers.sh build/fuzz/tests tests/fuzz/corpus "$fuzz_seconds" \
+    json token intake params verify form slack note proof hook scrub spool \
+    polhelpers xff leaf
 
 echo "== ASan+UBSan build and tests"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DIG_SANITIZE=ON \
     -DIG_WERROR=ON -DIG_BENCH=OFF >/dev/null
 cmake --build build/asan -j"$jobs" >/dev/null
+scripts/check-tests.sh build/asan
 (cd build/asan && ctest --output-on-failure -j"$jobs")
 
 echo "== release build (warnings are errors) and tests"
