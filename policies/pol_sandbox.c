@@ -2,7 +2,7 @@
  * pol_sandbox.c - one sandboxed Lua 5.4 state: capped heap, budgeted runs,
  * an allowlisted environment, text-only loading.
  *
- * How it works (the pitfalls are in /work/shared/NOTES.md):
+ * How it works (each point is a Lua 5.4 pitfall a test here exercises):
  *   - Heap: pol_alloc() refuses any growth past lim.memory_bytes (shrinking
  *     and freeing always succeed; when ptr is NULL osize is a type tag, so
  *     the old size is 0). A refusal is remembered: the run fails with

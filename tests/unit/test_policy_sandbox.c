@@ -260,8 +260,8 @@ test_wall_clock(void **state)
     assert_true(ms < 2000);
 }
 
-/* Lua patterns are gone: find is plain, and the NOTES' catastrophic
-   pattern takes no time. */
+/* Lua patterns are gone: find is plain, and a pattern that would
+   backtrack catastrophically in Lua's matcher takes no time. */
 static void
 test_no_patterns(void **state)
 {
