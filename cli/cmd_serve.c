@@ -20,7 +20,7 @@
 #include "ig_text.h"
 #include "pdp.h"
 #include "pdp_dev.h"
-#include "pdp_store.h"
+#include "store.h"
 
 static const char serve_usage[] =
     "usage: intentgate serve --config FILE [--listen ADDR] "
@@ -177,9 +177,9 @@ cli_serve(int argc, char **argv)
         cli_error(argv[0], "%s", err.msg);
         return CLI_EXIT_USAGE;
     }
-    cfg->audit_anchor_adopt = a.adopt ? PDP_ANCHOR_ADOPT
-                              : a.dev ? PDP_ANCHOR_ADOPT_MISSING
-                                      : PDP_ANCHOR_STRICT;
+    cfg->audit_anchor_adopt = a.adopt ? STORE_ANCHOR_ADOPT
+                              : a.dev ? STORE_ANCHOR_ADOPT_MISSING
+                                      : STORE_ANCHOR_STRICT;
     if (a.listen != NULL && override_listen(argv[0], cfg, a.listen) != 0) {
         rc = CLI_EXIT_USAGE;
         goto out;

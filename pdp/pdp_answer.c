@@ -100,7 +100,7 @@ pdp_answer_replay(struct pdp_server *s, const char *intent_id, char **text)
     enum ig_status st;
 
     *text = NULL;
-    st = pdp_store_get_intent(s->store, intent_id, &rec);
+    st = store_get_intent(s->store, intent_id, &rec);
     if (st == IG_OK)
         st = answer_from(rec, &a, grant_exp, approval_exp);
     if (st == IG_OK) {

@@ -91,7 +91,7 @@ pdp_approval_audit(struct pdp_server *s, json_t *ev)
     char *text = ev != NULL ? pdp_json_text(ev) : NULL;
     const char *const one[1] = {text};
 
-    if (text == NULL || pdp_store_put_events(s->store, one, 1) != IG_OK)
+    if (text == NULL || store_put_events(s->store, one, 1) != IG_OK)
         pdp_log("error", "audit.write_failed",
                 json_pack("{s:s}", "type",
                           ev != NULL && jstr(ev, "type") != NULL
@@ -343,7 +343,7 @@ add_event(struct vote_texts *t, json_t *ev)
 /* Fill r and t (texts r points into) for this vote and its outcome. */
 static int
 build_record(const json_t *rec, const struct pdp_vote *v,
-             const struct outcome *o, int64_t now, struct pdp_vote_rec *r,
+             const struct outcome *o, int64_t now, struct store_vote_rec *r,
              struct vote_texts *t)
 {
     const char *verdict = pol_verdict_name(o->d.verdict);
@@ -441,7 +441,7 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     const json_t *ap = json_object_get(rec, "approval");
     int64_t now = ig_time_now();
     const char *code = pdp_approval_refusal(rec, v->approver, now);
-    struct pdp_vote_rec r;
+    struct store_vote_rec r;
     struct vote_texts t;
     struct outcome o;
     int approvals, quorum;
@@ -466,7 +466,7 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         build_record(rec, v, &o, now, &r, &t) != 0)
         st = IG_ERR_NOMEM;
     else
-        st = pdp_store_put_vote(s->store, &r);
+        st = store_put_vote(s->store, &r);
     if (st == IG_OK)
         counted(&o, approvals, quorum, out);
     else
@@ -492,9 +492,9 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
         return;
     }
     (void)pthread_mutex_lock(&a->vote_mu);
-    st = pdp_store_approval_intent(s->store, v->approval_id, &intent_id);
+    st = store_approval_intent(s->store, v->approval_id, &intent_id);
     if (st == IG_OK)
-        st = pdp_store_get_intent(s->store, intent_id, &rec);
+        st = store_get_intent(s->store, intent_id, &rec);
     if (st == IG_OK) {
         (void)snprintf(out->intent_id, sizeof(out->intent_id), "%s", intent_id);
         apply(s, rec, v, out);

@@ -36,10 +36,10 @@ expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
     json_t *rec = NULL, *ev[2];
     char *text[2] = {NULL, NULL};
     const json_t *ap;
-    struct pdp_vote_rec r;
+    struct store_vote_rec r;
     const char *aid;
 
-    if (pdp_store_get_intent(s->store, intent_id, &rec) != IG_OK)
+    if (store_get_intent(s->store, intent_id, &rec) != IG_OK)
         return;
     ap = json_object_get(rec, "approval");
     aid = jstr(ap, "approval_id");
@@ -72,7 +72,7 @@ expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
     r.events = (const char *const *)text;
     r.nevents = 2;
     if (text[0] == NULL || text[1] == NULL ||
-        pdp_store_put_vote(s->store, &r) != IG_OK)
+        store_put_vote(s->store, &r) != IG_OK)
         pdp_log("error", "approval.expire_failed",
                 json_pack("{s:s}", "intent_id", intent_id));
     else
@@ -91,7 +91,7 @@ sweep(struct pdp_server *s)
     json_t *open = NULL, *x;
     size_t i;
 
-    if (pdp_store_open_approvals(s->store, now, &open) != IG_OK)
+    if (store_open_approvals(s->store, now, &open) != IG_OK)
         return;
     json_array_foreach(open, i, x)
     {

@@ -1,7 +1,7 @@
 /*
  * pdp_approval_view.c - what an approver is shown: one approval request
  * with its intent, reasons and votes, and the list of pending requests for
- * the approver's groups. Built from the recorded intent (pdp_store) so the
+ * the approver's groups. Built from the recorded intent (store) so the
  * web page, Slack and the CLI all show the same thing.
  *
  * Who may read: an approver in one of the request's groups (the voting
@@ -158,7 +158,7 @@ view_by_intent(struct pdp_server *s, const char *intent_id,
                const struct pdp_approver *a, int check, json_t **out)
 {
     json_t *rec = NULL;
-    enum ig_status st = pdp_store_get_intent(s->store, intent_id, &rec);
+    enum ig_status st = store_get_intent(s->store, intent_id, &rec);
     const json_t *ap = json_object_get(rec, "approval");
 
     *out = NULL;
@@ -194,7 +194,7 @@ pdp_approval_get(struct pdp_server *s, const char *approval_id,
     if (a == NULL || approval_id == NULL ||
         strlen(approval_id) != IG_UUID_STRLEN)
         return IG_ERR_NOTFOUND;
-    st = pdp_store_approval_intent(s->store, approval_id, &intent_id);
+    st = store_approval_intent(s->store, approval_id, &intent_id);
     if (st == IG_OK)
         st = view_by_intent(s, intent_id, a, 1, out);
     free(intent_id);
@@ -211,7 +211,7 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
     size_t i;
 
     *out = NULL;
-    st = pdp_store_open_approvals(s->store, 0, &open);
+    st = store_open_approvals(s->store, 0, &open);
     if (st != IG_OK)
         return st;
     list = json_array();

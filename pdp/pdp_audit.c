@@ -7,7 +7,7 @@
  *
  * The checkpoint key (a k4.secret file, [audit] key) is loaded here and
  * handed to the store, which signs checkpoints on its writer thread
- * (pdp_store_audit.c); its verifier key goes into the start log line. The
+ * (store_audit.c); its verifier key goes into the start log line. The
  * HMAC key for redaction lives in sodium_malloc'd memory and is wiped at
  * stop.
  */
@@ -117,7 +117,7 @@ pdp_audit_append(struct pdp_server *s, json_t *ev)
     const char *const one[1] = {text};
     const char *type = json_string_value(json_object_get(ev, "type"));
 
-    if (text == NULL || pdp_store_put_events(s->store, one, 1) != IG_OK)
+    if (text == NULL || store_put_events(s->store, one, 1) != IG_OK)
         pdp_log("error", "audit.write_failed",
                 json_pack("{s:s}", "type", type != NULL ? type : "?"));
     free(text);

@@ -66,7 +66,7 @@ get_checkpoint(struct pdp_req *r)
     uint64_t size = 0;
     char *note = NULL;
 
-    st = pdp_store_checkpoint_get(r->srv->store, 0, &note, &size);
+    st = store_checkpoint_get(r->srv->store, 0, &note, &size);
     if (st == IG_ERR_NOTFOUND)
         pdp_reply_error(r, 404, "NO_CHECKPOINT", NULL,
                         "no checkpoint has been signed yet");
@@ -95,8 +95,8 @@ get_leaves(struct pdp_req *r)
         return;
     }
     ig_buf_init(&b, IG_AUDIT_LEAVES_MAX_BYTES + IG_CANON_MAX_BYTES + 2);
-    st = pdp_store_audit_leaves(r->srv->store, start, end,
-                                IG_AUDIT_LEAVES_MAX_BYTES, &b, &size, &count);
+    st = store_audit_leaves(r->srv->store, start, end,
+                            IG_AUDIT_LEAVES_MAX_BYTES, &b, &size, &count);
     if (st != IG_OK) {
         ig_buf_release(&b);
         store_error(r, st);
@@ -152,8 +152,8 @@ get_inclusion(struct pdp_req *r)
                         "size must be a checkpoint's tree size (1 or more)");
         return;
     }
-    st = pdp_store_audit_inclusion(r->srv->store, index, size, proof, &n, &note,
-                                   &got);
+    st = store_audit_inclusion(r->srv->store, index, size, proof, &n, &note,
+                               &got);
     if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NO_CHECKPOINT", NULL,
                         has ? "no checkpoint of that tree size"
@@ -195,8 +195,7 @@ get_consistency(struct pdp_req *r)
                         "want 0 < old <= new (checkpoint tree sizes)");
         return;
     }
-    st = pdp_store_audit_consistency(r->srv->store, old_size, new_size, proof,
-                                     &n);
+    st = store_audit_consistency(r->srv->store, old_size, new_size, proof, &n);
     if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NO_CHECKPOINT", NULL,
                         "old and new must both be stored checkpoints' sizes");

@@ -150,7 +150,7 @@ struct pdp_config {
     char *audit_anchor; /* NULL iff no key; default key + ".checkpoint" */
     /* Not from the file: set by `serve` (--adopt-audit-anchor, --dev):
        what may replace an anchor the database disagrees with
-       (enum pdp_anchor_adopt, pdp_store.h). */
+       (enum store_anchor_adopt, store.h). */
     int audit_anchor_adopt;
 
     /* [limits] (pdp_config_limits.c); defaults in ig_limits.h. */

@@ -304,7 +304,7 @@ serve_metrics(struct pdp_req *r)
     atomic_store(&s->metrics.connections, ig_conns_open(s->conns));
     atomic_store(&s->metrics.connections_cut, ig_conns_cut(s->conns));
     atomic_store(&s->metrics.waiters, pdp_waiters_parked(s->waiters));
-    atomic_store(&s->metrics.queued, pdp_store_queue_depth(s->store));
+    atomic_store(&s->metrics.queued, store_queue_depth(s->store));
     atomic_store(&s->metrics.in_flight,
                  (uint_fast64_t)atomic_load(&s->inflight));
     ig_buf_init(&b, 1 << 20);

@@ -18,8 +18,8 @@
 #include "pdp_addr.h"
 #include "pdp_metrics.h"
 #include "pdp_refusals.h"
-#include "pdp_store.h"
 #include "pol.h"
+#include "store.h"
 
 /* "<name>+<8 hex>+<base64 of 33 bytes>" and a NUL. */
 #define PDP_AUDIT_VERIFIER_MAX (256 + 1 + 8 + 1 + 44 + 1)
@@ -31,7 +31,7 @@ struct pdp_delays;    /* requests answered later on purpose, pdp_delay.c */
 
 struct pdp_server {
     const struct pdp_config *cfg;
-    struct pdp_store *store;
+    struct store *store;
     struct ig_signing_key *key;
     struct ig_keyring *keyring;
     struct MHD_Daemon *mhd;

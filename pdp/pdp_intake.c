@@ -102,8 +102,8 @@ submit_intent(struct pdp_req *r)
 {
     struct intake_op *op = r->op;
 
-    return pdp_store_put_intent_async(r->srv->store, &op->rec, &op->replay,
-                                      pdp_req_write_done, r);
+    return store_put_intent_async(r->srv->store, &op->rec, &op->replay,
+                                  pdp_req_write_done, r);
 }
 
 /* Step 3: an earlier answer for this (principal, key)? Replies if so. */
@@ -115,8 +115,8 @@ replayed(struct pdp_req *r, const struct pdp_principal *agent, const char *key)
 
     if (key == NULL)
         return 0;
-    st = pdp_store_find_idempotent(r->srv->store, agent->id, key, ig_time_now(),
-                                   &id);
+    st = store_find_idempotent(r->srv->store, agent->id, key, ig_time_now(),
+                               &id);
     if (st == IG_ERR_NOTFOUND)
         return 0;
     if (st != IG_OK)
@@ -139,7 +139,7 @@ pdp_post_intent(struct pdp_req *r)
     agent = pdp_req_auth(r, 1u << PDP_ROLE_AGENT);
     if (agent == NULL)
         return;
-    if (pdp_store_overloaded(r->srv->store)) {
+    if (store_overloaded(r->srv->store)) {
         /* Before anything is decided or counted: nothing of it recorded. */
         (void)pdp_reply_header(r, "Retry-After", "1");
         pdp_reply_error(r, 503, "OVERLOADED", NULL,

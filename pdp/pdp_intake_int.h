@@ -40,7 +40,7 @@ struct intake_op {
     char *event_text[2]; /* their canonical text, what the store appends */
     size_t nevents;
 
-    struct pdp_intent_rec rec;
+    struct store_intent_rec rec;
     char *replay; /* idempotent twin's answer, from the store */
 };
 

@@ -392,7 +392,7 @@ intake_prepare_record(struct pdp_req *r, struct intake_op *op,
                       const struct intake_body *in)
 {
     const char *verdict = pol_verdict_name(op->verdict);
-    struct pdp_intent_rec *rec = &op->rec;
+    struct store_intent_rec *rec = &op->rec;
 
     op->response = build_response(op, verdict);
     if (op->response == NULL || build_events(r->srv, op, agent, verdict) != 0 ||

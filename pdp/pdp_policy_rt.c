@@ -21,7 +21,7 @@ count_hit(void *ctx, const char *key, int64_t window_seconds)
 {
     struct pdp_server *s = ctx;
 
-    return pdp_store_count(s->store, key, window_seconds, ig_time_now());
+    return store_count(s->store, key, window_seconds, ig_time_now());
 }
 
 static void

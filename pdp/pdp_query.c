@@ -160,7 +160,7 @@ static json_t *
 read_visible(struct pdp_req *r, const struct query_op *q)
 {
     json_t *rec = NULL;
-    enum ig_status st = pdp_store_get_intent(r->srv->store, q->id, &rec);
+    enum ig_status st = store_get_intent(r->srv->store, q->id, &rec);
     const char *owner;
 
     if (st == IG_OK && q->who->role == PDP_ROLE_AGENT) {

@@ -40,8 +40,8 @@ struct redeem_op {
     char jti[IG_UUID_STRLEN + 1];
     char outcome[IG_OUTCOME_NAME_MAX + 1];
     char *detail_text;
-    struct pdp_redeem_rec rec;
-    struct pdp_outcome_rec orec;
+    struct store_redeem_rec rec;
+    struct store_outcome_rec orec;
     int duplicate;
 };
 
@@ -66,8 +66,7 @@ submit_redeem(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    return pdp_store_redeem_async(r->srv->store, &op->rec, pdp_req_write_done,
-                                  r);
+    return store_redeem_async(r->srv->store, &op->rec, pdp_req_write_done, r);
 }
 
 static enum ig_status
@@ -75,8 +74,8 @@ submit_outcome(struct pdp_req *r)
 {
     struct redeem_op *op = r->op;
 
-    return pdp_store_put_outcome_async(r->srv->store, &op->orec,
-                                       pdp_req_write_done, r);
+    return store_put_outcome_async(r->srv->store, &op->orec, pdp_req_write_done,
+                                   r);
 }
 
 /* Exactly the keys in want (NULL-terminated) may appear. */
@@ -195,7 +194,7 @@ load_intent(struct pdp_req *r, struct redeem_op *op, const char *intent_id,
         return -1;
     }
     memcpy(op->intent_id, intent_id, IG_UUID_STRLEN + 1);
-    st = pdp_store_get_intent(r->srv->store, intent_id, rec);
+    st = store_get_intent(r->srv->store, intent_id, rec);
     if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", intent_id);
         return -1;

@@ -61,7 +61,7 @@ load_keys(struct pdp_server *s, struct ig_err *err)
 static enum ig_status
 write_refusals(void *ctx, const char *const *events, size_t n)
 {
-    return pdp_store_put_events(ctx, events, n);
+    return store_put_events(ctx, events, n);
 }
 
 static enum ig_status
@@ -96,7 +96,7 @@ server_free(struct pdp_server *s)
     pdp_delays_free(s->delays);
     /* The last aggregated refusals, while the store still takes them. */
     pdp_refusals_free(s->refusals);
-    pdp_store_close(s->store); /* signs the last audit checkpoint */
+    store_close(s->store); /* signs the last audit checkpoint */
     pdp_audit_stop(s);
     pdp_waiters_free(s->waiters);
     pdp_policies_release(s);
@@ -110,7 +110,7 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
                  struct ig_err *err)
 {
     struct pdp_server *s = calloc(1, sizeof(*s));
-    struct pdp_store_opts so;
+    struct store_opts so;
 
     *out = NULL;
     if (s == NULL)
@@ -136,9 +136,9 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     so.anchor_adopt = c->audit_anchor_adopt;
     so.log = pdp_log;
     so.max_queue = (size_t)c->max_write_queue;
-    if (pdp_store_open(&so, &s->store, err) != IG_OK)
+    if (store_open(&so, &s->store, err) != IG_OK)
         goto fail;
-    pdp_store_set_observer(s->store, observe_commit, &s->metrics);
+    store_set_observer(s->store, observe_commit, &s->metrics);
     pdp_audit_config_loaded(s);
     if (start_refusals(s, err) != IG_OK)
         goto fail;

@@ -13,8 +13,8 @@
  * Same sign-in as the approval pages (pdp_ui.c: the ig_session cookie);
  * an approver sees these pages only when one of its groups is "auditors"
  * (others get 403). Nothing here writes: every read goes through the
- * store's read connections (pdp_store_audit_view.c and the audit reads of
- * pdp_store_audit_read.c). pdp_ui_route has already set the CSP and the
+ * store's read connections (store_audit_view.c and the audit reads of
+ * store_audit_read.c). pdp_ui_route has already set the CSP and the
  * other security headers; the pages (appr_html_audit.c) escape everything.
  */
 #include "pdp_int.h"
@@ -28,8 +28,8 @@
 #include "appr_html_audit.h"
 #include "ig_limits.h"
 #include "pdp_approval.h"
-#include "pdp_store_audit_view.h"
 #include "pdp_ui_int.h"
+#include "store_audit_view.h"
 
 #define UI_HTML "text/html; charset=utf-8"
 #define AUDITORS_GROUP "auditors"
@@ -143,9 +143,9 @@ add_head(struct aui *u, json_t *view)
     json_t *head = NULL;
     enum ig_status st;
 
-    if ((st = pdp_store_audit_size(u->r->srv->store, &n)) != IG_OK)
+    if ((st = store_audit_size(u->r->srv->store, &n)) != IG_OK)
         return st;
-    st = pdp_store_checkpoint_get(u->r->srv->store, 0, &note, &size);
+    st = store_checkpoint_get(u->r->srv->store, 0, &note, &size);
     if (st == IG_ERR_NOTFOUND)
         st = IG_OK;
     /* "s*" skips a NULL note. */
@@ -179,8 +179,8 @@ events_get(struct aui *u)
                    "underscores; an intent id letters, digits, - and _.");
         return;
     }
-    st = pdp_store_audit_events(u->r->srv->store, before, IG_AUDIT_UI_PAGE,
-                                type, intent, &events, &older);
+    st = store_audit_events(u->r->srv->store, before, IG_AUDIT_UI_PAGE, type,
+                            intent, &events, &older);
     /* "o" steals events; "s*" skips NULL filters. */
     if (st == IG_OK &&
         (view = json_pack("{s:o, s:s*, s:s*}", "events", events, "type", type,
@@ -214,7 +214,7 @@ intent_get(struct aui *u, const char *id)
         error_page(u, 404, "Not found", "There is no such intent.");
         return;
     }
-    st = pdp_store_audit_intent_events(u->r->srv->store, id, &events);
+    st = store_audit_intent_events(u->r->srv->store, id, &events);
     if (st != IG_OK) {
         error_page(u, st == IG_ERR_LIMIT ? 413 : 503, "Cannot show it",
                    st == IG_ERR_LIMIT
@@ -265,9 +265,9 @@ export_get(struct aui *u)
         return;
     }
     ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES + 2 * IG_CANON_MAX_BYTES);
-    st = pdp_store_audit_leaves(
-        u->r->srv->store, 0, end > 0 ? (uint64_t)end : UINT64_MAX,
-        IG_AUDIT_UI_EXPORT_MAX_BYTES, &b, &size, &count);
+    st = store_audit_leaves(u->r->srv->store, 0,
+                            end > 0 ? (uint64_t)end : UINT64_MAX,
+                            IG_AUDIT_UI_EXPORT_MAX_BYTES, &b, &size, &count);
     want = end > 0 && (uint64_t)end < size ? (uint64_t)end : size;
     if (st == IG_OK && count < want)
         st = IG_ERR_LIMIT;
@@ -299,7 +299,7 @@ checkpoints_get(struct aui *u)
         return;
     }
     ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES);
-    st = pdp_store_audit_checkpoints(u->r->srv->store, (uint64_t)end, &b);
+    st = store_audit_checkpoints(u->r->srv->store, (uint64_t)end, &b);
     if (st != IG_OK) {
         ig_buf_release(&b);
         error_page(u, 503, "Cannot export",

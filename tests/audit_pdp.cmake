@@ -33,25 +33,25 @@ if(IG_BENCH AND NOT IG_FUZZ)
   add_executable(bench_audit_append bench/bench_audit_append.c)
   target_link_libraries(bench_audit_append PRIVATE igpdp)
   set(IG_STORE_SOURCES
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_schema.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_sqlite.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_ops.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_read.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_util.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_counter.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_checkpoint.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_approval.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit_read.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_audit_check.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_anchor.c
-    ${CMAKE_SOURCE_DIR}/pdp/pdp_store_anchor_open.c)
+    ${CMAKE_SOURCE_DIR}/store/store_schema.c
+    ${CMAKE_SOURCE_DIR}/store/store_sqlite.c
+    ${CMAKE_SOURCE_DIR}/store/store_ops.c
+    ${CMAKE_SOURCE_DIR}/store/store_read.c
+    ${CMAKE_SOURCE_DIR}/store/store_util.c
+    ${CMAKE_SOURCE_DIR}/store/store_counter.c
+    ${CMAKE_SOURCE_DIR}/store/store_checkpoint.c
+    ${CMAKE_SOURCE_DIR}/store/store_approval.c
+    ${CMAKE_SOURCE_DIR}/store/store_audit.c
+    ${CMAKE_SOURCE_DIR}/store/store_audit_read.c
+    ${CMAKE_SOURCE_DIR}/store/store_audit_check.c
+    ${CMAKE_SOURCE_DIR}/store/store_anchor.c
+    ${CMAKE_SOURCE_DIR}/store/store_anchor_open.c)
   add_executable(bench_audit_append_notree bench/bench_audit_append.c
     ${IG_STORE_SOURCES})
   target_compile_definitions(bench_audit_append_notree PRIVATE
     PDP_AUDIT_NO_TREE)
   target_include_directories(bench_audit_append_notree PRIVATE
-    ${CMAKE_SOURCE_DIR}/pdp)
+    ${CMAKE_SOURCE_DIR}/store)
   target_link_libraries(bench_audit_append_notree PRIVATE igaudit igcore
     PkgConfig::SQLITE Threads::Threads)
 endif()

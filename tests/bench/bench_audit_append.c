@@ -1,6 +1,6 @@
 /*
  * bench_audit_append.c - the cost of one audit event through the PDP
- * store's real write path (pdp_store_put_events: writer thread, group
+ * store's real write path (store_put_events: writer thread, group
  * commit, event row, leaf hash, frontier, audit_nodes rows).
  *
  *   bench_audit_append [N [BATCH [full|normal]]]
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "audit_tree.h"
-#include "pdp_store.h"
+#include "store.h"
 
 static double
 now(void)
@@ -115,8 +115,8 @@ main(int argc, char **argv)
     long batch = arg_long(argc, argv, 2, 1000), i, j, k;
     int full = argc <= 3 || strcmp(argv[3], "normal") != 0;
     char dir[] = "/tmp/ig-bench-audit-XXXXXX", path[128], cmd[160];
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
     char **texts = calloc((size_t)batch, sizeof(char *));
     double t0, t, c0, cpu, busy = 0;
@@ -127,11 +127,11 @@ main(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     o.path = path;
     o.synchronous_full = full;
-    if (pdp_store_open(&o, &s, &err) != IG_OK) {
+    if (store_open(&o, &s, &err) != IG_OK) {
         (void)fprintf(stderr, "open: %s\n", err.msg);
         return 1;
     }
-    pdp_store_set_observer(s, observe, &busy);
+    store_set_observer(s, observe, &busy);
     for (j = 0; j < batch; j++)
         if ((texts[j] = malloc(1024)) == NULL)
             return 1;
@@ -142,7 +142,7 @@ main(int argc, char **argv)
         for (j = 0; j < k; j++)
             make_event(texts[j], 1024, i + j);
         t0 = now();
-        if (pdp_store_put_events(s, (const char *const *)texts, (size_t)k) !=
+        if (store_put_events(s, (const char *const *)texts, (size_t)k) !=
             IG_OK) {
             (void)fprintf(stderr, "write failed at %ld\n", i);
             return 1;
@@ -150,7 +150,7 @@ main(int argc, char **argv)
         t += now() - t0;
     }
     cpu = cpu_seconds() - c0;
-    pdp_store_close(s);
+    store_close(s);
 #ifdef PDP_AUDIT_NO_TREE
     (void)printf("store without tree: ");
 #else

@@ -8,14 +8,14 @@
  * Opens (creates) the store at DB with a fresh Ed25519 audit key and a
  * checkpoint every 10,000 leaves, appends N events of about 400 bytes
  * (intent.received / intent.decided pairs shaped like the PDP's, canonical
- * JSON) in batches of 1,000 with pdp_store_put_events - so the store
+ * JSON) in batches of 1,000 with store_put_events - so the store
  * hashes every leaf, keeps every subtree in audit_nodes and signs the
  * checkpoints as it does in production - closes it (a last checkpoint),
  * and writes the log's verifier key to KEY_OUT.
  *
  * --open times what every PDP start does before it serves: opening the
  * store recomputes every leaf and subtree from the events and checks them
- * against audit_nodes and the checkpoints (pdp_store_audit_check.c).
+ * against audit_nodes and the checkpoints (store_audit_check.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@
 #include "ig_hash.h"
 #include "ig_key.h"
 #include "ig_time.h"
-#include "pdp_store.h"
+#include "store.h"
 
 #define BATCH 1000
 #define EVERY 10000
@@ -104,7 +104,7 @@ write_key(const char *path, const struct ig_signing_key *k)
 }
 
 static int
-append_all(struct pdp_store *s, uint64_t n)
+append_all(struct store *s, uint64_t n)
 {
     struct ig_buf bufs[BATCH];
     const char *ev[BATCH];
@@ -120,7 +120,7 @@ append_all(struct pdp_store *s, uint64_t n)
             rc = event_text(done + k, &bufs[k]);
             ev[k] = bufs[k].data;
         }
-        if (rc == 0 && pdp_store_put_events(s, ev, m) != IG_OK)
+        if (rc == 0 && store_put_events(s, ev, m) != IG_OK)
             rc = -1;
         done += m;
     }
@@ -132,8 +132,8 @@ append_all(struct pdp_store *s, uint64_t n)
 static int
 time_open(const char *path)
 {
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
     uint64_t size = 0;
     unsigned char root[32];
@@ -141,14 +141,14 @@ time_open(const char *path)
 
     memset(&o, 0, sizeof(o));
     o.path = path;
-    if (ig_crypto_init() != IG_OK || pdp_store_open(&o, &s, &err) != IG_OK) {
+    if (ig_crypto_init() != IG_OK || store_open(&o, &s, &err) != IG_OK) {
         (void)fprintf(stderr, "bench_audit_gen: %s\n", err.msg);
         return 1;
     }
     t1 = now_s();
-    if (pdp_store_audit_head(s, &size, root) != IG_OK)
+    if (store_audit_head(s, &size, root) != IG_OK)
         size = 0;
-    pdp_store_close(s);
+    store_close(s);
     (void)printf("open-time check: %llu leaves in %.2f s (%.0f leaves/s)\n",
                  (unsigned long long)size, t1 - t0, (double)size / (t1 - t0));
     return 0;
@@ -157,9 +157,9 @@ time_open(const char *path)
 int
 main(int argc, char **argv)
 {
-    struct pdp_store_opts o;
+    struct store_opts o;
     struct ig_signing_key *key = NULL;
-    struct pdp_store *s = NULL;
+    struct store *s = NULL;
     struct ig_err err;
     unsigned long long n;
     char *end;
@@ -188,7 +188,7 @@ main(int argc, char **argv)
     o.audit_name = NAME;
     o.audit_key = key;
     o.checkpoint_every = EVERY;
-    if (pdp_store_open(&o, &s, &err) != IG_OK) {
+    if (store_open(&o, &s, &err) != IG_OK) {
         (void)fprintf(stderr, "bench_audit_gen: %s\n", err.msg);
         ig_signing_key_free(key);
         return 1;
@@ -196,11 +196,11 @@ main(int argc, char **argv)
     t0 = now_s();
     if (append_all(s, n) != 0) {
         (void)fputs("bench_audit_gen: append failed\n", stderr);
-        pdp_store_close(s);
+        store_close(s);
         ig_signing_key_free(key);
         return 1;
     }
-    pdp_store_close(s);
+    store_close(s);
     ig_signing_key_free(key);
     (void)printf("appended %llu leaves in %.2f s (%.0f leaves/s)\n", n,
                  now_s() - t0, (double)n / (now_s() - t0));

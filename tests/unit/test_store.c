@@ -14,25 +14,25 @@
 #include <time.h>
 
 #include "ig_time.h"
-#include "pdp_store.h"
+#include "store.h"
 
 struct fixture {
     char dir[64];
     char path[128];
-    struct pdp_store *s;
+    struct store *s;
 };
 
-static struct pdp_store *
+static struct store *
 open_store(const char *path)
 {
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
 
     memset(&o, 0, sizeof(o));
     o.path = path;
     o.synchronous_full = 1;
-    if (pdp_store_open(&o, &s, &err) != IG_OK)
+    if (store_open(&o, &s, &err) != IG_OK)
         fail_msg("open: %s", err.msg);
     return s;
 }
@@ -57,7 +57,7 @@ teardown(void **state)
     struct fixture *f = *state;
     char cmd[200];
 
-    pdp_store_close(f->s);
+    store_close(f->s);
     (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
     assert_int_equal(system(cmd), 0);
     free(f);
@@ -66,7 +66,7 @@ teardown(void **state)
 
 /* An ALLOW record with a grant; ids derive from n. */
 static void
-make_rec(struct pdp_intent_rec *r, char ids[4][40], int n, const char *idem,
+make_rec(struct store_intent_rec *r, char ids[4][40], int n, const char *idem,
          int64_t now, char **ev)
 {
     (void)snprintf(ids[0], 40, "00000000-0000-4000-8000-%012d", n);
@@ -103,16 +103,16 @@ static void
 test_put_and_get(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
+    struct store_intent_rec r;
     char ids[4][40], *replay = NULL;
     char *ev[1];
     json_t *rec = NULL;
     int64_t n = -1;
 
     make_rec(&r, ids, 1, NULL, ig_time_now(), ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_null(replay);
-    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
     assert_string_equal(json_string_value(json_object_get(rec, "principal")),
                         "agent-1");
     assert_int_equal(json_array_size(json_object_get(rec, "decisions")), 1);
@@ -121,8 +121,8 @@ test_put_and_get(void **state)
                         ids[2]);
     assert_null(json_object_get(rec, "redemption"));
     json_decref(rec);
-    assert_int_equal(pdp_store_get_intent(f->s, "nope", &rec), IG_ERR_NOTFOUND);
-    assert_int_equal(pdp_store_audit_size(f->s, &n), IG_OK);
+    assert_int_equal(store_get_intent(f->s, "nope", &rec), IG_ERR_NOTFOUND);
+    assert_int_equal(store_audit_size(f->s, &n), IG_OK);
     assert_int_equal(n, 1);
     free(ev[0]);
 }
@@ -139,34 +139,34 @@ test_rows_are_immutable(void **state)
         "UPDATE outcomes SET detail = '[]'",       "DELETE FROM outcomes",
         "UPDATE approvals SET expires_at = 0",     "DELETE FROM approvals"};
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
-    struct pdp_redeem_rec rr;
-    struct pdp_outcome_rec o;
+    struct store_intent_rec r;
+    struct store_redeem_rec rr;
+    struct store_outcome_rec o;
     char ids[4][40], ids2[4][40], *replay = NULL, *msg = NULL;
     char *ev[1], *ev2[1];
     sqlite3 *db;
     size_t i;
 
     make_rec(&r, ids, 2, NULL, ig_time_now(), ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&rr, 0, sizeof(rr));
     rr.jti = ids[2];
     rr.intent_id = ids[0];
     rr.executor = "exec-1";
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(store_redeem(f->s, &rr), IG_OK);
     memset(&o, 0, sizeof(o));
     o.intent_id = ids[0];
     o.executor = "exec-1";
     o.outcome = "COMPLETED";
     o.detail = "{}";
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
     make_rec(&r, ids2, 22, NULL, ig_time_now(), ev2);
     r.decision = "ESCALATE";
     r.grant_jti = NULL;
     r.approval_id = "30000000-0000-4000-8000-000000000022";
     r.approval_requirements = "{\"groups\":[\"finance\"],\"quorum\":1}";
     r.approval_expires_at = ig_time_now() + 900;
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
         int rc = sqlite3_exec(db, sql[i], NULL, NULL, &msg);
@@ -185,35 +185,35 @@ static void
 test_idempotent_replay(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
+    struct store_intent_rec r;
     char ids[4][40], ids2[4][40], *replay = NULL;
     char *ev[1], *ev2[1];
     int64_t now = ig_time_now();
 
     make_rec(&r, ids, 3, "key-1", now, ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     make_rec(&r, ids2, 4, "key-1", now + 1, ev2);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_ERR_EXISTS);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_ERR_EXISTS);
     assert_non_null(replay);
     assert_string_equal(replay, ids[0]); /* the FIRST intent */
     free(replay);
     replay = NULL;
     assert_int_equal(
-        pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 1, &replay),
+        store_find_idempotent(f->s, "agent-1", "key-1", now + 1, &replay),
         IG_OK);
     assert_string_equal(replay, ids[0]);
     free(replay);
     replay = NULL;
     /* Another principal, or after the first intent expired: no replay. */
     assert_int_equal(
-        pdp_store_find_idempotent(f->s, "agent-2", "key-1", now + 1, &replay),
+        store_find_idempotent(f->s, "agent-2", "key-1", now + 1, &replay),
         IG_ERR_NOTFOUND);
     assert_int_equal(
-        pdp_store_find_idempotent(f->s, "agent-1", "key-1", now + 60, &replay),
+        store_find_idempotent(f->s, "agent-1", "key-1", now + 60, &replay),
         IG_ERR_NOTFOUND);
     free(ev2[0]);
     make_rec(&r, ids2, 5, "key-1", now + 61, ev2);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     free(ev[0]);
     free(ev2[0]);
 }
@@ -222,26 +222,26 @@ static void
 test_redeem_once_across_reopen(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
-    struct pdp_redeem_rec rr;
+    struct store_intent_rec r;
+    struct store_redeem_rec rr;
     char ids[4][40], *replay = NULL;
     char *ev[1];
     json_t *rec = NULL;
 
     make_rec(&r, ids, 6, NULL, ig_time_now(), ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&rr, 0, sizeof(rr));
     rr.jti = "20000000-0000-4000-8000-999999999999";
     rr.intent_id = ids[0];
     rr.executor = "exec-1";
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_NOTFOUND);
+    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_NOTFOUND);
     rr.jti = ids[2];
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_EXISTS);
-    pdp_store_close(f->s);
+    assert_int_equal(store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
+    store_close(f->s);
     f->s = open_store(f->path);
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_ERR_EXISTS);
-    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
+    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(rec, "redemption"), "executor")),
                         "exec-1");
@@ -250,8 +250,8 @@ test_redeem_once_across_reopen(void **state)
 }
 
 struct race {
-    struct pdp_store *s;
-    const struct pdp_redeem_rec *rr;
+    struct store *s;
+    const struct store_redeem_rec *rr;
     enum ig_status st;
 };
 
@@ -260,7 +260,7 @@ race_main(void *arg)
 {
     struct race *x = arg;
 
-    x->st = pdp_store_redeem(x->s, x->rr);
+    x->st = store_redeem(x->s, x->rr);
     return NULL;
 }
 
@@ -268,8 +268,8 @@ static void
 test_redeem_race(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
-    struct pdp_redeem_rec rr;
+    struct store_intent_rec r;
+    struct store_redeem_rec rr;
     struct race x[100];
     pthread_t t[100];
     char ids[4][40], *replay = NULL;
@@ -277,7 +277,7 @@ test_redeem_race(void **state)
     int i, ok = 0, dup = 0;
 
     make_rec(&r, ids, 7, NULL, ig_time_now(), ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&rr, 0, sizeof(rr));
     rr.jti = ids[2];
     rr.intent_id = ids[0];
@@ -301,50 +301,50 @@ static void
 test_outcome_rules(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r;
-    struct pdp_redeem_rec rr;
-    struct pdp_outcome_rec o;
+    struct store_intent_rec r;
+    struct store_redeem_rec rr;
+    struct store_outcome_rec o;
     char ids[4][40], *replay = NULL;
     char *ev[1];
     json_t *rec = NULL;
 
     make_rec(&r, ids, 8, NULL, ig_time_now(), ev);
-    assert_int_equal(pdp_store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&o, 0, sizeof(o));
     o.intent_id = ids[0];
     o.executor = "exec-1";
     o.outcome = "COMPLETED";
     o.detail = "{\"status\":200}";
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
     memset(&rr, 0, sizeof(rr));
     rr.jti = ids[2];
     rr.intent_id = ids[0];
     rr.executor = "exec-1";
-    assert_int_equal(pdp_store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(store_redeem(f->s, &rr), IG_OK);
     o.executor = "exec-2"; /* not the redeemer */
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
     o.executor = "exec-1";
     o.outcome = "MAYBE"; /* refused by the schema's CHECK */
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_IO);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_IO);
     o.outcome = "COMPLETED";
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
-    assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
     /* With a duplicate flag: the same outcome again is a duplicate (and
        writes nothing); another one is still refused. */
     {
         int dup = -1;
         o.duplicate = &dup;
-        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_OK);
+        assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
         assert_int_equal(dup, 1);
         o.detail = "{\"status\":500}";
-        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+        assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
         o.detail = "{\"status\":200}";
         o.outcome = "UNKNOWN_AFTER_DISPATCH";
-        assert_int_equal(pdp_store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+        assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
         o.outcome = "COMPLETED";
         o.duplicate = NULL;
     }
-    assert_int_equal(pdp_store_get_intent(f->s, ids[0], &rec), IG_OK);
+    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
     assert_true(json_number_value(json_object_get(
                     json_object_get(json_object_get(rec, "outcome"), "detail"),
                     "status")) == 200);
@@ -362,28 +362,27 @@ static void
 test_async_and_failed_job_isolated(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_intent_rec r, dup;
+    struct store_intent_rec r, dup;
     char ids[4][40], *replay = NULL, *replay2 = NULL;
     char *ev[1];
     atomic_int st1 = IG_ERR_NOMEM, st2 = IG_ERR_NOMEM;
     int64_t n0 = 0, n1 = 0;
     int i;
 
-    assert_int_equal(pdp_store_audit_size(f->s, &n0), IG_OK);
+    assert_int_equal(store_audit_size(f->s, &n0), IG_OK);
     make_rec(&r, ids, 9, NULL, ig_time_now(), ev);
     dup = r; /* same intent id twice: the second insert fails alone */
     assert_int_equal(
-        pdp_store_put_intent_async(f->s, &r, &replay, async_done, &st1), IG_OK);
+        store_put_intent_async(f->s, &r, &replay, async_done, &st1), IG_OK);
     assert_int_equal(
-        pdp_store_put_intent_async(f->s, &dup, &replay2, async_done, &st2),
-        IG_OK);
+        store_put_intent_async(f->s, &dup, &replay2, async_done, &st2), IG_OK);
     for (i = 0; i < 500 && (st1 == IG_ERR_NOMEM || st2 == IG_ERR_NOMEM); i++) {
         struct timespec ts = {0, 10000000L};
         (void)nanosleep(&ts, NULL);
     }
     assert_int_equal(st1, IG_OK);
     assert_int_equal(st2, IG_ERR_IO);
-    assert_int_equal(pdp_store_audit_size(f->s, &n1), IG_OK);
+    assert_int_equal(store_audit_size(f->s, &n1), IG_OK);
     assert_int_equal(n1, n0 + 1); /* the failed job's event rolled back */
     free(ev[0]);
 }
@@ -394,31 +393,31 @@ test_counters(void **state)
     struct fixture *f = *state;
     int64_t now = ig_time_now();
 
-    assert_int_equal(pdp_store_count(f->s, "k", 60, now - 100), 1);
-    assert_int_equal(pdp_store_count(f->s, "k", 60, now - 10), 1);
-    assert_int_equal(pdp_store_count(f->s, "k", 60, now), 2);
-    assert_int_equal(pdp_store_count(f->s, "k", 60, now), 3);
-    assert_int_equal(pdp_store_count(f->s, "k", 1, now), 3); /* same second */
-    assert_int_equal(pdp_store_count(f->s, "other", 60, now), 1);
-    assert_int_equal(pdp_store_count(f->s, "k", 0, now), -1);
-    assert_int_equal(pdp_store_count(f->s, "k", 86401, now), -1);
-    assert_int_equal(pdp_store_count(f->s, "", 60, now), -1);
+    assert_int_equal(store_count(f->s, "k", 60, now - 100), 1);
+    assert_int_equal(store_count(f->s, "k", 60, now - 10), 1);
+    assert_int_equal(store_count(f->s, "k", 60, now), 2);
+    assert_int_equal(store_count(f->s, "k", 60, now), 3);
+    assert_int_equal(store_count(f->s, "k", 1, now), 3); /* same second */
+    assert_int_equal(store_count(f->s, "other", 60, now), 1);
+    assert_int_equal(store_count(f->s, "k", 0, now), -1);
+    assert_int_equal(store_count(f->s, "k", 86401, now), -1);
+    assert_int_equal(store_count(f->s, "", 60, now), -1);
     /* Persisted: a reopened store still counts them. */
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = open_store(f->path);
-    assert_int_equal(pdp_store_count(f->s, "k", 3600, now), 6);
+    assert_int_equal(store_count(f->s, "k", 3600, now), 6);
 }
 
 static void
 test_newer_schema_refused(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
     sqlite3 *db;
 
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = NULL;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(
@@ -427,7 +426,7 @@ test_newer_schema_refused(void **state)
     sqlite3_close(db);
     memset(&o, 0, sizeof(o));
     o.path = f->path;
-    assert_int_equal(pdp_store_open(&o, &s, &err), IG_ERR_IO);
+    assert_int_equal(store_open(&o, &s, &err), IG_ERR_IO);
     assert_non_null(strstr(err.msg, "newer"));
     assert_null(s);
 }

@@ -2,8 +2,8 @@
  * test_store_anchor.c - what the store checks at open and the audit log's
  * anchor file: every way the database can disagree with itself (an event,
  * a node, a gap, a row beyond the tree, a checkpoint) refuses the open
- * naming the first bad index (pdp_store_audit_check.c); the anchor file
- * (pdp_store_anchor*.c):
+ * naming the first bad index (store_audit_check.c); the anchor file
+ * (store_anchor*.c):
  * written 0600 after every checkpoint and equal to it; the running marker
  * removed at a clean close; a tree that does not extend the anchor is not
  * signed; a database that does not extend it, is shorter, had leaves
@@ -25,13 +25,13 @@
 
 #include "audit_note.h"
 #include "ig_key.h"
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #define NAME "test.example/audit"
 
 struct fixture {
     char dir[64], path[128], anchor_dir[128], anchor[160], marker[192];
-    struct pdp_store *s;
+    struct store *s;
     struct ig_signing_key *key;
     int adopt;
     int nev;
@@ -65,9 +65,9 @@ was_logged(const char *event)
 }
 
 static enum ig_status
-try_open(struct fixture *f, struct pdp_store **out, struct ig_err *err)
+try_open(struct fixture *f, struct store **out, struct ig_err *err)
 {
-    struct pdp_store_opts o;
+    struct store_opts o;
 
     memset(&o, 0, sizeof(o));
     o.path = f->path;
@@ -78,7 +78,7 @@ try_open(struct fixture *f, struct pdp_store **out, struct ig_err *err)
     o.anchor_adopt = f->adopt;
     o.log = capture_log;
     *out = NULL;
-    return pdp_store_open(&o, out, err);
+    return store_open(&o, out, err);
 }
 
 static void
@@ -94,7 +94,7 @@ open_store(struct fixture *f)
 static void
 refused(struct fixture *f, const char *want)
 {
-    struct pdp_store *s = NULL;
+    struct store *s = NULL;
     struct ig_err err;
 
     if (try_open(f, &s, &err) != IG_ERR_IO || strstr(err.msg, want) == NULL)
@@ -106,7 +106,7 @@ refused(struct fixture *f, const char *want)
 static void
 close_store(struct fixture *f)
 {
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = NULL;
 }
 
@@ -138,7 +138,7 @@ teardown(void **state)
     struct fixture *f = *state;
     char cmd[200];
 
-    pdp_store_close(f->s);
+    store_close(f->s);
     ig_signing_key_free(f->key);
     (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
     assert_int_equal(system(cmd), 0);
@@ -160,7 +160,7 @@ append(struct fixture *f, int n)
                        f->nev + i);
         ev[i] = text[i];
     }
-    assert_int_equal(pdp_store_put_events(f->s, ev, (size_t)n), IG_OK);
+    assert_int_equal(store_put_events(f->s, ev, (size_t)n), IG_OK);
     f->nev += n;
 }
 
@@ -169,7 +169,7 @@ sign(struct fixture *f, enum ig_status want)
 {
     uint64_t size = 0;
 
-    assert_int_equal(pdp_store_audit_sign(f->s, &size), want);
+    assert_int_equal(store_audit_sign(f->s, &size), want);
 }
 
 static char *
@@ -210,7 +210,7 @@ anchor_is_newest(struct fixture *f, uint64_t want)
     char *note = NULL, *file = slurp(f->anchor);
 
     assert_non_null(file);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
+    assert_int_equal(store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
     assert_int_equal(size, want);
     assert_string_equal(file, note);
     assert_int_equal(stat(f->anchor, &sb), 0);
@@ -298,7 +298,7 @@ test_rewritten_database_refused(void **state)
        above 5 deleted. */
     copy_file(backup, f->path);
     (void)unlink(f->anchor);
-    f->adopt = PDP_ANCHOR_ADOPT;
+    f->adopt = STORE_ANCHOR_ADOPT;
     open_store(f);
     f->nev = 100;
     append(f, 5);
@@ -306,7 +306,7 @@ test_rewritten_database_refused(void **state)
     raw_exec(f, "DROP TRIGGER checkpoints_no_delete; "
                 "DELETE FROM checkpoints WHERE size > 5");
     copy_file(keep, f->anchor);
-    f->adopt = PDP_ANCHOR_STRICT;
+    f->adopt = STORE_ANCHOR_STRICT;
     logged[0] = '\0';
     refused(f, "does not extend its anchor");
     assert_true(was_logged("audit.anchor_refused"));
@@ -324,22 +324,22 @@ test_shorter_database_refused_then_adopted(void **state)
     two_checkpoints(f, backup);
     copy_file(backup, f->path); /* restored from the older backup */
     refused(f, "audit log (5 leaves) is shorter than its anchor");
-    f->adopt = PDP_ANCHOR_ADOPT_MISSING; /* dev mode: not enough */
+    f->adopt = STORE_ANCHOR_ADOPT_MISSING; /* dev mode: not enough */
     refused(f, "shorter");
-    f->adopt = PDP_ANCHOR_ADOPT;
+    f->adopt = STORE_ANCHOR_ADOPT;
     open_store(f);
     assert_true(was_logged("audit.anchor_adopted"));
     anchor_is_newest(f, 5);
     /* The adoption is an event of the log itself, the 6th leaf. */
-    assert_int_equal(
-        pdp_store_audit_leaves(f->s, 5, 6, 1 << 20, &b, &size, &count), IG_OK);
+    assert_int_equal(store_audit_leaves(f->s, 5, 6, 1 << 20, &b, &size, &count),
+                     IG_OK);
     assert_int_equal(count, 1);
     assert_non_null(strstr(b.data, "\"type\":\"audit.anchor_adopted\""));
     assert_non_null(strstr(b.data, "\"previous_size\":10"));
     assert_non_null(strstr(b.data, "\"reason\":\"shorter\""));
     ig_buf_release(&b);
     close_store(f); /* signs and anchors it */
-    f->adopt = PDP_ANCHOR_STRICT;
+    f->adopt = STORE_ANCHOR_STRICT;
     open_store(f);
     anchor_is_newest(f, 6);
 }
@@ -373,7 +373,7 @@ test_missing_anchor(void **state)
     close_store(f);
     assert_int_equal(unlink(f->anchor), 0);
     refused(f, "is missing, the database has checkpoints up to 3");
-    f->adopt = PDP_ANCHOR_ADOPT_MISSING;
+    f->adopt = STORE_ANCHOR_ADOPT_MISSING;
     open_store(f);
     assert_true(was_logged("audit.anchor_adopted"));
     anchor_is_newest(f, 3);
@@ -397,7 +397,7 @@ test_anchor_behind_catches_up(void **state)
     assert_int_equal(close(creat(f->marker, 0600)), 0);
     open_store(f);
     anchor_is_newest(f, 10);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 10, &note, &size), IG_OK);
+    assert_int_equal(store_checkpoint_get(f->s, 10, &note, &size), IG_OK);
     free(note);
 }
 

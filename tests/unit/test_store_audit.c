@@ -21,14 +21,14 @@
 #include "audit_note.h"
 #include "audit_tree.h"
 #include "ig_key.h"
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #define MAXN 300
 
 struct fixture {
     char dir[64];
     char path[128];
-    struct pdp_store *s;
+    struct store *s;
     struct ig_signing_key *key;
     uint64_t every;
     int nev;             /* events appended so far */
@@ -66,11 +66,11 @@ was_logged(const char *event)
 
 /* ---- fixture ---- */
 
-static struct pdp_store *
+static struct store *
 open_store(struct fixture *f)
 {
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
 
     memset(&o, 0, sizeof(o));
@@ -80,7 +80,7 @@ open_store(struct fixture *f)
     o.audit_key = f->key;
     o.checkpoint_every = f->every;
     o.log = capture_log;
-    if (pdp_store_open(&o, &s, &err) != IG_OK)
+    if (store_open(&o, &s, &err) != IG_OK)
         fail_msg("open: %s", err.msg);
     return s;
 }
@@ -109,7 +109,7 @@ setup_signed(void **state)
 
     setup(state);
     f = *state;
-    pdp_store_close(f->s);
+    store_close(f->s);
     assert_int_equal(ig_signing_key_generate(&f->key), IG_OK);
     f->every = 5;
     f->s = open_store(f);
@@ -122,7 +122,7 @@ teardown(void **state)
     struct fixture *f = *state;
     char cmd[200];
 
-    pdp_store_close(f->s);
+    store_close(f->s);
     ig_signing_key_free(f->key);
     (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
     assert_int_equal(system(cmd), 0);
@@ -143,7 +143,7 @@ append(struct fixture *f, int n)
                        "{\"n\":%d,\"type\":\"test.event\"}", f->nev + i);
         ev[i] = f->text[f->nev + i];
     }
-    assert_int_equal(pdp_store_put_events(f->s, ev, (size_t)n), IG_OK);
+    assert_int_equal(store_put_events(f->s, ev, (size_t)n), IG_OK);
     f->nev += n;
 }
 
@@ -159,7 +159,7 @@ wait_checkpoint(struct fixture *f, uint64_t want)
     int i;
 
     for (i = 0; i < 500 && st == IG_ERR_NOTFOUND; i++) {
-        st = pdp_store_checkpoint_get(f->s, want, &note, &size);
+        st = store_checkpoint_get(f->s, want, &note, &size);
         free(note);
         note = NULL;
         if (st == IG_ERR_NOTFOUND)
@@ -229,7 +229,7 @@ check_tree(struct fixture *f)
     sqlite3_finalize(st);
     sqlite3_close(db);
     assert_int_equal(rows, expected);
-    assert_int_equal(pdp_store_audit_head(f->s, &size, root), IG_OK);
+    assert_int_equal(store_audit_head(f->s, &size, root), IG_OK);
     assert_int_equal(size, (uint64_t)f->nev);
     if (f->nev > 0) {
         naive_root(leaves, (uint64_t)f->nev, want);
@@ -296,11 +296,11 @@ test_failed_job_changes_nothing(void **state)
 
     append(f, 7);
     nodes = node_count(f);
-    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
+    assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
     /* The first event is appended (row, leaf, nodes), the second fails:
        the job's savepoint rolls back and the frontier with it. */
-    assert_int_not_equal(pdp_store_put_events(f->s, bad, 2), IG_OK);
-    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_not_equal(store_put_events(f->s, bad, 2), IG_OK);
+    assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
     assert_int_equal(size1, size0);
     assert_memory_equal(root1, root0, 32);
     assert_int_equal(node_count(f), nodes);
@@ -318,15 +318,15 @@ struct events_job {
 };
 
 static enum ig_status
-run_events(struct pdp_store *s, struct pdp_job *j)
+run_events(struct store *s, struct store_job *j)
 {
     const struct events_job *e = j->rec;
 
-    return pdp_store_append_events(s, e->ev, e->n);
+    return store_append_events(s, e->ev, e->n);
 }
 
 static enum ig_status
-run_slow(struct pdp_store *s, struct pdp_job *j)
+run_slow(struct store *s, struct store_job *j)
 {
     struct timespec ts = {0, 200000000L};
 
@@ -346,9 +346,9 @@ events_done(void *ctx, enum ig_status st)
 }
 
 static void
-submit_events(struct pdp_store *s, struct events_job *e, atomic_int *done)
+submit_events(struct store *s, struct events_job *e, atomic_int *done)
 {
-    struct pdp_job *j = calloc(1, sizeof(*j));
+    struct store_job *j = calloc(1, sizeof(*j));
 
     assert_non_null(j);
     j->run = run_events;
@@ -357,7 +357,7 @@ submit_events(struct pdp_store *s, struct events_job *e, atomic_int *done)
     j->done_fn = events_done;
     j->done_ctx = e;
     e->done = done;
-    assert_int_equal(pdp_store_submit(s, j), IG_OK);
+    assert_int_equal(store_submit(s, j), IG_OK);
 }
 
 static void
@@ -365,7 +365,7 @@ test_failed_job_in_a_batch(void **state)
 {
     struct fixture *f = *state;
     struct events_job a, b, c;
-    struct pdp_job *slow = calloc(1, sizeof(*slow));
+    struct store_job *slow = calloc(1, sizeof(*slow));
     atomic_int done = 0;
     int i;
 
@@ -387,7 +387,7 @@ test_failed_job_in_a_batch(void **state)
     assert_non_null(slow);
     slow->run = run_slow;
     slow->async = 1;
-    assert_int_equal(pdp_store_submit(f->s, slow), IG_OK);
+    assert_int_equal(store_submit(f->s, slow), IG_OK);
     submit_events(f->s, &a, &done);
     submit_events(f->s, &b, &done);
     submit_events(f->s, &c, &done);
@@ -405,7 +405,7 @@ test_failed_job_in_a_batch(void **state)
 /* Appends an event, then leaves a deferred foreign key violation: the
    job succeeds, the transaction's COMMIT fails. */
 static enum ig_status
-run_commit_breaker(struct pdp_store *s, struct pdp_job *j)
+run_commit_breaker(struct store *s, struct store_job *j)
 {
     const char *ev[1] = {"{\"type\":\"never.committed\"}"};
 
@@ -417,7 +417,7 @@ run_commit_breaker(struct pdp_store *s, struct pdp_job *j)
                      "'ALLOW', '[]', '', 'r', 0)",
                      NULL, NULL, NULL) != SQLITE_OK)
         return IG_ERR_IO;
-    return pdp_store_append_events(s, ev, 1);
+    return store_append_events(s, ev, 1);
 }
 
 static void
@@ -430,10 +430,10 @@ test_commit_failure_restores_frontier(void **state)
 
     append(f, 6);
     nodes = node_count(f);
-    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
-    assert_int_equal(pdp_store_run(f->s, run_commit_breaker, NULL, NULL),
+    assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
+    assert_int_equal(store_run(f->s, run_commit_breaker, NULL, NULL),
                      IG_ERR_IO);
-    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
     assert_int_equal(size1, size0);
     assert_memory_equal(root1, root0, 32);
     assert_int_equal(node_count(f), nodes);
@@ -449,10 +449,10 @@ test_reopen_rebuilds_the_root(void **state)
     uint64_t size0 = 0, size1 = 0;
 
     append(f, 45);
-    assert_int_equal(pdp_store_audit_head(f->s, &size0, root0), IG_OK);
-    pdp_store_close(f->s);
+    assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
+    store_close(f->s);
     f->s = open_store(f);
-    assert_int_equal(pdp_store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
     assert_int_equal(size1, size0);
     assert_memory_equal(root1, root0, 32);
     assert_false(was_logged("audit.backfilled"));
@@ -466,7 +466,7 @@ test_backfill_of_an_older_database(void **state)
     struct fixture *f = *state;
 
     append(f, 37);
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = NULL;
     /* What a database from before migration 3 looks like. */
     raw_exec(f, "DROP TABLE audit_nodes; DROP TABLE checkpoints; "
@@ -478,7 +478,7 @@ test_backfill_of_an_older_database(void **state)
     check_tree(f);
     /* Once: a second open has nothing to do. */
     logged[0] = '\0';
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = open_store(f);
     assert_false(was_logged("audit.backfilled"));
     check_tree(f);
@@ -488,18 +488,18 @@ static void
 test_truncated_log_refused(void **state)
 {
     struct fixture *f = *state;
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     struct ig_err err;
 
     append(f, 4);
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = NULL;
     raw_exec(f, "DROP TRIGGER audit_events_no_delete; "
                 "DELETE FROM audit_events WHERE seq = 4");
     memset(&o, 0, sizeof(o));
     o.path = f->path;
-    assert_int_equal(pdp_store_open(&o, &s, &err), IG_ERR_IO);
+    assert_int_equal(store_open(&o, &s, &err), IG_ERR_IO);
     assert_non_null(strstr(err.msg, "truncated"));
     assert_null(s);
 }
@@ -543,7 +543,7 @@ open_latest(struct fixture *f, struct audit_checkpoint *cp, char **note_out)
     (void)snprintf(v.name, sizeof(v.name), "test.example/audit");
     memcpy(v.pk, pub.pk, 32);
     v.key_id = audit_key_id(v.name, v.pk);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
+    assert_int_equal(store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
     if (audit_checkpoint_open(note, strlen(note), &v, cp, &err) != IG_OK)
         fail_msg("checkpoint: %s", err.msg);
     assert_int_equal(cp->size, size);
@@ -561,16 +561,16 @@ test_checkpoints_and_proofs(void **state)
     char *note = NULL;
     size_t n = 0;
 
-    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_ERR_EXISTS);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size),
+    assert_int_equal(store_audit_sign(f->s, &size), IG_ERR_EXISTS);
+    assert_int_equal(store_checkpoint_get(f->s, 0, &note, &size),
                      IG_ERR_NOTFOUND);
     for (i = 0; i < 12; i++)
         append(f, 1); /* every = 5: checkpoints at 5 and 10 */
     assert_int_equal(wait_checkpoint(f, 5), IG_OK);
     assert_int_equal(wait_checkpoint(f, 10), IG_OK);
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 7, &note, &size),
+    assert_int_equal(store_checkpoint_get(f->s, 7, &note, &size),
                      IG_ERR_NOTFOUND);
-    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_OK);
+    assert_int_equal(store_audit_sign(f->s, &size), IG_OK);
     assert_int_equal(size, 12);
     open_latest(f, &cp, &note);
     free(note);
@@ -580,8 +580,7 @@ test_checkpoints_and_proofs(void **state)
     /* Every leaf's inclusion proof verifies against the signed root. */
     for (i = 0; i < 12; i++) {
         assert_int_equal(
-            pdp_store_audit_inclusion(f->s, i, 0, proof, &n, &note, &got),
-            IG_OK);
+            store_audit_inclusion(f->s, i, 0, proof, &n, &note, &got), IG_OK);
         free(note);
         assert_int_equal(got, 12);
         assert_int_equal(audit_verify_inclusion(
@@ -589,27 +588,24 @@ test_checkpoints_and_proofs(void **state)
                              (const unsigned char(*)[32])proof, n, cp.root),
                          IG_OK);
     }
-    assert_int_equal(
-        pdp_store_audit_inclusion(f->s, 12, 0, proof, &n, &note, &got),
-        IG_ERR_INVALID);
-    assert_int_equal(
-        pdp_store_audit_inclusion(f->s, 1, 11, proof, &n, &note, &got),
-        IG_ERR_NOTFOUND);
+    assert_int_equal(store_audit_inclusion(f->s, 12, 0, proof, &n, &note, &got),
+                     IG_ERR_INVALID);
+    assert_int_equal(store_audit_inclusion(f->s, 1, 11, proof, &n, &note, &got),
+                     IG_ERR_NOTFOUND);
     /* 5 -> 12 is consistent. */
     naive_root(leaves, 5, old_root);
-    assert_int_equal(pdp_store_audit_consistency(f->s, 5, 12, proof, &n),
-                     IG_OK);
+    assert_int_equal(store_audit_consistency(f->s, 5, 12, proof, &n), IG_OK);
     assert_int_equal(audit_verify_consistency(5, 12, old_root, cp.root,
                                               (const unsigned char(*)[32])proof,
                                               n),
                      IG_OK);
-    assert_int_equal(pdp_store_audit_consistency(f->s, 5, 11, proof, &n),
+    assert_int_equal(store_audit_consistency(f->s, 5, 11, proof, &n),
                      IG_ERR_NOTFOUND);
-    assert_int_equal(pdp_store_audit_consistency(f->s, 10, 5, proof, &n),
+    assert_int_equal(store_audit_consistency(f->s, 10, 5, proof, &n),
                      IG_ERR_INVALID);
     /* One more leaf: signed at close. */
     append(f, 1);
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = open_store(f);
     open_latest(f, &cp, &note);
     free(note);
@@ -626,8 +622,8 @@ test_leaves_pages(void **state)
 
     append(f, 10);
     ig_buf_init(&b, 1 << 20);
-    assert_int_equal(
-        pdp_store_audit_leaves(f->s, 3, 6, 1 << 20, &b, &size, &count), IG_OK);
+    assert_int_equal(store_audit_leaves(f->s, 3, 6, 1 << 20, &b, &size, &count),
+                     IG_OK);
     assert_int_equal(size, 10);
     assert_int_equal(count, 3);
     assert_string_equal(b.data, "{\"n\":3,\"type\":\"test.event\"}\n"
@@ -635,13 +631,12 @@ test_leaves_pages(void **state)
                                 "{\"n\":5,\"type\":\"test.event\"}\n");
     ig_buf_reset(&b);
     /* Clamped to the log; a byte budget stops early but sends one. */
-    assert_int_equal(pdp_store_audit_leaves(f->s, 8, 50, 10, &b, &size, &count),
+    assert_int_equal(store_audit_leaves(f->s, 8, 50, 10, &b, &size, &count),
                      IG_OK);
     assert_int_equal(count, 1);
     ig_buf_reset(&b);
     assert_int_equal(
-        pdp_store_audit_leaves(f->s, 10, 20, 1 << 20, &b, &size, &count),
-        IG_OK);
+        store_audit_leaves(f->s, 10, 20, 1 << 20, &b, &size, &count), IG_OK);
     assert_int_equal(count, 0);
     ig_buf_release(&b);
 }
@@ -649,8 +644,8 @@ test_leaves_pages(void **state)
 static enum ig_status
 try_open(struct fixture *f, struct ig_err *err)
 {
-    struct pdp_store_opts o;
-    struct pdp_store *s = NULL;
+    struct store_opts o;
+    struct store *s = NULL;
     enum ig_status st;
 
     memset(&o, 0, sizeof(o));
@@ -658,8 +653,8 @@ try_open(struct fixture *f, struct ig_err *err)
     o.audit_name = "test.example/audit";
     o.audit_key = f->key;
     o.log = capture_log;
-    st = pdp_store_open(&o, &s, err);
-    pdp_store_close(s);
+    st = store_open(&o, &s, err);
+    store_close(s);
     return st;
 }
 
@@ -679,12 +674,12 @@ test_tampered_node_refuses_checkpoint(void **state)
     append(f, 3);
     raw_exec(f, "DROP TRIGGER audit_nodes_no_update; UPDATE audit_nodes SET "
                 "hash = zeroblob(32) WHERE level = 3 AND idx = 0");
-    assert_int_equal(pdp_store_audit_sign(f->s, &size), IG_ERR_CRYPTO);
+    assert_int_equal(store_audit_sign(f->s, &size), IG_ERR_CRYPTO);
     assert_true(was_logged("audit.checkpoint_refused"));
-    assert_int_equal(pdp_store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
+    assert_int_equal(store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
     free(note);
     assert_int_equal(size, 5);
-    pdp_store_close(f->s);
+    store_close(f->s);
     f->s = NULL;
     assert_int_equal(try_open(f, &err), IG_ERR_IO);
     assert_non_null(strstr(err.msg, "(level 3, index 0: from leaf 0 to "

@@ -1,5 +1,5 @@
 /*
- * pdp_store_audit_view.h - reading the audit log for the auditors' web
+ * store_audit_view.h - reading the audit log for the auditors' web
  * pages (/ui/audit): pages of events newest first with filters, the
  * events of one intent, and the checkpoints as JSONL for a download.
  *
@@ -11,8 +11,8 @@
  * the raw text as a string when it does not parse (an edited log). All
  * functions are thread safe. IG_ERR_IO on a store failure, IG_ERR_NOMEM.
  */
-#ifndef PDP_STORE_AUDIT_VIEW_H
-#define PDP_STORE_AUDIT_VIEW_H
+#ifndef STORE_AUDIT_VIEW_H
+#define STORE_AUDIT_VIEW_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 
 #include "ig_buf.h"
 #include "ig_error.h"
-#include "pdp_store.h"
+#include "store.h"
 
 /*
  * At most limit events with seq < before (before 0: from the newest),
@@ -29,27 +29,24 @@
  * `before` of the next (older) page, 0 when there is none. *out is a new
  * array (caller decrefs).
  */
-enum ig_status pdp_store_audit_events(struct pdp_store *s, int64_t before,
-                                      size_t limit, const char *type,
-                                      const char *intent_id, json_t **out,
-                                      int64_t *next) IG_WUR;
+enum ig_status store_audit_events(struct store *s, int64_t before, size_t limit,
+                                  const char *type, const char *intent_id,
+                                  json_t **out, int64_t *next) IG_WUR;
 
 /*
  * Every event of one intent, oldest first: those naming it at top level,
  * and those naming only its approval (a vote refused on Slack).
  * IG_ERR_LIMIT past 10000 events.
  */
-enum ig_status pdp_store_audit_intent_events(struct pdp_store *s,
-                                             const char *intent_id,
-                                             json_t **out) IG_WUR;
+enum ig_status store_audit_intent_events(struct store *s, const char *intent_id,
+                                         json_t **out) IG_WUR;
 
 /*
  * Append the checkpoints of size <= max_size (0: all), smallest first,
  * one {"size":N,"note":"..."} line each (canonical JSON), to out.
  * IG_ERR_LIMIT at out's cap.
  */
-enum ig_status pdp_store_audit_checkpoints(struct pdp_store *s,
-                                           uint64_t max_size,
-                                           struct ig_buf *out) IG_WUR;
+enum ig_status store_audit_checkpoints(struct store *s, uint64_t max_size,
+                                       struct ig_buf *out) IG_WUR;
 
 #endif

@@ -1,17 +1,17 @@
 /*
- * pdp_store_util.c - the small SQLite helpers every part of the store
+ * store_util.c - the small SQLite helpers every part of the store
  * uses: binding text (NULL as SQL NULL), reading a text or JSON column,
  * and a read connection inside one read transaction (so the rows of one
  * answer agree with each other).
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <string.h>
 
 #include "ig_json.h"
 
 void
-pdp_sql_bind_text(sqlite3_stmt *st, int i, const char *s)
+store_sql_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
     if (s == NULL)
         (void)sqlite3_bind_null(st, i);
@@ -20,7 +20,7 @@ pdp_sql_bind_text(sqlite3_stmt *st, int i, const char *s)
 }
 
 const char *
-pdp_sql_text(sqlite3_stmt *st, int i)
+store_sql_text(sqlite3_stmt *st, int i)
 {
     const unsigned char *p = sqlite3_column_text(st, i);
 
@@ -28,9 +28,9 @@ pdp_sql_text(sqlite3_stmt *st, int i)
 }
 
 json_t *
-pdp_sql_json(sqlite3_stmt *st, int i)
+store_sql_json(sqlite3_stmt *st, int i)
 {
-    const char *p = pdp_sql_text(st, i);
+    const char *p = store_sql_text(st, i);
     json_t *v = NULL;
 
     if (ig_json_parse(p, strlen(p), &v, NULL) != IG_OK)
@@ -38,22 +38,22 @@ pdp_sql_json(sqlite3_stmt *st, int i)
     return v;
 }
 
-struct pdp_rconn *
-pdp_read_begin(struct pdp_store *s)
+struct store_rconn *
+store_read_begin(struct store *s)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    struct store_rconn *c = store_rconn_get(s);
 
     if (c != NULL &&
         sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        pdp_rconn_put(s, c);
+        store_rconn_put(s, c);
         return NULL;
     }
     return c;
 }
 
 void
-pdp_read_end(struct pdp_store *s, struct pdp_rconn *c)
+store_read_end(struct store *s, struct store_rconn *c)
 {
     (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-    pdp_rconn_put(s, c);
+    store_rconn_put(s, c);
 }

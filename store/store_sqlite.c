@@ -1,5 +1,5 @@
 /*
- * pdp_store_sqlite.c - the SQLite store: opening, the writer thread with
+ * store_sqlite.c - the SQLite store: opening, the writer thread with
  * group commit, the read connection pool.
  *
  * DESIGN
@@ -14,7 +14,7 @@
  * Reads use separate read-only connections (WAL: readers never block the
  * writer and see the last commit), handed out from a small pool.
  *
- * The audit tree's frontier (pdp_store_audit.c) is writer state that must
+ * The audit tree's frontier (store_audit.c) is writer state that must
  * follow the database: it is saved before each job and each transaction
  * and restored when a job's savepoint or the whole transaction is rolled
  * back. Between batches the writer also signs the audit checkpoints that
@@ -22,7 +22,7 @@
  * its wait for work times out then - and once more as it stops), each as
  * one more job in a transaction of its own.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +33,7 @@
 #define MAX_READERS 32
 
 double
-pdp_store_mono(void)
+store_mono(void)
 {
     struct timespec ts;
 
@@ -62,7 +62,7 @@ open_db(const char *path, int flags, sqlite3 **out, struct ig_err *err)
 }
 
 static enum ig_status
-setup_writer(struct pdp_store *s, struct ig_err *err)
+setup_writer(struct store *s, struct ig_err *err)
 {
     char *msg = NULL;
     const char *sync = s->opts.synchronous_full ? "PRAGMA synchronous=FULL"
@@ -81,10 +81,10 @@ setup_writer(struct pdp_store *s, struct ig_err *err)
         sqlite3_free(msg);
         return IG_ERR_IO;
     }
-    if (pdp_store_migrate(s->wdb, err) != IG_OK)
+    if (store_migrate(s->wdb, err) != IG_OK)
         return IG_ERR_IO;
     for (i = 0; i < W_COUNT; i++)
-        if (sqlite3_prepare_v3(s->wdb, pdp_wstmt_sql[i], -1,
+        if (sqlite3_prepare_v3(s->wdb, store_wstmt_sql[i], -1,
                                SQLITE_PREPARE_PERSISTENT, &s->wst[i],
                                NULL) != SQLITE_OK)
             return ig_err_set(err, IG_ERR_IO, "cannot prepare statement: %s",
@@ -92,10 +92,10 @@ setup_writer(struct pdp_store *s, struct ig_err *err)
     return IG_OK;
 }
 
-static struct pdp_rconn *
-rconn_new(struct pdp_store *s)
+static struct store_rconn *
+rconn_new(struct store *s)
 {
-    struct pdp_rconn *c = calloc(1, sizeof(*c));
+    struct store_rconn *c = calloc(1, sizeof(*c));
     int i;
 
     if (c == NULL)
@@ -105,7 +105,7 @@ rconn_new(struct pdp_store *s)
             SQLITE_OK)
         goto fail;
     for (i = 0; i < R_COUNT; i++)
-        if (sqlite3_prepare_v3(c->db, pdp_rstmt_sql[i], -1,
+        if (sqlite3_prepare_v3(c->db, store_rstmt_sql[i], -1,
                                SQLITE_PREPARE_PERSISTENT, &c->st[i],
                                NULL) != SQLITE_OK)
             goto fail;
@@ -119,7 +119,7 @@ fail:
 }
 
 static void
-rconn_free(struct pdp_rconn *c)
+rconn_free(struct store_rconn *c)
 {
     int i;
 
@@ -129,10 +129,10 @@ rconn_free(struct pdp_rconn *c)
     free(c);
 }
 
-struct pdp_rconn *
-pdp_rconn_get(struct pdp_store *s)
+struct store_rconn *
+store_rconn_get(struct store *s)
 {
-    struct pdp_rconn *c = NULL;
+    struct store_rconn *c = NULL;
 
     pthread_mutex_lock(&s->pool_mu);
     while (s->free_rconns == NULL && s->nrconns >= MAX_READERS)
@@ -154,7 +154,7 @@ pdp_rconn_get(struct pdp_store *s)
 }
 
 void
-pdp_rconn_put(struct pdp_store *s, struct pdp_rconn *c)
+store_rconn_put(struct store *s, struct store_rconn *c)
 {
     pthread_mutex_lock(&s->pool_mu);
     c->next = s->free_rconns;
@@ -175,11 +175,11 @@ step_reset(sqlite3_stmt *st)
 }
 
 static void
-run_batch(struct pdp_store *s, struct pdp_job *batch)
+run_batch(struct store *s, struct store_job *batch)
 {
     struct pdp_audit_state txn_saved = s->audit, job_saved;
-    struct pdp_job *j;
-    double t0 = pdp_store_mono();
+    struct store_job *j;
+    double t0 = store_mono();
     size_t n = 0;
     int ok;
 
@@ -214,7 +214,7 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     }
     if (!ok)
         s->audit = txn_saved;
-    pdp_anchor_after_commit(s, ok); /* a checkpoint's note to its file */
+    store_anchor_after_commit(s, ok); /* a checkpoint's note to its file */
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;
@@ -224,17 +224,17 @@ run_batch(struct pdp_store *s, struct pdp_job *batch)
     }
     pthread_mutex_lock(&s->obs_mu);
     if (s->observer != NULL)
-        s->observer(s->observer_ctx, pdp_store_mono() - t0, n);
+        s->observer(s->observer_ctx, store_mono() - t0, n);
     pthread_mutex_unlock(&s->obs_mu);
 }
 
 /* After a commit: run the async jobs' callbacks and free them, without
    holding the queue lock (a callback resumes an HTTP connection); return
    the synchronous jobs, still linked, for the caller to mark done. */
-static struct pdp_job *
-complete_async(struct pdp_job *batch)
+static struct store_job *
+complete_async(struct store_job *batch)
 {
-    struct pdp_job *sync = NULL, **tail = &sync, *j, *next;
+    struct store_job *sync = NULL, **tail = &sync, *j, *next;
 
     for (j = batch; j != NULL; j = next) {
         next = j->next;
@@ -257,36 +257,36 @@ complete_async(struct pdp_job *batch)
    Its COMMIT is always synchronous=FULL: the WAL is on disk, with every
    event the checkpoint covers, before the anchor file names it. */
 static void
-run_checkpoint(struct pdp_store *s)
+run_checkpoint(struct store *s)
 {
-    struct pdp_job j;
+    struct store_job j;
 
     memset(&j, 0, sizeof(j));
-    j.run = pdp_job_checkpoint;
+    j.run = store_job_checkpoint;
     if (!s->opts.synchronous_full)
         (void)sqlite3_exec(s->wdb, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
     run_batch(s, &j);
     if (!s->opts.synchronous_full)
         (void)sqlite3_exec(s->wdb, "PRAGMA synchronous=NORMAL", NULL, NULL,
                            NULL);
-    pdp_audit_checkpoint_done(s, &j);
+    store_audit_checkpoint_done(s, &j);
 }
 
 /* With s->mu held: wait for jobs or stopping; 1 when instead the audit
    checkpoint interval passed with nothing queued. */
 static int
-wait_for_work(struct pdp_store *s)
+wait_for_work(struct store *s)
 {
     struct timespec ts;
     double due;
 
     while (s->head == NULL && !s->stopping) {
-        due = pdp_audit_deadline(s);
+        due = store_audit_deadline(s);
         if (due <= 0) {
             pthread_cond_wait(&s->wake, &s->mu);
             continue;
         }
-        if (pdp_store_mono() >= due)
+        if (store_mono() >= due)
             return 1;
         ts.tv_sec = (time_t)due;
         ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
@@ -298,13 +298,13 @@ wait_for_work(struct pdp_store *s)
 static void *
 writer_main(void *arg)
 {
-    struct pdp_store *s = arg;
-    struct pdp_job *batch, *j;
+    struct store *s = arg;
+    struct store_job *batch, *j;
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (wait_for_work(s)) {
-            if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 0)) {
+            if (store_audit_checkpoint_due(s, store_mono(), 0)) {
                 pthread_mutex_unlock(&s->mu);
                 run_checkpoint(s);
                 pthread_mutex_lock(&s->mu);
@@ -325,20 +325,20 @@ writer_main(void *arg)
         for (j = batch; j != NULL; j = j->next)
             j->done = 1;
         pthread_cond_broadcast(&s->done);
-        if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 0)) {
+        if (store_audit_checkpoint_due(s, store_mono(), 0)) {
             pthread_mutex_unlock(&s->mu);
             run_checkpoint(s);
             pthread_mutex_lock(&s->mu);
         }
     }
     pthread_mutex_unlock(&s->mu);
-    if (pdp_audit_checkpoint_due(s, pdp_store_mono(), 1))
+    if (store_audit_checkpoint_due(s, store_mono(), 1))
         run_checkpoint(s); /* the last one, at close */
     return NULL;
 }
 
 enum ig_status
-pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
+store_submit(struct store *s, struct store_job *j)
 {
     int async = j->async;
     enum ig_status st = IG_OK;
@@ -367,14 +367,14 @@ pdp_store_submit(struct pdp_store *s, struct pdp_job *j)
 }
 
 int
-pdp_store_overloaded(struct pdp_store *s)
+store_overloaded(struct store *s)
 {
     return s->opts.max_queue > 0 &&
            atomic_load(&s->queued) >= s->opts.max_queue;
 }
 
 size_t
-pdp_store_queue_depth(struct pdp_store *s)
+store_queue_depth(struct store *s)
 {
     return atomic_load(&s->queued);
 }
@@ -382,10 +382,10 @@ pdp_store_queue_depth(struct pdp_store *s)
 /* ---- lifecycle ---- */
 
 enum ig_status
-pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
-               struct ig_err *err)
+store_open(const struct store_opts *opts, struct store **out,
+           struct ig_err *err)
 {
-    struct pdp_store *s = calloc(1, sizeof(*s));
+    struct store *s = calloc(1, sizeof(*s));
     pthread_condattr_t ca;
     enum ig_status rc;
 
@@ -412,16 +412,16 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
     if (rc == IG_OK)
         rc = setup_writer(s, err);
     if (rc == IG_OK)
-        rc = pdp_audit_open(s, err);
+        rc = store_audit_open(s, err);
     if (rc == IG_OK)
-        rc = pdp_counters_load(s, err);
+        rc = store_counters_load(s, err);
     if (rc == IG_OK)
-        rc = pdp_checkpointer_start(s, err);
+        rc = store_checkpointer_start(s, err);
     if (rc == IG_OK && pthread_create(&s->writer, NULL, writer_main, s) != 0)
         rc = ig_err_set(err, IG_ERR_IO, "cannot start the writer thread");
     if (rc != IG_OK) {
         s->stopping = 2; /* no writer thread to join */
-        pdp_store_close(s);
+        store_close(s);
         return rc;
     }
     *out = s;
@@ -429,9 +429,9 @@ pdp_store_open(const struct pdp_store_opts *opts, struct pdp_store **out,
 }
 
 void
-pdp_store_close(struct pdp_store *s)
+store_close(struct store *s)
 {
-    struct pdp_rconn *c;
+    struct store_rconn *c;
     int i, joined = s != NULL && s->stopping != 2;
 
     if (s == NULL)
@@ -443,8 +443,8 @@ pdp_store_close(struct pdp_store *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->writer, NULL);
     }
-    pdp_anchor_close(s, joined);
-    pdp_checkpointer_stop(s);
+    store_anchor_close(s, joined);
+    store_checkpointer_stop(s);
     while ((c = s->free_rconns) != NULL) {
         s->free_rconns = c->next;
         rconn_free(c);
@@ -452,7 +452,7 @@ pdp_store_close(struct pdp_store *s)
     for (i = 0; i < W_COUNT; i++)
         sqlite3_finalize(s->wst[i]);
     sqlite3_close(s->wdb);
-    pdp_counters_free(s);
+    store_counters_free(s);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->done);
@@ -464,7 +464,7 @@ pdp_store_close(struct pdp_store *s)
 }
 
 void
-pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn, void *ctx)
+store_set_observer(struct store *s, store_commit_observer fn, void *ctx)
 {
     pthread_mutex_lock(&s->obs_mu);
     s->observer = fn;
@@ -477,7 +477,7 @@ pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn, void *ctx)
 /* What a job is: its function and record, the intent it concerns, where
    an idempotent replay goes, the audit events it appends. */
 struct job_spec {
-    pdp_job_fn fn;
+    store_job_fn fn;
     const void *rec;
     const char *notify;
     char **replay;
@@ -486,7 +486,7 @@ struct job_spec {
 };
 
 static enum ig_status
-fill_job(struct pdp_job *j, const struct job_spec *js)
+fill_job(struct store_job *j, const struct job_spec *js)
 {
     size_t n = strlen(js->notify);
 
@@ -496,26 +496,26 @@ fill_job(struct pdp_job *j, const struct job_spec *js)
     if (n >= sizeof(j->notify))
         return IG_ERR_INVALID;
     memcpy(j->notify, js->notify, n + 1);
-    pdp_job_hash_events(j, js->ev, js->nev);
+    store_job_hash_events(j, js->ev, js->nev);
     return IG_OK;
 }
 
 static enum ig_status
-submit_sync(struct pdp_store *s, const struct job_spec *js)
+submit_sync(struct store *s, const struct job_spec *js)
 {
-    struct pdp_job j;
+    struct store_job j;
     enum ig_status st = IG_ERR_INVALID;
 
     memset(&j, 0, sizeof(j));
     if (fill_job(&j, js) == IG_OK)
-        st = pdp_store_submit(s, &j);
+        st = store_submit(s, &j);
     free(j.leaves);
     return st;
 }
 
 enum ig_status
-pdp_store_run_events(struct pdp_store *s, pdp_job_fn fn, const void *rec,
-                     const char *notify, const char *const *ev, size_t n)
+store_run_events(struct store *s, store_job_fn fn, const void *rec,
+                 const char *notify, const char *const *ev, size_t n)
 {
     struct job_spec js = {fn, rec, notify != NULL ? notify : "", NULL, ev, n};
 
@@ -523,17 +523,16 @@ pdp_store_run_events(struct pdp_store *s, pdp_job_fn fn, const void *rec,
 }
 
 enum ig_status
-pdp_store_run(struct pdp_store *s, pdp_job_fn fn, const void *rec,
-              const char *notify)
+store_run(struct store *s, store_job_fn fn, const void *rec, const char *notify)
 {
-    return pdp_store_run_events(s, fn, rec, notify, NULL, 0);
+    return store_run_events(s, fn, rec, notify, NULL, 0);
 }
 
 static enum ig_status
-submit_async(struct pdp_store *s, const struct job_spec *js,
-             pdp_store_done_fn done, void *ctx)
+submit_async(struct store *s, const struct job_spec *js, store_done_fn done,
+             void *ctx)
 {
-    struct pdp_job *j = calloc(1, sizeof(*j));
+    struct store_job *j = calloc(1, sizeof(*j));
 
     if (j == NULL)
         return IG_ERR_NOMEM;
@@ -545,7 +544,7 @@ submit_async(struct pdp_store *s, const struct job_spec *js,
     j->async = 1;
     j->done_fn = done;
     j->done_ctx = ctx;
-    if (pdp_store_submit(s, j) != IG_OK) {
+    if (store_submit(s, j) != IG_OK) {
         free(j->leaves);
         free(j);
         return IG_ERR_IO;
@@ -554,79 +553,78 @@ submit_async(struct pdp_store *s, const struct job_spec *js,
 }
 
 enum ig_status
-pdp_store_put_intent(struct pdp_store *s, const struct pdp_intent_rec *r,
-                     char **replay)
+store_put_intent(struct store *s, const struct store_intent_rec *r,
+                 char **replay)
 {
-    struct job_spec js = {pdp_job_put_intent, r,         r->intent_id, replay,
-                          r->events,          r->nevents};
+    struct job_spec js = {
+        store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
 
     *replay = NULL;
     return submit_sync(s, &js);
 }
 
 enum ig_status
-pdp_store_put_intent_async(struct pdp_store *s, const struct pdp_intent_rec *r,
-                           char **replay, pdp_store_done_fn done, void *ctx)
+store_put_intent_async(struct store *s, const struct store_intent_rec *r,
+                       char **replay, store_done_fn done, void *ctx)
 {
-    struct job_spec js = {pdp_job_put_intent, r,         r->intent_id, replay,
-                          r->events,          r->nevents};
+    struct job_spec js = {
+        store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
 
     *replay = NULL;
     return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status
-pdp_store_redeem(struct pdp_store *s, const struct pdp_redeem_rec *r)
+store_redeem(struct store *s, const struct store_redeem_rec *r)
 {
-    struct job_spec js = {pdp_job_redeem, r,         r->intent_id,
-                          NULL,           r->events, r->nevents};
+    struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
+                          r->events,        r->nevents};
 
     return submit_sync(s, &js);
 }
 
 enum ig_status
-pdp_store_redeem_async(struct pdp_store *s, const struct pdp_redeem_rec *r,
-                       pdp_store_done_fn done, void *ctx)
+store_redeem_async(struct store *s, const struct store_redeem_rec *r,
+                   store_done_fn done, void *ctx)
 {
-    struct job_spec js = {pdp_job_redeem, r,         r->intent_id,
-                          NULL,           r->events, r->nevents};
+    struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
+                          r->events,        r->nevents};
 
     return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status
-pdp_store_put_outcome(struct pdp_store *s, const struct pdp_outcome_rec *r)
+store_put_outcome(struct store *s, const struct store_outcome_rec *r)
 {
-    struct job_spec js = {pdp_job_put_outcome, r,         r->intent_id, NULL,
-                          r->events,           r->nevents};
+    struct job_spec js = {
+        store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
 
     return submit_sync(s, &js);
 }
 
 enum ig_status
-pdp_store_put_outcome_async(struct pdp_store *s,
-                            const struct pdp_outcome_rec *r,
-                            pdp_store_done_fn done, void *ctx)
+store_put_outcome_async(struct store *s, const struct store_outcome_rec *r,
+                        store_done_fn done, void *ctx)
 {
-    struct job_spec js = {pdp_job_put_outcome, r,         r->intent_id, NULL,
-                          r->events,           r->nevents};
+    struct job_spec js = {
+        store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
 
     return submit_async(s, &js, done, ctx);
 }
 
 enum ig_status
-pdp_store_persist_hit(struct pdp_store *s, const char *key, int64_t at)
+store_persist_hit(struct store *s, const char *key, int64_t at)
 {
-    struct pdp_job *j = calloc(1, sizeof(*j));
+    struct store_job *j = calloc(1, sizeof(*j));
 
     if (j == NULL || (j->key = strdup(key)) == NULL) {
         free(j);
         return IG_ERR_NOMEM;
     }
-    j->run = pdp_job_hit;
+    j->run = store_job_hit;
     j->async = 1;
     j->at = at;
-    if (pdp_store_submit(s, j) != IG_OK) {
+    if (store_submit(s, j) != IG_OK) {
         free(j->key);
         free(j);
         return IG_ERR_IO;

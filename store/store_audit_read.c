@@ -1,5 +1,5 @@
 /*
- * pdp_store_audit_read.c - reading the audit log for its HTTP endpoints:
+ * store_audit_read.c - reading the audit log for its HTTP endpoints:
  * stored checkpoints, pages of leaves, inclusion and consistency proofs.
  *
  * Each call borrows a read connection and holds one read transaction, so
@@ -7,7 +7,7 @@
  * committed state. Proofs are built from the stored complete subtrees
  * (audit_nodes, O(log n) rows), never from the leaves.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +16,15 @@ static enum ig_status
 rfetch(void *ctx, unsigned level, uint64_t index,
        unsigned char out[AUDIT_HASH_BYTES])
 {
-    struct pdp_rconn *c = ctx;
+    struct store_rconn *c = ctx;
 
-    return pdp_audit_fetch_node(c->st[R_NODE], level, index, out);
+    return store_audit_fetch_node(c->st[R_NODE], level, index, out);
 }
 
 /* The checkpoint of tree size `size` (0: the latest). note may be NULL
    when only its existence matters. */
 static enum ig_status
-read_checkpoint(struct pdp_rconn *c, uint64_t size, char **note,
+read_checkpoint(struct store_rconn *c, uint64_t size, char **note,
                 uint64_t *out_size)
 {
     sqlite3_stmt *st = c->st[size == 0 ? R_CKPT_LATEST : R_CKPT_SIZE];
@@ -50,23 +50,23 @@ read_checkpoint(struct pdp_rconn *c, uint64_t size, char **note,
 }
 
 enum ig_status
-pdp_store_checkpoint_get(struct pdp_store *s, uint64_t size, char **note,
-                         uint64_t *out_size)
+store_checkpoint_get(struct store *s, uint64_t size, char **note,
+                     uint64_t *out_size)
 {
-    struct pdp_rconn *c = pdp_read_begin(s);
+    struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
 
     *note = NULL;
     if (c == NULL)
         return IG_ERR_IO;
     rc = read_checkpoint(c, size, note, out_size);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     return rc;
 }
 
 /* The number of events (dense: seq runs 1..n). */
 static enum ig_status
-log_size(struct pdp_rconn *c, uint64_t *out)
+log_size(struct store_rconn *c, uint64_t *out)
 {
     sqlite3_stmt *st = c->st[R_AUDIT_SIZE];
     enum ig_status rc = IG_ERR_IO;
@@ -80,8 +80,8 @@ log_size(struct pdp_rconn *c, uint64_t *out)
 }
 
 static enum ig_status
-read_leaves(struct pdp_rconn *c, uint64_t start, uint64_t end, size_t max_bytes,
-            struct ig_buf *out, uint64_t *count)
+read_leaves(struct store_rconn *c, uint64_t start, uint64_t end,
+            size_t max_bytes, struct ig_buf *out, uint64_t *count)
 {
     sqlite3_stmt *st = c->st[R_LEAVES];
     enum ig_status rc = IG_OK;
@@ -114,11 +114,11 @@ read_leaves(struct pdp_rconn *c, uint64_t start, uint64_t end, size_t max_bytes,
 }
 
 enum ig_status
-pdp_store_audit_leaves(struct pdp_store *s, uint64_t start, uint64_t end,
-                       size_t max_bytes, struct ig_buf *out,
-                       uint64_t *tree_size, uint64_t *count)
+store_audit_leaves(struct store *s, uint64_t start, uint64_t end,
+                   size_t max_bytes, struct ig_buf *out, uint64_t *tree_size,
+                   uint64_t *count)
 {
-    struct pdp_rconn *c = pdp_read_begin(s);
+    struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
 
     *count = 0;
@@ -129,16 +129,16 @@ pdp_store_audit_leaves(struct pdp_store *s, uint64_t start, uint64_t end,
         end = *tree_size;
     if (rc == IG_OK && start < end)
         rc = read_leaves(c, start, end, max_bytes, out, count);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     return rc;
 }
 
 enum ig_status
-pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
-                          unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
-                          char **note, uint64_t *out_size)
+store_audit_inclusion(struct store *s, uint64_t index, uint64_t size,
+                      unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
+                      char **note, uint64_t *out_size)
 {
-    struct pdp_rconn *c = pdp_read_begin(s);
+    struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
 
     *note = NULL;
@@ -151,7 +151,7 @@ pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
     if (rc == IG_OK &&
         audit_inclusion_proof(index, *out_size, rfetch, c, proof, n) != IG_OK)
         rc = IG_ERR_IO;
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     if (rc != IG_OK) {
         free(*note);
         *note = NULL;
@@ -160,18 +160,17 @@ pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
 }
 
 enum ig_status
-pdp_store_audit_consistency(struct pdp_store *s, uint64_t old_size,
-                            uint64_t new_size,
-                            unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
+store_audit_consistency(struct store *s, uint64_t old_size, uint64_t new_size,
+                        unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
 {
-    struct pdp_rconn *c;
+    struct store_rconn *c;
     enum ig_status rc;
     uint64_t got = 0;
 
     *n = 0;
     if (old_size == 0 || old_size > new_size)
         return IG_ERR_INVALID;
-    if ((c = pdp_read_begin(s)) == NULL)
+    if ((c = store_read_begin(s)) == NULL)
         return IG_ERR_IO;
     rc = read_checkpoint(c, old_size, NULL, &got);
     if (rc == IG_OK)
@@ -179,6 +178,6 @@ pdp_store_audit_consistency(struct pdp_store *s, uint64_t old_size,
     if (rc == IG_OK && audit_consistency_proof(old_size, new_size, rfetch, c,
                                                proof, n) != IG_OK)
         rc = IG_ERR_IO;
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * pdp_store_anchor.c - the audit log's anchor: the latest signed
+ * store_anchor.c - the audit log's anchor: the latest signed
  * checkpoint kept in a file outside the database ([audit] anchor, by
  * default beside the audit key), so that whoever can write the database
  * but not that file cannot get a rewritten history signed.
@@ -9,18 +9,18 @@
  * stored (or one it signed for the same size and root), mode 0600. It is
  * replaced atomically - a temporary file beside it, fsync, rename, fsync
  * of the directory - after the transaction holding each new checkpoint
- * committed (run_batch calls pdp_anchor_after_commit), so the file never
+ * committed (run_batch calls store_anchor_after_commit), so the file never
  * names a checkpoint the database does not durably hold. A write that
  * fails is retried before the next checkpoint, which is refused until it
  * succeeds: the anchor never falls more than one checkpoint behind.
  *
  * Before signing, the new tree must extend the anchor (a consistency
  * proof from the stored nodes, verified against the anchor's root). At
- * open (after pdp_store_audit_check.c has checked the database against
+ * open (after store_audit_check.c has checked the database against
  * itself) the tree must extend the anchor; a database that does not - or
  * is shorter (restored from an older backup), or holds signed checkpoints
  * while the anchor is missing - is refused unless the operator adopts its
- * state (PDP_ANCHOR_ADOPT, `serve --adopt-audit-anchor`; a dev-mode start
+ * state (STORE_ANCHOR_ADOPT, `serve --adopt-audit-anchor`; a dev-mode start
  * adopts a missing anchor only), which is logged. An anchor signed by
  * another key (after a key rotation) is accepted with a warning and
  * re-signed: its protection is where it is kept, not its signature.
@@ -38,9 +38,9 @@
  * crash's: the next start refuses it like a rewrite.
  *
  * This file has the file itself and what happens around each checkpoint;
- * pdp_store_anchor_open.c the checks at open.
+ * store_anchor_open.c the checks at open.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,8 +64,8 @@ note_free(struct pdp_anchor_note *n)
 /* ---- the file ---- */
 
 enum ig_status
-pdp_anchor_write(struct pdp_store *s, const char *note, size_t len,
-                 struct ig_err *err)
+store_anchor_write(struct store *s, const char *note, size_t len,
+                   struct ig_err *err)
 {
     const struct pdp_anchor *an = &s->anchor;
 
@@ -82,8 +82,8 @@ pdp_anchor_write(struct pdp_store *s, const char *note, size_t len,
 }
 
 enum ig_status
-pdp_anchor_read(const char *path, char *buf, size_t cap, size_t *len,
-                struct ig_err *err)
+store_anchor_read(const char *path, char *buf, size_t cap, size_t *len,
+                  struct ig_err *err)
 {
     struct stat sb;
     ssize_t n;
@@ -168,9 +168,9 @@ count_sigs(const char *note, size_t len, const struct audit_verifier *v,
 }
 
 enum ig_status
-pdp_anchor_parse(struct pdp_store *s, const char *note, size_t len,
-                 struct audit_checkpoint *cp, int *other_key,
-                 struct ig_err *err)
+store_anchor_parse(struct store *s, const char *note, size_t len,
+                   struct audit_checkpoint *cp, int *other_key,
+                   struct ig_err *err)
 {
     const char *path = s->anchor.path, *blank;
     struct audit_verifier v;
@@ -202,8 +202,8 @@ pdp_anchor_parse(struct pdp_store *s, const char *note, size_t len,
 /* ---- before and after each checkpoint ---- */
 
 const char *
-pdp_anchor_extends(struct pdp_store *s, uint64_t size,
-                   const unsigned char root[AUDIT_HASH_BYTES])
+store_anchor_extends(struct store *s, uint64_t size,
+                     const unsigned char root[AUDIT_HASH_BYTES])
 {
     const struct pdp_anchor *an = &s->anchor;
     unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
@@ -213,7 +213,7 @@ pdp_anchor_extends(struct pdp_store *s, uint64_t size,
         return NULL;
     if (size < an->size)
         return "the tree is shorter than the anchored checkpoint";
-    if (audit_consistency_proof(an->size, size, pdp_audit_wfetch, s, proof,
+    if (audit_consistency_proof(an->size, size, store_audit_wfetch, s, proof,
                                 &n) != IG_OK)
         return "no consistency proof from the anchor can be built from the "
                "stored nodes";
@@ -224,9 +224,9 @@ pdp_anchor_extends(struct pdp_store *s, uint64_t size,
 }
 
 static void
-write_failed(struct pdp_store *s, const struct ig_err *err)
+write_failed(struct store *s, const struct ig_err *err)
 {
-    pdp_audit_log(
+    store_audit_log(
         s, "error", "audit.anchor_write_failed",
         json_pack("{s:s, s:I, s:s, s:s}", "anchor", s->anchor.path, "size",
                   (json_int_t)s->anchor.unwritten.size, "error", err->msg,
@@ -237,7 +237,7 @@ write_failed(struct pdp_store *s, const struct ig_err *err)
 
 /* Write the committed checkpoint the file misses; IG_OK when none. */
 static enum ig_status
-flush(struct pdp_store *s)
+flush(struct store *s)
 {
     struct pdp_anchor *an = &s->anchor;
     struct ig_err err;
@@ -245,7 +245,7 @@ flush(struct pdp_store *s)
     if (an->unwritten.text == NULL)
         return IG_OK;
     ig_err_clear(&err);
-    if (pdp_anchor_write(s, an->unwritten.text, an->unwritten.len, &err) !=
+    if (store_anchor_write(s, an->unwritten.text, an->unwritten.len, &err) !=
         IG_OK) {
         write_failed(s, &err);
         return IG_ERR_IO;
@@ -257,14 +257,14 @@ flush(struct pdp_store *s)
 }
 
 enum ig_status
-pdp_anchor_ready(struct pdp_store *s)
+store_anchor_ready(struct store *s)
 {
     return s->anchor.path != NULL ? flush(s) : IG_OK;
 }
 
 enum ig_status
-pdp_anchor_stage(struct pdp_store *s, const char *note, size_t len,
-                 uint64_t size, const unsigned char root[AUDIT_HASH_BYTES])
+store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
+                   const unsigned char root[AUDIT_HASH_BYTES])
 {
     struct pdp_anchor_note *n = &s->anchor.staged;
 
@@ -282,7 +282,7 @@ pdp_anchor_stage(struct pdp_store *s, const char *note, size_t len,
 }
 
 void
-pdp_anchor_after_commit(struct pdp_store *s, int committed)
+store_anchor_after_commit(struct store *s, int committed)
 {
     struct pdp_anchor *an = &s->anchor;
 
@@ -301,7 +301,7 @@ pdp_anchor_after_commit(struct pdp_store *s, int committed)
 #define MARK_REFUSED "refused\n"
 
 void
-pdp_anchor_mark_refused(struct pdp_store *s)
+store_anchor_mark_refused(struct store *s)
 {
     struct pdp_anchor *an = &s->anchor;
     struct ig_err err;
@@ -312,18 +312,18 @@ pdp_anchor_mark_refused(struct pdp_store *s)
     if (ig_file_write(an->marker, MARK_REFUSED, sizeof(MARK_REFUSED) - 1, 0600,
                       0, &err) != IG_OK ||
         ig_file_sync_parent(an->marker, &err) != IG_OK) {
-        pdp_audit_log(s, "error", "audit.anchor_write_failed",
-                      json_pack("{s:s, s:s, s:s}", "anchor", an->marker,
-                                "error", err.msg, "message",
-                                "cannot record the refused checkpoint in the "
-                                "running marker"));
+        store_audit_log(s, "error", "audit.anchor_write_failed",
+                        json_pack("{s:s, s:s, s:s}", "anchor", an->marker,
+                                  "error", err.msg, "message",
+                                  "cannot record the refused checkpoint in the "
+                                  "running marker"));
         return;
     }
     an->marked_refused = 1;
 }
 
 int
-pdp_anchor_marker_refused(const char *marker)
+store_anchor_marker_refused(const char *marker)
 {
     char buf[sizeof(MARK_REFUSED)];
     ssize_t n;
@@ -338,7 +338,7 @@ pdp_anchor_marker_refused(const char *marker)
 }
 
 void
-pdp_anchor_close(struct pdp_store *s, int clean)
+store_anchor_close(struct store *s, int clean)
 {
     struct pdp_anchor *an = &s->anchor;
     struct ig_err err;
@@ -346,8 +346,8 @@ pdp_anchor_close(struct pdp_store *s, int clean)
     if (clean && an->path != NULL && an->unwritten.text == NULL &&
         an->size == s->audit.tree.size && unlink(an->marker) == 0 &&
         ig_file_sync_parent(an->marker, &err) != IG_OK)
-        pdp_audit_log(s, "warning", "audit.anchor_sync_failed",
-                      json_pack("{s:s}", "error", err.msg));
+        store_audit_log(s, "warning", "audit.anchor_sync_failed",
+                        json_pack("{s:s}", "error", err.msg));
     note_free(&an->staged);
     note_free(&an->unwritten);
     free(an->newest);

@@ -1,10 +1,10 @@
 /*
- * pdp_store_audit_view.c - the auditors' pages' reads of the audit log
- * (see pdp_store_audit_view.h). The statements are prepared per call on a
+ * store_audit_view.c - the auditors' pages' reads of the audit log
+ * (see store_audit_view.h). The statements are prepared per call on a
  * borrowed read connection: these pages are read by people, not by
  * agents, and a prepare costs microseconds.
  */
-#include "pdp_store_audit_view.h"
+#include "store_audit_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include "ig_canon.h"
 #include "ig_json.h"
 #include "ig_limits.h"
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #define ID_MAX 64
 #define INTENT_EVENTS_MAX 10000
@@ -88,12 +88,12 @@ page_rows(sqlite3_stmt *q, size_t limit, const char *type,
 }
 
 enum ig_status
-pdp_store_audit_events(struct pdp_store *s, int64_t before, size_t limit,
-                       const char *type, const char *intent_id, json_t **out,
-                       int64_t *next)
+store_audit_events(struct store *s, int64_t before, size_t limit,
+                   const char *type, const char *intent_id, json_t **out,
+                   int64_t *next)
 {
     char tneedle[ID_MAX + 16], ineedle[ID_MAX + 16];
-    struct pdp_rconn *c;
+    struct store_rconn *c;
     sqlite3_stmt *q = NULL;
     enum ig_status st = IG_ERR_IO;
 
@@ -102,7 +102,7 @@ pdp_store_audit_events(struct pdp_store *s, int64_t before, size_t limit,
     if (limit == 0 || (type != NULL && strlen(type) > ID_MAX) ||
         (intent_id != NULL && strlen(intent_id) > ID_MAX))
         return IG_ERR_INVALID;
-    if ((c = pdp_read_begin(s)) == NULL)
+    if ((c = store_read_begin(s)) == NULL)
         return IG_ERR_IO;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT seq, event FROM audit_events WHERE seq < ?1"
@@ -126,7 +126,7 @@ pdp_store_audit_events(struct pdp_store *s, int64_t before, size_t limit,
         st = page_rows(q, limit, type, intent_id, *out, next);
 out:
     sqlite3_finalize(q);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     if (st != IG_OK) {
         json_decref(*out);
         *out = NULL;
@@ -213,11 +213,10 @@ sort_by_seq(json_t *arr)
 }
 
 enum ig_status
-pdp_store_audit_intent_events(struct pdp_store *s, const char *intent_id,
-                              json_t **out)
+store_audit_intent_events(struct store *s, const char *intent_id, json_t **out)
 {
     char approval[ID_MAX + 1] = "";
-    struct pdp_rconn *c;
+    struct store_rconn *c;
     enum ig_status st;
 
     *out = NULL;
@@ -225,14 +224,14 @@ pdp_store_audit_intent_events(struct pdp_store *s, const char *intent_id,
         return IG_ERR_INVALID;
     if ((*out = json_array()) == NULL)
         return IG_ERR_NOMEM;
-    if ((c = pdp_read_begin(s)) == NULL) {
+    if ((c = store_read_begin(s)) == NULL) {
         st = IG_ERR_IO;
         goto out;
     }
     st = collect(c->db, "intent_id", intent_id, NULL, *out, approval);
     if (st == IG_OK && approval[0] != '\0')
         st = collect(c->db, "approval_id", approval, "intent_id", *out, NULL);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     if (st == IG_OK)
         st = sort_by_seq(*out);
 out:
@@ -244,10 +243,9 @@ out:
 }
 
 enum ig_status
-pdp_store_audit_checkpoints(struct pdp_store *s, uint64_t max_size,
-                            struct ig_buf *out)
+store_audit_checkpoints(struct store *s, uint64_t max_size, struct ig_buf *out)
 {
-    struct pdp_rconn *c = pdp_read_begin(s);
+    struct store_rconn *c = store_read_begin(s);
     sqlite3_stmt *q = NULL;
     enum ig_status st = IG_ERR_IO;
     json_t *line;
@@ -279,6 +277,6 @@ pdp_store_audit_checkpoints(struct pdp_store *s, uint64_t max_size,
         st = IG_ERR_IO;
 out:
     sqlite3_finalize(q);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     return st;
 }

@@ -1,5 +1,5 @@
 /*
- * pdp_store_audit_check.c - the audit log checked against itself when the
+ * store_audit_check.c - the audit log checked against itself when the
  * store opens, before anything is appended or signed.
  *
  * DESIGN
@@ -15,18 +15,18 @@
  * first stored node (and the leaves it covers) that the events do not
  * make. Rows beyond the tree are refused too. Events after the stored
  * nodes (a database from before the tree) have no rows to compare yet:
- * pdp_store_audit.c backfills them after this pass.
+ * store_audit.c backfills them after this pass.
  *
  * Then every stored checkpoint's root must be the root of the tree of its
  * size (from the nodes, now known to be the events'); the newest becomes
  * the one the next checkpoint extends. The anchor outside the database
- * (pdp_store_anchor.c) is checked after this, against the same tree.
+ * (store_anchor.c) is checked after this, against the same tree.
  *
  * Cost: one SHA-256 per leaf and about one per leaf for the nodes, and one
  * sequential read of audit_events and audit_nodes (docs/audit.md has the
  * figure for a million leaves).
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ struct level_cursor {
 };
 
 struct recompute {
-    struct pdp_store *s;
+    struct store *s;
     uint64_t stored; /* leaves whose subtrees are stored (max idx + 1) */
     struct level_cursor lv[AUDIT_MAX_HEIGHT];
     struct ig_err *err;
@@ -196,8 +196,8 @@ check_event(struct recompute *r, struct audit_frontier *f, sqlite3_stmt *q)
 }
 
 enum ig_status
-pdp_audit_recompute(struct pdp_store *s, uint64_t stored,
-                    struct audit_frontier *out, struct ig_err *err)
+store_audit_recompute(struct store *s, uint64_t stored,
+                      struct audit_frontier *out, struct ig_err *err)
 {
     struct recompute *r = calloc(1, sizeof(*r));
     sqlite3_stmt *q = NULL;
@@ -245,8 +245,8 @@ pdp_audit_recompute(struct pdp_store *s, uint64_t stored,
 /* ---- checkpoints ---- */
 
 int
-pdp_audit_note_root(const char *note, uint64_t size,
-                    unsigned char root[AUDIT_HASH_BYTES])
+store_audit_note_root(const char *note, uint64_t size,
+                      unsigned char root[AUDIT_HASH_BYTES])
 {
     const char *l2 = note != NULL ? strchr(note, '\n') : NULL, *l3, *e;
     char *end;
@@ -267,7 +267,7 @@ pdp_audit_note_root(const char *note, uint64_t size,
 
 /* One stored checkpoint against the tree the nodes describe. */
 static enum ig_status
-check_one(struct pdp_store *s, audit_fetch_fn fetch, uint64_t size,
+check_one(struct store *s, audit_fetch_fn fetch, uint64_t size,
           const char *note, struct ig_err *err)
 {
     struct pdp_audit_state *a = &s->audit;
@@ -279,7 +279,7 @@ check_one(struct pdp_store *s, audit_fetch_fn fetch, uint64_t size,
                           "%llu: the log was truncated",
                           (unsigned long long)size,
                           (unsigned long long)a->tree.size);
-    if (pdp_audit_note_root(note, size, root) != 0)
+    if (store_audit_note_root(note, size, root) != 0)
         return ig_err_set(err, IG_ERR_IO, "checkpoint %llu is malformed",
                           (unsigned long long)size);
     if (audit_root_at(size, fetch, s, want) != IG_OK ||
@@ -299,8 +299,8 @@ check_one(struct pdp_store *s, audit_fetch_fn fetch, uint64_t size,
 }
 
 enum ig_status
-pdp_audit_check_checkpoints(struct pdp_store *s, audit_fetch_fn fetch,
-                            struct ig_err *err)
+store_audit_check_checkpoints(struct store *s, audit_fetch_fn fetch,
+                              struct ig_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum ig_status rc = IG_OK;

@@ -1,14 +1,14 @@
 /*
- * pdp_store_anchor_open.c - the audit anchor at open (pdp_store_anchor.c
+ * store_anchor_open.c - the audit anchor at open (store_anchor.c
  * has the design): after the database was checked against itself
- * (pdp_store_audit_check.c), its tree must extend the checkpoint in the
+ * (store_audit_check.c), its tree must extend the checkpoint in the
  * anchor file. What does not is refused with one line saying what to do,
- * or - when the operator adopts the database (PDP_ANCHOR_ADOPT, or a dev
+ * or - when the operator adopts the database (STORE_ANCHOR_ADOPT, or a dev
  * start with no anchor) - logged, recorded as an event of the log, and
  * anchored as it is. An anchor behind the database catches up; one of
  * another key is re-signed; the running marker is written.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -35,7 +35,7 @@ b64(const unsigned char root[AUDIT_HASH_BYTES], char out[64])
 }
 
 static enum ig_status
-set_paths(struct pdp_store *s, struct ig_err *err)
+set_paths(struct store *s, struct ig_err *err)
 {
     struct pdp_anchor *an = &s->anchor;
     size_t n = strlen(s->opts.audit_anchor) + sizeof(".running");
@@ -52,18 +52,18 @@ set_paths(struct pdp_store *s, struct ig_err *err)
 
 /* Make (size, root) the anchor: signed here, written, remembered. */
 static enum ig_status
-put_anchor(struct pdp_store *s, uint64_t size,
+put_anchor(struct store *s, uint64_t size,
            const unsigned char root[AUDIT_HASH_BYTES], struct ig_err *err)
 {
     struct ig_buf note;
     enum ig_status rc;
 
     ig_buf_init(&note, AUDIT_NOTE_MAX);
-    rc = pdp_audit_sign_note(s, size, root, &note);
+    rc = store_audit_sign_note(s, size, root, &note);
     if (rc != IG_OK)
         (void)ig_err_set(err, rc, "cannot sign the audit anchor: %s",
                          ig_strerror(rc));
-    else if (pdp_anchor_write(s, note.data, note.len, err) == IG_OK) {
+    else if (store_anchor_write(s, note.data, note.len, err) == IG_OK) {
         s->anchor.size = size;
         memcpy(s->anchor.root, root, AUDIT_HASH_BYTES);
     } else {
@@ -77,7 +77,7 @@ put_anchor(struct pdp_store *s, uint64_t size,
    that the signed history says where the operator took it over. In a
    transaction of its own, before the writer starts. */
 static enum ig_status
-record_adoption(struct pdp_store *s, const char *reason,
+record_adoption(struct store *s, const char *reason,
                 const struct audit_checkpoint *old, struct ig_err *err)
 {
     char now[IG_TIME_STRLEN + 1];
@@ -98,7 +98,7 @@ record_adoption(struct pdp_store *s, const char *reason,
         ev[0] = text.data;
         rc = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
                      SQLITE_OK
-                 ? pdp_store_append_events(s, ev, 1)
+                 ? store_append_events(s, ev, 1)
                  : IG_ERR_IO;
         if (rc == IG_OK &&
             sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -118,8 +118,8 @@ record_adoption(struct pdp_store *s, const char *reason,
 
 /* Log the adoption of the database's state, record it, then anchor it. */
 static enum ig_status
-adopt(struct pdp_store *s, const char *reason,
-      const struct audit_checkpoint *old, struct ig_err *err)
+adopt(struct store *s, const char *reason, const struct audit_checkpoint *old,
+      struct ig_err *err)
 {
     const struct pdp_audit_state *a = &s->audit;
     char r[64] = "", o[64] = "";
@@ -128,7 +128,7 @@ adopt(struct pdp_store *s, const char *reason,
         b64(a->ckpt_root, r);
     if (old != NULL)
         b64(old->root, o);
-    pdp_audit_log(
+    store_audit_log(
         s, "warning", "audit.anchor_adopted",
         json_pack("{s:s, s:s, s:I, s:s, s:I, s:s, s:I, s:s}", "anchor",
                   s->anchor.path, "reason", reason, "size",
@@ -150,21 +150,21 @@ adopt(struct pdp_store *s, const char *reason,
 
 /* The tree against a present anchor: NULL when it extends it. */
 static const char *
-mismatch(struct pdp_store *s, const struct audit_checkpoint *cp)
+mismatch(struct store *s, const struct audit_checkpoint *cp)
 {
     unsigned char root[AUDIT_HASH_BYTES];
 
     if (cp->size > s->audit.tree.size)
         return "shorter";
     if (cp->size > 0 &&
-        (audit_root_at(cp->size, pdp_audit_wfetch, s, root) != IG_OK ||
+        (audit_root_at(cp->size, store_audit_wfetch, s, root) != IG_OK ||
          sodium_memcmp(root, cp->root, sizeof(root)) != 0))
         return "rewritten";
     return NULL;
 }
 
 static enum ig_status
-refuse(struct pdp_store *s, const char *why, const struct audit_checkpoint *cp,
+refuse(struct store *s, const char *why, const struct audit_checkpoint *cp,
        struct ig_err *err)
 {
     const struct pdp_audit_state *a = &s->audit;
@@ -172,12 +172,12 @@ refuse(struct pdp_store *s, const char *why, const struct audit_checkpoint *cp,
     unsigned long long at = cp != NULL ? (unsigned long long)cp->size : 0,
                        n = (unsigned long long)a->tree.size;
 
-    pdp_audit_log(s, "error", "audit.anchor_refused",
-                  json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "anchor", path,
-                            "reason", why, "anchor_size", (json_int_t)at,
-                            "tree_size", (json_int_t)n, "newest_stored",
-                            (json_int_t)a->ckpt_size, "message",
-                            "refusing to start: " ADOPT_HINT));
+    store_audit_log(s, "error", "audit.anchor_refused",
+                    json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "anchor", path,
+                              "reason", why, "anchor_size", (json_int_t)at,
+                              "tree_size", (json_int_t)n, "newest_stored",
+                              (json_int_t)a->ckpt_size, "message",
+                              "refusing to start: " ADOPT_HINT));
     if (strcmp(why, "missing") == 0)
         return ig_err_set(err, IG_ERR_IO,
                           "audit anchor %s is missing, the database has "
@@ -215,7 +215,7 @@ refuse(struct pdp_store *s, const char *why, const struct audit_checkpoint *cp,
    stopped between committing it and writing the file): anchor it when it
    carries the audit key's valid signature. */
 static enum ig_status
-catch_up(struct pdp_store *s, int other_key, struct ig_err *err)
+catch_up(struct store *s, int other_key, struct ig_err *err)
 {
     struct pdp_anchor *an = &s->anchor;
     struct audit_verifier v;
@@ -229,13 +229,13 @@ catch_up(struct pdp_store *s, int other_key, struct ig_err *err)
         audit_checkpoint_open(note, strlen(note), &v, &cp, NULL) == IG_OK &&
         cp.size == s->audit.ckpt_size &&
         sodium_memcmp(cp.root, s->audit.ckpt_root, AUDIT_HASH_BYTES) == 0) {
-        if (pdp_anchor_write(s, note, strlen(note), err) != IG_OK)
+        if (store_anchor_write(s, note, strlen(note), err) != IG_OK)
             return IG_ERR_IO;
         an->size = cp.size;
         memcpy(an->root, cp.root, AUDIT_HASH_BYTES);
         return IG_OK;
     }
-    pdp_audit_log(
+    store_audit_log(
         s, "warning", "audit.anchor_not_updated",
         json_pack("{s:I, s:I, s:s}", "anchor_size", (json_int_t)an->size,
                   "newest_stored", (json_int_t)s->audit.ckpt_size, "message",
@@ -246,23 +246,23 @@ catch_up(struct pdp_store *s, int other_key, struct ig_err *err)
 
 /* An anchor that was read: check it, and bring it up to date. */
 static enum ig_status
-check_present(struct pdp_store *s, const struct audit_checkpoint *cp,
-              int other_key, int running, struct ig_err *err)
+check_present(struct store *s, const struct audit_checkpoint *cp, int other_key,
+              int running, struct ig_err *err)
 {
     struct pdp_audit_state *a = &s->audit;
     const char *why = mismatch(s, cp);
-    int strict = s->opts.anchor_adopt != PDP_ANCHOR_ADOPT;
+    int strict = s->opts.anchor_adopt != STORE_ANCHOR_ADOPT;
 
     if (why == NULL && a->tree.size > cp->size)
-        why = !running                                      ? "appended"
-              : pdp_anchor_marker_refused(s->anchor.marker) ? "refused"
-                                                            : NULL;
+        why = !running                                        ? "appended"
+              : store_anchor_marker_refused(s->anchor.marker) ? "refused"
+                                                              : NULL;
     if (why != NULL)
         return strict ? refuse(s, why, cp, err) : adopt(s, why, cp, err);
     s->anchor.size = cp->size;
     memcpy(s->anchor.root, cp->root, AUDIT_HASH_BYTES);
     if (a->ckpt_size < cp->size) {
-        pdp_audit_log(
+        store_audit_log(
             s, "warning", "audit.checkpoints_missing",
             json_pack("{s:I, s:I, s:s}", "anchor_size", (json_int_t)cp->size,
                       "newest_stored", (json_int_t)a->ckpt_size, "message",
@@ -272,14 +272,14 @@ check_present(struct pdp_store *s, const struct audit_checkpoint *cp,
         memcpy(a->ckpt_root, cp->root, AUDIT_HASH_BYTES);
     }
     if (running && a->tree.size > a->ckpt_size)
-        pdp_audit_log(
+        store_audit_log(
             s, "warning", "audit.unanchored_leaves",
             json_pack("{s:I, s:I, s:s}", "from", (json_int_t)a->ckpt_size, "to",
                       (json_int_t)a->tree.size, "message",
                       "the previous run did not stop cleanly: these events "
                       "were not signed; the next checkpoint signs them"));
     if (other_key)
-        pdp_audit_log(
+        store_audit_log(
             s, "warning", "audit.anchor_key_changed",
             json_pack("{s:s, s:s}", "anchor", s->anchor.path, "message",
                       "the anchor was signed by another key of this log "
@@ -309,13 +309,13 @@ stat_dir(const char *path, struct stat *sb)
 /* An anchor in the database's own directory protects less: whoever may
    replace the database file there may replace the anchor too. */
 static void
-warn_if_beside(struct pdp_store *s)
+warn_if_beside(struct store *s)
 {
     struct stat a, d;
 
     if (stat_dir(s->anchor.path, &a) == 0 && stat_dir(s->path, &d) == 0 &&
         a.st_dev == d.st_dev && a.st_ino == d.st_ino)
-        pdp_audit_log(
+        store_audit_log(
             s, "warning", "audit.anchor_beside_database",
             json_pack("{s:s, s:s}", "anchor", s->anchor.path, "message",
                       "the anchor is in the database's directory: keep it "
@@ -324,7 +324,7 @@ warn_if_beside(struct pdp_store *s)
 }
 
 enum ig_status
-pdp_anchor_open(struct pdp_store *s, struct ig_err *err)
+store_anchor_open(struct store *s, struct ig_err *err)
 {
     char *buf = NULL;
     struct audit_checkpoint cp;
@@ -341,9 +341,9 @@ pdp_anchor_open(struct pdp_store *s, struct ig_err *err)
     running = lstat(s->anchor.marker, &sb) == 0;
     if ((buf = malloc(AUDIT_NOTE_MAX + 1)) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    rc = pdp_anchor_read(s->anchor.path, buf, AUDIT_NOTE_MAX + 1, &len, err);
+    rc = store_anchor_read(s->anchor.path, buf, AUDIT_NOTE_MAX + 1, &len, err);
     if (rc == IG_OK)
-        rc = pdp_anchor_parse(s, buf, len, &cp, &other, err);
+        rc = store_anchor_parse(s, buf, len, &cp, &other, err);
     if (rc == IG_OK)
         rc = check_present(s, &cp, other, running, err);
     else if (rc == IG_ERR_NOTFOUND && s->audit.ckpt_size == 0)

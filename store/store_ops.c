@@ -1,17 +1,17 @@
 /*
- * pdp_store_ops.c - the SQL behind each store operation.
+ * store_ops.c - the SQL behind each store operation.
  *
  * Write operations run on the writer thread inside the group-commit
- * transaction (each in its own savepoint, see pdp_store_sqlite.c); because
+ * transaction (each in its own savepoint, see store_sqlite.c); because
  * there is exactly one writer, a check followed by an insert is atomic.
  * Read operations borrow a read connection from the pool.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char *const pdp_wstmt_sql[W_COUNT] = {
+const char *const store_wstmt_sql[W_COUNT] = {
     [W_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
@@ -45,7 +45,7 @@ const char *const pdp_wstmt_sql[W_COUNT] = {
     [W_ROLLBACK_TO] = "ROLLBACK TO job",
 };
 
-const char *const pdp_rstmt_sql[R_COUNT] = {
+const char *const store_rstmt_sql[R_COUNT] = {
     [R_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
                "ORDER BY created_at DESC LIMIT 1",
@@ -101,13 +101,13 @@ has_row(sqlite3_stmt *st)
 
 /* The seq of intent_id: > 0, 0 when unknown, -1 on error. */
 static sqlite3_int64
-intent_seq(struct pdp_store *s, const char *intent_id)
+intent_seq(struct store *s, const char *intent_id)
 {
     sqlite3_stmt *st = s->wst[W_SEQ];
     sqlite3_int64 seq;
     int rc;
 
-    pdp_sql_bind_text(st, 1, intent_id);
+    store_sql_bind_text(st, 1, intent_id);
     rc = sqlite3_step(st);
     seq = rc == SQLITE_ROW    ? sqlite3_column_int64(st, 0)
           : rc == SQLITE_DONE ? 0
@@ -120,14 +120,14 @@ intent_seq(struct pdp_store *s, const char *intent_id)
 /* ---- writer jobs ---- */
 
 static enum ig_status
-idempotent_replay(struct pdp_store *s, const struct pdp_intent_rec *r,
+idempotent_replay(struct store *s, const struct store_intent_rec *r,
                   char **replay)
 {
     sqlite3_stmt *st = s->wst[W_IDEM];
     enum ig_status rc = IG_OK;
 
-    pdp_sql_bind_text(st, 1, r->principal);
-    pdp_sql_bind_text(st, 2, r->idempotency_key);
+    store_sql_bind_text(st, 1, r->principal);
+    store_sql_bind_text(st, 2, r->idempotency_key);
     (void)sqlite3_bind_int64(st, 3, r->created_at);
     switch (sqlite3_step(st)) {
     case SQLITE_ROW:
@@ -145,20 +145,20 @@ idempotent_replay(struct pdp_store *s, const struct pdp_intent_rec *r,
 }
 
 static enum ig_status
-insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
+insert_intent_rows(struct store *s, const struct store_intent_rec *r,
                    sqlite3_int64 *seq)
 {
     sqlite3_stmt *st = s->wst[W_INTENT];
     enum ig_status rc;
 
-    pdp_sql_bind_text(st, 1, r->intent_id);
-    pdp_sql_bind_text(st, 2, r->principal);
-    pdp_sql_bind_text(st, 3, r->tenant);
-    pdp_sql_bind_text(st, 4, r->action);
-    pdp_sql_bind_text(st, 5, r->resource);
-    pdp_sql_bind_text(st, 6, r->intent_hash);
-    pdp_sql_bind_text(st, 7, r->binding);
-    pdp_sql_bind_text(st, 8, r->idempotency_key);
+    store_sql_bind_text(st, 1, r->intent_id);
+    store_sql_bind_text(st, 2, r->principal);
+    store_sql_bind_text(st, 3, r->tenant);
+    store_sql_bind_text(st, 4, r->action);
+    store_sql_bind_text(st, 5, r->resource);
+    store_sql_bind_text(st, 6, r->intent_hash);
+    store_sql_bind_text(st, 7, r->binding);
+    store_sql_bind_text(st, 8, r->idempotency_key);
     (void)sqlite3_bind_int64(st, 9, r->created_at);
     (void)sqlite3_bind_int64(st, 10, r->expires_at);
     if ((rc = exec_stmt(st)) != IG_OK)
@@ -166,19 +166,19 @@ insert_intent_rows(struct pdp_store *s, const struct pdp_intent_rec *r,
     *seq = sqlite3_last_insert_rowid(s->wdb);
     st = s->wst[W_DECISION];
     (void)sqlite3_bind_int64(st, 1, *seq);
-    pdp_sql_bind_text(st, 2, r->decision_id);
-    pdp_sql_bind_text(st, 3, r->decision);
-    pdp_sql_bind_text(st, 4, r->reasons);
-    pdp_sql_bind_text(st, 5, r->message);
-    pdp_sql_bind_text(st, 6, r->policy_revision);
+    store_sql_bind_text(st, 2, r->decision_id);
+    store_sql_bind_text(st, 3, r->decision);
+    store_sql_bind_text(st, 4, r->reasons);
+    store_sql_bind_text(st, 5, r->message);
+    store_sql_bind_text(st, 6, r->policy_revision);
     (void)sqlite3_bind_int64(st, 7, r->created_at);
     return exec_stmt(st);
 }
 
 enum ig_status
-pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
+store_job_put_intent(struct store *s, struct store_job *j)
 {
-    const struct pdp_intent_rec *r = j->rec;
+    const struct store_intent_rec *r = j->rec;
     sqlite3_int64 seq = 0;
     sqlite3_stmt *st;
     enum ig_status rc;
@@ -193,32 +193,32 @@ pdp_job_put_intent(struct pdp_store *s, struct pdp_job *j)
     if (r->grant_jti != NULL) {
         st = s->wst[W_GRANT];
         (void)sqlite3_bind_int64(st, 1, seq);
-        pdp_sql_bind_text(st, 2, r->grant_jti);
-        pdp_sql_bind_text(st, 3, r->decision_id);
-        pdp_sql_bind_text(st, 4, r->grant_aud);
+        store_sql_bind_text(st, 2, r->grant_jti);
+        store_sql_bind_text(st, 3, r->decision_id);
+        store_sql_bind_text(st, 4, r->grant_aud);
         (void)sqlite3_bind_int64(st, 5, r->created_at);
         (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
-        pdp_sql_bind_text(st, 7, r->grant_token);
+        store_sql_bind_text(st, 7, r->grant_token);
         if ((rc = exec_stmt(st)) != IG_OK)
             return IG_ERR_IO;
     }
     if (r->approval_id != NULL) {
         st = s->wst[W_APPROVAL];
         (void)sqlite3_bind_int64(st, 1, seq);
-        pdp_sql_bind_text(st, 2, r->approval_id);
-        pdp_sql_bind_text(st, 3, r->approval_requirements);
+        store_sql_bind_text(st, 2, r->approval_id);
+        store_sql_bind_text(st, 3, r->approval_requirements);
         (void)sqlite3_bind_int64(st, 4, r->created_at);
         (void)sqlite3_bind_int64(st, 5, r->approval_expires_at);
         if ((rc = exec_stmt(st)) != IG_OK)
             return IG_ERR_IO;
     }
-    return pdp_store_append_events(s, r->events, r->nevents);
+    return store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
-pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
+store_job_redeem(struct store *s, struct store_job *j)
 {
-    const struct pdp_redeem_rec *r = j->rec;
+    const struct store_redeem_rec *r = j->rec;
     sqlite3_int64 seq = intent_seq(s, r->intent_id);
     sqlite3_stmt *st = s->wst[W_REDEEMED];
     int n;
@@ -231,21 +231,21 @@ pdp_job_redeem(struct pdp_store *s, struct pdp_job *j)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_REDEEM];
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->jti);
-    pdp_sql_bind_text(st, 3, r->executor);
+    store_sql_bind_text(st, 2, r->jti);
+    store_sql_bind_text(st, 3, r->executor);
     (void)sqlite3_bind_int64(st, 4, r->redeemed_at);
     if (exec_stmt(st) != IG_OK)
         return IG_ERR_IO;
     if (sqlite3_changes(s->wdb) != 1)
         return IG_ERR_NOTFOUND;
-    return pdp_store_append_events(s, r->events, r->nevents);
+    return store_append_events(s, r->events, r->nevents);
 }
 
 /* The outcome already recorded for seq: 0 none, 1 one that differs from
    r, 2 the same outcome and detail text, -1 on error. */
 static int
-recorded_outcome(struct pdp_store *s, sqlite3_int64 seq,
-                 const struct pdp_outcome_rec *r)
+recorded_outcome(struct store *s, sqlite3_int64 seq,
+                 const struct store_outcome_rec *r)
 {
     sqlite3_stmt *st = s->wst[W_OUTCOME_GET];
     const char *detail = r->detail != NULL ? r->detail : "";
@@ -254,8 +254,8 @@ recorded_outcome(struct pdp_store *s, sqlite3_int64 seq,
     (void)sqlite3_bind_int64(st, 1, seq);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        n = strcmp(pdp_sql_text(st, 0), r->outcome) == 0 &&
-                    strcmp(pdp_sql_text(st, 1), detail) == 0
+        n = strcmp(store_sql_text(st, 0), r->outcome) == 0 &&
+                    strcmp(store_sql_text(st, 1), detail) == 0
                 ? 2
                 : 1;
     else
@@ -266,9 +266,9 @@ recorded_outcome(struct pdp_store *s, sqlite3_int64 seq,
 }
 
 enum ig_status
-pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
+store_job_put_outcome(struct store *s, struct store_job *j)
 {
-    const struct pdp_outcome_rec *r = j->rec;
+    const struct store_outcome_rec *r = j->rec;
     sqlite3_int64 seq = intent_seq(s, r->intent_id);
     sqlite3_stmt *st = s->wst[W_REDEMPTION_BY];
     int n;
@@ -278,7 +278,7 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
     if (seq <= 0)
         return seq == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->executor);
+    store_sql_bind_text(st, 2, r->executor);
     n = has_row(st);
     if (n <= 0)
         return n == 0 ? IG_ERR_NOTFOUND : IG_ERR_IO;
@@ -291,21 +291,21 @@ pdp_job_put_outcome(struct pdp_store *s, struct pdp_job *j)
         return n > 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     st = s->wst[W_OUTCOME];
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->outcome);
-    pdp_sql_bind_text(st, 3, r->detail);
-    pdp_sql_bind_text(st, 4, r->executor);
+    store_sql_bind_text(st, 2, r->outcome);
+    store_sql_bind_text(st, 3, r->detail);
+    store_sql_bind_text(st, 4, r->executor);
     (void)sqlite3_bind_int64(st, 5, r->reported_at);
     if (exec_stmt(st) != IG_OK)
         return IG_ERR_IO;
-    return pdp_store_append_events(s, r->events, r->nevents);
+    return store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
-pdp_job_hit(struct pdp_store *s, struct pdp_job *j)
+store_job_hit(struct store *s, struct store_job *j)
 {
     sqlite3_stmt *st = s->wst[W_HIT];
 
-    pdp_sql_bind_text(st, 1, j->key);
+    store_sql_bind_text(st, 1, j->key);
     (void)sqlite3_bind_int64(st, 2, j->at);
     return exec_stmt(st);
 }

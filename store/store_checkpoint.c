@@ -1,5 +1,5 @@
 /*
- * pdp_store_checkpoint.c - WAL checkpoints on their own thread.
+ * store_checkpoint.c - WAL checkpoints on their own thread.
  *
  * SQLite's default runs a checkpoint inside the COMMIT that crosses 1000
  * WAL pages, on the committing thread: here that is the single writer, so
@@ -10,7 +10,7 @@
  * and at least once a second while there is anything to copy. At close a
  * final TRUNCATE checkpoint leaves the database file complete.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <time.h>
 
@@ -19,7 +19,7 @@
 static int
 wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 {
-    struct pdp_store *s = ctx;
+    struct store *s = ctx;
     (void)db;
     (void)name;
 
@@ -35,7 +35,7 @@ wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 static void *
 ckpt_main(void *arg)
 {
-    struct pdp_store *s = arg;
+    struct store *s = arg;
     struct timespec ts;
 
     pthread_mutex_lock(&s->ckpt_mu);
@@ -58,7 +58,7 @@ ckpt_main(void *arg)
 }
 
 enum ig_status
-pdp_checkpointer_start(struct pdp_store *s, struct ig_err *err)
+store_checkpointer_start(struct store *s, struct ig_err *err)
 {
     pthread_condattr_t ca;
 
@@ -86,7 +86,7 @@ pdp_checkpointer_start(struct pdp_store *s, struct ig_err *err)
 }
 
 void
-pdp_checkpointer_stop(struct pdp_store *s)
+store_checkpointer_stop(struct store *s)
 {
     if (s->ckpt_running) {
         pthread_mutex_lock(&s->ckpt_mu);

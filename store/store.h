@@ -1,8 +1,8 @@
 /*
- * pdp_store.h - the PDP's durable record: intents, decisions, grants,
+ * store.h - the PDP's durable record: intents, decisions, grants,
  * redemptions, outcomes, approvals, quota hits and the append-only audit
  * events. Kept narrow on purpose: a PostgreSQL backend can implement the
- * same functions later; the SQLite one (pdp_store_sqlite.c) is the default.
+ * same functions later; the SQLite one (store_sqlite.c) is the default.
  *
  * Writes go through one writer thread with group commit: every write call
  * blocks until the transaction holding its records is durable
@@ -26,8 +26,8 @@
  *
  * All functions are thread safe.
  */
-#ifndef PDP_STORE_H
-#define PDP_STORE_H
+#ifndef STORE_H
+#define STORE_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -38,13 +38,13 @@
 #include "ig_error.h"
 #include "ig_key.h"
 
-struct pdp_store;
+struct store;
 
 /* A log line (pdp_log's shape: fields stolen, may be NULL). */
-typedef void (*pdp_store_log_fn)(const char *level, const char *event,
-                                 json_t *fields);
+typedef void (*store_log_fn)(const char *level, const char *event,
+                             json_t *fields);
 
-struct pdp_store_opts {
+struct store_opts {
     const char *path;     /* SQLite file, created on first open */
     int synchronous_full; /* 1: synchronous=FULL (default); 0: NORMAL */
     /* Called on the writer thread after each commit, once per intent id
@@ -58,34 +58,34 @@ struct pdp_store_opts {
     const struct ig_signing_key *audit_key; /* Ed25519 */
     uint64_t checkpoint_every;              /* leaves; 0: not by count */
     int64_t checkpoint_interval;            /* seconds; 0: not by time */
-    /* The anchor (pdp_store_anchor.c): a file outside the database that
+    /* The anchor (store_anchor.c): a file outside the database that
        holds the latest signed checkpoint; every new tree must extend it.
        NULL: none. Only with audit_key. Borrowed. */
     const char *audit_anchor;
     /* At open, what may replace an anchor the database does not agree
-       with (enum pdp_anchor_adopt). */
+       with (enum store_anchor_adopt). */
     int anchor_adopt;
-    /* Called (on the writer thread, or in pdp_store_open) for what the
+    /* Called (on the writer thread, or in store_open) for what the
        audit log wants an operator to see: checkpoints signed or refused,
        a backfill. May be NULL. */
-    pdp_store_log_fn log;
-    /* Writes queued for the writer above which pdp_store_overloaded() says
+    store_log_fn log;
+    /* Writes queued for the writer above which store_overloaded() says
        so; 0: never. */
     size_t max_queue;
 };
 
 /* What the store may do at open when the anchor and the database
    disagree. Every adoption is logged (audit.anchor_adopted). */
-enum pdp_anchor_adopt {
-    PDP_ANCHOR_STRICT = 0,    /* refuse to open */
-    PDP_ANCHOR_ADOPT_MISSING, /* dev mode: a missing anchor is taken from
+enum store_anchor_adopt {
+    STORE_ANCHOR_STRICT = 0,    /* refuse to open */
+    STORE_ANCHOR_ADOPT_MISSING, /* dev mode: a missing anchor is taken from
                                  the database's newest checkpoint */
-    PDP_ANCHOR_ADOPT          /* the operator's `serve --adopt-audit-anchor`:
+    STORE_ANCHOR_ADOPT          /* the operator's `serve --adopt-audit-anchor`:
                                  the database's state, whatever the anchor */
 };
 
 /* One submitted intent with its first decision, recorded atomically. */
-struct pdp_intent_rec {
+struct store_intent_rec {
     const char *intent_id, *principal, *tenant, *action, *resource;
     const char *intent_hash;
     const char *binding;         /* canonical JSON of the binding */
@@ -110,14 +110,14 @@ struct pdp_intent_rec {
     size_t nevents;
 };
 
-struct pdp_redeem_rec {
+struct store_redeem_rec {
     const char *jti, *intent_id, *executor;
     int64_t redeemed_at;
     const char *const *events;
     size_t nevents;
 };
 
-struct pdp_outcome_rec {
+struct store_outcome_rec {
     const char *intent_id, *executor, *outcome;
     const char *detail; /* JSON object text (canonical) */
     int64_t reported_at;
@@ -135,7 +135,7 @@ struct pdp_outcome_rec {
  * NULL: no vote (an expiry). result NULL: the request stays pending.
  * decision_id NULL: no new decision; grant_jti NULL: no grant.
  */
-struct pdp_vote_rec {
+struct store_vote_rec {
     const char *intent_id;
     const char *approver, *vote, *comment, *channel;
     const char *groups; /* JSON array text: the approver's groups */
@@ -152,19 +152,18 @@ struct pdp_vote_rec {
 /* Open (creating and migrating as needed) and start the writer thread.
  * IG_ERR_IO with err naming the file and SQLite's message.
  */
-enum ig_status pdp_store_open(const struct pdp_store_opts *opts,
-                              struct pdp_store **out,
-                              struct ig_err *err) IG_WUR;
+enum ig_status store_open(const struct store_opts *opts, struct store **out,
+                          struct ig_err *err) IG_WUR;
 
 /* Finish queued writes, stop the writer, close. NULL is fine. */
-void pdp_store_close(struct pdp_store *s);
+void store_close(struct store *s);
 
 /* 1 when the writer's queue holds max_queue writes or more: the PDP then
    refuses new intents (503 OVERLOADED) before deciding them, so the queue
    stays bounded by max_queue plus the requests already admitted. */
-int pdp_store_overloaded(struct pdp_store *s);
+int store_overloaded(struct store *s);
 /* Writes queued now. */
-size_t pdp_store_queue_depth(struct pdp_store *s);
+size_t store_queue_depth(struct store *s);
 
 /*
  * Asynchronous writes: the _async variants queue the write and return at
@@ -174,7 +173,7 @@ size_t pdp_store_queue_depth(struct pdp_store *s);
  * until then. done must not block. The synchronous calls wrap these.
  * IG_ERR_IO without a callback when the store is shutting down.
  */
-typedef void (*pdp_store_done_fn)(void *ctx, enum ig_status st);
+typedef void (*store_done_fn)(void *ctx, enum ig_status st);
 
 /*
  * Record an intent and its decision. IG_ERR_EXISTS when the same principal
@@ -182,22 +181,22 @@ typedef void (*pdp_store_done_fn)(void *ctx, enum ig_status st);
  * *replay receives that intent's id (malloc'd; caller frees) and nothing is
  * written. IG_ERR_IO on a store failure.
  */
-enum ig_status pdp_store_put_intent(struct pdp_store *s,
-                                    const struct pdp_intent_rec *r,
-                                    char **replay) IG_WUR;
+enum ig_status store_put_intent(struct store *s,
+                                const struct store_intent_rec *r,
+                                char **replay) IG_WUR;
 
-enum ig_status pdp_store_put_intent_async(struct pdp_store *s,
-                                          const struct pdp_intent_rec *r,
-                                          char **replay, pdp_store_done_fn done,
-                                          void *ctx) IG_WUR;
+enum ig_status store_put_intent_async(struct store *s,
+                                      const struct store_intent_rec *r,
+                                      char **replay, store_done_fn done,
+                                      void *ctx) IG_WUR;
 
 /*
  * Read-only check for an unexpired intent by (principal, key) at time now:
  * IG_OK with its id in *replay (malloc'd) or IG_ERR_NOTFOUND.
  */
-enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
-                                         const char *principal, const char *key,
-                                         int64_t now, char **replay) IG_WUR;
+enum ig_status store_find_idempotent(struct store *s, const char *principal,
+                                     const char *key, int64_t now,
+                                     char **replay) IG_WUR;
 
 /*
  * Everything recorded about one intent, as a new JSON object:
@@ -212,32 +211,31 @@ enum ig_status pdp_store_find_idempotent(struct pdp_store *s,
  *   resolved}.
  * IG_ERR_NOTFOUND, IG_ERR_IO.
  */
-enum ig_status pdp_store_get_intent(struct pdp_store *s, const char *intent_id,
-                                    json_t **out) IG_WUR;
+enum ig_status store_get_intent(struct store *s, const char *intent_id,
+                                json_t **out) IG_WUR;
 
 /*
  * Consume a grant: IG_OK for the first redemption of jti, IG_ERR_EXISTS for
  * every later one (also across restarts), IG_ERR_NOTFOUND when no such
  * grant was issued for that intent.
  */
-enum ig_status pdp_store_redeem(struct pdp_store *s,
-                                const struct pdp_redeem_rec *r) IG_WUR;
-enum ig_status pdp_store_redeem_async(struct pdp_store *s,
-                                      const struct pdp_redeem_rec *r,
-                                      pdp_store_done_fn done, void *ctx) IG_WUR;
+enum ig_status store_redeem(struct store *s,
+                            const struct store_redeem_rec *r) IG_WUR;
+enum ig_status store_redeem_async(struct store *s,
+                                  const struct store_redeem_rec *r,
+                                  store_done_fn done, void *ctx) IG_WUR;
 
 /*
  * Record the outcome of a redeemed grant: IG_OK once, IG_ERR_EXISTS after
- * (but see pdp_outcome_rec.duplicate: the same outcome and detail again
+ * (but see store_outcome_rec.duplicate: the same outcome and detail again
  * may be IG_OK, writing nothing), IG_ERR_NOTFOUND when the intent's grant
  * was not redeemed by this executor.
  */
-enum ig_status pdp_store_put_outcome(struct pdp_store *s,
-                                     const struct pdp_outcome_rec *r) IG_WUR;
-enum ig_status pdp_store_put_outcome_async(struct pdp_store *s,
-                                           const struct pdp_outcome_rec *r,
-                                           pdp_store_done_fn done,
-                                           void *ctx) IG_WUR;
+enum ig_status store_put_outcome(struct store *s,
+                                 const struct store_outcome_rec *r) IG_WUR;
+enum ig_status store_put_outcome_async(struct store *s,
+                                       const struct store_outcome_rec *r,
+                                       store_done_fn done, void *ctx) IG_WUR;
 
 /*
  * Quota counter: record one hit of key at now and return the number of
@@ -245,47 +243,44 @@ enum ig_status pdp_store_put_outcome_async(struct pdp_store *s,
  * kept in memory for speed and persisted (asynchronously) so counts survive
  * a restart. window_seconds is 1..86400.
  */
-int64_t pdp_store_count(struct pdp_store *s, const char *key,
-                        int64_t window_seconds, int64_t now);
+int64_t store_count(struct store *s, const char *key, int64_t window_seconds,
+                    int64_t now);
 
 /*
  * Record a vote and what follows from it. IG_ERR_EXISTS when this
  * approver already voted on the request or it is already resolved (nothing
  * is written); IG_ERR_NOTFOUND when the intent has no approval request.
  */
-enum ig_status pdp_store_put_vote(struct pdp_store *s,
-                                  const struct pdp_vote_rec *r) IG_WUR;
+enum ig_status store_put_vote(struct store *s,
+                              const struct store_vote_rec *r) IG_WUR;
 
 /* Append audit events alone (refusals, login failures, notifications). */
-enum ig_status pdp_store_put_events(struct pdp_store *s,
-                                    const char *const *events, size_t n) IG_WUR;
+enum ig_status store_put_events(struct store *s, const char *const *events,
+                                size_t n) IG_WUR;
 
 /*
  * Approval requests with no resolution, oldest first, as an array of
  * {intent_id, approval_id, requirements, created_at, expires_at}; with
  * expired_before > 0 only those whose expiry is at or before it.
  */
-enum ig_status pdp_store_open_approvals(struct pdp_store *s,
-                                        int64_t expired_before,
-                                        json_t **out) IG_WUR;
+enum ig_status store_open_approvals(struct store *s, int64_t expired_before,
+                                    json_t **out) IG_WUR;
 
 /* The intent id of approval_id (malloc'd). IG_ERR_NOTFOUND, IG_ERR_IO. */
-enum ig_status pdp_store_approval_intent(struct pdp_store *s,
-                                         const char *approval_id,
-                                         char **intent_id) IG_WUR;
+enum ig_status store_approval_intent(struct store *s, const char *approval_id,
+                                     char **intent_id) IG_WUR;
 
 /* Number of audit events recorded (the next leaf index). Read-only. */
-enum ig_status pdp_store_audit_size(struct pdp_store *s, int64_t *out) IG_WUR;
+enum ig_status store_audit_size(struct store *s, int64_t *out) IG_WUR;
 
-/* ---- the audit log (pdp_store_audit.c, pdp_store_audit_read.c) ---- */
+/* ---- the audit log (store_audit.c, store_audit_read.c) ---- */
 
 /*
  * Size and root of the tree of every committed event (runs on the writer
  * thread; waits for it). IG_ERR_IO.
  */
-enum ig_status
-pdp_store_audit_head(struct pdp_store *s, uint64_t *size,
-                     unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
+enum ig_status store_audit_head(struct store *s, uint64_t *size,
+                                unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
 
 /*
  * Sign and store a checkpoint of the current tree now, on the writer
@@ -294,15 +289,15 @@ pdp_store_audit_head(struct pdp_store *s, uint64_t *size,
  * IG_ERR_CRYPTO when refused (not consistent with the previous checkpoint:
  * logged); IG_ERR_IO.
  */
-enum ig_status pdp_store_audit_sign(struct pdp_store *s, uint64_t *size) IG_WUR;
+enum ig_status store_audit_sign(struct store *s, uint64_t *size) IG_WUR;
 
 /*
  * A stored checkpoint note: of tree size `size`, or the latest when size is
  * 0. *note is malloc'd (caller frees), *out_size its tree size.
  * IG_ERR_NOTFOUND, IG_ERR_IO. Read-only.
  */
-enum ig_status pdp_store_checkpoint_get(struct pdp_store *s, uint64_t size,
-                                        char **note, uint64_t *out_size) IG_WUR;
+enum ig_status store_checkpoint_get(struct store *s, uint64_t size, char **note,
+                                    uint64_t *out_size) IG_WUR;
 
 /*
  * The leaves [start, end) - end clamped to the log's size - each as its
@@ -311,10 +306,9 @@ enum ig_status pdp_store_checkpoint_get(struct pdp_store *s, uint64_t size,
  * log's size, *count the leaves appended. IG_ERR_LIMIT when out's own cap
  * is hit, IG_ERR_IO. Read-only.
  */
-enum ig_status pdp_store_audit_leaves(struct pdp_store *s, uint64_t start,
-                                      uint64_t end, size_t max_bytes,
-                                      struct ig_buf *out, uint64_t *tree_size,
-                                      uint64_t *count) IG_WUR;
+enum ig_status store_audit_leaves(struct store *s, uint64_t start, uint64_t end,
+                                  size_t max_bytes, struct ig_buf *out,
+                                  uint64_t *tree_size, uint64_t *count) IG_WUR;
 
 /*
  * Inclusion proof of leaf index in the tree of the stored checkpoint of
@@ -323,10 +317,11 @@ enum ig_status pdp_store_audit_leaves(struct pdp_store *s, uint64_t start,
  * size in *out_size. IG_ERR_NOTFOUND (no such checkpoint), IG_ERR_INVALID
  * (index not below the size), IG_ERR_IO. Read-only.
  */
-enum ig_status
-pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
-                          unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
-                          char **note, uint64_t *out_size) IG_WUR;
+enum ig_status store_audit_inclusion(struct store *s, uint64_t index,
+                                     uint64_t size,
+                                     unsigned char proof[][AUDIT_HASH_BYTES],
+                                     size_t *n, char **note,
+                                     uint64_t *out_size) IG_WUR;
 
 /*
  * Consistency proof between the stored checkpoints of sizes old_size and
@@ -334,14 +329,14 @@ pdp_store_audit_inclusion(struct pdp_store *s, uint64_t index, uint64_t size,
  * (AUDIT_CPROOF_MAX). IG_ERR_NOTFOUND when either is not a stored
  * checkpoint, IG_ERR_INVALID on a bad pair, IG_ERR_IO. Read-only.
  */
-enum ig_status pdp_store_audit_consistency(
-    struct pdp_store *s, uint64_t old_size, uint64_t new_size,
-    unsigned char proof[][AUDIT_HASH_BYTES], size_t *n) IG_WUR;
+enum ig_status store_audit_consistency(struct store *s, uint64_t old_size,
+                                       uint64_t new_size,
+                                       unsigned char proof[][AUDIT_HASH_BYTES],
+                                       size_t *n) IG_WUR;
 
 /* Commit latency observer for /metrics: called after each group commit
    with the seconds it took and the number of writes it held. */
-typedef void (*pdp_commit_observer)(void *ctx, double seconds, size_t writes);
-void pdp_store_set_observer(struct pdp_store *s, pdp_commit_observer fn,
-                            void *ctx);
+typedef void (*store_commit_observer)(void *ctx, double seconds, size_t writes);
+void store_set_observer(struct store *s, store_commit_observer fn, void *ctx);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * pdp_store_schema.c - the SQLite schema and its versioned migrations.
+ * store_schema.c - the SQLite schema and its versioned migrations.
  *
  * PRAGMA user_version holds the number of migrations applied. Each
  * migration runs in its own transaction; a database newer than this binary
@@ -8,7 +8,7 @@
  * (an operator with the file can still edit it - the audit log's signed
  * Merkle tree is what detects that).
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdio.h>
 
@@ -106,7 +106,7 @@ static const char *const migrations[] = {
        subtree (level 0: the leaf hashes; leaf index = audit_events.seq - 1)
        so proofs never reread the log; checkpoints the signed notes. A
        database with events from before this migration gets its nodes
-       backfilled once at open (pdp_store_audit.c). */
+       backfilled once at open (store_audit.c). */
     "CREATE TABLE audit_nodes ("
     " level INTEGER NOT NULL,"
     " idx INTEGER NOT NULL,"
@@ -136,7 +136,7 @@ user_version(sqlite3 *db)
 }
 
 enum ig_status
-pdp_store_migrate(sqlite3 *db, struct ig_err *err)
+store_migrate(sqlite3 *db, struct ig_err *err)
 {
     char sql[64];
     char *msg = NULL;

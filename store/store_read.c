@@ -1,10 +1,10 @@
 /*
- * pdp_store_read.c - read operations: idempotent replay lookup, the whole
+ * store_read.c - read operations: idempotent replay lookup, the whole
  * record of one intent, the audit log size. Each borrows a read-only
- * connection from the pool (pdp_store_sqlite.c) and never waits for the
+ * connection from the pool (store_sqlite.c) and never waits for the
  * writer: WAL readers see the last committed state.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +19,10 @@ reset(sqlite3_stmt *st)
 }
 
 enum ig_status
-pdp_store_find_idempotent(struct pdp_store *s, const char *principal,
-                          const char *key, int64_t now, char **replay)
+store_find_idempotent(struct store *s, const char *principal, const char *key,
+                      int64_t now, char **replay)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    struct store_rconn *c = store_rconn_get(s);
     sqlite3_stmt *st;
     enum ig_status rc = IG_ERR_NOTFOUND;
 
@@ -34,7 +34,7 @@ pdp_store_find_idempotent(struct pdp_store *s, const char *principal,
     (void)sqlite3_bind_int64(st, 3, now);
     switch (sqlite3_step(st)) {
     case SQLITE_ROW:
-        *replay = strdup(pdp_sql_text(st, 0));
+        *replay = strdup(store_sql_text(st, 0));
         rc = *replay != NULL ? IG_OK : IG_ERR_NOMEM;
         break;
     case SQLITE_DONE:
@@ -43,7 +43,7 @@ pdp_store_find_idempotent(struct pdp_store *s, const char *principal,
         rc = IG_ERR_IO;
     }
     reset(st);
-    pdp_rconn_put(s, c);
+    store_rconn_put(s, c);
     return rc;
 }
 
@@ -74,17 +74,17 @@ add_optional(json_t *obj, const char *key, sqlite3_stmt *st,
 static json_t *
 grant_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:s, s:I, s:I, s:s}", "jti", pdp_sql_text(st, 0),
-                     "audience", pdp_sql_text(st, 1), "issued_at",
+    return json_pack("{s:s, s:s, s:I, s:I, s:s}", "jti", store_sql_text(st, 0),
+                     "audience", store_sql_text(st, 1), "issued_at",
                      (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
                      (json_int_t)sqlite3_column_int64(st, 3), "token",
-                     pdp_sql_text(st, 4));
+                     store_sql_text(st, 4));
 }
 
 static json_t *
 redemption_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:s, s:I}", "executor", pdp_sql_text(st, 0),
+    return json_pack("{s:s, s:I}", "executor", store_sql_text(st, 0),
                      "redeemed_at", (json_int_t)sqlite3_column_int64(st, 1));
 }
 
@@ -92,9 +92,9 @@ static json_t *
 outcome_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed detail. */
-    return json_pack("{s:s, s:o?, s:s, s:I}", "outcome", pdp_sql_text(st, 0),
-                     "detail", pdp_sql_json(st, 1), "executor",
-                     pdp_sql_text(st, 2), "reported_at",
+    return json_pack("{s:s, s:o?, s:s, s:I}", "outcome", store_sql_text(st, 0),
+                     "detail", store_sql_json(st, 1), "executor",
+                     store_sql_text(st, 2), "reported_at",
                      (json_int_t)sqlite3_column_int64(st, 3));
 }
 
@@ -103,20 +103,22 @@ approval_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed requirements. */
     return json_pack("{s:s, s:o?, s:I, s:I}", "approval_id",
-                     pdp_sql_text(st, 0), "requirements", pdp_sql_json(st, 1),
-                     "created_at", (json_int_t)sqlite3_column_int64(st, 2),
-                     "expires_at", (json_int_t)sqlite3_column_int64(st, 3));
+                     store_sql_text(st, 0), "requirements",
+                     store_sql_json(st, 1), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 2), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 3));
 }
 
 static json_t *
 decision_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed reasons. */
-    return json_pack(
-        "{s:s, s:s, s:o?, s:s, s:s, s:I}", "decision_id", pdp_sql_text(st, 0),
-        "decision", pdp_sql_text(st, 1), "reasons", pdp_sql_json(st, 2),
-        "message", pdp_sql_text(st, 3), "policy_revision", pdp_sql_text(st, 4),
-        "decided_at", (json_int_t)sqlite3_column_int64(st, 5));
+    return json_pack("{s:s, s:s, s:o?, s:s, s:s, s:I}", "decision_id",
+                     store_sql_text(st, 0), "decision", store_sql_text(st, 1),
+                     "reasons", store_sql_json(st, 2), "message",
+                     store_sql_text(st, 3), "policy_revision",
+                     store_sql_text(st, 4), "decided_at",
+                     (json_int_t)sqlite3_column_int64(st, 5));
 }
 
 static enum ig_status
@@ -150,15 +152,15 @@ intent_row(sqlite3_stmt *st)
 {
     /* Column 0 is the seq. "o" steals the parsed binding. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                     pdp_sql_text(st, 1), "principal", pdp_sql_text(st, 2),
-                     "tenant", pdp_sql_text(st, 3), "intent_hash",
-                     pdp_sql_text(st, 4), "binding", pdp_sql_json(st, 5),
+                     store_sql_text(st, 1), "principal", store_sql_text(st, 2),
+                     "tenant", store_sql_text(st, 3), "intent_hash",
+                     store_sql_text(st, 4), "binding", store_sql_json(st, 5),
                      "created_at", (json_int_t)sqlite3_column_int64(st, 6),
                      "expires_at", (json_int_t)sqlite3_column_int64(st, 7));
 }
 
 static enum ig_status
-read_intent(struct pdp_rconn *c, const char *id, json_t **out)
+read_intent(struct store_rconn *c, const char *id, json_t **out)
 {
     static const struct {
         enum rstmt st;
@@ -194,7 +196,7 @@ read_intent(struct pdp_rconn *c, const char *id, json_t **out)
         rc = add_optional(obj, parts[i].key, st, parts[i].row);
     }
     if (rc == IG_OK && json_object_get(obj, "approval") != NULL)
-        rc = pdp_store_read_votes(c, seq, json_object_get(obj, "approval"));
+        rc = store_read_votes(c, seq, json_object_get(obj, "approval"));
     if (rc != IG_OK) {
         json_decref(obj);
         return rc;
@@ -204,24 +206,24 @@ read_intent(struct pdp_rconn *c, const char *id, json_t **out)
 }
 
 enum ig_status
-pdp_store_get_intent(struct pdp_store *s, const char *intent_id, json_t **out)
+store_get_intent(struct store *s, const char *intent_id, json_t **out)
 {
     /* One read transaction, so the parts agree with each other. */
-    struct pdp_rconn *c = pdp_read_begin(s);
+    struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
 
     *out = NULL;
     if (c == NULL)
         return IG_ERR_IO;
     rc = read_intent(c, intent_id, out);
-    pdp_read_end(s, c);
+    store_read_end(s, c);
     return rc;
 }
 
 enum ig_status
-pdp_store_audit_size(struct pdp_store *s, int64_t *out)
+store_audit_size(struct store *s, int64_t *out)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    struct store_rconn *c = store_rconn_get(s);
     sqlite3_stmt *st;
     enum ig_status rc = IG_ERR_IO;
 
@@ -233,6 +235,6 @@ pdp_store_audit_size(struct pdp_store *s, int64_t *out)
         rc = IG_OK;
     }
     reset(st);
-    pdp_rconn_put(s, c);
+    store_rconn_put(s, c);
     return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * pdp_store_counter.c - quota counters for policies' count(key, window).
+ * store_counter.c - quota counters for policies' count(key, window).
  *
  * Each key keeps a list of per-second buckets (second, hits), oldest first,
  * covering at most the longest window (one day). Counting sums the buckets
@@ -10,7 +10,7 @@
  * second of hits at a crash under-counts by that much), and the last day of
  * hits is loaded back at open, so quotas survive a restart.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ struct entry {
     struct entry *next;
 };
 
-struct pdp_counter {
+struct store_counter {
     pthread_mutex_t mu;
     struct entry *slot[NSLOTS];
     size_t nkeys;
@@ -95,7 +95,7 @@ add_hit(struct entry *e, int64_t now)
 
 /* Free every key with no hit inside the longest window. */
 static void
-evict_idle(struct pdp_counter *c, int64_t now)
+evict_idle(struct store_counter *c, int64_t now)
 {
     struct entry **pp, *e;
     size_t i;
@@ -116,7 +116,7 @@ evict_idle(struct pdp_counter *c, int64_t now)
 }
 
 static struct entry *
-find_or_add(struct pdp_counter *c, const char *key, int64_t now)
+find_or_add(struct store_counter *c, const char *key, int64_t now)
 {
     size_t h = hash_key(key);
     struct entry *e;
@@ -141,7 +141,7 @@ find_or_add(struct pdp_counter *c, const char *key, int64_t now)
 
 /* Record a hit and count the window; -1 on error. Caller holds c->mu. */
 static int64_t
-hit_and_count(struct pdp_counter *c, const char *key, int64_t window,
+hit_and_count(struct store_counter *c, const char *key, int64_t window,
               int64_t now)
 {
     struct entry *e = find_or_add(c, key, now);
@@ -159,8 +159,8 @@ hit_and_count(struct pdp_counter *c, const char *key, int64_t window,
 }
 
 int64_t
-pdp_store_count(struct pdp_store *s, const char *key, int64_t window_seconds,
-                int64_t now)
+store_count(struct store *s, const char *key, int64_t window_seconds,
+            int64_t now)
 {
     int64_t n;
 
@@ -170,13 +170,13 @@ pdp_store_count(struct pdp_store *s, const char *key, int64_t window_seconds,
     pthread_mutex_lock(&s->counters->mu);
     n = hit_and_count(s->counters, key, window_seconds, now);
     pthread_mutex_unlock(&s->counters->mu);
-    if (n >= 0 && pdp_store_persist_hit(s, key, now) != IG_OK)
+    if (n >= 0 && store_persist_hit(s, key, now) != IG_OK)
         return -1;
     return n;
 }
 
 enum ig_status
-pdp_counters_load(struct pdp_store *s, struct ig_err *err)
+store_counters_load(struct store *s, struct ig_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum ig_status rc = IG_OK;
@@ -211,7 +211,7 @@ pdp_counters_load(struct pdp_store *s, struct ig_err *err)
 }
 
 void
-pdp_counters_free(struct pdp_store *s)
+store_counters_free(struct store *s)
 {
     struct entry *e, *next;
     size_t i;

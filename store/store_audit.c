@@ -1,5 +1,5 @@
 /*
- * pdp_store_audit.c - the audit log's Merkle tree inside the store: the one
+ * store_audit.c - the audit log's Merkle tree inside the store: the one
  * append path for audit events, the tree's frontier, checkpoints.
  *
  * DESIGN
@@ -11,15 +11,15 @@
  * inserted into audit_nodes, in the same savepoint as the event. So the
  * nodes table always holds every complete subtree of the committed log,
  * and proofs and roots of any past size are built from O(log n) node rows
- * without rereading the log. pdp_store_sqlite.c saves s->audit before each
+ * without rereading the log. store_sqlite.c saves s->audit before each
  * job and each transaction and puts it back when they are rolled back.
  *
  * At open the whole tree is first recomputed from the events and checked
- * against the nodes and the checkpoints (pdp_store_audit_check.c); then
+ * against the nodes and the checkpoints (store_audit_check.c); then
  * the frontier is rebuilt from the nodes of its set bits; a database
  * written before the tree existed (events, no nodes) has its nodes
  * backfilled here once, in chunks, and says so in the log; last the
- * anchor file is checked (pdp_store_anchor.c).
+ * anchor file is checked (store_anchor.c).
  *
  * A checkpoint is a job on the writer thread: the root of the current
  * frontier must equal the root recomputed from the stored nodes, and
@@ -28,7 +28,7 @@
  * checkpoint text signed (audit/audit_note.h) and stored, and after its
  * commit written to the anchor; otherwise it is refused, loudly.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +37,8 @@
 #include "ig_limits.h"
 
 void
-pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
-              json_t *fields)
+store_audit_log(struct store *s, const char *level, const char *event,
+                json_t *fields)
 {
     if (s->opts.log != NULL)
         s->opts.log(level, event, fields);
@@ -49,8 +49,8 @@ pdp_audit_log(struct pdp_store *s, const char *level, const char *event,
 /* ---- nodes ---- */
 
 enum ig_status
-pdp_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
-                     unsigned char out[AUDIT_HASH_BYTES])
+store_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
+                       unsigned char out[AUDIT_HASH_BYTES])
 {
     enum ig_status rc = IG_ERR_IO;
     int step;
@@ -69,12 +69,12 @@ pdp_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
 }
 
 enum ig_status
-pdp_audit_wfetch(void *ctx, unsigned level, uint64_t index,
-                 unsigned char out[AUDIT_HASH_BYTES])
+store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                   unsigned char out[AUDIT_HASH_BYTES])
 {
-    struct pdp_store *s = ctx;
+    struct store *s = ctx;
 
-    return pdp_audit_fetch_node(s->wst[W_NODE_GET], level, index, out);
+    return store_audit_fetch_node(s->wst[W_NODE_GET], level, index, out);
 }
 
 #ifndef PDP_AUDIT_NO_TREE
@@ -82,7 +82,7 @@ static int
 on_node(void *ctx, unsigned level, uint64_t index,
         const unsigned char hash[AUDIT_HASH_BYTES])
 {
-    struct pdp_store *s = ctx;
+    struct store *s = ctx;
     sqlite3_stmt *st = s->wst[W_NODE];
     int rc;
 
@@ -98,16 +98,16 @@ on_node(void *ctx, unsigned level, uint64_t index,
 /* One more leaf: the event at seq (which must be the next index + 1),
    its hash given (pre) or computed here. */
 static enum ig_status
-add_leaf(struct pdp_store *s, sqlite3_int64 seq, const void *text, size_t len,
+add_leaf(struct store *s, sqlite3_int64 seq, const void *text, size_t len,
          const unsigned char *pre)
 {
 #ifndef PDP_AUDIT_NO_TREE /* the benchmark's baseline: no tree at all */
     unsigned char leaf[AUDIT_HASH_BYTES];
 
     if (seq != (sqlite3_int64)s->audit.tree.size + 1) {
-        pdp_audit_log(s, "error", "audit.seq_mismatch",
-                      json_pack("{s:I, s:I}", "seq", (json_int_t)seq,
-                                "tree_size", (json_int_t)s->audit.tree.size));
+        store_audit_log(s, "error", "audit.seq_mismatch",
+                        json_pack("{s:I, s:I}", "seq", (json_int_t)seq,
+                                  "tree_size", (json_int_t)s->audit.tree.size));
         return IG_ERR_IO;
     }
     if (pre == NULL) {
@@ -127,7 +127,7 @@ add_leaf(struct pdp_store *s, sqlite3_int64 seq, const void *text, size_t len,
 }
 
 void
-pdp_job_hash_events(struct pdp_job *j, const char *const *ev, size_t n)
+store_job_hash_events(struct store_job *j, const char *const *ev, size_t n)
 {
 #ifndef PDP_AUDIT_NO_TREE
     size_t i;
@@ -148,10 +148,10 @@ pdp_job_hash_events(struct pdp_job *j, const char *const *ev, size_t n)
 }
 
 enum ig_status
-pdp_store_append_events(struct pdp_store *s, const char *const *ev, size_t n)
+store_append_events(struct store *s, const char *const *ev, size_t n)
 {
     sqlite3_stmt *st = s->wst[W_EVENT];
-    const struct pdp_job *j = s->cur_job;
+    const struct store_job *j = s->cur_job;
     /* The leaves hashed by the submitter, when they are of this array. */
     int pre =
         j != NULL && j->leaves != NULL && j->leaf_src == ev && j->nleaves == n;
@@ -194,7 +194,7 @@ query_u64(sqlite3 *db, const char *sql, uint64_t *out)
 
 /* Hash up to one chunk of events after the frontier's size. */
 static enum ig_status
-backfill_chunk(struct pdp_store *s, sqlite3_stmt *st)
+backfill_chunk(struct store *s, sqlite3_stmt *st)
 {
     enum ig_status rc = IG_OK;
     int step = SQLITE_DONE;
@@ -214,7 +214,7 @@ backfill_chunk(struct pdp_store *s, sqlite3_stmt *st)
 /* Store the nodes of events [tree size, size) (a database from before the
    tree, or one whose nodes stop short), one transaction per chunk. */
 static enum ig_status
-backfill(struct pdp_store *s, uint64_t size, struct ig_err *err)
+backfill(struct store *s, uint64_t size, struct ig_err *err)
 {
     uint64_t from = s->audit.tree.size;
     sqlite3_stmt *st = NULL;
@@ -246,17 +246,17 @@ backfill(struct pdp_store *s, uint64_t size, struct ig_err *err)
                           "%llu: %s",
                           (unsigned long long)s->audit.tree.size,
                           (unsigned long long)size, sqlite3_errmsg(s->wdb));
-    pdp_audit_log(s, "warning", "audit.backfilled",
-                  json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
-                            (json_int_t)size, "message",
-                            "tree nodes computed for audit events written "
-                            "before the tree existed"));
+    store_audit_log(s, "warning", "audit.backfilled",
+                    json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
+                              (json_int_t)size, "message",
+                              "tree nodes computed for audit events written "
+                              "before the tree existed"));
     return IG_OK;
 }
 
 /* The frontier rebuilt from the nodes must be the tree of the events. */
 static enum ig_status
-same_tree(struct pdp_store *s, const struct audit_frontier *events,
+same_tree(struct store *s, const struct audit_frontier *events,
           struct ig_err *err)
 {
     unsigned char a[AUDIT_HASH_BYTES], b[AUDIT_HASH_BYTES];
@@ -274,11 +274,11 @@ same_tree(struct pdp_store *s, const struct audit_frontier *events,
 }
 
 enum ig_status
-pdp_audit_open(struct pdp_store *s, struct ig_err *err)
+store_audit_open(struct store *s, struct ig_err *err)
 {
     struct audit_frontier events;
     uint64_t size = 0, have = 0;
-    double t0 = pdp_store_mono();
+    double t0 = store_mono();
 
     memset(&s->audit, 0, sizeof(s->audit));
     audit_frontier_init(&s->audit.tree);
@@ -293,9 +293,10 @@ pdp_audit_open(struct pdp_store *s, struct ig_err *err)
                           "the audit tree has %llu leaves but the log only "
                           "%llu events: the log was truncated",
                           (unsigned long long)have, (unsigned long long)size);
-    if (pdp_audit_recompute(s, have, &events, err) != IG_OK)
+    if (store_audit_recompute(s, have, &events, err) != IG_OK)
         return IG_ERR_IO;
-    if (audit_frontier_load(&s->audit.tree, have, pdp_audit_wfetch, s) != IG_OK)
+    if (audit_frontier_load(&s->audit.tree, have, store_audit_wfetch, s) !=
+        IG_OK)
         return ig_err_set(err, IG_ERR_IO,
                           "cannot rebuild the audit tree of %llu leaves: "
                           "nodes are missing from audit_nodes",
@@ -303,23 +304,23 @@ pdp_audit_open(struct pdp_store *s, struct ig_err *err)
     if (have < events.size && backfill(s, events.size, err) != IG_OK)
         return IG_ERR_IO;
     if (same_tree(s, &events, err) != IG_OK ||
-        pdp_audit_check_checkpoints(s, pdp_audit_wfetch, err) != IG_OK)
+        store_audit_check_checkpoints(s, store_audit_wfetch, err) != IG_OK)
         return IG_ERR_IO;
-    pdp_audit_log(s, "info", "audit.log_checked",
-                  json_pack("{s:I, s:I, s:f}", "leaves",
-                            (json_int_t)s->audit.tree.size, "checkpoint",
-                            (json_int_t)s->audit.ckpt_size, "seconds",
-                            pdp_store_mono() - t0));
-    if (pdp_anchor_open(s, err) != IG_OK)
+    store_audit_log(s, "info", "audit.log_checked",
+                    json_pack("{s:I, s:I, s:f}", "leaves",
+                              (json_int_t)s->audit.tree.size, "checkpoint",
+                              (json_int_t)s->audit.ckpt_size, "seconds",
+                              store_mono() - t0));
+    if (store_anchor_open(s, err) != IG_OK)
         return IG_ERR_IO;
-    s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
+    s->ckpt_due = store_mono() + (double)s->opts.checkpoint_interval;
     return IG_OK;
 }
 
 /* ---- checkpoints ---- */
 
 int
-pdp_audit_checkpoint_due(struct pdp_store *s, double now, int final)
+store_audit_checkpoint_due(struct store *s, double now, int final)
 {
     uint64_t size = s->audit.tree.size, last = s->audit.ckpt_size;
     int timer = s->opts.checkpoint_interval > 0 && now >= s->ckpt_due;
@@ -338,7 +339,7 @@ pdp_audit_checkpoint_due(struct pdp_store *s, double now, int final)
 }
 
 double
-pdp_audit_deadline(const struct pdp_store *s)
+store_audit_deadline(const struct store *s)
 {
     if (s->opts.audit_key == NULL || s->opts.checkpoint_interval <= 0)
         return 0;
@@ -348,7 +349,7 @@ pdp_audit_deadline(const struct pdp_store *s)
 /* The tree about to be signed must be the one the stored nodes describe,
    and consistent with the previous checkpoint. IG_ERR_CRYPTO, logged. */
 static enum ig_status
-check_consistent(struct pdp_store *s, uint64_t size,
+check_consistent(struct store *s, uint64_t size,
                  const unsigned char root[AUDIT_HASH_BYTES])
 {
     const struct pdp_audit_state *a = &s->audit;
@@ -357,12 +358,12 @@ check_consistent(struct pdp_store *s, uint64_t size,
     const char *why = NULL;
     size_t n = 0;
 
-    if (audit_root_at(size, pdp_audit_wfetch, s, stored) != IG_OK)
+    if (audit_root_at(size, store_audit_wfetch, s, stored) != IG_OK)
         why = "the stored tree nodes are incomplete";
     else if (memcmp(stored, root, sizeof(stored)) != 0)
         why = "the stored tree nodes do not hash to the tree's root";
     else if (a->ckpt_size > 0 &&
-             audit_consistency_proof(a->ckpt_size, size, pdp_audit_wfetch, s,
+             audit_consistency_proof(a->ckpt_size, size, store_audit_wfetch, s,
                                      proof, &n) != IG_OK)
         why = "no consistency proof can be built from the stored nodes";
     else if (a->ckpt_size > 0 &&
@@ -371,23 +372,23 @@ check_consistent(struct pdp_store *s, uint64_t size,
                                       n) != IG_OK)
         why = "the tree is not consistent with the previous checkpoint";
     else
-        why = pdp_anchor_extends(s, size, root);
+        why = store_anchor_extends(s, size, root);
     if (why == NULL)
         return IG_OK;
     /* The marker first: once the refusal is logged, no restart signs. */
-    pdp_anchor_mark_refused(s);
-    pdp_audit_log(s, "error", "audit.checkpoint_refused",
-                  json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
-                            "previous_size", (json_int_t)a->ckpt_size,
-                            "anchor_size", (json_int_t)s->anchor.size, "reason",
-                            why));
+    store_anchor_mark_refused(s);
+    store_audit_log(s, "error", "audit.checkpoint_refused",
+                    json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
+                              "previous_size", (json_int_t)a->ckpt_size,
+                              "anchor_size", (json_int_t)s->anchor.size,
+                              "reason", why));
     return IG_ERR_CRYPTO;
 }
 
 enum ig_status
-pdp_audit_sign_note(struct pdp_store *s, uint64_t size,
-                    const unsigned char root[AUDIT_HASH_BYTES],
-                    struct ig_buf *out)
+store_audit_sign_note(struct store *s, uint64_t size,
+                      const unsigned char root[AUDIT_HASH_BYTES],
+                      struct ig_buf *out)
 {
     struct ig_buf text;
     enum ig_status rc;
@@ -404,7 +405,7 @@ pdp_audit_sign_note(struct pdp_store *s, uint64_t size,
 /* Sign, insert, and stage the note for the anchor (written once the
    transaction commits). */
 static enum ig_status
-sign_and_insert(struct pdp_store *s, uint64_t size,
+sign_and_insert(struct store *s, uint64_t size,
                 const unsigned char root[AUDIT_HASH_BYTES])
 {
     sqlite3_stmt *st = s->wst[W_CHECKPOINT];
@@ -412,7 +413,7 @@ sign_and_insert(struct pdp_store *s, uint64_t size,
     enum ig_status rc;
 
     ig_buf_init(&note, AUDIT_NOTE_MAX);
-    rc = pdp_audit_sign_note(s, size, root, &note);
+    rc = store_audit_sign_note(s, size, root, &note);
     if (rc == IG_OK) {
         (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
         (void)sqlite3_bind_text(st, 2, note.data, (int)note.len, SQLITE_STATIC);
@@ -422,13 +423,13 @@ sign_and_insert(struct pdp_store *s, uint64_t size,
         (void)sqlite3_clear_bindings(st);
     }
     if (rc == IG_OK)
-        rc = pdp_anchor_stage(s, note.data, note.len, size, root);
+        rc = store_anchor_stage(s, note.data, note.len, size, root);
     ig_buf_release(&note);
     return rc == IG_OK ? IG_OK : IG_ERR_IO;
 }
 
 enum ig_status
-pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
+store_job_checkpoint(struct store *s, struct store_job *j)
 {
     struct pdp_audit_state *a = &s->audit;
     unsigned char root[AUDIT_HASH_BYTES];
@@ -440,7 +441,7 @@ pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
     if (size == 0 || size <= a->ckpt_size)
         return IG_ERR_EXISTS;
     /* The previous checkpoint must be in the anchor file first. */
-    if (pdp_anchor_ready(s) != IG_OK) {
+    if (store_anchor_ready(s) != IG_OK) {
         s->ckpt_refused = 1;
         return IG_ERR_CRYPTO;
     }
@@ -459,18 +460,18 @@ pdp_job_checkpoint(struct pdp_store *s, struct pdp_job *j)
 }
 
 void
-pdp_audit_checkpoint_done(struct pdp_store *s, const struct pdp_job *j)
+store_audit_checkpoint_done(struct store *s, const struct store_job *j)
 {
-    s->ckpt_due = pdp_store_mono() + (double)s->opts.checkpoint_interval;
+    s->ckpt_due = store_mono() + (double)s->opts.checkpoint_interval;
     if (j->status == IG_OK)
-        pdp_audit_log(s, "info", "audit.checkpoint_signed",
-                      json_pack("{s:I, s:s}", "size", (json_int_t)j->at, "name",
-                                s->opts.audit_name));
+        store_audit_log(s, "info", "audit.checkpoint_signed",
+                        json_pack("{s:I, s:s}", "size", (json_int_t)j->at,
+                                  "name", s->opts.audit_name));
     else if (j->status != IG_ERR_CRYPTO && j->status != IG_ERR_EXISTS)
-        pdp_audit_log(s, "error", "audit.checkpoint_failed",
-                      json_pack("{s:I, s:s}", "size",
-                                (json_int_t)s->audit.tree.size, "error",
-                                ig_strerror(j->status)));
+        store_audit_log(s, "error", "audit.checkpoint_failed",
+                        json_pack("{s:I, s:s}", "size",
+                                  (json_int_t)s->audit.tree.size, "error",
+                                  ig_strerror(j->status)));
 }
 
 /* ---- synchronous entry points (writer jobs) ---- */
@@ -481,7 +482,7 @@ struct head_rec {
 };
 
 static enum ig_status
-job_head(struct pdp_store *s, struct pdp_job *j)
+job_head(struct store *s, struct store_job *j)
 {
     const struct head_rec *h = j->rec;
 
@@ -491,21 +492,21 @@ job_head(struct pdp_store *s, struct pdp_job *j)
 }
 
 enum ig_status
-pdp_store_audit_head(struct pdp_store *s, uint64_t *size,
-                     unsigned char root[AUDIT_HASH_BYTES])
+store_audit_head(struct store *s, uint64_t *size,
+                 unsigned char root[AUDIT_HASH_BYTES])
 {
     struct head_rec h;
 
     h.size = size;
     h.root = root;
-    return pdp_store_run(s, job_head, &h, NULL);
+    return store_run(s, job_head, &h, NULL);
 }
 
 static enum ig_status
-job_sign(struct pdp_store *s, struct pdp_job *j)
+job_sign(struct store *s, struct store_job *j)
 {
     uint64_t *const *out = j->rec;
-    enum ig_status rc = pdp_job_checkpoint(s, j);
+    enum ig_status rc = store_job_checkpoint(s, j);
 
     if (rc == IG_OK)
         **out = (uint64_t)j->at;
@@ -513,10 +514,10 @@ job_sign(struct pdp_store *s, struct pdp_job *j)
 }
 
 enum ig_status
-pdp_store_audit_sign(struct pdp_store *s, uint64_t *size)
+store_audit_sign(struct store *s, uint64_t *size)
 {
     uint64_t *out = size;
 
     *size = 0;
-    return pdp_store_run(s, job_sign, &out, NULL);
+    return store_run(s, job_sign, &out, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * pdp_store_approval.c - the SQL of votes, resolutions and audit-only
+ * store_approval.c - the SQL of votes, resolutions and audit-only
  * writes, and the reads the approval pages need.
  *
  * These run far less often than intake and redemption, so statements are
@@ -7,7 +7,7 @@
  * runs on the single writer thread: checking "not voted, not resolved" and
  * inserting is atomic, and the UNIQUE / PRIMARY KEY constraints back it up.
  */
-#include "pdp_store_int.h"
+#include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,7 @@ approval_seq(sqlite3 *db, const char *intent_id)
             "i.seq = a.intent_seq WHERE i.intent_id = ?1",
             &st) != SQLITE_OK)
         return -1;
-    pdp_sql_bind_text(st, 1, intent_id);
+    store_sql_bind_text(st, 1, intent_id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         seq = sqlite3_column_int64(st, 0);
@@ -69,14 +69,14 @@ exists(sqlite3 *db, const char *sql, sqlite3_int64 seq, const char *text)
         return -1;
     (void)sqlite3_bind_int64(st, 1, seq);
     if (text != NULL)
-        pdp_sql_bind_text(st, 2, text);
+        store_sql_bind_text(st, 2, text);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 static enum ig_status
-insert_vote(sqlite3 *db, sqlite3_int64 seq, const struct pdp_vote_rec *r)
+insert_vote(sqlite3 *db, sqlite3_int64 seq, const struct store_vote_rec *r)
 {
     sqlite3_stmt *st;
 
@@ -87,19 +87,19 @@ insert_vote(sqlite3 *db, sqlite3_int64 seq, const struct pdp_vote_rec *r)
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->approver);
-    pdp_sql_bind_text(st, 3, r->vote);
-    pdp_sql_bind_text(st, 4, r->comment != NULL ? r->comment : "");
-    pdp_sql_bind_text(st, 5, r->channel);
-    pdp_sql_bind_text(st, 6, r->groups);
-    pdp_sql_bind_text(st, 7, r->intent_hash);
+    store_sql_bind_text(st, 2, r->approver);
+    store_sql_bind_text(st, 3, r->vote);
+    store_sql_bind_text(st, 4, r->comment != NULL ? r->comment : "");
+    store_sql_bind_text(st, 5, r->channel);
+    store_sql_bind_text(st, 6, r->groups);
+    store_sql_bind_text(st, 7, r->intent_hash);
     (void)sqlite3_bind_int64(st, 8, r->at);
     return step_done(st);
 }
 
 static enum ig_status
 insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
-                    const struct pdp_vote_rec *r)
+                    const struct store_vote_rec *r)
 {
     sqlite3_stmt *st;
     enum ig_status rc;
@@ -108,7 +108,7 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
         SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->result);
+    store_sql_bind_text(st, 2, r->result);
     (void)sqlite3_bind_int64(st, 3, r->at);
     if ((rc = step_done(st)) != IG_OK)
         return rc;
@@ -121,11 +121,11 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->decision_id);
-    pdp_sql_bind_text(st, 3, r->decision);
-    pdp_sql_bind_text(st, 4, r->reasons);
-    pdp_sql_bind_text(st, 5, r->message);
-    pdp_sql_bind_text(st, 6, r->policy_revision);
+    store_sql_bind_text(st, 2, r->decision_id);
+    store_sql_bind_text(st, 3, r->decision);
+    store_sql_bind_text(st, 4, r->reasons);
+    store_sql_bind_text(st, 5, r->message);
+    store_sql_bind_text(st, 6, r->policy_revision);
     (void)sqlite3_bind_int64(st, 7, r->at);
     if (step_done(st) != IG_OK)
         return IG_ERR_IO;
@@ -135,19 +135,19 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    pdp_sql_bind_text(st, 2, r->grant_jti);
-    pdp_sql_bind_text(st, 3, r->decision_id);
-    pdp_sql_bind_text(st, 4, r->grant_aud);
+    store_sql_bind_text(st, 2, r->grant_jti);
+    store_sql_bind_text(st, 3, r->decision_id);
+    store_sql_bind_text(st, 4, r->grant_aud);
     (void)sqlite3_bind_int64(st, 5, r->at);
     (void)sqlite3_bind_int64(st, 6, r->grant_expires_at);
-    pdp_sql_bind_text(st, 7, r->grant_token);
+    store_sql_bind_text(st, 7, r->grant_token);
     return step_done(st) == IG_OK ? IG_OK : IG_ERR_IO;
 }
 
 static enum ig_status
-job_vote(struct pdp_store *s, struct pdp_job *j)
+job_vote(struct store *s, struct store_job *j)
 {
-    const struct pdp_vote_rec *r = j->rec;
+    const struct store_vote_rec *r = j->rec;
     sqlite3_int64 seq = approval_seq(s->wdb, r->intent_id);
     enum ig_status rc;
     int n;
@@ -171,14 +171,14 @@ job_vote(struct pdp_store *s, struct pdp_job *j)
     if (r->result != NULL &&
         (rc = insert_outcome_rows(s->wdb, seq, r)) != IG_OK)
         return rc;
-    return pdp_store_append_events(s, r->events, r->nevents);
+    return store_append_events(s, r->events, r->nevents);
 }
 
 enum ig_status
-pdp_store_put_vote(struct pdp_store *s, const struct pdp_vote_rec *r)
+store_put_vote(struct store *s, const struct store_vote_rec *r)
 {
-    return pdp_store_run_events(s, job_vote, r, r->intent_id, r->events,
-                                r->nevents);
+    return store_run_events(s, job_vote, r, r->intent_id, r->events,
+                            r->nevents);
 }
 
 struct events_rec {
@@ -187,21 +187,21 @@ struct events_rec {
 };
 
 static enum ig_status
-job_events(struct pdp_store *s, struct pdp_job *j)
+job_events(struct store *s, struct store_job *j)
 {
     const struct events_rec *r = j->rec;
 
-    return pdp_store_append_events(s, r->events, r->n);
+    return store_append_events(s, r->events, r->n);
 }
 
 enum ig_status
-pdp_store_put_events(struct pdp_store *s, const char *const *events, size_t n)
+store_put_events(struct store *s, const char *const *events, size_t n)
 {
     struct events_rec r;
 
     r.events = events;
     r.n = n;
-    return pdp_store_run_events(s, job_events, &r, NULL, events, n);
+    return store_run_events(s, job_events, &r, NULL, events, n);
 }
 
 /* ---- reads ---- */
@@ -211,15 +211,15 @@ vote_row(sqlite3_stmt *st)
 {
     /* "o" steals the parsed groups. */
     return json_pack("{s:s, s:s, s:s, s:s, s:o?, s:s, s:I}", "approver",
-                     pdp_sql_text(st, 0), "vote", pdp_sql_text(st, 1),
-                     "comment", pdp_sql_text(st, 2), "channel",
-                     pdp_sql_text(st, 3), "groups", pdp_sql_json(st, 4),
-                     "intent_hash", pdp_sql_text(st, 5), "voted_at",
+                     store_sql_text(st, 0), "vote", store_sql_text(st, 1),
+                     "comment", store_sql_text(st, 2), "channel",
+                     store_sql_text(st, 3), "groups", store_sql_json(st, 4),
+                     "intent_hash", store_sql_text(st, 5), "voted_at",
                      (json_int_t)sqlite3_column_int64(st, 6));
 }
 
 enum ig_status
-pdp_store_read_votes(struct pdp_rconn *c, sqlite3_int64 seq, json_t *approval)
+store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
 {
     json_t *votes = json_array(), *v;
     sqlite3_stmt *st;
@@ -257,17 +257,16 @@ pdp_store_read_votes(struct pdp_rconn *c, sqlite3_int64 seq, json_t *approval)
     if (step == SQLITE_ROW)
         (void)json_object_set_new(
             approval, "resolution",
-            json_pack("{s:s, s:I}", "result", pdp_sql_text(st, 0),
+            json_pack("{s:s, s:I}", "result", store_sql_text(st, 0),
                       "resolved_at", (json_int_t)sqlite3_column_int64(st, 1)));
     sqlite3_finalize(st);
     return step == SQLITE_ROW || step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }
 
 enum ig_status
-pdp_store_open_approvals(struct pdp_store *s, int64_t expired_before,
-                         json_t **out)
+store_open_approvals(struct store *s, int64_t expired_before, json_t **out)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    struct store_rconn *c = store_rconn_get(s);
     json_t *arr = json_array(), *v;
     enum ig_status rc = IG_OK;
     sqlite3_stmt *st = NULL;
@@ -285,15 +284,16 @@ pdp_store_open_approvals(struct pdp_store *s, int64_t expired_before,
             &st) != SQLITE_OK) {
         json_decref(arr);
         if (c != NULL)
-            pdp_rconn_put(s, c);
+            store_rconn_put(s, c);
         return c == NULL || arr == NULL ? IG_ERR_NOMEM : IG_ERR_IO;
     }
     (void)sqlite3_bind_int64(st, 1, expired_before);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         /* "o" steals the requirements. */
         v = json_pack("{s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                      pdp_sql_text(st, 0), "approval_id", pdp_sql_text(st, 1),
-                      "requirements", pdp_sql_json(st, 2), "created_at",
+                      store_sql_text(st, 0), "approval_id",
+                      store_sql_text(st, 1), "requirements",
+                      store_sql_json(st, 2), "created_at",
                       (json_int_t)sqlite3_column_int64(st, 3), "expires_at",
                       (json_int_t)sqlite3_column_int64(st, 4));
         /* json_array_append_new steals v. */
@@ -305,7 +305,7 @@ pdp_store_open_approvals(struct pdp_store *s, int64_t expired_before,
     if (rc == IG_OK && step != SQLITE_DONE)
         rc = IG_ERR_IO;
     sqlite3_finalize(st);
-    pdp_rconn_put(s, c);
+    store_rconn_put(s, c);
     if (rc != IG_OK)
         json_decref(arr);
     else
@@ -314,10 +314,10 @@ pdp_store_open_approvals(struct pdp_store *s, int64_t expired_before,
 }
 
 enum ig_status
-pdp_store_approval_intent(struct pdp_store *s, const char *approval_id,
-                          char **intent_id)
+store_approval_intent(struct store *s, const char *approval_id,
+                      char **intent_id)
 {
-    struct pdp_rconn *c = pdp_rconn_get(s);
+    struct store_rconn *c = store_rconn_get(s);
     sqlite3_stmt *st = NULL;
     enum ig_status rc = IG_ERR_IO;
     int step;
@@ -329,16 +329,16 @@ pdp_store_approval_intent(struct pdp_store *s, const char *approval_id,
             "SELECT i.intent_id FROM approvals a JOIN intents i ON "
             "i.seq = a.intent_seq WHERE a.approval_id = ?1",
             &st) == SQLITE_OK) {
-        pdp_sql_bind_text(st, 1, approval_id);
+        store_sql_bind_text(st, 1, approval_id);
         step = sqlite3_step(st);
         if (step == SQLITE_ROW) {
-            *intent_id = strdup(pdp_sql_text(st, 0));
+            *intent_id = strdup(store_sql_text(st, 0));
             rc = *intent_id != NULL ? IG_OK : IG_ERR_NOMEM;
         } else if (step == SQLITE_DONE) {
             rc = IG_ERR_NOTFOUND;
         }
         sqlite3_finalize(st);
     }
-    pdp_rconn_put(s, c);
+    store_rconn_put(s, c);
     return rc;
 }

@@ -1,0 +1,339 @@
+/*
+ * store_int.h - private to the SQLite store: the store struct, the
+ * writer job queue and the read connection pool shared by
+ * store_sqlite.c (lifecycle, writer thread, pool, counters),
+ * store_ops.c (the SQL of each operation) and store_audit*.c (the
+ * audit log's tree and checkpoints).
+ */
+#ifndef STORE_INT_H
+#define STORE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+
+#include "audit_note.h"
+#include "audit_tree.h"
+#include "ig_buf.h"
+#include "ig_time.h"
+#include "store.h"
+
+/* Statements prepared once on the writer connection. */
+enum wstmt {
+    W_IDEM,
+    W_INTENT,
+    W_DECISION,
+    W_GRANT,
+    W_APPROVAL,
+    W_EVENT,
+    W_REDEEMED,
+    W_REDEEM,
+    W_REDEMPTION_BY,
+    W_OUTCOME_GET,
+    W_OUTCOME,
+    W_HIT,
+    W_SEQ,
+    W_NODE,
+    W_NODE_GET,
+    W_CHECKPOINT,
+    W_SAVEPOINT,
+    W_RELEASE,
+    W_ROLLBACK_TO,
+    W_COUNT
+};
+
+/* Statements prepared once per read connection. */
+enum rstmt {
+    R_IDEM,
+    R_INTENT,
+    R_DECISIONS,
+    R_GRANT,
+    R_REDEMPTION,
+    R_OUTCOME,
+    R_APPROVAL,
+    R_AUDIT_SIZE,
+    R_NODE,
+    R_LEAVES,
+    R_CKPT_LATEST,
+    R_CKPT_SIZE,
+    R_COUNT
+};
+
+struct store_job;
+typedef enum ig_status (*store_job_fn)(struct store *s, struct store_job *j);
+
+/* A unit of work for the writer thread. */
+struct store_job {
+    store_job_fn run;
+    const void *rec;
+    char **replay;
+    enum ig_status status;
+    int done;
+    int async;             /* nobody waits: the writer frees it */
+    store_done_fn done_fn; /* async with a completion callback */
+    void *done_ctx;
+    char notify[IG_UUID_STRLEN + 1]; /* intent id whose state changed */
+    char *key;                       /* async counter hit */
+    int64_t at;
+    /* The leaf hashes of the audit events the job appends, computed by
+       the submitting thread so that the single writer does not hash
+       (store_job_hash_events); leaf_src is the events array they are of. */
+    const char *const *leaf_src;
+    unsigned char (*leaves)[AUDIT_HASH_BYTES];
+    size_t nleaves;
+    struct store_job *next;
+};
+
+struct store_rconn {
+    sqlite3 *db;
+    sqlite3_stmt *st[R_COUNT];
+    struct store_rconn *next;
+};
+
+struct store_counter; /* quota counters, store_sqlite.c */
+
+/*
+ * The audit tree as the writer thread sees it, owned by that thread (and
+ * by store_open before it starts). A copy is taken before each job and
+ * before each transaction, and put back when the job's savepoint or the
+ * transaction is rolled back: the frontier always describes exactly the
+ * committed events plus the running transaction's.
+ */
+struct pdp_audit_state {
+    struct audit_frontier tree;
+    uint64_t ckpt_size; /* the latest stored checkpoint; 0: none */
+    unsigned char ckpt_root[AUDIT_HASH_BYTES];
+};
+
+/* A signed checkpoint on its way to the anchor file. */
+struct pdp_anchor_note {
+    char *text; /* the signed note, NUL-terminated; NULL: none */
+    size_t len;
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+};
+
+/*
+ * The anchor (store_anchor.c): the latest signed checkpoint kept in a
+ * file outside the database. Writer thread only (and open and close).
+ * path NULL: no anchor (no audit key). size/root: what the file holds
+ * (0: nothing yet). staged: signed in the running transaction; moved to
+ * unwritten at its commit and written to the file; still there when that
+ * write failed. newest: at open, the newest stored checkpoint's note.
+ */
+struct pdp_anchor {
+    char *path, *tmp, *marker;
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+    struct pdp_anchor_note staged, unwritten;
+    char *newest;
+    int marked_refused; /* the marker says a checkpoint was refused */
+};
+
+struct store {
+    struct store_opts opts;
+    char *path;
+    sqlite3 *wdb;
+    sqlite3_stmt *wst[W_COUNT];
+
+    pthread_t writer;
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* writer: jobs queued or stopping */
+    pthread_cond_t done; /* callers: some job finished */
+    struct store_job *head, *tail;
+    atomic_size_t queued; /* jobs in head..tail */
+    int stopping;
+
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    struct store_rconn *free_rconns;
+    int nrconns;
+
+    pthread_mutex_t obs_mu;
+    store_commit_observer observer;
+    void *observer_ctx;
+
+    struct store_counter *counters;
+
+    struct pdp_audit_state audit;    /* writer thread only */
+    const struct store_job *cur_job; /* the job the writer runs */
+    double ckpt_due;                 /* monotonic: next interval checkpoint */
+    int ckpt_refused;                /* the last attempt was refused */
+    struct pdp_anchor anchor;        /* writer thread only */
+
+    /* Checkpointer: copies the WAL into the database off the writer
+       thread (store_checkpoint.c). */
+    pthread_t ckpt;
+    pthread_mutex_t ckpt_mu;
+    pthread_cond_t ckpt_cv;
+    sqlite3 *ckpt_db;
+    int ckpt_wanted, ckpt_stop, ckpt_running;
+};
+
+/* store_ops.c */
+extern const char *const store_wstmt_sql[W_COUNT];
+extern const char *const store_rstmt_sql[R_COUNT];
+enum ig_status store_job_put_intent(struct store *s, struct store_job *j);
+enum ig_status store_job_redeem(struct store *s, struct store_job *j);
+enum ig_status store_job_put_outcome(struct store *s, struct store_job *j);
+enum ig_status store_job_hit(struct store *s, struct store_job *j);
+
+/* store_util.c: SQLite helpers. Text binds as SQL NULL when s is
+   NULL (SQLITE_STATIC: s must outlive the step). A NULL text column reads
+   as "". store_sql_json parses a column we wrote (NULL if it will not).
+   store_read_begin: a pooled read connection inside BEGIN, or NULL; end it
+   with store_read_end. */
+void store_sql_bind_text(sqlite3_stmt *st, int i, const char *s);
+const char *store_sql_text(sqlite3_stmt *st, int i);
+json_t *store_sql_json(sqlite3_stmt *st, int i);
+struct store_rconn *store_read_begin(struct store *s);
+void store_read_end(struct store *s, struct store_rconn *c);
+
+/* store_sqlite.c */
+double store_mono(void);
+enum ig_status store_submit(struct store *s, struct store_job *j);
+/* Run fn(s, job with rec) on the writer thread and wait for its commit;
+   notify names the intent whose waiters to wake ("" or NULL: none). */
+enum ig_status store_run(struct store *s, store_job_fn fn, const void *rec,
+                         const char *notify);
+/* The same for a job that appends the n audit events ev (their leaf
+   hashes are computed here, on the calling thread). */
+enum ig_status store_run_events(struct store *s, store_job_fn fn,
+                                const void *rec, const char *notify,
+                                const char *const *ev, size_t n);
+struct store_rconn *store_rconn_get(struct store *s);
+void store_rconn_put(struct store *s, struct store_rconn *c);
+
+/* store_sqlite.c: queue one quota hit for the writer (not waited). */
+enum ig_status store_persist_hit(struct store *s, const char *key, int64_t at);
+
+/* store_counter.c */
+enum ig_status store_counters_load(struct store *s, struct ig_err *err) IG_WUR;
+void store_counters_free(struct store *s);
+
+/* store_checkpoint.c */
+enum ig_status store_checkpointer_start(struct store *s,
+                                        struct ig_err *err) IG_WUR;
+void store_checkpointer_stop(struct store *s);
+
+/* store_approval.c: add votes and resolution to an approval object
+   read on c (inside its read transaction). */
+enum ig_status store_read_votes(struct store_rconn *c, sqlite3_int64 seq,
+                                json_t *approval) IG_WUR;
+
+/* store_audit.c, on the submitting thread: hash the n events ev into
+   j->leaves (nothing when out of memory: the writer hashes then). */
+void store_job_hash_events(struct store_job *j, const char *const *ev,
+                           size_t n);
+
+/* store_audit.c (writer thread). Append the events in order: each a
+   row of audit_events and a leaf of the tree, its completed subtrees
+   stored in audit_nodes; the leaf hashes are the running job's when it
+   precomputed them for this very array. IG_ERR_INVALID on a NULL event,
+   IG_ERR_IO. */
+enum ig_status store_append_events(struct store *s, const char *const *ev,
+                                   size_t n) IG_WUR;
+/* At open, before the writer starts: rebuild the frontier from the stored
+   nodes, backfill nodes missing for older events, read the latest
+   checkpoint. */
+enum ig_status store_audit_open(struct store *s, struct ig_err *err) IG_WUR;
+/* Read node (level, index) with st (bound ?1 level, ?2 index; reset
+   after): IG_OK, IG_ERR_NOTFOUND, IG_ERR_IO. */
+enum ig_status store_audit_fetch_node(sqlite3_stmt *st, unsigned level,
+                                      uint64_t index,
+                                      unsigned char out[AUDIT_HASH_BYTES]);
+/* 1 when a checkpoint should be signed now (final: at close); when the
+   interval passed with nothing new, moves the deadline on. */
+int store_audit_checkpoint_due(struct store *s, double now, int final);
+/* The monotonic time of the next interval checkpoint; 0 when none. */
+double store_audit_deadline(const struct store *s);
+/* The job: sign and insert a checkpoint of the current tree; j->at gets
+   its size. IG_ERR_EXISTS (did not grow), IG_ERR_NOTFOUND (no key),
+   IG_ERR_CRYPTO (refused: logged), IG_ERR_IO. */
+enum ig_status store_job_checkpoint(struct store *s, struct store_job *j);
+/* After a checkpoint job: log it, set the next deadline. */
+void store_audit_checkpoint_done(struct store *s, const struct store_job *j);
+
+/* store_audit.c: log through opts.log (fields stolen; dropped when
+   there is no log). */
+void store_audit_log(struct store *s, const char *level, const char *event,
+                     json_t *fields);
+/* store_audit.c: audit_fetch_fn over the writer's node statement
+   (writer thread, or open). */
+enum ig_status store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                                  unsigned char out[AUDIT_HASH_BYTES]);
+/* Sign a checkpoint of (size, root) with the audit key: the whole signed
+   note appended to out. ig_buf's and audit_note_sign's errors. */
+enum ig_status store_audit_sign_note(struct store *s, uint64_t size,
+                                     const unsigned char root[AUDIT_HASH_BYTES],
+                                     struct ig_buf *out) IG_WUR;
+
+/* store_audit_check.c, at open (before the writer starts). */
+/* Read every event in seq order, recompute its leaf hash and the tree,
+   and compare each complete subtree of the first `stored` leaves with its
+   audit_nodes row; rows beyond are refused too. out: the recomputed
+   frontier of all the events. IG_ERR_IO with err naming the first gap,
+   edited leaf (its index) or node (and its leaves). */
+enum ig_status store_audit_recompute(struct store *s, uint64_t stored,
+                                     struct audit_frontier *out,
+                                     struct ig_err *err) IG_WUR;
+/* Every stored checkpoint's root must be the tree's of its size (from
+   fetch); the newest goes to s->audit.ckpt_* and its note to
+   s->anchor.newest. IG_ERR_IO naming the checkpoint. */
+enum ig_status store_audit_check_checkpoints(struct store *s,
+                                             audit_fetch_fn fetch,
+                                             struct ig_err *err) IG_WUR;
+/* The root a checkpoint note of tree size `size` states: 0, or -1 when
+   the note does not state that size or a root. */
+int store_audit_note_root(const char *note, uint64_t size,
+                          unsigned char root[AUDIT_HASH_BYTES]);
+
+/* store_anchor.c: the file. Write note atomically (a temporary file
+   beside it, fsync, rename, fsync of the directory), mode 0600. */
+enum ig_status store_anchor_write(struct store *s, const char *note, size_t len,
+                                  struct ig_err *err) IG_WUR;
+/* Read path (a regular file, not writable by group or others, 1 to
+   cap - 1 bytes) into buf: IG_OK, IG_ERR_NOTFOUND (no file), IG_ERR_IO. */
+enum ig_status store_anchor_read(const char *path, char *buf, size_t cap,
+                                 size_t *len, struct ig_err *err) IG_WUR;
+/* Open the anchor's note: a checkpoint of this log signed by the audit
+   key, or (*other_key = 1) signed only by another key of the log's name.
+   IG_ERR_CRYPTO otherwise (a signature of the audit key that does not
+   verify, another log, malformed), with err. */
+enum ig_status store_anchor_parse(struct store *s, const char *note, size_t len,
+                                  struct audit_checkpoint *cp, int *other_key,
+                                  struct ig_err *err) IG_WUR;
+
+/* store_anchor_open.c */
+/* At open, after the checks above: read the anchor, check the tree
+   extends it, adopt or refuse (opts.anchor_adopt), bring it up to date,
+   write the running marker. IG_ERR_IO with err saying what to do. */
+enum ig_status store_anchor_open(struct store *s, struct ig_err *err) IG_WUR;
+/* NULL when the tree (size, root) extends the anchor, else why not. */
+const char *store_anchor_extends(struct store *s, uint64_t size,
+                                 const unsigned char root[AUDIT_HASH_BYTES]);
+/* Before signing: write a committed checkpoint the file still misses.
+   IG_OK, or IG_ERR_IO (logged: no checkpoint may be signed). */
+enum ig_status store_anchor_ready(struct store *s) IG_WUR;
+/* Keep a copy of the checkpoint signed in the running transaction. */
+enum ig_status
+store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
+                   const unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
+/* After each transaction (run_batch): a staged checkpoint is written to
+   the file when committed, dropped when not. */
+void store_anchor_after_commit(struct store *s, int committed);
+/* A checkpoint was refused (the stored tree is not the one this PDP
+   wrote): the running marker says so, fsynced, so that no later start
+   takes the unsigned tail for a crash's. Once per run; logged if the
+   marker cannot be written. */
+void store_anchor_mark_refused(struct store *s);
+/* 1 when the running marker says a run refused a checkpoint. */
+int store_anchor_marker_refused(const char *marker);
+/* At close; clean (the writer ran and stopped): remove the running
+   marker when the file holds the whole tree. Frees the anchor state. */
+void store_anchor_close(struct store *s, int clean);
+
+/* store_schema.c */
+enum ig_status store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;
+
+#endif
