@@ -89,6 +89,10 @@
 /* Longest intent id and outcome name, in bytes (ids are UUIDs; room to
    spare). */
 #define IG_INTENT_ID_MAX 64
+/* Longest id of any other kind accepted or printed (approval, principal,
+   approver, executor, Slack action ids): UUIDs and config names. Every
+   file uses this one; none defines its own ID_MAX. */
+#define IG_ID_MAX 64
 #define IG_OUTCOME_NAME_MAX 31
 /* The executor's outcome spool (executor/exec_spool*.c): the longest line
    read back (a full-size detail and room for the checksum, the id, the
