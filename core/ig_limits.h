@@ -250,4 +250,24 @@
 /* Longest an escalation may be waited for (escalate_wait), seconds. */
 #define IG_HOOK_WAIT_MAX 3600
 
+/* ---- config ---- */
+
+/* The INI-style config files (core/ig_ini.c): the longest line, in bytes
+   without its newline, and the largest file. */
+#define IG_INI_LINE_MAX 4096
+#define IG_INI_FILE_MAX (8 * 1024 * 1024)
+
+/* The PDP's config (pdp/pdp_config*.c): principal and approver sections
+   at most; the longest intent, grant and approval TTL, in seconds; HTTP
+   threads; the smallest max_body_bytes; approvals a quorum may ask for;
+   the longest approver group name and Slack ui_url, in bytes. */
+#define IG_CFG_PRINCIPALS_MAX 10000
+#define IG_CFG_APPROVERS_MAX 10000
+#define IG_CFG_TTL_MAX 86400
+#define IG_CFG_THREADS_MAX 64
+#define IG_CFG_BODY_MIN 1024
+#define IG_CFG_QUORUM_MAX 16
+#define IG_CFG_GROUP_MAX 63
+#define IG_CFG_UI_URL_MAX 512
+
 #endif

@@ -1,43 +1,51 @@
 /*
  * pdp_config.c - read and validate the PDP's INI-style configuration.
  *
- * One pass over the lines: a "[kind id]" line opens a section, "key =
- * value" lines set a field of the current section, "#" starts a comment.
- * Each key is looked up in a table for its section kind; unknown keys,
- * duplicate keys, bad values and incomplete sections are errors that name
- * the file and line. Defaults are set before the pass; paths are made
- * relative to the file's directory after it.
+ * The INI reader (core/ig_ini.c) hands over each section header and each
+ * "key = value" in file order. A header is looked up by name in the table
+ * of section kinds below, which says whether it takes an id, whether it may
+ * appear twice, and which functions begin it, set its keys and check it
+ * when it ends; each section's keys are again a table looked up by name
+ * (pdp_config_int.h). Unknown keys, duplicate keys, bad values and
+ * incomplete sections are errors that name the file and line. Defaults are
+ * set before the pass; whole-file checks and paths made relative to the
+ * file's directory come after it.
  */
 #include "pdp_config.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ig_b64.h"
-#include "ig_text.h"
+#include "ig_ini.h"
+#include "ig_limits.h"
 #include "pdp_config_int.h"
 
-static void
-principal_release(struct pdp_principal *p)
-{
-    size_t i;
+static const struct pdp_cfg_section sections[] = {
+    {"policy", 0, 0, NULL, pdp_cfg_policy_set, NULL},
+    {"agent", 1, 0, pdp_cfg_principal_begin, pdp_cfg_principal_set,
+     pdp_cfg_principal_end},
+    {"executor", 1, 0, pdp_cfg_principal_begin, pdp_cfg_principal_set,
+     pdp_cfg_principal_end},
+    {"admin", 1, 0, pdp_cfg_principal_begin, pdp_cfg_principal_set,
+     pdp_cfg_principal_end},
+    {"auditor", 1, 0, pdp_cfg_principal_begin, pdp_cfg_principal_set,
+     pdp_cfg_principal_end},
+    {"approver", 1, 0, pdp_cfg_approver_begin, pdp_cfg_approver_set,
+     pdp_cfg_approver_end},
+    {"approvals", 0, 1, NULL, pdp_cfg_approvals_set, NULL},
+    {"slack", 0, 1, pdp_cfg_slack_begin, pdp_cfg_slack_set, NULL},
+    {"audit", 0, 1, NULL, pdp_cfg_audit_set, NULL},
+    {"limits", 0, 1, NULL, pdp_cfg_limits_set, NULL},
+};
 
-    free(p->id);
-    free(p->tenant);
-    for (i = 0; i < p->nactions; i++)
-        free(p->actions[i]);
-    free(p->actions);
-}
+#define NSECTIONS (sizeof(sections) / sizeof(*sections))
 
 void
 pdp_config_free(struct pdp_config *c)
 {
-    size_t i;
-
     if (c == NULL)
         return;
     free(c->path);
@@ -46,106 +54,186 @@ pdp_config_free(struct pdp_config *c)
     free(c->signing_key);
     free(c->policy_dir);
     free(c->issuer);
-    for (i = 0; i < c->npublic_keys; i++)
-        free(c->public_keys[i]);
-    free(c->public_keys);
+    pdp_cfg_list_free(c->public_keys, c->npublic_keys);
     json_decref(c->policy_settings);
-    for (i = 0; i < c->nprincipals; i++)
-        principal_release(&c->principals[i]);
-    free(c->principals);
-    cfg_appr_free(c);
-    cfg_audit_free(c);
+    pdp_cfg_principals_free(c);
+    pdp_cfg_appr_free(c);
+    pdp_cfg_audit_free(c);
     free(c->trusted_proxies);
     free(c);
 }
 
-/* "[kind id]" → a new section; returns 0 or -1 with err set. */
-static int
-open_section(struct cfg_parse *p, char *line)
+static struct pdp_config *
+defaults(const char *path)
 {
-    char *end = strchr(line, ']'), *kind, *id;
+    struct pdp_config *c = calloc(1, sizeof(*c));
 
-    if (end == NULL || ig_trim(end + 1)[0] != '\0')
-        return cfg_error(p, "malformed section header (want [kind id])");
-    *end = '\0';
-    kind = ig_trim(line + 1);
-    id = strchr(kind, ' ');
-    if (id != NULL) {
-        *id++ = '\0';
-        id = ig_trim(id);
+    if (c == NULL)
+        return NULL;
+    c->path = strdup(path);
+    c->listen_host = strdup("127.0.0.1");
+    c->issuer = strdup("intentgate");
+    c->policy_settings = json_object();
+    if (c->path == NULL || c->listen_host == NULL || c->issuer == NULL ||
+        c->policy_settings == NULL) {
+        pdp_config_free(c);
+        return NULL;
     }
-    return cfg_section_begin(p, kind, id);
+    c->listen_port = 8700;
+    c->intent_ttl = 60;
+    c->intent_ttl_max = 300;
+    c->grant_ttl = 30;
+    c->approval_ttl = 900;
+    c->approval_quorum = 1;
+    c->session_idle = 900;
+    c->session_max = 28800;
+    c->login_max_failures = 5;
+    c->login_window = 300;
+    c->threads = 2;
+    c->synchronous_full = 1;
+    c->max_body_bytes = 64 * 1024;
+    c->max_connections = c->max_per_address = c->request_timeout_ms = -1;
+    c->max_waiters = c->max_waiters_per_principal = c->max_write_queue = -1;
+    c->refusal_log_interval = IG_REFUSAL_LOG_INTERVAL_DEFAULT;
+    return c;
 }
 
+/* Check the section that is ending, its errors naming its header line. */
 static int
-parse_line(struct cfg_parse *p, char *raw)
+end_section(struct pdp_cfg_parse *p)
 {
-    char *line, *eq, *key, *value;
+    const struct pdp_cfg_section *s = p->sec;
+    int line = p->line, rc = 0;
 
-    ig_strip_comment(raw);
-    line = ig_trim(raw);
-    if (line[0] == '\0')
+    p->sec = NULL;
+    if (s == NULL || s->end == NULL)
         return 0;
-    if (line[0] == '[')
-        return open_section(p, line);
-    eq = strchr(line, '=');
-    if (eq == NULL)
-        return cfg_error(p, "expected key = value");
-    *eq = '\0';
-    key = ig_trim(line);
-    value = ig_trim(eq + 1);
-    if (key[0] == '\0')
-        return cfg_error(p, "missing key before '='");
-    return cfg_set(p, key, value);
+    p->line = p->sec_line;
+    rc = s->end(p);
+    p->line = line;
+    return rc;
+}
+
+/* The kinds of section, for the message naming an unknown one. */
+static void
+kinds_list(char *out, size_t size)
+{
+    size_t i, n = 0;
+    int w;
+
+    out[0] = '\0';
+    for (i = 0; i < NSECTIONS; i++) {
+        w = snprintf(out + n, size - n, "%s[%s%s]",
+                     i == 0 ? "" : (i + 1 == NSECTIONS ? " or " : ", "),
+                     sections[i].kind, sections[i].id ? " ID" : "");
+        if (w < 0 || (size_t)w >= size - n)
+            return; /* cut short: the message still names the section */
+        n += (size_t)w;
+    }
 }
 
 static int
-read_lines(struct cfg_parse *p, FILE *f)
+begin_section(struct pdp_cfg_parse *p, const char *kind, const char *id)
 {
-    char line[CFG_LINE_MAX + 2];
+    char kinds[200];
+    size_t i;
 
-    while (fgets(line, sizeof(line), f) != NULL) {
-        size_t n = strlen(line);
-        p->line++;
-        if (n > CFG_LINE_MAX && line[n - 1] != '\n')
-            return cfg_error(p, "line longer than %d characters", CFG_LINE_MAX);
-        if (parse_line(p, line) != 0)
-            return -1;
+    for (i = 0; i < NSECTIONS && strcmp(kind, sections[i].kind) != 0; i++)
+        ;
+    if (i == NSECTIONS) {
+        kinds_list(kinds, sizeof(kinds));
+        return pdp_cfg_error(p, "unknown section [%s] (want %s)", kind, kinds);
     }
-    if (ferror(f))
-        return cfg_error(p, "read error: %s", strerror(errno));
-    return cfg_section_end(p);
+    if (sections[i].id && (id == NULL || !pdp_cfg_valid_id(id)))
+        return pdp_cfg_error(p,
+                             "[%s] needs an id of letters, digits and ._:@- "
+                             "(at most %d)",
+                             kind, IG_ID_MAX);
+    if (!sections[i].id && id != NULL)
+        return pdp_cfg_error(p, "[%s] takes no id", kind);
+    if (sections[i].once && (p->sections_seen & (1u << i)))
+        return pdp_cfg_error(p, "[%s] appears twice", kind);
+    p->sections_seen |= 1u << i;
+    p->sec = &sections[i];
+    p->sec_line = p->line;
+    p->seen_sec = 0;
+    return sections[i].begin != NULL ? sections[i].begin(p, kind, id) : 0;
+}
+
+static enum ig_status
+on_section(void *ctx, int line, const char *kind, const char *id)
+{
+    struct pdp_cfg_parse *p = ctx;
+
+    p->line = line;
+    if (end_section(p) != 0 || begin_section(p, kind, id) != 0)
+        return IG_ERR_INVALID;
+    return IG_OK;
+}
+
+static enum ig_status
+on_key(void *ctx, int line, const char *key, const char *value)
+{
+    struct pdp_cfg_parse *p = ctx;
+    int rc;
+
+    p->line = line;
+    rc = p->sec != NULL ? p->sec->set(p, key, value)
+                        : pdp_cfg_top_set(p, key, value);
+    return rc == 0 ? IG_OK : IG_ERR_INVALID;
+}
+
+/* p->dir: the directory of p->path ("." when it has none). */
+static int
+set_dir(struct pdp_cfg_parse *p)
+{
+    const char *slash = strrchr(p->path, '/');
+
+    if (slash == NULL)
+        p->dir = strdup(".");
+    else if (slash == p->path)
+        p->dir = strdup("/"); /* the file is in "/" */
+    else
+        p->dir = strndup(p->path, (size_t)(slash - p->path));
+    return p->dir != NULL ? 0 : pdp_cfg_error(p, "out of memory");
+}
+
+static int
+finish(struct pdp_cfg_parse *p)
+{
+    if (end_section(p) != 0)
+        return -1;
+    p->line = 0;
+    if (pdp_cfg_top_finish(p) != 0 || pdp_cfg_limits_finish(p) != 0 ||
+        pdp_cfg_audit_finish(p) != 0 || pdp_cfg_appr_finish(p) != 0)
+        return -1;
+    return 0;
 }
 
 enum ig_status
 pdp_config_load(const char *path, struct pdp_config **out, struct ig_err *err)
 {
-    struct cfg_parse p;
+    static const struct ig_ini_handler h = {on_section, on_key};
+    struct pdp_cfg_parse p;
     struct pdp_config *c;
-    FILE *f;
-    int rc;
+    enum ig_status st;
 
     *out = NULL;
-    c = cfg_defaults(path);
+    IG_ASSERT(NSECTIONS <= sizeof(p.sections_seen) * 8);
+    c = defaults(path);
     if (c == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    f = fopen(path, "r");
-    if (f == NULL) {
-        pdp_config_free(c);
-        return ig_err_set(err, IG_ERR_IO, "cannot open config %s: %s", path,
-                          strerror(errno));
-    }
     memset(&p, 0, sizeof(p));
     p.c = c;
     p.err = err;
     p.path = path;
-    rc = read_lines(&p, f);
-    (void)fclose(f);
-    if (rc == 0)
-        rc = cfg_finish(&p);
-    if (rc != 0) {
+    st = set_dir(&p) != 0 ? IG_ERR_INVALID : ig_ini_read(path, &h, &p, err);
+    if (st == IG_OK && finish(&p) != 0)
+        st = IG_ERR_INVALID;
+    free(p.dir);
+    if (st != IG_OK) {
         pdp_config_free(c);
-        return IG_ERR_INVALID;
+        return st == IG_ERR_LIMIT ? IG_ERR_INVALID : st;
     }
     *out = c;
     return IG_OK;

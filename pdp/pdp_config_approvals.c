@@ -20,25 +20,34 @@
 #include <string.h>
 
 #include "appr_password.h"
+#include "ig_limits.h"
 
-#define BIT(k) (1u << (k))
+/* ---- [approvals] ---- */
 
-/* Mark key k of the current section seen; duplicate keys are errors. */
-static int
-once(struct cfg_parse *p, unsigned k, const char *key)
+static const struct pdp_cfg_key approvals_keys[] = {
+    PDP_CFG_INT("quorum", approval_quorum, 1, IG_CFG_QUORUM_MAX),
+    PDP_CFG_I64("session_idle", session_idle, 60, 86400),
+    PDP_CFG_I64("session_max", session_max, 60, 7 * 86400),
+    PDP_CFG_INT("login_max_failures", login_max_failures, 1, 1000),
+    PDP_CFG_I64("login_window", login_window, 1, 86400),
+    PDP_CFG_BOOL("secure_cookies", secure_cookies),
+};
+
+int
+pdp_cfg_approvals_set(struct pdp_cfg_parse *p, const char *key, const char *v)
 {
-    if (p->seen_sec & BIT(k))
-        return cfg_error(p, "duplicate key %s", key);
-    p->seen_sec |= BIT(k);
-    return 0;
+    return pdp_cfg_dispatch(p, approvals_keys, PDP_CFG_NKEYS(approvals_keys),
+                            &p->seen_sec, key, v);
 }
+
+/* ---- [approver ID] ---- */
 
 static int
 group_valid(const char *g)
 {
     size_t i, n = strlen(g);
 
-    if (n == 0 || n > 63)
+    if (n == 0 || n > IG_CFG_GROUP_MAX)
         return 0;
     for (i = 0; i < n; i++) {
         char ch = g[i];
@@ -51,123 +60,113 @@ group_valid(const char *g)
 }
 
 int
-cfg_appr_begin(struct cfg_parse *p, const char *kind, const char *id)
+pdp_cfg_approver_begin(struct pdp_cfg_parse *p, const char *kind,
+                       const char *id)
 {
     struct pdp_approver *arr;
-    unsigned bit = strcmp(kind, "slack") == 0 ? 2u : 1u;
 
-    p->seen_sec = 0;
-    p->cur_line = p->line;
-    if (strcmp(kind, "approver") != 0) {
-        if (id != NULL)
-            return cfg_error(p, "[%s] takes no id", kind);
-        if (p->sections & bit)
-            return cfg_error(p, "[%s] appears twice", kind);
-        p->sections |= bit;
-        p->sec = bit == 2u ? SEC_SLACK : SEC_APPROVALS;
-        return 0;
-    }
-    if (id == NULL || !cfg_valid_id(id))
-        return cfg_error(p, "[approver] needs an id of letters, digits and "
-                            "._:@- (at most 64)");
-    if (p->c->napprovers >= CFG_MAX_APPROVERS)
-        return cfg_error(p, "more than %d approvers", CFG_MAX_APPROVERS);
+    (void)kind;
+    if (p->c->napprovers >= IG_CFG_APPROVERS_MAX)
+        return pdp_cfg_error(p, "more than %d approvers", IG_CFG_APPROVERS_MAX);
     arr = realloc(p->c->approvers, (p->c->napprovers + 1) * sizeof(*arr));
     if (arr == NULL)
-        return cfg_error(p, "out of memory");
+        return pdp_cfg_error(p, "out of memory");
     p->c->approvers = arr;
     p->cur_appr = &arr[p->c->napprovers++];
     memset(p->cur_appr, 0, sizeof(*p->cur_appr));
-    p->sec = SEC_APPROVER;
-    return cfg_string(p, "id", id, &p->cur_appr->id);
+    return pdp_cfg_string(p, "id", id, &p->cur_appr->id);
 }
 
 static int
-set_approvals(struct cfg_parse *p, const char *key, const char *v)
+set_name(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
 {
-    static const char *const keys[] = {"quorum",       "session_idle",
-                                       "session_max",  "login_max_failures",
-                                       "login_window", "secure_cookies"};
-    struct pdp_config *c = p->c;
-    int64_t n = 0;
-    unsigned k;
-
-    for (k = 0; k < 6 && strcmp(key, keys[k]) != 0; k++)
-        ;
-    if (k == 6)
-        return cfg_error(p, "unknown key %s in [approvals]", key);
-    if (once(p, k, key) != 0)
-        return -1;
-    if (k == 5) {
-        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-            return cfg_error(p, "secure_cookies must be true or false");
-        c->secure_cookies = v[0] == 't';
-        return 0;
-    }
-    if (k == 0 && cfg_int(p, key, v, 1, 16, &n) == 0)
-        c->approval_quorum = (int)n;
-    else if (k == 1 && cfg_int(p, key, v, 60, 86400, &n) == 0)
-        c->session_idle = n;
-    else if (k == 2 && cfg_int(p, key, v, 60, 7 * 86400, &n) == 0)
-        c->session_max = n;
-    else if (k == 3 && cfg_int(p, key, v, 1, 1000, &n) == 0)
-        c->login_max_failures = (int)n;
-    else if (k == 4 && cfg_int(p, key, v, 1, 86400, &n) == 0)
-        c->login_window = n;
-    else
-        return -1;
-    return 0;
+    return pdp_cfg_string(p, k->name, v, &p->cur_appr->name);
 }
 
 static int
-set_approver(struct cfg_parse *p, const char *key, const char *v)
+set_groups(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
 {
     struct pdp_approver *a = p->cur_appr;
     size_t i;
 
-    if (strcmp(key, "name") == 0)
-        return once(p, 0, key) != 0 ? -1 : cfg_string(p, key, v, &a->name);
-    if (strcmp(key, "groups") == 0) {
-        if (once(p, 1, key) != 0 ||
-            cfg_list(p, key, v, &a->groups, &a->ngroups) != 0)
-            return -1;
-        for (i = 0; i < a->ngroups; i++)
-            if (!group_valid(a->groups[i]))
-                return cfg_error(p,
+    if (pdp_cfg_list(p, k->name, v, &a->groups, &a->ngroups) != 0)
+        return -1;
+    for (i = 0; i < a->ngroups; i++)
+        if (!group_valid(a->groups[i]))
+            return pdp_cfg_error(p,
                                  "group %s: letters, digits and _.:@- (at "
-                                 "most 63, starting with a letter or digit)",
-                                 a->groups[i]);
-        return 0;
-    }
-    if (strcmp(key, "password_hash") == 0) {
-        if (once(p, 2, key) != 0)
-            return -1;
-        if (!appr_password_hash_valid(v))
-            return cfg_error(p, "password_hash must be an argon2id hash "
+                                 "most %d, starting with a letter or digit)",
+                                 a->groups[i], IG_CFG_GROUP_MAX);
+    return 0;
+}
+
+static int
+set_password_hash(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k,
+                  const char *v)
+{
+    if (!appr_password_hash_valid(v))
+        return pdp_cfg_error(p, "password_hash must be an argon2id hash "
                                 "($argon2id$v=19$...); make one with "
                                 "`intentgate approver add`");
-        return cfg_string(p, key, v, &a->password_hash);
-    }
-    if (strcmp(key, "slack_user") == 0) {
-        if (once(p, 3, key) != 0)
-            return -1;
-        if (!cfg_valid_id(v))
-            return cfg_error(p, "slack_user must be a Slack user id like "
-                                "U012ABCDEF");
-        return cfg_string(p, key, v, &a->slack_user);
-    }
-    if (strcmp(key, "agents") == 0) {
-        if (once(p, 4, key) != 0 ||
-            cfg_list(p, key, v, &a->agents, &a->nagents) != 0)
-            return -1;
-        for (i = 0; i < a->nagents; i++)
-            if (!cfg_valid_id(a->agents[i]))
-                return cfg_error(p, "agents: %s is not a principal id",
-                                 a->agents[i]);
-        return 0;
-    }
-    return cfg_error(p, "unknown key %s in [approver]", key);
+    return pdp_cfg_string(p, k->name, v, &p->cur_appr->password_hash);
 }
+
+static int
+set_slack_user(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k,
+               const char *v)
+{
+    if (!pdp_cfg_valid_id(v))
+        return pdp_cfg_error(p, "slack_user must be a Slack user id like "
+                                "U012ABCDEF");
+    return pdp_cfg_string(p, k->name, v, &p->cur_appr->slack_user);
+}
+
+static int
+set_agents(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
+{
+    struct pdp_approver *a = p->cur_appr;
+    size_t i;
+
+    if (pdp_cfg_list(p, k->name, v, &a->agents, &a->nagents) != 0)
+        return -1;
+    for (i = 0; i < a->nagents; i++)
+        if (!pdp_cfg_valid_id(a->agents[i]))
+            return pdp_cfg_error(p, "agents: %s is not a principal id",
+                                 a->agents[i]);
+    return 0;
+}
+
+static const struct pdp_cfg_key approver_keys[] = {
+    PDP_CFG_KEY("name", set_name),
+    PDP_CFG_KEY("groups", set_groups),
+    PDP_CFG_KEY("password_hash", set_password_hash),
+    PDP_CFG_KEY("slack_user", set_slack_user),
+    PDP_CFG_KEY("agents", set_agents),
+};
+
+int
+pdp_cfg_approver_set(struct pdp_cfg_parse *p, const char *key, const char *v)
+{
+    return pdp_cfg_dispatch(p, approver_keys, PDP_CFG_NKEYS(approver_keys),
+                            &p->seen_sec, key, v);
+}
+
+int
+pdp_cfg_approver_end(struct pdp_cfg_parse *p)
+{
+    struct pdp_approver *a = p->cur_appr;
+
+    p->cur_appr = NULL;
+    if (a->ngroups == 0)
+        return pdp_cfg_error(p, "approver %s needs groups", a->id);
+    if (a->password_hash == NULL)
+        return pdp_cfg_error(p, "approver %s needs password_hash", a->id);
+    if (a->name == NULL && pdp_cfg_string(p, "name", a->id, &a->name) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- [slack] ---- */
 
 /* https://, or plain http on loopback (tests). */
 static int
@@ -178,21 +177,34 @@ url_scheme_ok(const char *v)
            strncmp(v, "http://localhost", 16) == 0;
 }
 
+static int
+set_api_url(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
+{
+    if (v[0] != '\0' && !url_scheme_ok(v))
+        return pdp_cfg_error(p, "api_url must be https:// (plain http only on "
+                                "loopback, for tests)");
+    return pdp_cfg_string(p, k->name, v, &p->c->slack_api_url);
+}
+
 /* ui_url goes into a Slack link <URL/ui/approvals/ID|text>: a host and a
    path of plain characters, no query, no fragment, nothing that ends the
    link; the final / is dropped. */
 static int
-set_ui_url(struct cfg_parse *p, const char *v)
+set_ui_url(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
 {
     size_t n = strlen(v);
 
-    if (!url_scheme_ok(v) || n > 512 ||
+    if (n == 0)
+        return pdp_cfg_error(p, "%s must not be empty", k->name);
+    if (!url_scheme_ok(v) || n > IG_CFG_UI_URL_MAX ||
         strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                   "0123456789-._~:/%[]") != n)
-        return cfg_error(p, "ui_url must be https://host[:port][/path] of "
-                            "letters, digits and -._~:/%%[] (plain http only "
-                            "on loopback)");
-    if (cfg_string(p, "ui_url", v, &p->c->slack_ui_url) != 0)
+        return pdp_cfg_error(p,
+                             "ui_url must be https://host[:port][/path] of "
+                             "letters, digits and -._~:/%%[] (plain http "
+                             "only on loopback, at most %d bytes)",
+                             IG_CFG_UI_URL_MAX);
+    if (pdp_cfg_string(p, k->name, v, &p->c->slack_ui_url) != 0)
         return -1;
     n = strlen(p->c->slack_ui_url);
     while (n > 8 && p->c->slack_ui_url[n - 1] == '/')
@@ -200,70 +212,35 @@ set_ui_url(struct cfg_parse *p, const char *v)
     return 0;
 }
 
-static int
-set_slack(struct cfg_parse *p, const char *key, const char *v)
-{
-    static const char *const keys[] = {"api_url", "channel", "bot_token_file",
-                                       "signing_secret_file", "ui_url"};
-    struct pdp_config *c = p->c;
-    char **dst[4];
-    unsigned k;
-
-    dst[0] = &c->slack_api_url;
-    dst[1] = &c->slack_channel;
-    dst[2] = &c->slack_bot_token_file;
-    dst[3] = &c->slack_signing_secret_file;
-    for (k = 0; k < 5 && strcmp(key, keys[k]) != 0; k++)
-        ;
-    if (k == 5)
-        return cfg_error(p, "unknown key %s in [slack]", key);
-    if (once(p, k, key) != 0)
-        return -1;
-    if (v[0] == '\0')
-        return cfg_error(p, "%s must not be empty", key);
-    if (k == 4)
-        return set_ui_url(p, v);
-    if (k == 0 && !url_scheme_ok(v))
-        return cfg_error(p, "api_url must be https:// (plain http only on "
-                            "loopback, for tests)");
-    return cfg_string(p, key, v, dst[k]);
-}
+static const struct pdp_cfg_key slack_keys[] = {
+    PDP_CFG_KEY("api_url", set_api_url),
+    PDP_CFG_STR("channel", slack_channel),
+    PDP_CFG_STR("bot_token_file", slack_bot_token_file),
+    PDP_CFG_STR("signing_secret_file", slack_signing_secret_file),
+    PDP_CFG_KEY("ui_url", set_ui_url),
+};
 
 int
-cfg_appr_set(struct cfg_parse *p, const char *key, const char *value)
+pdp_cfg_slack_begin(struct pdp_cfg_parse *p, const char *kind, const char *id)
 {
-    if (p->sec == SEC_APPROVALS)
-        return set_approvals(p, key, value);
-    if (p->sec == SEC_APPROVER)
-        return set_approver(p, key, value);
-    return set_slack(p, key, value);
-}
-
-int
-cfg_appr_end(struct cfg_parse *p)
-{
-    struct pdp_approver *a = p->cur_appr;
-    enum cfg_section sec = p->sec;
-    int line = p->line;
-
-    p->sec = SEC_TOP;
-    p->cur_appr = NULL;
-    if (sec != SEC_APPROVER)
-        return 0;
-    p->line = p->cur_line;
-    if (a->ngroups == 0)
-        return cfg_error(p, "approver %s needs groups", a->id);
-    if (a->password_hash == NULL)
-        return cfg_error(p, "approver %s needs password_hash", a->id);
-    if (a->name == NULL && cfg_string(p, "name", a->id, &a->name) != 0)
-        return -1;
-    p->line = line;
+    (void)kind;
+    (void)id;
+    p->has_slack = 1;
     return 0;
 }
 
+int
+pdp_cfg_slack_set(struct pdp_cfg_parse *p, const char *key, const char *v)
+{
+    return pdp_cfg_dispatch(p, slack_keys, PDP_CFG_NKEYS(slack_keys),
+                            &p->seen_sec, key, v);
+}
+
+/* ---- whole-file checks ---- */
+
 /* Each approver's agents names a configured [agent]. */
 static int
-check_agents(struct cfg_parse *p)
+check_agents(struct pdp_cfg_parse *p)
 {
     const struct pdp_config *c = p->c;
     size_t i, j, k;
@@ -277,68 +254,75 @@ check_agents(struct cfg_parse *p)
                     strcmp(c->principals[k].id, ag) == 0)
                     break;
             if (k == c->nprincipals)
-                return cfg_error(p,
-                                 "approver %s: agents names %s, which is no "
-                                 "[agent] section",
-                                 c->approvers[i].id, ag);
+                return pdp_cfg_error(p,
+                                     "approver %s: agents names %s, which is "
+                                     "no [agent] section",
+                                     c->approvers[i].id, ag);
+        }
+    return 0;
+}
+
+static int
+check_approvers(struct pdp_cfg_parse *p)
+{
+    const struct pdp_config *c = p->c;
+    size_t i, j;
+
+    for (i = 0; i < c->napprovers; i++)
+        for (j = i + 1; j < c->napprovers; j++) {
+            if (strcmp(c->approvers[i].id, c->approvers[j].id) == 0)
+                return pdp_cfg_error(p, "approver %s is configured twice",
+                                     c->approvers[i].id);
+            if (c->approvers[i].slack_user != NULL &&
+                c->approvers[j].slack_user != NULL &&
+                strcmp(c->approvers[i].slack_user,
+                       c->approvers[j].slack_user) == 0)
+                return pdp_cfg_error(p,
+                                     "approvers %s and %s share slack_user %s",
+                                     c->approvers[i].id, c->approvers[j].id,
+                                     c->approvers[i].slack_user);
         }
     return 0;
 }
 
 int
-cfg_appr_finish(struct cfg_parse *p, const char *dir)
+pdp_cfg_appr_finish(struct pdp_cfg_parse *p)
 {
     struct pdp_config *c = p->c;
-    size_t i, j;
 
-    (void)dir;
-    if (check_agents(p) != 0)
+    if (check_agents(p) != 0 || check_approvers(p) != 0)
         return -1;
-    for (i = 0; i < c->napprovers; i++)
-        for (j = i + 1; j < c->napprovers; j++) {
-            if (strcmp(c->approvers[i].id, c->approvers[j].id) == 0)
-                return cfg_error(p, "approver %s is configured twice",
-                                 c->approvers[i].id);
-            if (c->approvers[i].slack_user != NULL &&
-                c->approvers[j].slack_user != NULL &&
-                strcmp(c->approvers[i].slack_user,
-                       c->approvers[j].slack_user) == 0)
-                return cfg_error(p, "approvers %s and %s share slack_user %s",
-                                 c->approvers[i].id, c->approvers[j].id,
-                                 c->approvers[i].slack_user);
-        }
-    if (p->sections & 2u) {
+    if (p->has_slack) {
         if (c->slack_channel == NULL || c->slack_bot_token_file == NULL ||
             c->slack_signing_secret_file == NULL)
-            return cfg_error(p, "[slack] needs channel, bot_token_file and "
-                                "signing_secret_file");
+            return pdp_cfg_error(p, "[slack] needs channel, bot_token_file "
+                                    "and signing_secret_file");
         if (c->slack_api_url == NULL &&
-            cfg_string(p, "api_url", "https://slack.com/api",
-                       &c->slack_api_url) != 0)
+            pdp_cfg_string(p, "api_url", "https://slack.com/api",
+                           &c->slack_api_url) != 0)
             return -1;
     }
+    if (pdp_cfg_resolve(p, &c->slack_bot_token_file) != 0 ||
+        pdp_cfg_resolve(p, &c->slack_signing_secret_file) != 0)
+        return -1;
     if (c->session_idle > c->session_max)
-        return cfg_error(p, "session_idle is longer than session_max");
+        return pdp_cfg_error(p, "session_idle is longer than session_max");
     return 0;
 }
 
 void
-cfg_appr_free(struct pdp_config *c)
+pdp_cfg_appr_free(struct pdp_config *c)
 {
-    size_t i, j;
+    size_t i;
 
     for (i = 0; i < c->napprovers; i++) {
         struct pdp_approver *a = &c->approvers[i];
         free(a->id);
         free(a->name);
-        for (j = 0; j < a->ngroups; j++)
-            free(a->groups[j]);
-        free(a->groups);
+        pdp_cfg_list_free(a->groups, a->ngroups);
         free(a->password_hash);
         free(a->slack_user);
-        for (j = 0; j < a->nagents; j++)
-            free(a->agents[j]);
-        free(a->agents);
+        pdp_cfg_list_free(a->agents, a->nagents);
     }
     free(c->approvers);
     free(c->slack_api_url);

@@ -17,75 +17,28 @@
  */
 #include "pdp_config_int.h"
 
-#include <string.h>
-
 #include "ig_limits.h"
 
-enum limits_key {
-    L_CONNECTIONS,
-    L_PER_ADDRESS,
-    L_REQUEST_TIMEOUT,
-    L_WAITERS,
-    L_WAITERS_PER_PRINCIPAL,
-    L_WRITE_QUEUE,
-    L_NKEYS
+static const struct pdp_cfg_key limits_keys[] = {
+    PDP_CFG_I64("max_connections", max_connections, 16, 1000000),
+    PDP_CFG_I64("max_connections_per_address", max_per_address, 1, 1000000),
+    PDP_CFG_I64("request_timeout_ms", request_timeout_ms, 100, 600000),
+    PDP_CFG_I64("max_waiters", max_waiters, 0, 1000000),
+    PDP_CFG_I64("max_waiters_per_principal", max_waiters_per_principal, 0,
+                1000000),
+    PDP_CFG_I64("max_write_queue", max_write_queue, 16, 10000000),
 };
 
-static const char *const limits_keys[L_NKEYS] = {
-    "max_connections", "max_connections_per_address", "request_timeout_ms",
-    "max_waiters",     "max_waiters_per_principal",   "max_write_queue"};
-
-#define SEEN_BIT 8u /* p->sections: [limits] seen */
-
 int
-cfg_limits_begin(struct cfg_parse *p, const char *id)
+pdp_cfg_limits_set(struct pdp_cfg_parse *p, const char *key, const char *v)
 {
-    if (id != NULL)
-        return cfg_error(p, "[limits] takes no id");
-    if (p->sections & SEEN_BIT)
-        return cfg_error(p, "[limits] appears twice");
-    p->sections |= SEEN_BIT;
-    p->seen_sec = 0;
-    p->cur_line = p->line;
-    p->sec = SEC_LIMITS;
-    return 0;
-}
-
-int
-cfg_limits_set(struct cfg_parse *p, const char *key, const char *v)
-{
-    struct pdp_config *c = p->c;
-    unsigned k;
-
-    for (k = 0; k < L_NKEYS && strcmp(key, limits_keys[k]) != 0; k++)
-        ;
-    if (k == L_NKEYS)
-        return cfg_error(p, "unknown key %s in [limits]", key);
-    if (p->seen_sec & (1u << k))
-        return cfg_error(p, "duplicate key %s", key);
-    p->seen_sec |= 1u << k;
-    switch ((enum limits_key)k) {
-    case L_CONNECTIONS:
-        return cfg_int(p, key, v, 16, 1000000, &c->max_connections);
-    case L_PER_ADDRESS:
-        return cfg_int(p, key, v, 1, 1000000, &c->max_per_address);
-    case L_REQUEST_TIMEOUT:
-        return cfg_int(p, key, v, 100, 600000, &c->request_timeout_ms);
-    case L_WAITERS:
-        return cfg_int(p, key, v, 0, 1000000, &c->max_waiters);
-    case L_WAITERS_PER_PRINCIPAL:
-        return cfg_int(p, key, v, 0, 1000000, &c->max_waiters_per_principal);
-    case L_WRITE_QUEUE:
-        return cfg_int(p, key, v, 16, 10000000, &c->max_write_queue);
-    case L_NKEYS:
-        break;
-    }
-    return cfg_error(p, "internal error");
+    return pdp_cfg_dispatch(p, limits_keys, PDP_CFG_NKEYS(limits_keys),
+                            &p->seen_sec, key, v);
 }
 
 /* The defaults for what [limits] did not set (fields start at -1). */
 int
-cfg_limits_finish(struct cfg_parse *p)
+pdp_cfg_limits_finish(struct pdp_cfg_parse *p)
 {
     struct pdp_config *c = p->c;
 

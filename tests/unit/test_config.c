@@ -144,7 +144,7 @@ test_mistakes_name_the_line(void **state)
     expect_error(BASE "[executor e]\ntoken_sha256 = " HASH_A "\n",
                  ":4: executor e needs actions");
     expect_error(BASE "[admin a]\ntoken_sha256 = " HASH_A "\ntenant = t\n",
-                 ":6: unknown key tenant in this section");
+                 ":6: unknown key tenant in [admin]");
     expect_error(BASE "[agent a]\ntenant = t\ntoken_sha256 = " HASH_A
                       "\n[admin b]\ntoken_sha256 = " HASH_A "\n",
                  "a and b share a token");
