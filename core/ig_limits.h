@@ -270,4 +270,9 @@
 #define IG_CFG_GROUP_MAX 63
 #define IG_CFG_UI_URL_MAX 512
 
+/* The executor's config (executor/exec_config.c): the most paths
+   `protect` and keys `pdp_public_keys` may list. */
+#define IG_EXEC_PROTECT_MAX 32
+#define IG_EXEC_PUBLIC_KEYS_MAX 64
+
 #endif

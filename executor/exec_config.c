@@ -1,26 +1,35 @@
 /*
  * exec_config.c - read and check the executor's configuration (see
- * exec_config.h). One pass over "key = value" lines into a table of
- * setters; then required keys and paths relative to the file's directory.
+ * exec_config.h). The INI reader (core/ig_ini.c) hands over each "key =
+ * value" line; the key is looked up by name in a table of setters (a file
+ * of this kind has no sections). Then required keys, and paths made
+ * relative to the file's directory.
  */
 #include "exec_config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_ini.h"
+#include "ig_limits.h"
 #include "ig_text.h"
 
-#define LINE_MAX_LEN 4096
+static void
+free_list(char **list, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
 
 void
 exec_config_free(struct exec_config *c)
 {
-    size_t i;
-
     if (c == NULL)
         return;
     free(c->path);
@@ -28,17 +37,13 @@ exec_config_free(struct exec_config *c)
     free(c->listen_host);
     free(c->pdp_url);
     free(c->pdp_token_file);
-    for (i = 0; i < c->npublic_keys; i++)
-        free(c->public_keys[i]);
-    free(c->public_keys);
+    free_list(c->public_keys, c->npublic_keys);
     free(c->registry);
     free(c->secrets);
     free(c->secrets_key);
     free(c->work_dir);
     free(c->spool_dir);
-    for (i = 0; i < c->nprotect; i++)
-        free(c->protect[i]);
-    free(c->protect);
+    free_list(c->protect, c->nprotect);
     free(c->sandbox_user);
     free(c);
 }
@@ -90,7 +95,7 @@ set_protect(struct exec_config *c, const char *v)
 {
     size_t i, from = c->nprotect;
 
-    if (set_list(&c->protect, &c->nprotect, v, EXEC_PROTECT_MAX) != 0)
+    if (set_list(&c->protect, &c->nprotect, v, IG_EXEC_PROTECT_MAX) != 0)
         return -1;
     for (i = from; i < c->nprotect; i++)
         if (c->protect[i][0] != '/')
@@ -145,59 +150,125 @@ set_long(long *dst, const char *v, long lo, long hi)
     return 0;
 }
 
-/* Apply one key; -1 with err naming the problem. */
-static int
-set_key(struct exec_config *c, const char *k, const char *v, const char *where,
-        struct ig_err *err)
-{
-    int rc;
+/* One key: its name, its setter, and for the generic ones the field (at
+   off in struct exec_config) and range. repeat: a list that each
+   occurrence extends; any other key may appear once. */
+struct key {
+    const char *name;
+    int (*set)(struct exec_config *c, const struct key *k, const char *v);
+    size_t off;
+    long lo, hi;
+    int repeat;
+};
 
-    if (strcmp(k, "id") == 0)
-        rc = set_str(&c->id, v);
-    else if (strcmp(k, "listen") == 0)
-        rc = ig_listen_set(v, &c->listen_host, &c->listen_port) == IG_OK ? 0
-                                                                         : -1;
-    else if (strcmp(k, "pdp_url") == 0)
-        rc = set_str(&c->pdp_url, v);
-    else if (strcmp(k, "pdp_token_file") == 0)
-        rc = set_str(&c->pdp_token_file, v);
-    else if (strcmp(k, "pdp_public_keys") == 0)
-        rc = set_list(&c->public_keys, &c->npublic_keys, v, 64);
-    else if (strcmp(k, "spool_dir") == 0)
-        rc = set_str(&c->spool_dir, v);
-    else if (strcmp(k, "protect") == 0)
-        rc = set_protect(c, v);
-    else if (strcmp(k, "sandbox_user") == 0)
-        rc = set_user(c, v);
-    else if (strcmp(k, "threads") == 0)
-        rc = set_long(&c->threads, v, 1, 64);
-    else if (strcmp(k, "max_connections") == 0)
-        rc = set_long(&c->max_connections, v, 16, 1000000);
-    else if (strcmp(k, "max_connections_per_address") == 0)
-        rc = set_long(&c->max_per_address, v, 1, 1000000);
-    else if (strcmp(k, "request_timeout_ms") == 0)
-        rc = set_long(&c->request_timeout_ms, v, 100, 600000);
-    else if (strcmp(k, "outcome_retry_ms") == 0)
-        rc = set_long(&c->outcome_retry_ms, v, 10, 60000);
-    else if (strcmp(k, "registry") == 0)
-        rc = set_str(&c->registry, v);
-    else if (strcmp(k, "secrets") == 0)
-        rc = set_str(&c->secrets, v);
-    else if (strcmp(k, "secrets_key") == 0)
-        rc = set_str(&c->secrets_key, v);
-    else if (strcmp(k, "work_dir") == 0)
-        rc = set_str(&c->work_dir, v);
-    else if (strcmp(k, "max_concurrent") == 0)
-        rc = set_long(&c->max_concurrent, v, 1, 4096);
-    else if (strcmp(k, "pdp_timeout_ms") == 0)
-        rc = set_long(&c->pdp_timeout_ms, v, 100, 60000);
-    else {
-        (void)ig_err_set(err, IG_ERR_INVALID, "%s: unknown key %s", where, k);
-        return -1;
+static void *
+field(struct exec_config *c, const struct key *k)
+{
+    return (char *)c + k->off;
+}
+
+static int
+key_str(struct exec_config *c, const struct key *k, const char *v)
+{
+    return set_str(field(c, k), v);
+}
+
+static int
+key_long(struct exec_config *c, const struct key *k, const char *v)
+{
+    return set_long(field(c, k), v, k->lo, k->hi);
+}
+
+static int
+key_listen(struct exec_config *c, const struct key *k, const char *v)
+{
+    (void)k;
+    return ig_listen_set(v, &c->listen_host, &c->listen_port) == IG_OK ? 0 : -1;
+}
+
+static int
+key_public_keys(struct exec_config *c, const struct key *k, const char *v)
+{
+    (void)k;
+    return set_list(&c->public_keys, &c->npublic_keys, v,
+                    IG_EXEC_PUBLIC_KEYS_MAX);
+}
+
+static int
+key_protect(struct exec_config *c, const struct key *k, const char *v)
+{
+    (void)k;
+    return set_protect(c, v);
+}
+
+static int
+key_user(struct exec_config *c, const struct key *k, const char *v)
+{
+    (void)k;
+    return set_user(c, v);
+}
+
+#define FIELD(f) offsetof(struct exec_config, f)
+#define STR(name, f)                                                           \
+    {                                                                          \
+        name, key_str, FIELD(f), 0, 0, 0                                       \
     }
-    if (rc != 0 || v[0] == '\0')
-        (void)ig_err_set(err, IG_ERR_INVALID, "%s: bad value for %s", where, k);
-    return rc != 0 || v[0] == '\0' ? -1 : 0;
+#define LONG(name, f, lo, hi)                                                  \
+    {                                                                          \
+        name, key_long, FIELD(f), lo, hi, 0                                    \
+    }
+
+static const struct key keys[] = {
+    STR("id", id),
+    {"listen", key_listen, 0, 0, 0, 0},
+    STR("pdp_url", pdp_url),
+    STR("pdp_token_file", pdp_token_file),
+    {"pdp_public_keys", key_public_keys, 0, 0, 0, 1},
+    STR("registry", registry),
+    STR("secrets", secrets),
+    STR("secrets_key", secrets_key),
+    STR("work_dir", work_dir),
+    STR("spool_dir", spool_dir),
+    {"sandbox_user", key_user, 0, 0, 0, 0},
+    {"protect", key_protect, 0, 0, 0, 1},
+    LONG("max_concurrent", max_concurrent, 1, 4096),
+    LONG("pdp_timeout_ms", pdp_timeout_ms, 100, 60000),
+    LONG("threads", threads, 1, 64),
+    LONG("max_connections", max_connections, 16, 1000000),
+    LONG("max_connections_per_address", max_per_address, 1, 1000000),
+    LONG("request_timeout_ms", request_timeout_ms, 100, 600000),
+    LONG("outcome_retry_ms", outcome_retry_ms, 10, 60000),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(*keys))
+
+/* The reader's state: the config, the keys seen (one bit each), err. */
+struct load {
+    struct exec_config *c;
+    unsigned seen;
+    struct ig_err *err;
+};
+
+/* Apply one key; IG_ERR_INVALID with err naming the line and problem. */
+static enum ig_status
+on_key(void *ctx, int line, const char *k, const char *v)
+{
+    struct load *l = ctx;
+    size_t i;
+
+    for (i = 0; i < NKEYS && strcmp(k, keys[i].name) != 0; i++)
+        ;
+    if (i == NKEYS)
+        return ig_err_set(l->err, IG_ERR_INVALID, "%s:%d: unknown key %s",
+                          l->c->path, line, k);
+    if (!keys[i].repeat && (l->seen & (1u << i)))
+        return ig_err_set(l->err, IG_ERR_INVALID, "%s:%d: duplicate key %s",
+                          l->c->path, line, k);
+    l->seen |= 1u << i;
+    if (v[0] == '\0' || keys[i].set(l->c, &keys[i], v) != 0)
+        return ig_err_set(l->err, IG_ERR_INVALID, "%s:%d: bad value for %s",
+                          l->c->path, line, k);
+    return IG_OK;
 }
 
 static int
@@ -221,10 +292,12 @@ resolve(const char *dir, char **pp)
 static int
 finish(struct exec_config *c, struct ig_err *err)
 {
-    char dir[4096];
+    char **paths[] = {&c->pdp_token_file, &c->registry, &c->secrets,
+                      &c->secrets_key,    &c->work_dir, &c->spool_dir};
     const char *slash = strrchr(c->path, '/');
-    size_t n = slash == NULL ? 1 : (size_t)(slash - c->path), i;
-    int rc = 0;
+    char *dir;
+    size_t i;
+    int rc;
 
     if (c->id == NULL || c->pdp_url == NULL || c->registry == NULL ||
         c->secrets == NULL || c->npublic_keys == 0) {
@@ -234,54 +307,21 @@ finish(struct exec_config *c, struct ig_err *err)
                          c->path);
         return -1;
     }
-    if (n == 0)
-        n = 1;
-    if (n >= sizeof(dir))
-        return -1;
-    memcpy(dir, slash == NULL ? "." : c->path, n);
-    dir[n] = '\0';
-    rc |= resolve(dir, &c->pdp_token_file);
-    rc |= resolve(dir, &c->registry);
-    rc |= resolve(dir, &c->secrets);
-    rc |= resolve(dir, &c->secrets_key);
-    rc |= resolve(dir, &c->work_dir);
-    rc |= resolve(dir, &c->spool_dir);
-    for (i = 0; i < c->npublic_keys; i++)
-        rc |= resolve(dir, &c->public_keys[i]);
+    if (slash == NULL)
+        dir = strdup(".");
+    else if (slash == c->path)
+        dir = strdup("/"); /* the file is in "/" */
+    else
+        dir = strndup(c->path, (size_t)(slash - c->path));
+    rc = dir == NULL ? -1 : 0;
+    for (i = 0; rc == 0 && i < sizeof(paths) / sizeof(*paths); i++)
+        rc = resolve(dir, paths[i]);
+    for (i = 0; rc == 0 && i < c->npublic_keys; i++)
+        rc = resolve(dir, &c->public_keys[i]);
+    free(dir);
     if (rc != 0)
         (void)ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     return rc;
-}
-
-static int
-read_lines(struct exec_config *c, FILE *f, struct ig_err *err)
-{
-    char line[LINE_MAX_LEN + 2], where[4200];
-    char *s, *eq;
-    int no = 0;
-
-    while (fgets(line, sizeof(line), f) != NULL) {
-        no++;
-        (void)snprintf(where, sizeof(where), "%s:%d", c->path, no);
-        if (strlen(line) > LINE_MAX_LEN) {
-            (void)ig_err_set(err, IG_ERR_INVALID, "%s: line too long", where);
-            return -1;
-        }
-        ig_strip_comment(line);
-        s = ig_trim(line);
-        if (*s == '\0')
-            continue;
-        eq = strchr(s, '=');
-        if (eq == NULL) {
-            (void)ig_err_set(err, IG_ERR_INVALID, "%s: expected key = value",
-                             where);
-            return -1;
-        }
-        *eq = '\0';
-        if (set_key(c, ig_trim(s), ig_trim(eq + 1), where, err) != 0)
-            return -1;
-    }
-    return 0;
 }
 
 /* Every default; -1 when out of memory. */
@@ -311,8 +351,10 @@ defaults(struct exec_config *c)
 enum ig_status
 exec_config_load(const char *path, struct exec_config **out, struct ig_err *err)
 {
+    static const struct ig_ini_handler h = {NULL, on_key};
     struct exec_config *c = calloc(1, sizeof(*c));
-    FILE *f;
+    enum ig_status st;
+    struct load l;
     int rc;
 
     *out = NULL;
@@ -320,20 +362,17 @@ exec_config_load(const char *path, struct exec_config **out, struct ig_err *err)
         exec_config_free(c);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    f = fopen(path, "r");
-    if (f == NULL) {
-        (void)ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                         strerror(errno));
-        exec_config_free(c);
-        return IG_ERR_IO;
-    }
-    rc = read_lines(c, f, err);
-    (void)fclose(f);
+    IG_ASSERT(NKEYS <= sizeof(l.seen) * 8);
+    l.c = c;
+    l.seen = 0;
+    l.err = err;
+    st = ig_ini_read(path, &h, &l, err);
+    rc = st == IG_OK ? 0 : -1;
     if (rc == 0)
         rc = finish(c, err);
     if (rc != 0) {
         exec_config_free(c);
-        return IG_ERR_INVALID;
+        return st == IG_ERR_IO || st == IG_ERR_NOMEM ? st : IG_ERR_INVALID;
     }
     *out = c;
     return IG_OK;

@@ -1,7 +1,9 @@
 /*
  * exec_config.h - the executor's configuration file: flat "key = value"
- * lines, "#" comments; relative paths are relative to the file. Checked
- * completely at load; an error names the file and line.
+ * lines, "#" comments, no sections (read by core/ig_ini.c); relative
+ * paths are relative to the file. Checked completely at load: unknown or
+ * repeated keys (but protect and pdp_public_keys, which add to their
+ * lists) and bad values are errors naming the file and line.
  *
  *   id = payments-executor              # the grants' aud it accepts
  *   listen = 127.0.0.1:8701
@@ -30,9 +32,10 @@
 #include <sys/types.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
-/* The most paths `protect` may list. */
-#define EXEC_PROTECT_MAX 32
+/* The most paths `protect` may list (the limit lives in ig_limits.h). */
+#define EXEC_PROTECT_MAX IG_EXEC_PROTECT_MAX
 
 struct exec_config {
     char *path, *id, *listen_host, *pdp_url, *pdp_token_file;

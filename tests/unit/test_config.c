@@ -1,8 +1,9 @@
 /*
  * test_config.c - the PDP configuration file: a full valid file, defaults,
  * relative paths, token authentication, executor routing, the audit
- * anchor's default, and every kind of mistake refused with the file and
- * line named.
+ * anchor's default, every key landing in its own field, and every kind
+ * of mistake (the INI reader's included) refused with the file and line
+ * named.
  */
 #include "testutil.h"
 
@@ -44,9 +45,10 @@ teardown(void **state)
     return 0;
 }
 
-/* Write text to dir/c.conf and load it. */
+/* Write len bytes of text to dir/c.conf and load it. */
 static enum ig_status
-load(const char *text, struct pdp_config **c, struct ig_err *err)
+load_bytes(const char *text, size_t len, struct pdp_config **c,
+           struct ig_err *err)
 {
     char path[128];
     FILE *f;
@@ -54,9 +56,15 @@ load(const char *text, struct pdp_config **c, struct ig_err *err)
     (void)snprintf(path, sizeof(path), "%s/c.conf", dir);
     f = fopen(path, "w");
     assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fwrite(text, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
     return pdp_config_load(path, c, err);
+}
+
+static enum ig_status
+load(const char *text, struct pdp_config **c, struct ig_err *err)
+{
+    return load_bytes(text, strlen(text), c, err);
 }
 
 #define BASE                                                                   \
@@ -155,6 +163,102 @@ test_mistakes_name_the_line(void **state)
     expect_error(BASE "intent_ttl = 400\n",
                  "intent_ttl is larger than intent_ttl_max");
     expect_error(BASE "[policy]\na = 1\na = 2\n", ":6: duplicate key a");
+    expect_error(BASE "[policy x]\n", ":4: [policy] takes no id");
+    expect_error(BASE "[slack]\n[slack]\n", ":5: [slack] appears twice");
+    expect_error(BASE "[agent a]\ntenant = t\ntenant = u\n",
+                 ":6: duplicate key tenant");
+    expect_error(BASE "[approver a]\ngroups = g\nbogus = 1\n",
+                 ":6: unknown key bogus in [approver]");
+    expect_error(BASE "[audit]\nbogus = 1\n",
+                 ":5: unknown key bogus in [audit]");
+    expect_error(BASE "[agent a]\n[]\n", ":5: empty section header");
+    expect_error(BASE "[agent a] b\n", ":4: malformed section header");
+}
+
+/* The INI reader's refusals reach the user with the file and line. */
+static void
+test_bad_bytes_name_the_line(void **state)
+{
+    static const char nul[] = BASE "issuer = a\0b\n";
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    char *text;
+    size_t n = strlen(BASE) + IG_INI_LINE_MAX + 2;
+    (void)state;
+
+    assert_int_equal(load_bytes(nul, sizeof(nul) - 1, &c, &err),
+                     IG_ERR_INVALID);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "c.conf:4: NUL byte"));
+    expect_error(BASE "issuer = \x01\n", ":4: control character 0x01");
+    /* A line one byte over the limit is refused, never cut short. */
+    text = malloc(n);
+    assert_non_null(text);
+    memcpy(text, BASE, strlen(BASE));
+    memcpy(text + strlen(BASE), "issuer = ", 9);
+    memset(text + strlen(BASE) + 9, 'x', IG_INI_LINE_MAX + 1 - 9);
+    text[n - 1] = '\n';
+    assert_int_equal(load_bytes(text, n, &c, &err), IG_ERR_INVALID);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "c.conf:4: line longer than"));
+    free(text);
+}
+
+/* Keys are dispatched by name: each lands in its own field, whatever the
+   order of the tables or of the file. */
+static void
+test_every_key_lands_in_its_field(void **state)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    (void)state;
+
+    assert_int_equal(load(BASE "[approvals]\nsecure_cookies = true\n"
+                               "login_window = 77\nlogin_max_failures = 9\n"
+                               "session_max = 7000\nsession_idle = 600\n"
+                               "quorum = 3\n"
+                               "[audit]\ncheckpoint_interval = 11\n"
+                               "checkpoint_every = 22\n"
+                               "[limits]\nmax_write_queue = 99\n"
+                               "max_waiters_per_principal = 5\n"
+                               "max_waiters = 7\nrequest_timeout_ms = 1234\n"
+                               "max_connections_per_address = 20\n"
+                               "max_connections = 40\n",
+                          &c, &err),
+                     IG_OK);
+    assert_int_equal(c->approval_quorum, 3);
+    assert_int_equal(c->session_idle, 600);
+    assert_int_equal(c->session_max, 7000);
+    assert_int_equal(c->login_max_failures, 9);
+    assert_int_equal(c->login_window, 77);
+    assert_int_equal(c->secure_cookies, 1);
+    assert_int_equal(c->checkpoint_every, 22);
+    assert_int_equal(c->checkpoint_interval, 11);
+    assert_int_equal(c->max_connections, 40);
+    assert_int_equal(c->max_per_address, 20);
+    assert_int_equal(c->request_timeout_ms, 1234);
+    assert_int_equal(c->max_waiters, 7);
+    assert_int_equal(c->max_waiters_per_principal, 5);
+    assert_int_equal(c->max_write_queue, 99);
+    pdp_config_free(c);
+    c = NULL;
+    assert_int_equal(load(BASE "issuer = me\nmax_body_bytes = 2048\n"
+                               "approval_ttl = 40\ngrant_ttl = 20\n"
+                               "intent_ttl_max = 50\nintent_ttl = 45\n"
+                               "threads = 3\n"
+                               "public_keys = a.pub, /b.pub\n",
+                          &c, &err),
+                     IG_OK);
+    assert_string_equal(c->issuer, "me");
+    assert_int_equal(c->max_body_bytes, 2048);
+    assert_int_equal(c->intent_ttl, 45);
+    assert_int_equal(c->intent_ttl_max, 50);
+    assert_int_equal(c->grant_ttl, 20);
+    assert_int_equal(c->approval_ttl, 40);
+    assert_int_equal(c->threads, 3);
+    assert_int_equal(c->npublic_keys, 2);
+    assert_string_equal(c->public_keys[1], "/b.pub");
+    pdp_config_free(c);
 }
 
 /* [limits]: defaults from ig_limits.h, values, and mistakes. */
@@ -434,6 +538,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_file),
         cmocka_unit_test(test_mistakes_name_the_line),
+        cmocka_unit_test(test_bad_bytes_name_the_line),
+        cmocka_unit_test(test_every_key_lands_in_its_field),
         cmocka_unit_test(test_limits_section),
         cmocka_unit_test(test_approval_sections),
         cmocka_unit_test(test_approver_agents_and_ui_url),

@@ -124,6 +124,11 @@ test_mistakes_name_their_line(void **state)
         {BASE "outcome_retry_ms = 1\n", "bad value for outcome_retry_ms"},
         {BASE "spool_dir =\n", "bad value for spool_dir"},
         {BASE "colour = blue\n", ":6: unknown key colour"},
+        {BASE "threads = 2\nthreads = 3\n", ":7: duplicate key threads"},
+        {BASE "id = e2\n", ":6: duplicate key id"},
+        {BASE "[server]\n", ":6: unexpected section header"},
+        {BASE "no equals sign\n", ":6: expected key = value"},
+        {BASE "listen = \x7f\n", ":6: control character 0x7f"},
         {"id = e1\n", "are required"},
         {NULL, NULL}};
     struct exec_config *c = NULL;
