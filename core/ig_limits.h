@@ -275,4 +275,27 @@
 #define IG_EXEC_PROTECT_MAX 32
 #define IG_EXEC_PUBLIC_KEYS_MAX 64
 
+/* The registry's handler settings and parameter specs
+   (executor/exec_settings.c, exec_schema.c): an http action's timeout_ms
+   (largest, default), an exec action's; max_response_bytes and
+   max_output_bytes by default; an action's max_concurrent (largest, and
+   the http and exec defaults); a string parameter's max_length, an
+   array's max_items and an object's max_keys by default; the longest
+   parameter name, ${NAME} / env variable name and credential header
+   name, in bytes. */
+#define IG_EXEC_HTTP_TIMEOUT_MAX_MS 60000
+#define IG_EXEC_HTTP_TIMEOUT_DEFAULT_MS 5000
+#define IG_EXEC_TIMEOUT_MAX_MS 600000
+#define IG_EXEC_TIMEOUT_DEFAULT_MS 10000
+#define IG_EXEC_OUTPUT_DEFAULT_BYTES 65536
+#define IG_EXEC_ACTION_CONCURRENT_MAX 4096
+#define IG_EXEC_HTTP_CONCURRENT_DEFAULT 64
+#define IG_EXEC_EXEC_CONCURRENT_DEFAULT 8
+#define IG_EXEC_PARAM_MAX_LENGTH_DEFAULT 4096
+#define IG_EXEC_PARAM_MAX_ITEMS_DEFAULT 64
+#define IG_EXEC_PARAM_MAX_KEYS_DEFAULT 64
+#define IG_EXEC_PARAM_NAME_MAX 64
+#define IG_EXEC_ENV_NAME_MAX 128
+#define IG_EXEC_HEADER_NAME_MAX 128
+
 #endif

@@ -79,27 +79,29 @@ static const char *const dest_exact[] = {
     "/etc", "/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/tmp", NULL};
 
 static enum ig_status
-check_dest(const struct reg_ctx *c, const char *key, const char *dest)
+check_dest(const struct exec_reg_ctx *c, const char *key, const char *dest)
 {
     const char *const *d;
 
     if (!path_normal(dest) || strcmp(dest, "/") == 0)
-        return reg_fail(c, key,
-                        "dest must be an absolute path other than / "
-                        "without . or .. or // (got \"%.200s\")",
-                        dest);
+        return exec_reg_fail(c, key,
+                             "dest must be an absolute path other than / "
+                             "without . or .. or // (got \"%.200s\")",
+                             dest);
     for (d = dest_under; *d != NULL; d++)
         if (path_within(dest, *d))
-            return reg_fail(c, key, "dest %.200s would replace %s", dest, *d);
+            return exec_reg_fail(c, key, "dest %.200s would replace %s", dest,
+                                 *d);
     for (d = dest_exact; *d != NULL; d++)
         if (strcmp(dest, *d) == 0)
-            return reg_fail(c, key, "dest %.200s would replace %s", dest, *d);
+            return exec_reg_fail(c, key, "dest %.200s would replace %s", dest,
+                                 *d);
     return IG_OK;
 }
 
 /* One {"src","dest","mode"} object into b (strings malloc'd). */
 static enum ig_status
-load_one(const struct reg_ctx *c, const json_t *e, size_t i,
+load_one(const struct exec_reg_ctx *c, const json_t *e, size_t i,
          struct exec_bind *b)
 {
     static const char *const keys[] = {"src", "dest", "mode", NULL};
@@ -111,26 +113,27 @@ load_one(const struct reg_ctx *c, const json_t *e, size_t i,
 
     (void)snprintf(key, sizeof(key), "exec.binds[%zu]", i);
     if (!json_is_object(e))
-        return reg_fail(c, key, "must be an object {src, dest, mode}");
-    if ((st = reg_check_keys(c, e, key, keys)) != IG_OK)
+        return exec_reg_fail(c, key, "must be an object {src, dest, mode}");
+    if ((st = exec_reg_check_keys(c, e, key, keys)) != IG_OK)
         return st;
     if (src == NULL || dest == NULL ||
-        reg_has_nul(src, json_string_length(json_object_get(e, "src"))) ||
-        reg_has_nul(dest, json_string_length(json_object_get(e, "dest"))))
-        return reg_fail(c, key, "src and dest must be strings");
+        exec_reg_has_nul(src, json_string_length(json_object_get(e, "src"))) ||
+        exec_reg_has_nul(dest, json_string_length(json_object_get(e, "dest"))))
+        return exec_reg_fail(c, key, "src and dest must be strings");
     if (!path_normal(src))
-        return reg_fail(c, key,
-                        "src must be an absolute path without . or .. or // "
-                        "(got \"%.200s\")",
-                        src);
+        return exec_reg_fail(
+            c, key,
+            "src must be an absolute path without . or .. or // "
+            "(got \"%.200s\")",
+            src);
     if ((st = check_dest(c, key, dest)) != IG_OK)
         return st;
     if (mode != NULL && strcmp(mode, "ro") != 0 && strcmp(mode, "rw") != 0)
-        return reg_fail(c, key, "mode must be \"ro\" or \"rw\"");
+        return exec_reg_fail(c, key, "mode must be \"ro\" or \"rw\"");
     if (realpath(src, real) == NULL)
-        return reg_fail(c, key, "src %.200s does not exist", src);
+        return exec_reg_fail(c, key, "src %.200s does not exist", src);
     if (strcmp(real, "/") == 0)
-        return reg_fail(c, key, "src may not be /");
+        return exec_reg_fail(c, key, "src may not be /");
     b->rw = mode != NULL && strcmp(mode, "rw") == 0;
     b->src = strdup(real);
     b->dest = strdup(dest);
@@ -140,7 +143,7 @@ load_one(const struct reg_ctx *c, const json_t *e, size_t i,
 }
 
 enum ig_status
-exec_binds_load(const struct reg_ctx *c, struct exec_action *a)
+exec_binds_load(const struct exec_reg_ctx *c, struct exec_action *a)
 {
     const json_t *v = json_object_get(a->settings, "binds"), *e;
     enum ig_status st;
@@ -149,8 +152,9 @@ exec_binds_load(const struct reg_ctx *c, struct exec_action *a)
     if (v == NULL)
         return IG_OK;
     if (!json_is_array(v) || json_array_size(v) > IG_EXEC_MAX_BINDS)
-        return reg_fail(c, "exec.binds", "must be an array of at most %d binds",
-                        IG_EXEC_MAX_BINDS);
+        return exec_reg_fail(c, "exec.binds",
+                             "must be an array of at most %d binds",
+                             IG_EXEC_MAX_BINDS);
     if (json_array_size(v) == 0)
         return IG_OK;
     a->binds = calloc(json_array_size(v), sizeof(*a->binds));
@@ -165,9 +169,9 @@ exec_binds_load(const struct reg_ctx *c, struct exec_action *a)
         for (j = 0; j < i; j++)
             if (path_within(a->binds[i].dest, a->binds[j].dest) ||
                 path_within(a->binds[j].dest, a->binds[i].dest))
-                return reg_fail(c, "exec.binds",
-                                "dest %.200s overlaps dest %.200s",
-                                a->binds[i].dest, a->binds[j].dest);
+                return exec_reg_fail(c, "exec.binds",
+                                     "dest %.200s overlaps dest %.200s",
+                                     a->binds[i].dest, a->binds[j].dest);
     }
     return IG_OK;
 }

@@ -14,8 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,84 +25,6 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 #include "ig_text.h"
-
-enum ig_status
-reg_fail(const struct reg_ctx *c, const char *key, const char *fmt, ...)
-{
-    char msg[IG_ERR_MSGMAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (c->action != NULL && key != NULL)
-        return ig_err_set(c->err, IG_ERR_INVALID,
-                          "%s: action \"%.64s\": %s: %s", c->file, c->action,
-                          key, msg);
-    if (c->action != NULL)
-        return ig_err_set(c->err, IG_ERR_INVALID, "%s: action \"%.64s\": %s",
-                          c->file, c->action, msg);
-    if (key != NULL)
-        return ig_err_set(c->err, IG_ERR_INVALID, "%s: %s: %s", c->file, key,
-                          msg);
-    return ig_err_set(c->err, IG_ERR_INVALID, "%s: %s", c->file, msg);
-}
-
-int
-reg_has_nul(const char *s, size_t len)
-{
-    return memchr(s, '\0', len) != NULL;
-}
-
-enum ig_status
-reg_check_keys(const struct reg_ctx *c, const json_t *obj, const char *prefix,
-               const char *const *allowed)
-{
-    char key[160];
-    const char *k;
-    json_t *v;
-    size_t i;
-
-    json_object_foreach(ig_json_unconst(obj), k, v)
-    {
-        for (i = 0; allowed[i] != NULL; i++)
-            if (strcmp(k, allowed[i]) == 0)
-                break;
-        if (allowed[i] == NULL) {
-            (void)snprintf(key, sizeof(key), "%s%s%.64s", prefix,
-                           prefix[0] != '\0' ? "." : "", k);
-            return reg_fail(c, key, "unknown key");
-        }
-    }
-    return IG_OK;
-}
-
-enum ig_status
-reg_get_int(const struct reg_ctx *c, json_t *obj, const char *prefix,
-            const char *name, double lo, double hi, double def, double *out)
-{
-    char key[160];
-    json_t *v = json_object_get(obj, name);
-    double d;
-
-    (void)snprintf(key, sizeof(key), "%s.%s", prefix, name);
-    if (v == NULL) {
-        /* json_object_set_new steals the new real. */
-        if (json_object_set_new(obj, name, json_real(def)) != 0)
-            return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
-        *out = def;
-        return IG_OK;
-    }
-    if (!json_is_number(v))
-        return reg_fail(c, key, "must be an integer");
-    d = json_number_value(v);
-    if (!isfinite(d) || trunc(d) != d)
-        return reg_fail(c, key, "must be an integer");
-    if (d < lo || d > hi)
-        return reg_fail(c, key, "must be between %.0f and %.0f", lo, hi);
-    *out = d;
-    return IG_OK;
-}
 
 /* Read the whole file; *text is malloc'd and NUL-terminated. */
 static enum ig_status
@@ -175,12 +95,12 @@ var_name_len(const char *s, size_t n)
 
 /* Expand every ${NAME} in the string v from the environment, in place. */
 static enum ig_status
-expand_string(const struct reg_ctx *c, const char *key, json_t *v)
+expand_string(const struct exec_reg_ctx *c, const char *key, json_t *v)
 {
     const char *s = json_string_value(v), *val;
     size_t len = json_string_length(v), i = 0, n;
     enum ig_status st = IG_OK;
-    char name[130];
+    char name[IG_EXEC_ENV_NAME_MAX + 1];
     struct ig_buf b;
 
     for (i = 0; i + 1 < len && !(s[i] == '$' && s[i + 1] == '{'); i++)
@@ -197,15 +117,15 @@ expand_string(const struct reg_ctx *c, const char *key, json_t *v)
         n = var_name_len(s + i + 2, len - i - 2);
         if (n == 0 || n >= sizeof(name) || i + 2 + n >= len ||
             s[i + 2 + n] != '}') {
-            st = reg_fail(c, key, "malformed ${...}: want ${NAME}");
+            st = exec_reg_fail(c, key, "malformed ${...}: want ${NAME}");
             goto out;
         }
         memcpy(name, s + i + 2, n);
         name[n] = '\0';
         val = getenv(name);
         if (val == NULL) {
-            st =
-                reg_fail(c, key, "environment variable %.64s is not set", name);
+            st = exec_reg_fail(c, key, "environment variable %.64s is not set",
+                               name);
             goto out;
         }
         st = ig_buf_adds(&b, val);
@@ -216,9 +136,9 @@ expand_string(const struct reg_ctx *c, const char *key, json_t *v)
         goto out;
     }
     if (st != IG_OK)
-        st = reg_fail(c, key, "expanded value is too long");
+        st = exec_reg_fail(c, key, "expanded value is too long");
     else if (json_string_setn(v, b.data != NULL ? b.data : "", b.len) != 0)
-        st = reg_fail(c, key, "expanded value is not valid UTF-8");
+        st = exec_reg_fail(c, key, "expanded value is not valid UTF-8");
 out:
     ig_buf_release(&b);
     return st;
@@ -226,7 +146,7 @@ out:
 
 /* Expand ${NAME} in every string value below v; path names v. */
 static enum ig_status
-expand_tree(const struct reg_ctx *c, const char *path, json_t *v)
+expand_tree(const struct exec_reg_ctx *c, const char *path, json_t *v)
 {
     enum ig_status st = IG_OK;
     char sub[200];
@@ -273,36 +193,36 @@ credential_name_valid(const char *s, size_t len)
 
 /* The handler, its settings object and the credential of one action. */
 static enum ig_status
-load_handler(const struct reg_ctx *c, json_t *def, struct exec_action *a)
+load_handler(const struct exec_reg_ctx *c, json_t *def, struct exec_action *a)
 {
     json_t *h = json_object_get(def, "handler");
     json_t *cred = json_object_get(def, "credential");
     const char *want, *other;
 
     if (!json_is_string(h))
-        return reg_fail(c, "handler", "must be \"http\" or \"exec\"");
+        return exec_reg_fail(c, "handler", "must be \"http\" or \"exec\"");
     if (strcmp(json_string_value(h), "http") == 0)
         a->handler = EXEC_HANDLER_HTTP;
     else if (strcmp(json_string_value(h), "exec") == 0)
         a->handler = EXEC_HANDLER_EXEC;
     else
-        return reg_fail(c, "handler", "must be \"http\" or \"exec\"");
+        return exec_reg_fail(c, "handler", "must be \"http\" or \"exec\"");
     want = a->handler == EXEC_HANDLER_HTTP ? "http" : "exec";
     other = a->handler == EXEC_HANDLER_HTTP ? "exec" : "http";
     a->settings = json_object_get(def, want);
     if (a->settings == NULL)
-        return reg_fail(c, want, "missing (handler is \"%s\")", want);
+        return exec_reg_fail(c, want, "missing (handler is \"%s\")", want);
     if (!json_is_object(a->settings))
-        return reg_fail(c, want, "must be an object");
+        return exec_reg_fail(c, want, "must be an object");
     if (json_object_get(def, other) != NULL)
-        return reg_fail(c, other, "not allowed (handler is \"%s\")", want);
+        return exec_reg_fail(c, other, "not allowed (handler is \"%s\")", want);
     if (cred != NULL) {
         if (!json_is_string(cred) ||
             !credential_name_valid(json_string_value(cred),
                                    json_string_length(cred)))
-            return reg_fail(c, "credential",
-                            "must be a secret name "
-                            "^[a-z0-9][a-z0-9._-]{0,63}$");
+            return exec_reg_fail(c, "credential",
+                                 "must be a secret name "
+                                 "^[a-z0-9][a-z0-9._-]{0,63}$");
         a->credential = strdup(json_string_value(cred));
         if (a->credential == NULL)
             return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
@@ -325,7 +245,7 @@ action_release(struct exec_action *a)
 
 /* Check one action definition and fill a. */
 static enum ig_status
-load_action(struct reg_ctx *c, const char *name, json_t *def,
+load_action(struct exec_reg_ctx *c, const char *name, json_t *def,
             struct exec_action *a)
 {
     static const char *const keys[] = {"handler", "credential", "params",
@@ -335,11 +255,11 @@ load_action(struct reg_ctx *c, const char *name, json_t *def,
 
     c->action = name;
     if (!ig_action_valid(name))
-        return reg_fail(c, NULL,
-                        "invalid action name: want ^[a-z][a-z0-9._:-]{0,119}$");
+        return exec_reg_fail(
+            c, NULL, "invalid action name: want ^[a-z][a-z0-9._:-]{0,119}$");
     if (!json_is_object(def))
-        return reg_fail(c, NULL, "must be an object");
-    if ((st = reg_check_keys(c, def, "", keys)) != IG_OK)
+        return exec_reg_fail(c, NULL, "must be an object");
+    if ((st = exec_reg_check_keys(c, def, "", keys)) != IG_OK)
         return st;
     a->name = strdup(name);
     if (a->name == NULL)
@@ -349,7 +269,7 @@ load_action(struct reg_ctx *c, const char *name, json_t *def,
         return st;
     params = json_object_get(def, "params");
     if (params != NULL && !json_is_object(params))
-        return reg_fail(c, "params", "must be an object");
+        return exec_reg_fail(c, "params", "must be an object");
     if ((st = exec_schema_load(c, params, a)) != IG_OK)
         return st;
     return exec_settings_load(c, a);
@@ -373,7 +293,7 @@ name_cmp(const void *key, const void *elem)
 
 /* Check the document's top level and load every action into r. */
 static enum ig_status
-load_doc(struct reg_ctx *c, struct exec_registry *r)
+load_doc(struct exec_reg_ctx *c, struct exec_registry *r)
 {
     static const char *const keys[] = {"actions", NULL};
     json_t *actions = json_object_get(r->doc, "actions"), *def;
@@ -381,11 +301,12 @@ load_doc(struct reg_ctx *c, struct exec_registry *r)
     const char *name;
 
     if (!json_is_object(r->doc))
-        return reg_fail(c, NULL, "must be a JSON object {\"actions\": {...}}");
-    if ((st = reg_check_keys(c, r->doc, "", keys)) != IG_OK)
+        return exec_reg_fail(c, NULL,
+                             "must be a JSON object {\"actions\": {...}}");
+    if ((st = exec_reg_check_keys(c, r->doc, "", keys)) != IG_OK)
         return st;
     if (!json_is_object(actions))
-        return reg_fail(c, "actions", "must be an object");
+        return exec_reg_fail(c, "actions", "must be an object");
     r->actions = calloc(json_object_size(actions) + 1, sizeof(*r->actions));
     if (r->actions == NULL)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
@@ -406,7 +327,7 @@ enum ig_status
 exec_registry_load(const char *path, struct exec_registry **out,
                    struct ig_err *err)
 {
-    struct reg_ctx c = {path, NULL, err};
+    struct exec_reg_ctx c = {path, NULL, err};
     struct exec_registry *r = NULL;
     struct ig_err jerr;
     enum ig_status st;

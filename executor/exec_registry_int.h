@@ -1,8 +1,11 @@
 /*
  * exec_registry_int.h - the action registry's internals, shared by
  * exec_registry.c (file, ${VAR} expansion, actions, lookup), exec_schema.c
- * (parameter specs and exec_params_check) and exec_settings.c (the "http"
- * and "exec" handler settings).
+ * (parameter specs and exec_params_check), exec_settings.c (the "http"
+ * and "exec" handler settings) and exec_binds.c (an exec action's binds).
+ * Their shared helpers (errors, key checks, integer settings) are in
+ * exec_registry_util.c, which calls none of them: the files depend
+ * downward only (registry -> settings -> schema, binds -> util).
  *
  * The registry owns the parsed JSON document; each action's settings
  * pointer borrows the "http" or "exec" object inside it, with defaults
@@ -62,8 +65,10 @@ struct exec_registry {
     size_t n;
 };
 
+/* ---- exec_registry_util.c ---- */
+
 /* Where a load-time error is: the file and the action being read. */
-struct reg_ctx {
+struct exec_reg_ctx {
     const char *file;
     const char *action; /* NULL outside an action */
     struct ig_err *err;
@@ -73,27 +78,28 @@ struct reg_ctx {
  * Set err to `FILE: action "A": KEY: MESSAGE` (parts omitted when NULL)
  * and return IG_ERR_INVALID.
  */
-enum ig_status reg_fail(const struct reg_ctx *c, const char *key,
-                        const char *fmt, ...) IG_PRINTF(3, 4);
+enum ig_status exec_reg_fail(const struct exec_reg_ctx *c, const char *key,
+                             const char *fmt, ...) IG_PRINTF(3, 4);
 
 /* Refuse any key of obj not in the NULL-terminated list allowed. */
-enum ig_status reg_check_keys(const struct reg_ctx *c, const json_t *obj,
-                              const char *prefix,
-                              const char *const *allowed) IG_WUR;
+enum ig_status exec_reg_check_keys(const struct exec_reg_ctx *c,
+                                   const json_t *obj, const char *prefix,
+                                   const char *const *allowed) IG_WUR;
 
 /*
  * obj[name] as an integer in [lo, hi]; when absent, store def into obj
  * (a json_real) and *out. key names the member in errors.
  */
-enum ig_status reg_get_int(const struct reg_ctx *c, json_t *obj,
-                           const char *prefix, const char *name, double lo,
-                           double hi, double def, double *out) IG_WUR;
+enum ig_status exec_reg_get_int(const struct exec_reg_ctx *c, json_t *obj,
+                                const char *prefix, const char *name, double lo,
+                                double hi, double def, double *out) IG_WUR;
 
 /* 1 when s (len bytes) contains a NUL byte. */
-int reg_has_nul(const char *s, size_t len);
+int exec_reg_has_nul(const char *s, size_t len);
 
 /* Parse and compile the "params" object into a->params. */
-enum ig_status exec_schema_load(const struct reg_ctx *c, const json_t *params,
+enum ig_status exec_schema_load(const struct exec_reg_ctx *c,
+                                const json_t *params,
                                 struct exec_action *a) IG_WUR;
 
 /* Free one parameter's storage and its compiled pattern. */
@@ -107,12 +113,12 @@ const struct exec_param *exec_param_find(const struct exec_action *a,
  * Validate a's handler settings object (a->settings) against its declared
  * parameters and fill in defaults.
  */
-enum ig_status exec_settings_load(const struct reg_ctx *c,
+enum ig_status exec_settings_load(const struct exec_reg_ctx *c,
                                   struct exec_action *a) IG_WUR;
 
 /* Parse and check the exec settings' "binds" into a->binds
    (exec_binds.c); exec_binds_release frees them. */
-enum ig_status exec_binds_load(const struct reg_ctx *c,
+enum ig_status exec_binds_load(const struct exec_reg_ctx *c,
                                struct exec_action *a) IG_WUR;
 void exec_binds_release(struct exec_action *a);
 

@@ -54,7 +54,7 @@
  * exec_settings.c at registry load; "response" and "response_fields" must
  * also be among the keys load_http allows. err->msg names the member,
  * e.g. `http.response_fields.id: must be a JSON pointer ...`, ready for
- * reg_fail(c, NULL, "%s", err->msg). IG_ERR_INVALID, IG_ERR_NOMEM (the
+ * exec_reg_fail(c, NULL, "%s", err->msg). IG_ERR_INVALID, IG_ERR_NOMEM (the
  * default could not be stored). Not thread safe for one object.
  */
 enum ig_status exec_response_settings_check(json_t *http,

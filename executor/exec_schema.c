@@ -25,9 +25,6 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 
-#define DEFAULT_MAX_LENGTH 4096
-#define DEFAULT_MAX_ITEMS 64
-#define DEFAULT_MAX_KEYS 64
 #define INTEGER_LIMIT 9007199254740992.0 /* 2^53 */
 
 static const char *const type_names[] = {
@@ -53,7 +50,7 @@ param_name_valid(const char *s)
     size_t i;
 
     for (i = 0; s[i] != '\0'; i++)
-        if (i >= 64 ||
+        if (i >= IG_EXEC_PARAM_NAME_MAX ||
             !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
               s[i] == '_' || (i > 0 && s[i] >= '0' && s[i] <= '9') ||
               (i > 0 && s[i] == '-')))
@@ -82,47 +79,47 @@ rule_allowed(const char *key, enum exec_ptype t, enum exec_ptype it)
 }
 
 static enum ig_status
-load_pattern(const struct reg_ctx *c, const char *key, const json_t *v,
+load_pattern(const struct exec_reg_ctx *c, const char *key, const json_t *v,
              struct exec_param *p)
 {
     char msg[128];
     int rc;
 
     if (!json_is_string(v) ||
-        reg_has_nul(json_string_value(v), json_string_length(v)))
-        return reg_fail(c, key, "must be a string");
+        exec_reg_has_nul(json_string_value(v), json_string_length(v)))
+        return exec_reg_fail(c, key, "must be a string");
     rc = regcomp(&p->re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
     if (rc != 0) {
         (void)regerror(rc, &p->re, msg, sizeof(msg));
-        return reg_fail(c, key, "does not compile: %s", msg);
+        return exec_reg_fail(c, key, "does not compile: %s", msg);
     }
     p->has_re = 1;
     return IG_OK;
 }
 
 static enum ig_status
-load_enum(const struct reg_ctx *c, const char *key, const json_t *v,
+load_enum(const struct exec_reg_ctx *c, const char *key, const json_t *v,
           struct exec_param *p)
 {
     const json_t *e;
     size_t i;
 
     if (!json_is_array(v) || json_array_size(v) == 0)
-        return reg_fail(c, key, "must be a non-empty array of strings");
-    json_array_foreach(v, i, e) if (!json_is_string(e)) return reg_fail(
+        return exec_reg_fail(c, key, "must be a non-empty array of strings");
+    json_array_foreach(v, i, e) if (!json_is_string(e)) return exec_reg_fail(
         c, key, "must be a non-empty array of strings");
     p->enumv = v;
     return IG_OK;
 }
 
 static enum ig_status
-load_bound(const struct reg_ctx *c, const char *key, const json_t *v, int *has,
-           double *out)
+load_bound(const struct exec_reg_ctx *c, const char *key, const json_t *v,
+           int *has, double *out)
 {
     if (v == NULL)
         return IG_OK;
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return reg_fail(c, key, "must be a number");
+        return exec_reg_fail(c, key, "must be a number");
     *has = 1;
     *out = json_number_value(v);
     return IG_OK;
@@ -130,37 +127,37 @@ load_bound(const struct reg_ctx *c, const char *key, const json_t *v, int *has,
 
 /* The size-like rules: max_length, max_items, max_keys. */
 static enum ig_status
-load_limits(const struct reg_ctx *c, const char *prefix, json_t *spec,
+load_limits(const struct exec_reg_ctx *c, const char *prefix, json_t *spec,
             struct exec_param *p)
 {
     enum exec_ptype scalar = p->type == EXEC_PT_ARRAY ? p->items : p->type;
     enum ig_status st = IG_OK;
     double d;
 
-    p->max_length = DEFAULT_MAX_LENGTH;
-    p->max_items = DEFAULT_MAX_ITEMS;
-    p->max_keys = DEFAULT_MAX_KEYS;
+    p->max_length = IG_EXEC_PARAM_MAX_LENGTH_DEFAULT;
+    p->max_items = IG_EXEC_PARAM_MAX_ITEMS_DEFAULT;
+    p->max_keys = IG_EXEC_PARAM_MAX_KEYS_DEFAULT;
     if (scalar == EXEC_PT_STRING &&
-        (st = reg_get_int(c, spec, prefix, "max_length", 1,
-                          IG_EXEC_MAX_STRING_CHARS, DEFAULT_MAX_LENGTH, &d)) ==
-            IG_OK)
+        (st = exec_reg_get_int(c, spec, prefix, "max_length", 1,
+                               IG_EXEC_MAX_STRING_CHARS,
+                               IG_EXEC_PARAM_MAX_LENGTH_DEFAULT, &d)) == IG_OK)
         p->max_length = (size_t)d;
     if (st == IG_OK && p->type == EXEC_PT_ARRAY &&
-        (st = reg_get_int(c, spec, prefix, "max_items", 1,
-                          IG_JSON_MAX_ARRAY_LENGTH, DEFAULT_MAX_ITEMS, &d)) ==
-            IG_OK)
+        (st = exec_reg_get_int(c, spec, prefix, "max_items", 1,
+                               IG_JSON_MAX_ARRAY_LENGTH,
+                               IG_EXEC_PARAM_MAX_ITEMS_DEFAULT, &d)) == IG_OK)
         p->max_items = (size_t)d;
     if (st == IG_OK && p->type == EXEC_PT_OBJECT &&
-        (st = reg_get_int(c, spec, prefix, "max_keys", 1,
-                          IG_JSON_MAX_OBJECT_MEMBERS, DEFAULT_MAX_KEYS, &d)) ==
-            IG_OK)
+        (st = exec_reg_get_int(c, spec, prefix, "max_keys", 1,
+                               IG_JSON_MAX_OBJECT_MEMBERS,
+                               IG_EXEC_PARAM_MAX_KEYS_DEFAULT, &d)) == IG_OK)
         p->max_keys = (size_t)d;
     return st;
 }
 
 /* Type, required and the keys each type allows. */
 static enum ig_status
-load_shape(const struct reg_ctx *c, const char *prefix, const json_t *spec,
+load_shape(const struct exec_reg_ctx *c, const char *prefix, const json_t *spec,
            struct exec_param *p)
 {
     const json_t *req = json_object_get(spec, "required"), *v;
@@ -171,37 +168,37 @@ load_shape(const struct reg_ctx *c, const char *prefix, const json_t *spec,
     (void)snprintf(key, sizeof(key), "%s.type", prefix);
     p->type = type_from_name(json_object_get(spec, "type"), 0);
     if (p->type == EXEC_PT_NONE)
-        return reg_fail(c, key,
-                        "must be one of string, number, integer, "
-                        "boolean, array, object");
+        return exec_reg_fail(c, key,
+                             "must be one of string, number, integer, "
+                             "boolean, array, object");
     (void)snprintf(key, sizeof(key), "%s.items", prefix);
     if (p->type == EXEC_PT_ARRAY) {
         p->items = type_from_name(json_object_get(spec, "items"), 1);
         if (p->items == EXEC_PT_NONE)
-            return reg_fail(c, key,
-                            "must be one of string, number, "
-                            "integer, boolean");
+            return exec_reg_fail(c, key,
+                                 "must be one of string, number, "
+                                 "integer, boolean");
     }
     (void)snprintf(key, sizeof(key), "%s.required", prefix);
     if (req != NULL && !json_is_boolean(req))
-        return reg_fail(c, key, "must be true or false");
+        return exec_reg_fail(c, key, "must be true or false");
     p->required = json_is_true(req);
     json_object_foreach(ig_json_unconst(spec), k, v)
     {
         ok = rule_allowed(k, p->type, p->items);
         if (ok < 0) {
             (void)snprintf(key, sizeof(key), "%s.%.64s", prefix, k);
-            return reg_fail(c, key, "unknown key");
+            return exec_reg_fail(c, key, "unknown key");
         }
         if (ok == 0)
-            return reg_fail(c, prefix, "\"%s\" is not allowed for type %s", k,
-                            type_names[p->type]);
+            return exec_reg_fail(c, prefix, "\"%s\" is not allowed for type %s",
+                                 k, type_names[p->type]);
     }
     return IG_OK;
 }
 
 static enum ig_status
-load_param(const struct reg_ctx *c, const char *name, json_t *spec,
+load_param(const struct exec_reg_ctx *c, const char *name, json_t *spec,
            struct exec_param *p)
 {
     char prefix[96], key[160];
@@ -210,10 +207,10 @@ load_param(const struct reg_ctx *c, const char *name, json_t *spec,
 
     (void)snprintf(prefix, sizeof(prefix), "params.%.64s", name);
     if (!param_name_valid(name))
-        return reg_fail(c, prefix,
-                        "invalid name: want ^[A-Za-z_][A-Za-z0-9_-]{0,63}$");
+        return exec_reg_fail(
+            c, prefix, "invalid name: want ^[A-Za-z_][A-Za-z0-9_-]{0,63}$");
     if (!json_is_object(spec))
-        return reg_fail(c, prefix, "must be an object");
+        return exec_reg_fail(c, prefix, "must be an object");
     if ((p->name = strdup(name)) == NULL)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
     if ((st = load_shape(c, prefix, spec, p)) != IG_OK)
@@ -235,12 +232,12 @@ load_param(const struct reg_ctx *c, const char *name, json_t *spec,
                          &p->max)) != IG_OK)
         return st;
     if (p->has_min && p->has_max && p->min > p->max)
-        return reg_fail(c, key, "must not be less than min");
+        return exec_reg_fail(c, key, "must not be less than min");
     return load_limits(c, prefix, spec, p);
 }
 
 enum ig_status
-exec_schema_load(const struct reg_ctx *c, const json_t *params,
+exec_schema_load(const struct exec_reg_ctx *c, const json_t *params,
                  struct exec_action *a)
 {
     enum ig_status st;
@@ -250,8 +247,8 @@ exec_schema_load(const struct reg_ctx *c, const json_t *params,
     if (params == NULL)
         return IG_OK;
     if (json_object_size(params) > IG_EXEC_MAX_PARAMS)
-        return reg_fail(c, "params", "more than %d parameters",
-                        IG_EXEC_MAX_PARAMS);
+        return exec_reg_fail(c, "params", "more than %d parameters",
+                             IG_EXEC_MAX_PARAMS);
     a->params = calloc(json_object_size(params) + 1, sizeof(*a->params));
     if (a->params == NULL)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
@@ -320,7 +317,7 @@ check_string(const struct exec_param *p, const char *where, const json_t *v,
 
     if (!json_is_string(v))
         return ig_err_set(err, IG_ERR_INVALID, "%s: must be a string", where);
-    if (reg_has_nul(s, len))
+    if (exec_reg_has_nul(s, len))
         return ig_err_set(err, IG_ERR_INVALID,
                           "%s: must not contain a NUL character", where);
     if (utf8_chars(s, len) > p->max_length)
