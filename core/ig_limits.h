@@ -269,11 +269,39 @@
 #define IG_CFG_QUORUM_MAX 16
 #define IG_CFG_GROUP_MAX 63
 #define IG_CFG_UI_URL_MAX 512
+/* [approvals]: an approver session's idle and total lifetime (smallest,
+   largest), seconds; failed logins counted per approver and address, and
+   the window they are counted in (largest), seconds. */
+#define IG_CFG_SESSION_MIN 60
+#define IG_CFG_SESSION_IDLE_MAX 86400
+#define IG_CFG_SESSION_MAX (7 * 86400)
+#define IG_CFG_LOGIN_FAILURES_MAX 1000
+#define IG_CFG_LOGIN_WINDOW_MAX 86400
+/* What the PDP's [limits] and the executor's config may set: open
+   connections (smallest, largest; per address up to the largest), the
+   request deadline (ms), parked long polls, the store's write queue. */
+#define IG_CFG_CONNECTIONS_MIN 16
+#define IG_CFG_CONNECTIONS_MAX 1000000
+#define IG_CFG_REQUEST_TIMEOUT_MIN_MS 100
+#define IG_CFG_REQUEST_TIMEOUT_MAX_MS 600000
+#define IG_CFG_WAITERS_MAX 1000000
+#define IG_CFG_WRITE_QUEUE_MIN 16
+#define IG_CFG_WRITE_QUEUE_MAX 10000000
 
 /* The executor's config (executor/exec_config.c): the most paths
    `protect` and keys `pdp_public_keys` may list. */
 #define IG_EXEC_PROTECT_MAX 32
 #define IG_EXEC_PUBLIC_KEYS_MAX 64
+/* ... and its defaults: executions at once (and the most settable), the
+   PDP call's timeout (and the longest, ms), open connections in all and
+   per address, the request deadline (ms). */
+#define IG_EXEC_MAX_CONCURRENT 32
+#define IG_EXEC_CONCURRENT_MAX 4096
+#define IG_EXEC_PDP_TIMEOUT_MS 5000
+#define IG_EXEC_PDP_TIMEOUT_MAX_MS 60000
+#define IG_EXEC_MAX_CONNECTIONS 4096
+#define IG_EXEC_MAX_PER_ADDRESS 2048
+#define IG_EXEC_REQUEST_TIMEOUT_MS 10000
 
 /* The registry's handler settings and parameter specs
    (executor/exec_settings.c, exec_schema.c): an http action's timeout_ms

@@ -231,13 +231,16 @@ static const struct key keys[] = {
     STR("spool_dir", spool_dir),
     {"sandbox_user", key_user, 0, 0, 0, 0},
     {"protect", key_protect, 0, 0, 0, 1},
-    LONG("max_concurrent", max_concurrent, 1, 4096),
-    LONG("pdp_timeout_ms", pdp_timeout_ms, 100, 60000),
-    LONG("threads", threads, 1, 64),
-    LONG("max_connections", max_connections, 16, 1000000),
-    LONG("max_connections_per_address", max_per_address, 1, 1000000),
-    LONG("request_timeout_ms", request_timeout_ms, 100, 600000),
-    LONG("outcome_retry_ms", outcome_retry_ms, 10, 60000),
+    LONG("max_concurrent", max_concurrent, 1, IG_EXEC_CONCURRENT_MAX),
+    LONG("pdp_timeout_ms", pdp_timeout_ms, 100, IG_EXEC_PDP_TIMEOUT_MAX_MS),
+    LONG("threads", threads, 1, IG_CFG_THREADS_MAX),
+    LONG("max_connections", max_connections, IG_CFG_CONNECTIONS_MIN,
+         IG_CFG_CONNECTIONS_MAX),
+    LONG("max_connections_per_address", max_per_address, 1,
+         IG_CFG_CONNECTIONS_MAX),
+    LONG("request_timeout_ms", request_timeout_ms,
+         IG_CFG_REQUEST_TIMEOUT_MIN_MS, IG_CFG_REQUEST_TIMEOUT_MAX_MS),
+    LONG("outcome_retry_ms", outcome_retry_ms, 10, IG_EXEC_SPOOL_RETRY_MAX_MS),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(*keys))
@@ -329,13 +332,13 @@ static int
 defaults(struct exec_config *c)
 {
     c->listen_port = 8701;
-    c->max_concurrent = 32;
-    c->pdp_timeout_ms = 5000;
+    c->max_concurrent = IG_EXEC_MAX_CONCURRENT;
+    c->pdp_timeout_ms = IG_EXEC_PDP_TIMEOUT_MS;
     c->threads = 2;
-    c->max_connections = 4096;
-    c->max_per_address = 2048;
-    c->request_timeout_ms = 10000;
-    c->outcome_retry_ms = 500;
+    c->max_connections = IG_EXEC_MAX_CONNECTIONS;
+    c->max_per_address = IG_EXEC_MAX_PER_ADDRESS;
+    c->request_timeout_ms = IG_EXEC_REQUEST_TIMEOUT_MS;
+    c->outcome_retry_ms = IG_EXEC_SPOOL_RETRY_INITIAL_MS;
     if ((c->listen_host = strdup("127.0.0.1")) == NULL ||
         (c->work_dir = strdup("work")) == NULL ||
         (c->spool_dir = strdup("spool")) == NULL)

@@ -26,10 +26,13 @@
 
 static const struct pdp_cfg_key approvals_keys[] = {
     PDP_CFG_INT("quorum", approval_quorum, 1, IG_CFG_QUORUM_MAX),
-    PDP_CFG_I64("session_idle", session_idle, 60, 86400),
-    PDP_CFG_I64("session_max", session_max, 60, 7 * 86400),
-    PDP_CFG_INT("login_max_failures", login_max_failures, 1, 1000),
-    PDP_CFG_I64("login_window", login_window, 1, 86400),
+    PDP_CFG_I64("session_idle", session_idle, IG_CFG_SESSION_MIN,
+                IG_CFG_SESSION_IDLE_MAX),
+    PDP_CFG_I64("session_max", session_max, IG_CFG_SESSION_MIN,
+                IG_CFG_SESSION_MAX),
+    PDP_CFG_INT("login_max_failures", login_max_failures, 1,
+                IG_CFG_LOGIN_FAILURES_MAX),
+    PDP_CFG_I64("login_window", login_window, 1, IG_CFG_LOGIN_WINDOW_MAX),
     PDP_CFG_BOOL("secure_cookies", secure_cookies),
 };
 

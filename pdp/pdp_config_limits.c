@@ -20,13 +20,17 @@
 #include "ig_limits.h"
 
 static const struct pdp_cfg_key limits_keys[] = {
-    PDP_CFG_I64("max_connections", max_connections, 16, 1000000),
-    PDP_CFG_I64("max_connections_per_address", max_per_address, 1, 1000000),
-    PDP_CFG_I64("request_timeout_ms", request_timeout_ms, 100, 600000),
-    PDP_CFG_I64("max_waiters", max_waiters, 0, 1000000),
+    PDP_CFG_I64("max_connections", max_connections, IG_CFG_CONNECTIONS_MIN,
+                IG_CFG_CONNECTIONS_MAX),
+    PDP_CFG_I64("max_connections_per_address", max_per_address, 1,
+                IG_CFG_CONNECTIONS_MAX),
+    PDP_CFG_I64("request_timeout_ms", request_timeout_ms,
+                IG_CFG_REQUEST_TIMEOUT_MIN_MS, IG_CFG_REQUEST_TIMEOUT_MAX_MS),
+    PDP_CFG_I64("max_waiters", max_waiters, 0, IG_CFG_WAITERS_MAX),
     PDP_CFG_I64("max_waiters_per_principal", max_waiters_per_principal, 0,
-                1000000),
-    PDP_CFG_I64("max_write_queue", max_write_queue, 16, 10000000),
+                IG_CFG_WAITERS_MAX),
+    PDP_CFG_I64("max_write_queue", max_write_queue, IG_CFG_WRITE_QUEUE_MIN,
+                IG_CFG_WRITE_QUEUE_MAX),
 };
 
 int
