@@ -60,8 +60,9 @@
  *   trusted_proxies = 10.0.0.0/8, ::1 (whose X-Forwarded-For is believed)
  *
  * Tokens are never stored, only their SHA-256; a presented token is hashed
- * and compared in constant time. Everything is validated at load; an error
- * names the file and line. A loaded config is immutable and may be read
+ * and compared in constant time. The syntax is core/ig_ini.h's (strict:
+ * malformed lines, NUL bytes, overlong lines are errors). Everything is
+ * validated at load; an error names the file and line. A loaded config is immutable and may be read
  * from any thread.
  */
 #ifndef PDP_CONFIG_H
