@@ -142,7 +142,8 @@ begin_section(struct pdp_cfg_parse *p, const char *kind, const char *id)
         ;
     if (i == NSECTIONS) {
         kinds_list(kinds, sizeof(kinds));
-        return pdp_cfg_error(p, "unknown section [%s] (want %s)", kind, kinds);
+        return pdp_cfg_error(p, "unknown section [%.64s] (want %s)", kind,
+                             kinds);
     }
     if (sections[i].id && (id == NULL || !pdp_cfg_valid_id(id)))
         return pdp_cfg_error(p,
