@@ -62,8 +62,8 @@
  * Tokens are never stored, only their SHA-256; a presented token is hashed
  * and compared in constant time. The syntax is core/ig_ini.h's (strict:
  * malformed lines, NUL bytes, overlong lines are errors). Everything is
- * validated at load; an error names the file and line. A loaded config is immutable and may be read
- * from any thread.
+ * validated at load; an error names the file and line. A loaded config is
+ * immutable and may be read from any thread.
  */
 #ifndef PDP_CONFIG_H
 #define PDP_CONFIG_H
