@@ -1,6 +1,7 @@
 /*
- * store_sqlite.c - the SQLite store: opening, the writer thread with
- * group commit, the read connection pool.
+ * store_sqlite.c - the SQLite store: opening and closing, the writer
+ * thread with group commit. The write operations that queue its jobs are
+ * in store_write.c, the read connections in store_pool.c.
  *
  * DESIGN
  * Callers of a write operation enqueue a job and sleep on a condition
@@ -12,7 +13,8 @@
  * leave only after their records are durable; one fsync covers however many
  * requests arrived while the previous one ran.
  * Reads use separate read-only connections (WAL: readers never block the
- * writer and see the last commit), handed out from a small pool.
+ * writer and see the last commit), handed out from a small pool
+ * (store_pool.c).
  *
  * The audit tree's frontier (store_audit.c) is writer state that must
  * follow the database: it is saved before each job and each transaction
