@@ -259,6 +259,9 @@
 /* Bytes of a database file a sequential reader maps into memory (the
    audit log's check at open, `intentgate audit`). */
 #define IG_STORE_MMAP_BYTES 1073741824
+/* WAL pages a commit leaves before the checkpointer thread copies them
+   into the database file (SQLite's own default, moved off the writer). */
+#define IG_STORE_WAL_CHECKPOINT_PAGES 1000
 /* Read connections in the PDP's pool; a reader past it waits for one. */
 #define IG_STORE_MAX_READERS 32
 /* Quota counters (store_count): the longest window, seconds; distinct
