@@ -251,7 +251,7 @@
 /* Longest an escalation may be waited for (escalate_wait), seconds. */
 #define IG_HOOK_WAIT_MAX 3600
 
-/* store */
+/* ---- store ---- */
 
 /* How long a database connection waits for a lock before it fails, ms
    (the PDP's connections and `intentgate audit`'s read-only one). */
