@@ -6,7 +6,7 @@
  * reads the leaves, and cmd_audit_times.c, their times); show in
  * cmd_audit_show.c, export in cmd_audit_export.c, proofs and hash-value in
  * cmd_audit_proof.c and cmd_audit_redact.c; cmd_audit_db.c has the readers
- * they share.
+ * they share. The database is read only through store/store_log.h.
  */
 #include "cli.h"
 

@@ -24,9 +24,6 @@
 #include "ig_json.h"
 #include "ig_time.h"
 
-#define ID_MAX 64
-#define REASONS_MAX 4096 /* one CSV reasons cell */
-
 static const char export_usage[] =
     "usage: intentgate audit export --db FILE [--format jsonl|csv]\n"
     "           [--since TIME] [--until TIME] [--principal P] [--action A]\n"
@@ -67,7 +64,7 @@ struct export_args {
 
 /* What the first pass learns of an intent. */
 struct intent_info {
-    char id[ID_MAX + 1];
+    char id[IG_ID_MAX + 1];
     char *principal, *action, *resource;
     unsigned decisions; /* bit per decision name, see decision_bit */
 };
@@ -123,7 +120,7 @@ intents_add(struct intents *t, const json_t *ev)
     const char *id = jstr(ev, "intent_id");
     struct intent_info *e, *v;
 
-    if (id == NULL || strlen(id) > ID_MAX)
+    if (id == NULL || strlen(id) > IG_ID_MAX)
         return IG_OK;
     if (t->n == t->cap) {
         t->cap = t->cap != 0 ? t->cap * 2 : 1024;
@@ -155,7 +152,7 @@ intents_find(const struct intents *t, const char *id)
 {
     struct intent_info key;
 
-    if (id == NULL || strlen(id) > ID_MAX || t->n == 0)
+    if (id == NULL || strlen(id) > IG_ID_MAX || t->n == 0)
         return NULL;
     (void)snprintf(key.id, sizeof(key.id), "%s", id);
     return bsearch(&key, t->v, t->n, sizeof(*t->v), info_cmp);
@@ -184,7 +181,7 @@ on_decided(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
 /* One pass over the events of a type: intent.received adds,
    intent.decided marks. */
 static enum ig_status
-intents_pass(sqlite3 *db, struct intents *t, const char *type,
+intents_pass(struct store_log *db, struct intents *t, const char *type,
              struct ig_err *err)
 {
     int received = strcmp(type, "intent.received") == 0;
@@ -310,7 +307,7 @@ csv_str(FILE *f, const char *s, int last)
 static int
 csv_reasons(FILE *f, const json_t *reasons)
 {
-    char cell[REASONS_MAX];
+    char cell[IG_AUDIT_CLI_REASONS_MAX];
     size_t i, used = 0;
     int n;
 
@@ -329,7 +326,7 @@ csv_reasons(FILE *f, const json_t *reasons)
 }
 
 static int
-csv_row(FILE *f, sqlite3_int64 seq, const struct row *r)
+csv_row(FILE *f, int64_t seq, const struct row *r)
 {
     char num[32];
 
@@ -348,66 +345,66 @@ csv_row(FILE *f, sqlite3_int64 seq, const struct row *r)
 
 /* ---- the main pass ---- */
 
+/* One event: a line of JSONL or CSV, when it passes the filters. */
 static enum ig_status
-export_events(sqlite3 *db, const struct export_args *a, const struct intents *t,
-              struct ig_err *err)
+export_one(const struct export_args *a, const struct intents *t,
+           const struct store_log_row *row, struct ig_err *err)
 {
-    sqlite3_stmt *q;
-    const char *text;
-    size_t n;
+    const char *text = row->data;
+    size_t n = row->len;
     json_t *ev;
     struct row r;
-    enum ig_status st;
-    int rc, werr = 0;
+    int werr = 0;
 
-    st = acli_prepare(db, "SELECT seq, event FROM audit_events ORDER BY seq",
-                      &q, err);
-    if (st != IG_OK)
+    if (text == NULL || memchr(text, '\n', n) != NULL)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the event at seq %lld is not one line of JSON: "
+                          "the log was altered (run `audit verify`)",
+                          (long long)row->key);
+    if (!a->filtered && !a->csv)
+        return acli_write(stdout, text, n) != 0 || fputc('\n', stdout) == EOF
+                   ? IG_ERR_IO
+                   : IG_OK;
+    if (ig_json_parse(text, n, &ev, NULL) != IG_OK)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the event at seq %lld is not JSON: the log was "
+                          "altered (run `audit verify`)",
+                          (long long)row->key);
+    row_of(ev, t, &r);
+    if (keep(a, &r))
+        werr = a->csv ? csv_row(stdout, row->key, &r) != 0
+                      : acli_write(stdout, text, n) != 0 ||
+                            fputc('\n', stdout) == EOF;
+    json_decref(ev);
+    return werr ? IG_ERR_IO : IG_OK;
+}
+
+static enum ig_status
+export_events(struct store_log *db, const struct export_args *a,
+              const struct intents *t, struct ig_err *err)
+{
+    struct store_log_cursor *c;
+    struct store_log_row row;
+    enum ig_status st = IG_OK;
+
+    if ((st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &c, err)) != IG_OK)
         return st;
-    if (a->csv)
-        werr = fputs("seq,time,type,intent_id,principal,action,resource,"
-                     "decision,reasons\r\n",
-                     stdout) == EOF;
-    while (!werr && st == IG_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        text = (const char *)sqlite3_column_text(q, 1);
-        n = (size_t)sqlite3_column_bytes(q, 1);
-        if (text == NULL || memchr(text, '\n', n) != NULL) {
-            st = ig_err_set(err, IG_ERR_INVALID,
-                            "the event at seq %lld is not one line of JSON: "
-                            "the log was altered (run `audit verify`)",
-                            (long long)sqlite3_column_int64(q, 0));
-            break;
-        }
-        if (!a->filtered && !a->csv) {
-            werr =
-                acli_write(stdout, text, n) != 0 || fputc('\n', stdout) == EOF;
-            continue;
-        }
-        if (ig_json_parse(text, n, &ev, NULL) != IG_OK) {
-            st = ig_err_set(err, IG_ERR_INVALID,
-                            "the event at seq %lld is not JSON: the log was "
-                            "altered (run `audit verify`)",
-                            (long long)sqlite3_column_int64(q, 0));
-            break;
-        }
-        row_of(ev, t, &r);
-        if (keep(a, &r))
-            werr = a->csv ? csv_row(stdout, sqlite3_column_int64(q, 0), &r) != 0
-                          : acli_write(stdout, text, n) != 0 ||
-                                fputc('\n', stdout) == EOF;
-        json_decref(ev);
-    }
-    if (st == IG_OK && !werr && rc != SQLITE_DONE)
-        st = ig_err_set(err, IG_ERR_IO, "reading audit_events: %s",
-                        sqlite3_errmsg(db));
-    if (st == IG_OK && (werr || fflush(stdout) != 0))
+    if (a->csv && fputs("seq,time,type,intent_id,principal,action,resource,"
+                        "decision,reasons\r\n",
+                        stdout) == EOF)
+        st = IG_ERR_IO;
+    while (st == IG_OK && (st = store_log_next(c, &row, err)) == IG_OK)
+        st = export_one(a, t, &row, err);
+    store_log_cursor_free(c);
+    if (st == IG_ERR_NOTFOUND)
+        st = fflush(stdout) == 0 ? IG_OK : IG_ERR_IO;
+    if (st == IG_ERR_IO && err->msg[0] == '\0')
         st = ig_err_set(err, IG_ERR_IO, "cannot write to standard output");
-    sqlite3_finalize(q);
     return st;
 }
 
 static enum ig_status
-write_checkpoints(sqlite3 *db, const char *path, struct ig_err *err)
+write_checkpoints(struct store_log *db, const char *path, struct ig_err *err)
 {
     struct acli_notes ns;
     struct ig_buf line;
@@ -512,7 +509,7 @@ acli_export(int argc, char **argv)
 {
     struct export_args a;
     struct intents t = {NULL, 0, 0};
-    sqlite3 *db = NULL;
+    struct store_log *db = NULL;
     struct ig_err err;
     enum ig_status st;
 
@@ -521,7 +518,7 @@ acli_export(int argc, char **argv)
     if (export_args(argc, argv, &a) != 0)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
-    if ((st = acli_db_open(a.db, &db, &err)) == IG_OK && a.need_map)
+    if ((st = store_log_open(a.db, &db, &err)) == IG_OK && a.need_map)
         st = intents_pass(db, &t, "intent.received", &err);
     if (st == IG_OK && a.decision != NULL)
         st = intents_pass(db, &t, "intent.decided", &err);
@@ -535,6 +532,6 @@ acli_export(int argc, char **argv)
     if (st != IG_OK)
         cli_error(argv[0], "%s", err.msg);
     intents_release(&t);
-    acli_db_close(db);
+    store_log_close(db);
     return acli_exit(st);
 }

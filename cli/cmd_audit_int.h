@@ -1,13 +1,9 @@
 /*
  * cmd_audit_int.h - private to `intentgate audit` (cmd_audit*.c): reading
- * an audit log - the PDP's SQLite database opened read-only, or an export
- * (leaves as JSONL, checkpoints as JSONL) - and the verifier key.
- *
- * The database tables read are the PDP's: audit_events (seq, event) with
- * leaf index = seq - 1, audit_nodes (level, idx, hash) with level 0 the
- * leaf hashes, and checkpoints (size, note, created_at). Everything is
- * read inside one read transaction, so a log the PDP is still appending
- * to is seen at one instant.
+ * an audit log - the PDP's database, opened read-only through the store
+ * (store/store_log.h: one snapshot, never written), or an export (leaves
+ * as JSONL, checkpoints as JSONL) - and the verifier key. Nothing here
+ * knows the database's schema.
  *
  * Helpers return enum ig_status with err filled; acli_exit() maps a status
  * to the command's exit code: bad input (IG_ERR_INVALID, IG_ERR_LIMIT,
@@ -17,7 +13,6 @@
 #define CMD_AUDIT_INT_H
 
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,12 +23,7 @@
 #include "cli.h"
 #include "ig_error.h"
 #include "ig_limits.h"
-
-/* Longest leaf read from an export line or the database: an event holding
-   a whole intent binding (IG_CANON_MAX_BYTES) and its own fields. */
-#define ACLI_LEAF_MAX (IG_CANON_MAX_BYTES + 64 * 1024)
-/* Most checkpoints one verification reads. */
-#define ACLI_CHECKPOINTS_MAX (1u << 20)
+#include "store_log.h"
 
 /* The subcommands (cmd_audit*.c), argv[0] their name. */
 int acli_verify(int argc, char **argv);
@@ -79,19 +69,23 @@ struct acli_notes {
     char **note;
     size_t *len;
     uint64_t *size; /* the size the source gave (table column, JSONL) */
+    int64_t *at;    /* when it was signed (the database's created_at); 0 */
     size_t n, cap;
+    size_t ndb; /* note[0..ndb) came from the database, in size order */
 };
 
 void acli_notes_init(struct acli_notes *ns);
 void acli_notes_release(struct acli_notes *ns);
-/* Add a copy of note (len bytes) given as size. */
-enum ig_status acli_notes_add(struct acli_notes *ns, uint64_t size,
+/* Add a copy of note (len bytes) given as size, signed at `at` (0:
+   unknown). */
+enum ig_status acli_notes_add(struct acli_notes *ns, uint64_t size, int64_t at,
                               const char *note, size_t len) IG_WUR;
 /* Add every line {"size":N,"note":"..."} of a JSONL file. */
 enum ig_status acli_notes_read_file(struct acli_notes *ns, const char *path,
                                     struct ig_err *err) IG_WUR;
-/* Add every row of the checkpoints table, in size order. */
-enum ig_status acli_notes_read_db(struct acli_notes *ns, sqlite3 *db,
+/* Add every checkpoint of the database, in size order (first: before
+   any other note). */
+enum ig_status acli_notes_read_db(struct acli_notes *ns, struct store_log *db,
                                   struct ig_err *err) IG_WUR;
 
 /* The tree size a checkpoint note's text states (its second line), or -1
@@ -100,53 +94,25 @@ int acli_note_size(const char *note, size_t len, uint64_t *size);
 
 /* ---- the database ---- */
 
-/* Open path read-only and start a read transaction; checks that it holds
-   an audit log. IG_ERR_INVALID (not a database, no audit tables). */
-enum ig_status acli_db_open(const char *path, sqlite3 **out,
-                            struct ig_err *err) IG_WUR;
-/* End the transaction and close. NULL is fine. */
-void acli_db_close(sqlite3 *db);
-
-/* Prepare sql on db; IG_ERR_IO naming the database's message. */
-enum ig_status acli_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **out,
-                            struct ig_err *err) IG_WUR;
-
 /*
  * Call fn(ctx, leaf index, event, err) for each event whose top-level key
  * is the string value, in log order (found by the text `"key":"value"`,
  * then checked on the parsed event; leaves that do not parse are skipped:
  * `audit verify` reports them). fn returns IG_OK to go on.
  */
-#define ACLI_NEEDLE_MAX 128
 typedef enum ig_status (*acli_event_fn)(void *ctx, uint64_t index, json_t *ev,
                                         struct ig_err *err);
-enum ig_status acli_db_events(sqlite3 *db, const char *key, const char *value,
-                              acli_event_fn fn, void *ctx,
+enum ig_status acli_db_events(struct store_log *db, const char *key,
+                              const char *value, acli_event_fn fn, void *ctx,
                               struct ig_err *err) IG_WUR;
-
-/* audit_fetch_fn over the audit_nodes table: ctx is a struct acli_nodes. */
-struct acli_nodes {
-    sqlite3_stmt *st; /* SELECT hash FROM audit_nodes WHERE level, idx */
-};
-enum ig_status acli_nodes_open(struct acli_nodes *nodes, sqlite3 *db,
-                               struct ig_err *err) IG_WUR;
-void acli_nodes_close(struct acli_nodes *nodes);
-enum ig_status acli_nodes_fetch(void *ctx, unsigned level, uint64_t index,
-                                unsigned char out[AUDIT_HASH_BYTES]);
 
 /* The note of the checkpoint of size (size 0: the latest): *note malloc'd,
  *got the size. IG_ERR_NOTFOUND when there is none. */
-enum ig_status acli_db_checkpoint(sqlite3 *db, uint64_t size, char **note,
-                                  size_t *len, uint64_t *got,
+enum ig_status acli_db_checkpoint(struct store_log *db, uint64_t size,
+                                  char **note, size_t *len, uint64_t *got,
                                   struct ig_err *err) IG_WUR;
 
-/* The leaf at index (its event text, malloc'd). IG_ERR_NOTFOUND. */
-enum ig_status acli_db_leaf(sqlite3 *db, uint64_t index, char **leaf,
-                            size_t *len, struct ig_err *err) IG_WUR;
-
 /* ---- verify: one verifier per key, the leaves (cmd_audit_leaves.c) ---- */
-
-#define ACLI_KEYS_MAX 8 /* --key options: a log's keys over its rotations */
 
 struct acli_times;
 
@@ -154,8 +120,8 @@ struct acli_times;
    the one of the key that signed it (one no key opens to the first),
    every leaf to all of them. */
 struct acli_vset {
-    struct audit_verifier key[ACLI_KEYS_MAX];
-    struct audit_verify *v[ACLI_KEYS_MAX];
+    struct audit_verifier key[IG_AUDIT_CLI_KEYS_MAX];
+    struct audit_verify *v[IG_AUDIT_CLI_KEYS_MAX];
     size_t n;
 };
 
@@ -173,7 +139,7 @@ void acli_vset_free(struct acli_vset *s);
    longer match audit_nodes are recorded; *compared counts the stored
    hashes compared) or of an export file to the verifiers and to t (may be
    NULL). IG_ERR_IO / IG_ERR_INVALID / IG_ERR_LIMIT with err. */
-enum ig_status acli_leaves_db(sqlite3 *db, struct acli_vset *v,
+enum ig_status acli_leaves_db(struct store_log *db, struct acli_vset *v,
                               struct acli_times *t, uint64_t *compared,
                               struct ig_err *err) IG_WUR;
 enum ig_status acli_leaves_file(const char *path, struct acli_vset *v,
@@ -204,8 +170,10 @@ struct acli_times_opts {
 
 struct acli_times;
 
-/* Start: db (may be NULL) gives the checkpoints' signing times. */
-enum ig_status acli_times_new(const struct acli_times_opts *o, sqlite3 *db,
+/* Start: the database's notes in ns (ns->ndb of them; ns may be NULL)
+   give the checkpoints' signing times. ns must outlive t. */
+enum ig_status acli_times_new(const struct acli_times_opts *o,
+                              const struct acli_notes *ns,
                               struct acli_times **out,
                               struct ig_err *err) IG_WUR;
 /* The next leaf (index in log order, its exact bytes). */

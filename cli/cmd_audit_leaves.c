@@ -21,44 +21,48 @@
 /* ---- the stored leaf hashes ---- */
 
 struct node_cursor {
-    sqlite3_stmt *q;
+    struct store_log_cursor *c;
     int have;
     uint64_t idx;
     const unsigned char *hash;
-    int hash_len;
+    size_t hash_len;
+    enum ig_status st; /* IG_ERR_IO once a read failed */
 };
 
 static void
-node_next(struct node_cursor *c)
+node_next(struct node_cursor *n, struct ig_err *err)
 {
-    sqlite3_int64 idx;
+    struct store_log_row row;
+    enum ig_status st = IG_OK;
 
-    c->have = 0;
-    while (c->q != NULL && sqlite3_step(c->q) == SQLITE_ROW) {
-        idx = sqlite3_column_int64(c->q, 0);
-        if (idx < 0)
+    n->have = 0;
+    while (n->st == IG_OK && (st = store_log_next(n->c, &row, err)) == IG_OK) {
+        if (row.key < 0)
             continue;
-        c->idx = (uint64_t)idx;
-        c->hash = sqlite3_column_blob(c->q, 1);
-        c->hash_len = sqlite3_column_bytes(c->q, 1);
-        c->have = 1;
+        n->idx = (uint64_t)row.key;
+        n->hash = row.data;
+        n->hash_len = row.len;
+        n->have = 1;
         return;
     }
+    if (n->st == IG_OK && st != IG_ERR_NOTFOUND)
+        n->st = st;
 }
 
 /* Compare a leaf's hash with its stored level-0 node: 0 same or not
    stored, -1 different. *compared counts comparisons. */
 static int
-node_check(struct node_cursor *c, uint64_t index,
-           const unsigned char hash[AUDIT_HASH_BYTES], uint64_t *compared)
+node_check(struct node_cursor *n, uint64_t index,
+           const unsigned char hash[AUDIT_HASH_BYTES], uint64_t *compared,
+           struct ig_err *err)
 {
-    while (c->have && c->idx < index)
-        node_next(c);
-    if (!c->have || c->idx != index)
+    while (n->have && n->idx < index)
+        node_next(n, err);
+    if (!n->have || n->idx != index)
         return 0;
     (*compared)++;
-    return c->hash_len == AUDIT_HASH_BYTES &&
-                   memcmp(c->hash, hash, AUDIT_HASH_BYTES) == 0
+    return n->hash_len == AUDIT_HASH_BYTES && n->hash != NULL &&
+                   memcmp(n->hash, hash, AUDIT_HASH_BYTES) == 0
                ? 0
                : -1;
 }
@@ -157,65 +161,69 @@ acli_vset_free(struct acli_vset *s)
         audit_verify_free(s->v[k]);
 }
 
+/* One leaf of the database: its place in the sequence, its hash against
+   the stored one, then to the verifiers. *next is the index it should
+   have; *failed once a finding was recorded (the first is enough). */
+static void
+db_leaf(const struct store_log_row *row, struct acli_vset *v,
+        struct acli_times *t, struct node_cursor *nodes, uint64_t *next,
+        int *failed, uint64_t *compared, struct ig_err *err)
+{
+    unsigned char h[AUDIT_HASH_BYTES];
+    int64_t seq = row->key;
+
+    if (!*failed && (seq < 1 || (uint64_t)seq - 1 < *next)) {
+        acli_vset_fail(v, AUDIT_LEAF_MISMATCH, *next,
+                       "a row with seq %lld is outside the log",
+                       (long long)seq);
+        *failed = 1;
+    } else if (!*failed && (uint64_t)seq - 1 > *next) {
+        acli_vset_fail(v, AUDIT_MISSING_LEAF, *next,
+                       "leaf %llu is missing (a gap in audit_events.seq)",
+                       (unsigned long long)*next);
+        *failed = 1;
+    }
+    audit_leaf_hash(row->data, row->len, h);
+    if (t != NULL)
+        acli_times_leaf(t, *next, row->data, row->len);
+    if (!*failed && node_check(nodes, *next, h, compared, err) != 0) {
+        acli_vset_fail(v, AUDIT_LEAF_MISMATCH, *next,
+                       "leaf %llu no longer hashes to the leaf hash stored "
+                       "when it was appended (audit_nodes level 0)",
+                       (unsigned long long)*next);
+        *failed = 1;
+    }
+    vset_leaf(v, h);
+    *next = seq > 0 ? (uint64_t)seq : *next + 1;
+}
+
 /* Feed the database's leaves in seq order. */
 enum ig_status
-acli_leaves_db(sqlite3 *db, struct acli_vset *v, struct acli_times *t,
+acli_leaves_db(struct store_log *db, struct acli_vset *v, struct acli_times *t,
                uint64_t *compared, struct ig_err *err)
 {
     struct node_cursor nodes;
-    unsigned char h[AUDIT_HASH_BYTES];
-    sqlite3_stmt *q = NULL;
-    sqlite3_int64 seq;
-    const char *text;
-    size_t len;
+    struct store_log_cursor *q = NULL;
+    struct store_log_row row;
     uint64_t next = 0;
     enum ig_status st;
-    int rc, failed = 0;
+    int failed = 0;
 
     memset(&nodes, 0, sizeof(nodes));
-    if ((st = acli_prepare(db,
-                           "SELECT idx, hash FROM audit_nodes WHERE level = 0"
-                           " ORDER BY idx",
-                           &nodes.q, err)) != IG_OK ||
-        (st = acli_prepare(db,
-                           "SELECT seq, event FROM audit_events ORDER BY seq",
-                           &q, err)) != IG_OK)
+    if ((st = store_log_scan(db, STORE_LOG_LEAF_HASHES, NULL, &nodes.c, err)) !=
+            IG_OK ||
+        (st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &q, err)) != IG_OK)
         goto out;
-    node_next(&nodes);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        seq = sqlite3_column_int64(q, 0);
-        if (!failed && (seq < 1 || (uint64_t)seq - 1 < next)) {
-            acli_vset_fail(v, AUDIT_LEAF_MISMATCH, next,
-                           "a row with seq %lld is outside the log",
-                           (long long)seq);
-            failed = 1;
-        } else if (!failed && (uint64_t)seq - 1 > next) {
-            acli_vset_fail(v, AUDIT_MISSING_LEAF, next,
-                           "leaf %llu is missing (a gap in audit_events.seq)",
-                           (unsigned long long)next);
-            failed = 1;
-        }
-        text = (const char *)sqlite3_column_text(q, 1);
-        len = (size_t)sqlite3_column_bytes(q, 1);
-        audit_leaf_hash(text, len, h);
-        if (t != NULL)
-            acli_times_leaf(t, next, text, len);
-        if (!failed && node_check(&nodes, next, h, compared) != 0) {
-            acli_vset_fail(v, AUDIT_LEAF_MISMATCH, next,
-                           "leaf %llu no longer hashes to the leaf hash stored "
-                           "when it was appended (audit_nodes level 0)",
-                           (unsigned long long)next);
-            failed = 1;
-        }
-        vset_leaf(v, h);
-        next = seq > 0 ? (uint64_t)seq : next + 1;
-    }
-    if (rc != SQLITE_DONE)
-        st = ig_err_set(err, IG_ERR_IO, "reading audit_events: %s",
-                        sqlite3_errmsg(db));
+    node_next(&nodes, err);
+    while (nodes.st == IG_OK && (st = store_log_next(q, &row, err)) == IG_OK)
+        db_leaf(&row, v, t, &nodes, &next, &failed, compared, err);
+    if (nodes.st != IG_OK)
+        st = nodes.st; /* err says which read failed */
+    else if (st == IG_ERR_NOTFOUND)
+        st = IG_OK;
 out:
-    sqlite3_finalize(q);
-    sqlite3_finalize(nodes.q);
+    store_log_cursor_free(q);
+    store_log_cursor_free(nodes.c);
     return st;
 }
 
@@ -246,9 +254,9 @@ acli_leaves_file(const char *path, struct acli_vset *v, struct acli_times *t,
                            "%s:%ld: an empty line is not a leaf", path, lineno);
             break;
         }
-        if ((size_t)got > ACLI_LEAF_MAX) {
+        if ((size_t)got > IG_AUDIT_CLI_LEAF_MAX) {
             st = ig_err_set(err, IG_ERR_LIMIT, "%s:%ld: leaf over %u bytes",
-                            path, lineno, (unsigned)ACLI_LEAF_MAX);
+                            path, lineno, (unsigned)IG_AUDIT_CLI_LEAF_MAX);
             break;
         }
         audit_leaf_hash(line, (size_t)got, h);

@@ -130,12 +130,13 @@ proof_args(int argc, char **argv, struct proof_args *a)
 }
 
 static enum ig_status
-write_leaf(sqlite3 *db, uint64_t index, const char *path, struct ig_err *err)
+write_leaf(struct store_log *db, uint64_t index, const char *path,
+           struct ig_err *err)
 {
     char *leaf = NULL;
     size_t len;
     FILE *f;
-    enum ig_status st = acli_db_leaf(db, index, &leaf, &len, err);
+    enum ig_status st = store_log_leaf(db, index, &leaf, &len, err);
 
     if (st != IG_OK)
         return st;
@@ -156,9 +157,10 @@ write_leaf(sqlite3 *db, uint64_t index, const char *path, struct ig_err *err)
 
 /* Check the proof against the checkpoint's root and the stored leaf. */
 static enum ig_status
-proof_self_check(sqlite3 *db, const struct proof_args *a, const char *note,
-                 size_t note_len, unsigned char proof[][AUDIT_HASH_BYTES],
-                 size_t n, struct ig_err *err)
+proof_self_check(struct store_log *db, const struct proof_args *a,
+                 const char *note, size_t note_len,
+                 unsigned char proof[][AUDIT_HASH_BYTES], size_t n,
+                 struct ig_err *err)
 {
     struct audit_checkpoint cp;
     unsigned char h[AUDIT_HASH_BYTES];
@@ -167,7 +169,7 @@ proof_self_check(sqlite3 *db, const struct proof_args *a, const char *note,
     enum ig_status st;
 
     if ((st = note_checkpoint(note, note_len, NULL, &cp, err)) != IG_OK ||
-        (st = acli_db_leaf(db, a->i, &leaf, &len, err)) != IG_OK)
+        (st = store_log_leaf(db, a->i, &leaf, &len, err)) != IG_OK)
         return st;
     audit_leaf_hash(leaf, len, h);
     free(leaf);
@@ -187,10 +189,9 @@ acli_proof(int argc, char **argv)
 {
     unsigned char proof[AUDIT_PROOF_MAX][AUDIT_HASH_BYTES];
     struct proof_args a;
-    struct acli_nodes nodes = {NULL};
     struct ig_buf out;
     struct ig_err err;
-    sqlite3 *db = NULL;
+    struct store_log *db = NULL;
     char *note = NULL;
     size_t note_len, n = 0;
     enum ig_status st;
@@ -202,7 +203,7 @@ acli_proof(int argc, char **argv)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     ig_buf_init(&out, PROOF_FILE_MAX);
-    if ((st = acli_db_open(a.db, &db, &err)) != IG_OK ||
+    if ((st = store_log_open(a.db, &db, &err)) != IG_OK ||
         (st = acli_db_checkpoint(db, a.n, &note, &note_len, &a.n, &err)) !=
             IG_OK)
         goto out;
@@ -212,9 +213,9 @@ acli_proof(int argc, char **argv)
                         (unsigned long long)a.i, (unsigned long long)a.n);
         goto out;
     }
-    if ((st = acli_nodes_open(&nodes, db, &err)) != IG_OK)
+    if ((st = store_log_nodes(db, &err)) != IG_OK)
         goto out;
-    st = audit_inclusion_proof(a.i, a.n, acli_nodes_fetch, &nodes, proof, &n);
+    st = audit_inclusion_proof(a.i, a.n, store_log_fetch_node, db, proof, &n);
     if (st != IG_OK) {
         (void)ig_err_set(&err, st == IG_ERR_NOTFOUND ? IG_ERR_IO : st,
                          "cannot build the proof from audit_nodes: %s",
@@ -237,8 +238,7 @@ acli_proof(int argc, char **argv)
         st = ig_err_set(&err, IG_ERR_IO, "cannot write to standard output");
 out:
     rc = st == IG_OK ? CLI_EXIT_OK : fail(argv[0], st, &err);
-    acli_nodes_close(&nodes);
-    acli_db_close(db);
+    store_log_close(db);
     free(note);
     ig_buf_release(&out);
     return rc;
@@ -285,7 +285,7 @@ cons_args(int argc, char **argv, struct cons_args *a)
 
 /* The roots of the two checkpoints (signatures checked with key). */
 static enum ig_status
-cons_roots(sqlite3 *db, const struct cons_args *a,
+cons_roots(struct store_log *db, const struct cons_args *a,
            const struct audit_verifier *key, struct audit_checkpoint cp[2],
            struct ig_err *err)
 {
@@ -332,9 +332,8 @@ acli_consistency(int argc, char **argv)
     struct audit_checkpoint cp[2];
     struct audit_verifier key;
     struct cons_args a;
-    struct acli_nodes nodes = {NULL};
     struct ig_err err;
-    sqlite3 *db = NULL;
+    struct store_log *db = NULL;
     size_t n = 0;
     enum ig_status st;
 
@@ -344,14 +343,15 @@ acli_consistency(int argc, char **argv)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     if ((a.key != NULL && (st = acli_key_load(a.key, &key, &err)) != IG_OK) ||
-        (st = acli_db_open(a.db, &db, &err)) != IG_OK ||
+        (st = store_log_open(a.db, &db, &err)) != IG_OK ||
         (st = cons_roots(db, &a, a.key != NULL ? &key : NULL, cp, &err)) !=
             IG_OK ||
-        (st = acli_nodes_open(&nodes, db, &err)) != IG_OK)
+        (st = store_log_nodes(db, &err)) != IG_OK)
         goto out;
     if (a.size[0] < a.size[1] &&
-        (st = audit_consistency_proof(a.size[0], a.size[1], acli_nodes_fetch,
-                                      &nodes, proof, &n)) != IG_OK) {
+        (st = audit_consistency_proof(a.size[0], a.size[1],
+                                      store_log_fetch_node, db, proof, &n)) !=
+            IG_OK) {
         st = ig_err_set(&err, IG_ERR_IO,
                         "cannot build the proof from audit_nodes: %s",
                         ig_strerror(st));
@@ -373,8 +373,7 @@ acli_consistency(int argc, char **argv)
     if (cons_print(proof, n) != IG_OK)
         st = ig_err_set(&err, IG_ERR_IO, "cannot write to standard output");
 out:
-    acli_nodes_close(&nodes);
-    acli_db_close(db);
+    store_log_close(db);
     return st == IG_OK ? CLI_EXIT_OK : fail(argv[0], st, &err);
 }
 
@@ -475,7 +474,7 @@ acli_verify_proof(int argc, char **argv)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     ig_buf_init(&pf, PROOF_FILE_MAX);
-    ig_buf_init(&lf, ACLI_LEAF_MAX + 1);
+    ig_buf_init(&lf, IG_AUDIT_CLI_LEAF_MAX + 1);
     if ((st = acli_key_load(key_arg, &key, &err)) == IG_OK &&
         (st = read_file(proof_path, &pf, &err)) == IG_OK &&
         (st = read_file(leaf_path, &lf, &err)) == IG_OK)

@@ -22,9 +22,6 @@
 #include "ig_canon.h"
 #include "ig_json.h"
 
-#define SHOW_EVENT_MAX (8 * 1024 * 1024) /* text of one event's block */
-#define SHOW_EVENTS_MAX 100000           /* events of one intent */
-#define ID_MAX 64
 #define INDENT 28 /* column of an event's description */
 
 static const char show_usage[] =
@@ -345,7 +342,7 @@ event_block(struct sw *w, uint64_t index, const json_t *ev)
 
 struct found {
     json_t *events; /* array of [index, event], log order */
-    char approval_id[ID_MAX + 1];
+    char approval_id[IG_ID_MAX + 1];
     int skip_if_intent; /* keep only events without an intent_id */
 };
 
@@ -357,15 +354,15 @@ keep(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
 
     if (f->skip_if_intent && json_object_get(ev, "intent_id") != NULL)
         return IG_OK;
-    if (json_array_size(f->events) >= SHOW_EVENTS_MAX)
+    if (json_array_size(f->events) >= IG_AUDIT_CLI_SHOW_EVENTS_MAX)
         return ig_err_set(err, IG_ERR_LIMIT, "more than %d events",
-                          SHOW_EVENTS_MAX);
+                          IG_AUDIT_CLI_SHOW_EVENTS_MAX);
     /* "o" steals the new reference to ev. */
     if (json_array_append_new(f->events, json_pack("[I, o]", (json_int_t)index,
                                                    json_incref(ev))) != 0)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     got = jstr(json_object_get(ev, "approval"), "approval_id");
-    if (got != NULL && strlen(got) <= ID_MAX)
+    if (got != NULL && strlen(got) <= IG_ID_MAX)
         (void)snprintf(f->approval_id, sizeof(f->approval_id), "%s", got);
     return IG_OK;
 }
@@ -373,8 +370,8 @@ keep(void *ctx, uint64_t index, json_t *ev, struct ig_err *err)
 /* Events whose top-level key is value (skip_if_intent: only those
    without an intent_id). */
 static enum ig_status
-collect(sqlite3 *db, const char *key, const char *value, int skip_if_intent,
-        struct found *f, struct ig_err *err)
+collect(struct store_log *db, const char *key, const char *value,
+        int skip_if_intent, struct found *f, struct ig_err *err)
 {
     f->skip_if_intent = skip_if_intent;
     return acli_db_events(db, key, value, keep, f, err);
@@ -434,7 +431,7 @@ print_timeline(const char *cmd, const char *id, const struct found *f)
         if (received == NULL && t != NULL && strcmp(t, "intent.received") == 0)
             received = ev;
     }
-    ig_buf_init(&b, SHOW_EVENT_MAX);
+    ig_buf_init(&b, IG_AUDIT_CLI_SHOW_EVENT_MAX);
     w.b = &b;
     w.st = IG_OK;
     header(&w, id, received);
@@ -464,7 +461,7 @@ id_shaped(const char *s)
 {
     size_t n = strlen(s);
 
-    return n > 0 && n <= ID_MAX &&
+    return n > 0 && n <= IG_ID_MAX &&
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                      "0123456789-_") == n;
 }
@@ -474,7 +471,7 @@ acli_show(int argc, char **argv)
 {
     const char *db_path = NULL, *id = NULL;
     struct found f = {NULL, "", 0};
-    sqlite3 *db = NULL;
+    struct store_log *db = NULL;
     struct ig_err err;
     enum ig_status st;
     int i, r, rc;
@@ -505,7 +502,7 @@ acli_show(int argc, char **argv)
         cli_error(argv[0], "out of memory");
         return CLI_EXIT_FAIL;
     }
-    if ((st = acli_db_open(db_path, &db, &err)) != IG_OK ||
+    if ((st = store_log_open(db_path, &db, &err)) != IG_OK ||
         (st = collect(db, "intent_id", id, 0, &f, &err)) != IG_OK ||
         (f.approval_id[0] != '\0' &&
          (st = collect(db, "approval_id", f.approval_id, 1, &f, &err)) !=
@@ -522,6 +519,6 @@ acli_show(int argc, char **argv)
         rc = print_timeline(argv[0], id, &f);
     }
     json_decref(f.events);
-    acli_db_close(db);
+    store_log_close(db);
     return rc;
 }

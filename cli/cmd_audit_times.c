@@ -67,7 +67,8 @@ print_findings(const char *label, const struct findings *f)
 
 struct acli_times {
     struct acli_times_opts o;
-    sqlite3_stmt *cps; /* SELECT size, created_at FROM checkpoints */
+    const struct acli_notes *ns; /* the database's checkpoints */
+    size_t cp_next;              /* the next of them to look at */
     int cp_have;
     uint64_t cp_size, cp_from; /* the next checkpoint, its first new leaf */
     int64_t cp_at, from_time;
@@ -121,16 +122,18 @@ allowed(const struct acli_times *t)
 static void
 next_checkpoint(struct acli_times *t)
 {
-    sqlite3_int64 size, at;
+    uint64_t size;
+    int64_t at;
 
     t->cp_have = 0;
-    while (t->cps != NULL && sqlite3_step(t->cps) == SQLITE_ROW) {
-        size = sqlite3_column_int64(t->cps, 0);
-        at = sqlite3_column_int64(t->cps, 1);
-        if (size <= 0 || (uint64_t)size <= t->cp_size)
+    while (t->ns != NULL && t->cp_next < t->ns->ndb) {
+        size = t->ns->size[t->cp_next];
+        at = t->ns->at[t->cp_next];
+        t->cp_next++;
+        if (size == 0 || size <= t->cp_size)
             continue;
         t->cp_from = t->cp_size; /* the first leaf it newly covers */
-        t->cp_size = (uint64_t)size;
+        t->cp_size = size;
         t->cp_at = at > 0 ? at : NO_TIME;
         t->from_time = NO_TIME;
         t->cp_have = 1;
@@ -139,7 +142,7 @@ next_checkpoint(struct acli_times *t)
 }
 
 enum ig_status
-acli_times_new(const struct acli_times_opts *o, sqlite3 *db,
+acli_times_new(const struct acli_times_opts *o, const struct acli_notes *ns,
                struct acli_times **out, struct ig_err *err)
 {
     struct acli_times *t = calloc(1, sizeof(*t));
@@ -149,13 +152,7 @@ acli_times_new(const struct acli_times_opts *o, sqlite3 *db,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     t->o = *o;
     t->prev = t->first = t->last = NO_TIME;
-    if (db != NULL &&
-        acli_prepare(db,
-                     "SELECT size, created_at FROM checkpoints ORDER BY size",
-                     &t->cps, err) != IG_OK) {
-        free(t);
-        return IG_ERR_IO;
-    }
+    t->ns = ns;
     next_checkpoint(t);
     *out = t;
     return IG_OK;
@@ -294,6 +291,5 @@ acli_times_free(struct acli_times *t)
 {
     if (t == NULL)
         return;
-    sqlite3_finalize(t->cps);
     free(t);
 }

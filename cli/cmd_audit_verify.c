@@ -125,7 +125,7 @@ static const char verify_usage[] =
 struct verify_args {
     const char *db, *leaves, *checkpoints, *anchor;
     const char *interval, *at, *max_gap;
-    const char *keys[ACLI_KEYS_MAX];
+    const char *keys[IG_AUDIT_CLI_KEYS_MAX];
     size_t nkeys;
     struct acli_times_opts t;
 };
@@ -139,8 +139,8 @@ key_opt(int argc, char **argv, int *i, struct verify_args *a)
 
     if (r <= 0)
         return r;
-    if (a->nkeys == ACLI_KEYS_MAX) {
-        cli_error(argv[0], "at most %d --key options", ACLI_KEYS_MAX);
+    if (a->nkeys == IG_AUDIT_CLI_KEYS_MAX) {
+        cli_error(argv[0], "at most %d --key options", IG_AUDIT_CLI_KEYS_MAX);
         return -1;
     }
     a->keys[a->nkeys++] = v;
@@ -271,7 +271,7 @@ struct verify_run {
     struct acli_notes ns;
     struct audit_report rep;
     struct acli_times *times;
-    sqlite3 *db;
+    struct store_log *db;
     uint64_t compared;
     int anchored;                   /* the anchor's note was read */
     struct audit_checkpoint anchor; /* its claim (size 0 if unreadable) */
@@ -375,7 +375,7 @@ read_anchor(struct verify_run *r, struct ig_err *err)
                         r->a.anchor, AUDIT_NOTE_MAX);
     if (st == IG_OK) {
         (void)acli_note_size(buf, n, &size);
-        if ((st = acli_notes_add(&r->ns, size, buf, n)) != IG_OK)
+        if ((st = acli_notes_add(&r->ns, size, 0, buf, n)) != IG_OK)
             (void)ig_err_set(err, st, "cannot keep %s", r->a.anchor);
     }
     /* What it claims, for the report; the verifier checks it. */
@@ -409,7 +409,7 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
                             "time",
                             vs->key[0].name, vs->key[k].name);
     if (st == IG_OK && a->db != NULL &&
-        (st = acli_db_open(a->db, &r->db, err)) == IG_OK)
+        (st = store_log_open(a->db, &r->db, err)) == IG_OK)
         st = acli_notes_read_db(&r->ns, r->db, err);
     if (st == IG_OK && a->checkpoints != NULL)
         st = acli_notes_read_file(&r->ns, a->checkpoints, err);
@@ -427,7 +427,7 @@ run(struct verify_run *r, struct ig_err *err)
     if ((st = verify_inputs(r, err)) != IG_OK)
         return st;
     r->a.t.signed_size = latest(&r->ns, &r->vs, &best) ? best.size : 0;
-    if ((st = acli_times_new(&r->a.t, r->db, &r->times, err)) != IG_OK)
+    if ((st = acli_times_new(&r->a.t, &r->ns, &r->times, err)) != IG_OK)
         return st;
     if ((st = acli_vset_start(&r->vs, &r->ns)) != IG_OK)
         return ig_err_set(err, st, "cannot start: %s", ig_strerror(st));
@@ -470,7 +470,7 @@ acli_verify(int argc, char **argv)
     }
     acli_times_free(r->times);
     acli_vset_free(&r->vs);
-    acli_db_close(r->db);
+    store_log_close(r->db);
     acli_notes_release(&r->ns);
     free(r);
     return rc;

@@ -210,7 +210,8 @@
 #define IG_AUDIT_BACKFILL_CHUNK 10000
 /* Most signature lines in one signed note (the C2SP spec asks for >= 16). */
 #define IG_AUDIT_NOTE_MAX_SIGS 100
-/* Leaves an in-memory audit tree (audit/audit_mem.h) may hold. */
+/* Leaves an in-memory audit tree may hold (tests/support/audit_mem.h:
+   tests and benchmarks only). */
 #define IG_AUDIT_MEM_MAX_LEAVES (UINT64_C(1) << 32)
 /* The auditors' pages (/ui/audit): events per page, rows scanned for one
    filtered page, and the largest log a browser downloads (beyond it:
@@ -325,5 +326,40 @@
 #define IG_EXEC_PARAM_NAME_MAX 64
 #define IG_EXEC_ENV_NAME_MAX 128
 #define IG_EXEC_HEADER_NAME_MAX 128
+
+/* ---- store ---- */
+
+/* How long a database connection waits for a lock before it fails, ms
+   (the PDP's connections and `intentgate audit`'s read-only one). */
+#define IG_STORE_BUSY_TIMEOUT_MS 5000
+/* Bytes of a database file a sequential reader maps into memory (the
+   audit log's check at open, `intentgate audit`). */
+#define IG_STORE_MMAP_BYTES 1073741824
+/* WAL pages a commit leaves before the checkpointer thread copies them
+   into the database file (SQLite's own default, moved off the writer). */
+#define IG_STORE_WAL_CHECKPOINT_PAGES 1000
+/* Read connections in the PDP's pool; a reader past it waits for one. */
+#define IG_STORE_MAX_READERS 32
+/* Quota counters (store_count): the longest window, seconds; distinct
+   keys kept (idle ones are evicted first); the longest key, bytes. */
+#define IG_STORE_COUNT_WINDOW_MAX 86400
+#define IG_STORE_COUNT_KEYS_MAX 100000
+#define IG_STORE_COUNT_KEY_MAX 256
+/* Events of one intent an auditor's page shows (/ui/audit). */
+#define IG_STORE_INTENT_EVENTS_MAX 10000
+/* `intentgate audit`: the longest leaf read from an export line or the
+   database (an event holding a whole intent binding and its own fields),
+   the most checkpoints one verification reads, the most --key options
+   (a log's keys over its rotations), the longest `"key":"value"` text an
+   event is looked up by, and one CSV reasons cell of `audit export`. */
+#define IG_AUDIT_CLI_LEAF_MAX (IG_CANON_MAX_BYTES + 64 * 1024)
+#define IG_AUDIT_CLI_CHECKPOINTS_MAX (1u << 20)
+#define IG_AUDIT_CLI_KEYS_MAX 8
+#define IG_AUDIT_CLI_NEEDLE_MAX 128
+#define IG_AUDIT_CLI_REASONS_MAX 4096
+/* `intentgate audit show`: the text of one event's block, and the events
+   of one intent. */
+#define IG_AUDIT_CLI_SHOW_EVENT_MAX (8 * 1024 * 1024)
+#define IG_AUDIT_CLI_SHOW_EVENTS_MAX 100000
 
 #endif

@@ -55,7 +55,7 @@
 #include "ig_file.h"
 
 static void
-note_free(struct pdp_anchor_note *n)
+note_free(struct store_anchor_note *n)
 {
     free(n->text);
     memset(n, 0, sizeof(*n));
@@ -67,7 +67,7 @@ enum ig_status
 store_anchor_write(struct store *s, const char *note, size_t len,
                    struct ig_err *err)
 {
-    const struct pdp_anchor *an = &s->anchor;
+    const struct store_anchor_state *an = &s->anchor;
 
     (void)unlink(an->tmp);
     if (ig_file_write(an->tmp, note, len, 0600, 1, err) != IG_OK)
@@ -205,7 +205,7 @@ const char *
 store_anchor_extends(struct store *s, uint64_t size,
                      const unsigned char root[AUDIT_HASH_BYTES])
 {
-    const struct pdp_anchor *an = &s->anchor;
+    const struct store_anchor_state *an = &s->anchor;
     unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
     size_t n = 0;
 
@@ -239,7 +239,7 @@ write_failed(struct store *s, const struct ig_err *err)
 static enum ig_status
 flush(struct store *s)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (an->unwritten.text == NULL)
@@ -266,7 +266,7 @@ enum ig_status
 store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
                    const unsigned char root[AUDIT_HASH_BYTES])
 {
-    struct pdp_anchor_note *n = &s->anchor.staged;
+    struct store_anchor_note *n = &s->anchor.staged;
 
     if (s->anchor.path == NULL)
         return IG_OK;
@@ -284,7 +284,7 @@ store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
 void
 store_anchor_after_commit(struct store *s, int committed)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
 
     if (an->staged.text == NULL)
         return;
@@ -303,7 +303,7 @@ store_anchor_after_commit(struct store *s, int committed)
 void
 store_anchor_mark_refused(struct store *s)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (an->path == NULL || an->marked_refused)
@@ -340,7 +340,7 @@ store_anchor_marker_refused(const char *marker)
 void
 store_anchor_close(struct store *s, int clean)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (clean && an->path != NULL && an->unwritten.text == NULL &&

@@ -37,7 +37,7 @@ b64(const unsigned char root[AUDIT_HASH_BYTES], char out[64])
 static enum ig_status
 set_paths(struct store *s, struct ig_err *err)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
     size_t n = strlen(s->opts.audit_anchor) + sizeof(".running");
 
     an->path = strdup(s->opts.audit_anchor);
@@ -121,7 +121,7 @@ static enum ig_status
 adopt(struct store *s, const char *reason, const struct audit_checkpoint *old,
       struct ig_err *err)
 {
-    const struct pdp_audit_state *a = &s->audit;
+    const struct store_audit_state *a = &s->audit;
     char r[64] = "", o[64] = "";
 
     if (a->ckpt_size > 0)
@@ -167,7 +167,7 @@ static enum ig_status
 refuse(struct store *s, const char *why, const struct audit_checkpoint *cp,
        struct ig_err *err)
 {
-    const struct pdp_audit_state *a = &s->audit;
+    const struct store_audit_state *a = &s->audit;
     const char *path = s->anchor.path;
     unsigned long long at = cp != NULL ? (unsigned long long)cp->size : 0,
                        n = (unsigned long long)a->tree.size;
@@ -217,7 +217,7 @@ refuse(struct store *s, const char *why, const struct audit_checkpoint *cp,
 static enum ig_status
 catch_up(struct store *s, int other_key, struct ig_err *err)
 {
-    struct pdp_anchor *an = &s->anchor;
+    struct store_anchor_state *an = &s->anchor;
     struct audit_verifier v;
     struct ig_public_key pub;
     struct audit_checkpoint cp;
@@ -249,7 +249,7 @@ static enum ig_status
 check_present(struct store *s, const struct audit_checkpoint *cp, int other_key,
               int running, struct ig_err *err)
 {
-    struct pdp_audit_state *a = &s->audit;
+    struct store_audit_state *a = &s->audit;
     const char *why = mismatch(s, cp);
     int strict = s->opts.anchor_adopt != STORE_ANCHOR_ADOPT;
 

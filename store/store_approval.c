@@ -221,7 +221,7 @@ vote_row(sqlite3_stmt *st)
 enum ig_status
 store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
 {
-    json_t *votes = json_array(), *v;
+    json_t *votes = json_array(), *v, *res;
     sqlite3_stmt *st;
     int step;
 
@@ -254,11 +254,15 @@ store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
     step = sqlite3_step(st);
-    if (step == SQLITE_ROW)
-        (void)json_object_set_new(
-            approval, "resolution",
-            json_pack("{s:s, s:I}", "result", store_sql_text(st, 0),
-                      "resolved_at", (json_int_t)sqlite3_column_int64(st, 1)));
+    if (step == SQLITE_ROW) {
+        res = json_pack("{s:s, s:I}", "result", store_sql_text(st, 0),
+                        "resolved_at", (json_int_t)sqlite3_column_int64(st, 1));
+        /* json_object_set_new steals res (NULL: fails). */
+        if (json_object_set_new(approval, "resolution", res) != 0) {
+            sqlite3_finalize(st);
+            return IG_ERR_NOMEM;
+        }
+    }
     sqlite3_finalize(st);
     return step == SQLITE_ROW || step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }

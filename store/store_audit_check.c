@@ -32,7 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MMAP_BYTES "1073741824"
+#include "ig_limits.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct level_cursor {
     sqlite3_stmt *st; /* SELECT idx, hash ... WHERE level = ? ORDER BY idx */
@@ -213,8 +216,8 @@ store_audit_recompute(struct store *s, uint64_t stored,
     audit_frontier_init(out);
     /* One sequential pass over the whole file: read it through a memory
        map (as `audit verify` does), not the page cache's copies. */
-    (void)sqlite3_exec(s->wdb, "PRAGMA mmap_size=" MMAP_BYTES, NULL, NULL,
-                       NULL);
+    (void)sqlite3_exec(s->wdb, "PRAGMA mmap_size=" STR(IG_STORE_MMAP_BYTES),
+                       NULL, NULL, NULL);
     if (sqlite3_prepare_v2(s->wdb,
                            "SELECT seq, event FROM audit_events ORDER BY seq",
                            -1, &q, NULL) != SQLITE_OK)
@@ -270,7 +273,7 @@ static enum ig_status
 check_one(struct store *s, audit_fetch_fn fetch, uint64_t size,
           const char *note, struct ig_err *err)
 {
-    struct pdp_audit_state *a = &s->audit;
+    struct store_audit_state *a = &s->audit;
     unsigned char root[AUDIT_HASH_BYTES], want[AUDIT_HASH_BYTES];
 
     if (size == 0 || size > a->tree.size)

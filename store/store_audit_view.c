@@ -15,9 +15,6 @@
 #include "ig_limits.h"
 #include "store_int.h"
 
-#define ID_MAX 64
-#define INTENT_EVENTS_MAX 10000
-
 /* The event of row q as {seq, event}; *ev (borrowed) the parsed object
    or NULL. */
 static json_t *
@@ -92,15 +89,15 @@ store_audit_events(struct store *s, int64_t before, size_t limit,
                    const char *type, const char *intent_id, json_t **out,
                    int64_t *next)
 {
-    char tneedle[ID_MAX + 16], ineedle[ID_MAX + 16];
+    char tneedle[IG_ID_MAX + 16], ineedle[IG_ID_MAX + 16];
     struct store_rconn *c;
     sqlite3_stmt *q = NULL;
     enum ig_status st = IG_ERR_IO;
 
     *out = NULL;
     *next = 0;
-    if (limit == 0 || (type != NULL && strlen(type) > ID_MAX) ||
-        (intent_id != NULL && strlen(intent_id) > ID_MAX))
+    if (limit == 0 || (type != NULL && strlen(type) > IG_ID_MAX) ||
+        (intent_id != NULL && strlen(intent_id) > IG_ID_MAX))
         return IG_ERR_INVALID;
     if ((c = store_read_begin(s)) == NULL)
         return IG_ERR_IO;
@@ -138,9 +135,9 @@ out:
    skip those that carry this key too - an intent's own events). */
 static enum ig_status
 collect(sqlite3 *db, const char *key, const char *value,
-        const char *only_without, json_t *out, char approval[ID_MAX + 1])
+        const char *only_without, json_t *out, char approval[IG_ID_MAX + 1])
 {
-    char needle[2 * ID_MAX];
+    char needle[2 * IG_ID_MAX];
     sqlite3_stmt *q = NULL;
     json_t *row, *ev;
     const char *aid;
@@ -166,9 +163,9 @@ collect(sqlite3 *db, const char *key, const char *value,
         }
         aid = json_string_value(
             json_object_get(json_object_get(ev, "approval"), "approval_id"));
-        if (approval != NULL && aid != NULL && strlen(aid) <= ID_MAX)
-            (void)snprintf(approval, ID_MAX + 1, "%s", aid);
-        if (json_array_size(out) >= INTENT_EVENTS_MAX)
+        if (approval != NULL && aid != NULL && strlen(aid) <= IG_ID_MAX)
+            (void)snprintf(approval, IG_ID_MAX + 1, "%s", aid);
+        if (json_array_size(out) >= IG_STORE_INTENT_EVENTS_MAX)
             st = IG_ERR_LIMIT;
         else if (json_array_append_new(out, row) != 0)
             st = IG_ERR_NOMEM;
@@ -215,12 +212,12 @@ sort_by_seq(json_t *arr)
 enum ig_status
 store_audit_intent_events(struct store *s, const char *intent_id, json_t **out)
 {
-    char approval[ID_MAX + 1] = "";
+    char approval[IG_ID_MAX + 1] = "";
     struct store_rconn *c;
     enum ig_status st;
 
     *out = NULL;
-    if (intent_id == NULL || strlen(intent_id) > ID_MAX)
+    if (intent_id == NULL || strlen(intent_id) > IG_ID_MAX)
         return IG_ERR_INVALID;
     if ((*out = json_array()) == NULL)
         return IG_ERR_NOMEM;

@@ -14,7 +14,7 @@
 
 #include <time.h>
 
-#define CKPT_PAGES 1000
+#include "ig_limits.h"
 
 static int
 wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
@@ -23,7 +23,7 @@ wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
     (void)db;
     (void)name;
 
-    if (pages >= CKPT_PAGES) {
+    if (pages >= IG_STORE_WAL_CHECKPOINT_PAGES) {
         pthread_mutex_lock(&s->ckpt_mu);
         s->ckpt_wanted = 1;
         pthread_cond_signal(&s->ckpt_cv);

@@ -15,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_WINDOW 86400
-#define MAX_KEYS 100000
-#define KEY_MAX 256
-#define NSLOTS 4096
+#include "ig_limits.h"
+
+#define NSLOTS 4096 /* hash table slots */
 
 struct bucket {
     int64_t sec;
@@ -60,7 +59,8 @@ entry_free(struct entry *e)
 static void
 prune(struct entry *e, int64_t now)
 {
-    while (e->off < e->len && e->b[e->off].sec <= now - MAX_WINDOW)
+    while (e->off < e->len &&
+           e->b[e->off].sec <= now - IG_STORE_COUNT_WINDOW_MAX)
         e->off++;
     if (e->off > 0 && e->off * 2 >= e->len) {
         memmove(e->b, e->b + e->off, (e->len - e->off) * sizeof(e->b[0]));
@@ -124,9 +124,9 @@ find_or_add(struct store_counter *c, const char *key, int64_t now)
     for (e = c->slot[h]; e != NULL; e = e->next)
         if (strcmp(e->key, key) == 0)
             return e;
-    if (c->nkeys >= MAX_KEYS)
+    if (c->nkeys >= IG_STORE_COUNT_KEYS_MAX)
         evict_idle(c, now);
-    if (c->nkeys >= MAX_KEYS)
+    if (c->nkeys >= IG_STORE_COUNT_KEYS_MAX)
         return NULL;
     e = calloc(1, sizeof(*e));
     if (e == NULL || (e->key = strdup(key)) == NULL) {
@@ -159,19 +159,13 @@ hit_and_count(struct store_counter *c, const char *key, int64_t window,
 }
 
 int64_t
-store_count(struct store *s, const char *key, int64_t window_seconds,
-            int64_t now)
+store_counter_hit(struct store *s, const char *key, int64_t window, int64_t now)
 {
     int64_t n;
 
-    if (key == NULL || strlen(key) == 0 || strlen(key) > KEY_MAX ||
-        window_seconds < 1 || window_seconds > MAX_WINDOW)
-        return -1;
     pthread_mutex_lock(&s->counters->mu);
-    n = hit_and_count(s->counters, key, window_seconds, now);
+    n = hit_and_count(s->counters, key, window, now);
     pthread_mutex_unlock(&s->counters->mu);
-    if (n >= 0 && store_persist_hit(s, key, now) != IG_OK)
-        return -1;
     return n;
 }
 

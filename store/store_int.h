@@ -1,9 +1,22 @@
 /*
  * store_int.h - private to the SQLite store: the store struct, the
- * writer job queue and the read connection pool shared by
- * store_sqlite.c (lifecycle, writer thread, pool, counters),
- * store_ops.c (the SQL of each operation) and store_audit*.c (the
- * audit log's tree and checkpoints).
+ * writer job queue and the read connection pool.
+ *
+ * The files form layers; each calls only files of the layers below it:
+ *   store_util.c, store_stmt.c, store_schema.c, store_checkpoint.c,
+ *   store_audit_check.c            helpers, statement texts, the schema,
+ *                                  the WAL checkpointer, the open check
+ *   store_anchor.c                 the anchor file
+ *   store_audit.c                  the append path, checkpoint jobs
+ *   store_anchor_open.c, store_ops.c, store_counter.c, store_pool.c
+ *                                  the anchor at open, the operations'
+ *                                  jobs, quota counters, read connections
+ *   store_audit_open.c             the audit log at open
+ *   store_sqlite.c                 lifecycle and the writer thread
+ *   store_write.c                  the write operations (submit jobs)
+ *   store_approval.c, store_read.c, store_audit_read.c,
+ *   store_audit_view.c             the reads
+ * store_log.c (the offline read-only reader) stands apart: it uses none.
  */
 #ifndef STORE_INT_H
 #define STORE_INT_H
@@ -90,7 +103,7 @@ struct store_rconn {
     struct store_rconn *next;
 };
 
-struct store_counter; /* quota counters, store_sqlite.c */
+struct store_counter; /* quota counters, store_counter.c */
 
 /*
  * The audit tree as the writer thread sees it, owned by that thread (and
@@ -99,14 +112,14 @@ struct store_counter; /* quota counters, store_sqlite.c */
  * transaction is rolled back: the frontier always describes exactly the
  * committed events plus the running transaction's.
  */
-struct pdp_audit_state {
+struct store_audit_state {
     struct audit_frontier tree;
     uint64_t ckpt_size; /* the latest stored checkpoint; 0: none */
     unsigned char ckpt_root[AUDIT_HASH_BYTES];
 };
 
 /* A signed checkpoint on its way to the anchor file. */
-struct pdp_anchor_note {
+struct store_anchor_note {
     char *text; /* the signed note, NUL-terminated; NULL: none */
     size_t len;
     uint64_t size;
@@ -121,11 +134,11 @@ struct pdp_anchor_note {
  * unwritten at its commit and written to the file; still there when that
  * write failed. newest: at open, the newest stored checkpoint's note.
  */
-struct pdp_anchor {
+struct store_anchor_state {
     char *path, *tmp, *marker;
     uint64_t size;
     unsigned char root[AUDIT_HASH_BYTES];
-    struct pdp_anchor_note staged, unwritten;
+    struct store_anchor_note staged, unwritten;
     char *newest;
     int marked_refused; /* the marker says a checkpoint was refused */
 };
@@ -155,11 +168,11 @@ struct store {
 
     struct store_counter *counters;
 
-    struct pdp_audit_state audit;    /* writer thread only */
-    const struct store_job *cur_job; /* the job the writer runs */
-    double ckpt_due;                 /* monotonic: next interval checkpoint */
-    int ckpt_refused;                /* the last attempt was refused */
-    struct pdp_anchor anchor;        /* writer thread only */
+    struct store_audit_state audit;   /* writer thread only */
+    const struct store_job *cur_job;  /* the job the writer runs */
+    double ckpt_due;                  /* monotonic: next interval checkpoint */
+    int ckpt_refused;                 /* the last attempt was refused */
+    struct store_anchor_state anchor; /* writer thread only */
 
     /* Checkpointer: copies the WAL into the database off the writer
        thread (store_checkpoint.c). */
@@ -170,30 +183,57 @@ struct store {
     int ckpt_wanted, ckpt_stop, ckpt_running;
 };
 
-/* store_ops.c */
+/* store_stmt.c */
 extern const char *const store_wstmt_sql[W_COUNT];
 extern const char *const store_rstmt_sql[R_COUNT];
+
+/* store_ops.c: the jobs of the write operations. */
 enum ig_status store_job_put_intent(struct store *s, struct store_job *j);
 enum ig_status store_job_redeem(struct store *s, struct store_job *j);
 enum ig_status store_job_put_outcome(struct store *s, struct store_job *j);
 enum ig_status store_job_hit(struct store *s, struct store_job *j);
 
-/* store_util.c: SQLite helpers. Text binds as SQL NULL when s is
-   NULL (SQLITE_STATIC: s must outlive the step). A NULL text column reads
-   as "". store_sql_json parses a column we wrote (NULL if it will not).
-   store_read_begin: a pooled read connection inside BEGIN, or NULL; end it
-   with store_read_end. */
+/* store_util.c: helpers. store_db_open: a connection to path with the
+   store's settings (IG_ERR_IO with err). Text binds as SQL NULL when s
+   is NULL (SQLITE_STATIC: s must outlive the step). A NULL text column
+   reads as "". store_sql_json parses a column we wrote (NULL if it will
+   not). store_mono: the monotonic clock, seconds. */
+enum ig_status store_db_open(const char *path, int flags, sqlite3 **out,
+                             struct ig_err *err) IG_WUR;
 void store_sql_bind_text(sqlite3_stmt *st, int i, const char *s);
 const char *store_sql_text(sqlite3_stmt *st, int i);
 json_t *store_sql_json(sqlite3_stmt *st, int i);
+double store_mono(void);
+/* Log through opts.log (fields stolen; dropped when there is no log). */
+void store_audit_log(struct store *s, const char *level, const char *event,
+                     json_t *fields);
+/* Read node (level, index) with st (bound ?1 level, ?2 index; reset
+   after): IG_OK, IG_ERR_NOTFOUND, IG_ERR_IO. */
+enum ig_status store_audit_fetch_node(sqlite3_stmt *st, unsigned level,
+                                      uint64_t index,
+                                      unsigned char out[AUDIT_HASH_BYTES]);
+/* audit_fetch_fn over the writer's node statement (writer thread, or
+   open). */
+enum ig_status store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                                  unsigned char out[AUDIT_HASH_BYTES]);
+
+/* store_pool.c: a read connection (waits while IG_STORE_MAX_READERS are
+   out; NULL when one cannot be opened), given back with put.
+   store_read_begin: one inside BEGIN, or NULL; end it with
+   store_read_end. store_pool_close: at close, every connection. */
+struct store_rconn *store_rconn_get(struct store *s);
+void store_rconn_put(struct store *s, struct store_rconn *c);
 struct store_rconn *store_read_begin(struct store *s);
 void store_read_end(struct store *s, struct store_rconn *c);
+void store_pool_close(struct store *s);
 
-/* store_sqlite.c */
-double store_mono(void);
+/* store_sqlite.c: queue a job for the writer; wait for it unless
+   j->async. IG_ERR_IO when the store is stopping. */
 enum ig_status store_submit(struct store *s, struct store_job *j);
-/* Run fn(s, job with rec) on the writer thread and wait for its commit;
-   notify names the intent whose waiters to wake ("" or NULL: none). */
+
+/* store_write.c: run fn(s, job with rec) on the writer thread and wait
+   for its commit; notify names the intent whose waiters to wake ("" or
+   NULL: none). */
 enum ig_status store_run(struct store *s, store_job_fn fn, const void *rec,
                          const char *notify);
 /* The same for a job that appends the n audit events ev (their leaf
@@ -201,13 +241,11 @@ enum ig_status store_run(struct store *s, store_job_fn fn, const void *rec,
 enum ig_status store_run_events(struct store *s, store_job_fn fn,
                                 const void *rec, const char *notify,
                                 const char *const *ev, size_t n);
-struct store_rconn *store_rconn_get(struct store *s);
-void store_rconn_put(struct store *s, struct store_rconn *c);
 
-/* store_sqlite.c: queue one quota hit for the writer (not waited). */
-enum ig_status store_persist_hit(struct store *s, const char *key, int64_t at);
-
-/* store_counter.c */
+/* store_counter.c: record one hit of key at now, return the hits in
+   (now - window, now]; -1 on error (nothing persisted). */
+int64_t store_counter_hit(struct store *s, const char *key, int64_t window,
+                          int64_t now);
 enum ig_status store_counters_load(struct store *s, struct ig_err *err) IG_WUR;
 void store_counters_free(struct store *s);
 
@@ -233,15 +271,17 @@ void store_job_hash_events(struct store_job *j, const char *const *ev,
    IG_ERR_IO. */
 enum ig_status store_append_events(struct store *s, const char *const *ev,
                                    size_t n) IG_WUR;
-/* At open, before the writer starts: rebuild the frontier from the stored
-   nodes, backfill nodes missing for older events, read the latest
-   checkpoint. */
+/* One more leaf: the event at seq (which must be the tree's size + 1),
+   its hash given (pre) or computed here; its completed subtrees stored.
+   IG_ERR_IO (logged when seq is not the next). */
+enum ig_status store_audit_add_leaf(struct store *s, sqlite3_int64 seq,
+                                    const void *text, size_t len,
+                                    const unsigned char *pre) IG_WUR;
+/* store_audit_open.c: at open, before the writer starts: check the log
+   against itself, rebuild the frontier from the stored nodes, backfill
+   nodes missing for older events, read the latest checkpoint, open the
+   anchor. */
 enum ig_status store_audit_open(struct store *s, struct ig_err *err) IG_WUR;
-/* Read node (level, index) with st (bound ?1 level, ?2 index; reset
-   after): IG_OK, IG_ERR_NOTFOUND, IG_ERR_IO. */
-enum ig_status store_audit_fetch_node(sqlite3_stmt *st, unsigned level,
-                                      uint64_t index,
-                                      unsigned char out[AUDIT_HASH_BYTES]);
 /* 1 when a checkpoint should be signed now (final: at close); when the
    interval passed with nothing new, moves the deadline on. */
 int store_audit_checkpoint_due(struct store *s, double now, int final);
@@ -254,16 +294,8 @@ enum ig_status store_job_checkpoint(struct store *s, struct store_job *j);
 /* After a checkpoint job: log it, set the next deadline. */
 void store_audit_checkpoint_done(struct store *s, const struct store_job *j);
 
-/* store_audit.c: log through opts.log (fields stolen; dropped when
-   there is no log). */
-void store_audit_log(struct store *s, const char *level, const char *event,
-                     json_t *fields);
-/* store_audit.c: audit_fetch_fn over the writer's node statement
-   (writer thread, or open). */
-enum ig_status store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
-                                  unsigned char out[AUDIT_HASH_BYTES]);
-/* Sign a checkpoint of (size, root) with the audit key: the whole signed
-   note appended to out. ig_buf's and audit_note_sign's errors. */
+/* store_audit.c: sign a checkpoint of (size, root) with the audit key: the
+   whole signed note appended to out. ig_buf's and audit_note_sign's errors. */
 enum ig_status store_audit_sign_note(struct store *s, uint64_t size,
                                      const unsigned char root[AUDIT_HASH_BYTES],
                                      struct ig_buf *out) IG_WUR;

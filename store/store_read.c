@@ -1,7 +1,7 @@
 /*
  * store_read.c - read operations: idempotent replay lookup, the whole
  * record of one intent, the audit log size. Each borrows a read-only
- * connection from the pool (store_sqlite.c) and never waits for the
+ * connection from the pool (store_pool.c) and never waits for the
  * writer: WAL readers see the last committed state.
  */
 #include "store_int.h"

@@ -1,6 +1,7 @@
 /*
- * store_sqlite.c - the SQLite store: opening, the writer thread with
- * group commit, the read connection pool.
+ * store_sqlite.c - the SQLite store: opening and closing, the writer
+ * thread with group commit. The write operations that queue its jobs are
+ * in store_write.c, the read connections in store_pool.c.
  *
  * DESIGN
  * Callers of a write operation enqueue a job and sleep on a condition
@@ -12,7 +13,8 @@
  * leave only after their records are durable; one fsync covers however many
  * requests arrived while the previous one ran.
  * Reads use separate read-only connections (WAL: readers never block the
- * writer and see the last commit), handed out from a small pool.
+ * writer and see the last commit), handed out from a small pool
+ * (store_pool.c).
  *
  * The audit tree's frontier (store_audit.c) is writer state that must
  * follow the database: it is saved before each job and each transaction
@@ -30,36 +32,7 @@
 
 #include "ig_limits.h"
 
-#define MAX_READERS 32
-
-double
-store_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- connections ---- */
-
-static enum ig_status
-open_db(const char *path, int flags, sqlite3 **out, struct ig_err *err)
-{
-    sqlite3 *db = NULL;
-
-    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        (void)ig_err_set(err, IG_ERR_IO, "cannot open database %s: %s", path,
-                         db != NULL ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return IG_ERR_IO;
-    }
-    (void)sqlite3_busy_timeout(db, 5000);
-    (void)sqlite3_extended_result_codes(db, 1);
-    *out = db;
-    return IG_OK;
-}
+/* ---- the writer ---- */
 
 static enum ig_status
 setup_writer(struct store *s, struct ig_err *err)
@@ -92,79 +65,6 @@ setup_writer(struct store *s, struct ig_err *err)
     return IG_OK;
 }
 
-static struct store_rconn *
-rconn_new(struct store *s)
-{
-    struct store_rconn *c = calloc(1, sizeof(*c));
-    int i;
-
-    if (c == NULL)
-        return NULL;
-    if (open_db(s->path, SQLITE_OPEN_READONLY, &c->db, NULL) != IG_OK ||
-        sqlite3_exec(c->db, "PRAGMA cache_size=-1024", NULL, NULL, NULL) !=
-            SQLITE_OK)
-        goto fail;
-    for (i = 0; i < R_COUNT; i++)
-        if (sqlite3_prepare_v3(c->db, store_rstmt_sql[i], -1,
-                               SQLITE_PREPARE_PERSISTENT, &c->st[i],
-                               NULL) != SQLITE_OK)
-            goto fail;
-    return c;
-fail:
-    for (i = 0; i < R_COUNT; i++)
-        sqlite3_finalize(c->st[i]);
-    sqlite3_close(c->db);
-    free(c);
-    return NULL;
-}
-
-static void
-rconn_free(struct store_rconn *c)
-{
-    int i;
-
-    for (i = 0; i < R_COUNT; i++)
-        sqlite3_finalize(c->st[i]);
-    sqlite3_close(c->db);
-    free(c);
-}
-
-struct store_rconn *
-store_rconn_get(struct store *s)
-{
-    struct store_rconn *c = NULL;
-
-    pthread_mutex_lock(&s->pool_mu);
-    while (s->free_rconns == NULL && s->nrconns >= MAX_READERS)
-        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
-    if (s->free_rconns != NULL) {
-        c = s->free_rconns;
-        s->free_rconns = c->next;
-    } else {
-        s->nrconns++;
-    }
-    pthread_mutex_unlock(&s->pool_mu);
-    if (c == NULL && (c = rconn_new(s)) == NULL) {
-        pthread_mutex_lock(&s->pool_mu);
-        s->nrconns--;
-        pthread_cond_signal(&s->pool_cv);
-        pthread_mutex_unlock(&s->pool_mu);
-    }
-    return c;
-}
-
-void
-store_rconn_put(struct store *s, struct store_rconn *c)
-{
-    pthread_mutex_lock(&s->pool_mu);
-    c->next = s->free_rconns;
-    s->free_rconns = c;
-    pthread_cond_signal(&s->pool_cv);
-    pthread_mutex_unlock(&s->pool_mu);
-}
-
-/* ---- the writer ---- */
-
 static int
 step_reset(sqlite3_stmt *st)
 {
@@ -177,7 +77,7 @@ step_reset(sqlite3_stmt *st)
 static void
 run_batch(struct store *s, struct store_job *batch)
 {
-    struct pdp_audit_state txn_saved = s->audit, job_saved;
+    struct store_audit_state txn_saved = s->audit, job_saved;
     struct store_job *j;
     double t0 = store_mono();
     size_t n = 0;
@@ -407,8 +307,8 @@ store_open(const struct store_opts *opts, struct store **out,
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->obs_mu, NULL);
-    rc = open_db(s->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s->wdb,
-                 err);
+    rc = store_db_open(s->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                       &s->wdb, err);
     if (rc == IG_OK)
         rc = setup_writer(s, err);
     if (rc == IG_OK)
@@ -431,7 +331,6 @@ store_open(const struct store_opts *opts, struct store **out,
 void
 store_close(struct store *s)
 {
-    struct store_rconn *c;
     int i, joined = s != NULL && s->stopping != 2;
 
     if (s == NULL)
@@ -445,10 +344,7 @@ store_close(struct store *s)
     }
     store_anchor_close(s, joined);
     store_checkpointer_stop(s);
-    while ((c = s->free_rconns) != NULL) {
-        s->free_rconns = c->next;
-        rconn_free(c);
-    }
+    store_pool_close(s);
     for (i = 0; i < W_COUNT; i++)
         sqlite3_finalize(s->wst[i]);
     sqlite3_close(s->wdb);
@@ -470,164 +366,4 @@ store_set_observer(struct store *s, store_commit_observer fn, void *ctx)
     s->observer = fn;
     s->observer_ctx = ctx;
     pthread_mutex_unlock(&s->obs_mu);
-}
-
-/* ---- write operations ---- */
-
-/* What a job is: its function and record, the intent it concerns, where
-   an idempotent replay goes, the audit events it appends. */
-struct job_spec {
-    store_job_fn fn;
-    const void *rec;
-    const char *notify;
-    char **replay;
-    const char *const *ev;
-    size_t nev;
-};
-
-static enum ig_status
-fill_job(struct store_job *j, const struct job_spec *js)
-{
-    size_t n = strlen(js->notify);
-
-    j->run = js->fn;
-    j->rec = js->rec;
-    j->replay = js->replay;
-    if (n >= sizeof(j->notify))
-        return IG_ERR_INVALID;
-    memcpy(j->notify, js->notify, n + 1);
-    store_job_hash_events(j, js->ev, js->nev);
-    return IG_OK;
-}
-
-static enum ig_status
-submit_sync(struct store *s, const struct job_spec *js)
-{
-    struct store_job j;
-    enum ig_status st = IG_ERR_INVALID;
-
-    memset(&j, 0, sizeof(j));
-    if (fill_job(&j, js) == IG_OK)
-        st = store_submit(s, &j);
-    free(j.leaves);
-    return st;
-}
-
-enum ig_status
-store_run_events(struct store *s, store_job_fn fn, const void *rec,
-                 const char *notify, const char *const *ev, size_t n)
-{
-    struct job_spec js = {fn, rec, notify != NULL ? notify : "", NULL, ev, n};
-
-    return submit_sync(s, &js);
-}
-
-enum ig_status
-store_run(struct store *s, store_job_fn fn, const void *rec, const char *notify)
-{
-    return store_run_events(s, fn, rec, notify, NULL, 0);
-}
-
-static enum ig_status
-submit_async(struct store *s, const struct job_spec *js, store_done_fn done,
-             void *ctx)
-{
-    struct store_job *j = calloc(1, sizeof(*j));
-
-    if (j == NULL)
-        return IG_ERR_NOMEM;
-    if (fill_job(j, js) != IG_OK) {
-        free(j->leaves);
-        free(j);
-        return IG_ERR_INVALID;
-    }
-    j->async = 1;
-    j->done_fn = done;
-    j->done_ctx = ctx;
-    if (store_submit(s, j) != IG_OK) {
-        free(j->leaves);
-        free(j);
-        return IG_ERR_IO;
-    }
-    return IG_OK;
-}
-
-enum ig_status
-store_put_intent(struct store *s, const struct store_intent_rec *r,
-                 char **replay)
-{
-    struct job_spec js = {
-        store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
-
-    *replay = NULL;
-    return submit_sync(s, &js);
-}
-
-enum ig_status
-store_put_intent_async(struct store *s, const struct store_intent_rec *r,
-                       char **replay, store_done_fn done, void *ctx)
-{
-    struct job_spec js = {
-        store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
-
-    *replay = NULL;
-    return submit_async(s, &js, done, ctx);
-}
-
-enum ig_status
-store_redeem(struct store *s, const struct store_redeem_rec *r)
-{
-    struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
-                          r->events,        r->nevents};
-
-    return submit_sync(s, &js);
-}
-
-enum ig_status
-store_redeem_async(struct store *s, const struct store_redeem_rec *r,
-                   store_done_fn done, void *ctx)
-{
-    struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
-                          r->events,        r->nevents};
-
-    return submit_async(s, &js, done, ctx);
-}
-
-enum ig_status
-store_put_outcome(struct store *s, const struct store_outcome_rec *r)
-{
-    struct job_spec js = {
-        store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
-
-    return submit_sync(s, &js);
-}
-
-enum ig_status
-store_put_outcome_async(struct store *s, const struct store_outcome_rec *r,
-                        store_done_fn done, void *ctx)
-{
-    struct job_spec js = {
-        store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
-
-    return submit_async(s, &js, done, ctx);
-}
-
-enum ig_status
-store_persist_hit(struct store *s, const char *key, int64_t at)
-{
-    struct store_job *j = calloc(1, sizeof(*j));
-
-    if (j == NULL || (j->key = strdup(key)) == NULL) {
-        free(j);
-        return IG_ERR_NOMEM;
-    }
-    j->run = store_job_hit;
-    j->async = 1;
-    j->at = at;
-    if (store_submit(s, j) != IG_OK) {
-        free(j->key);
-        free(j);
-        return IG_ERR_IO;
-    }
-    return IG_OK;
 }

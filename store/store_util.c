@@ -1,14 +1,34 @@
 /*
- * store_util.c - the small SQLite helpers every part of the store
- * uses: binding text (NULL as SQL NULL), reading a text or JSON column,
- * and a read connection inside one read transaction (so the rows of one
- * answer agree with each other).
+ * store_util.c - the small helpers every part of the store uses, at the
+ * bottom of its files (it calls none of them): opening a connection,
+ * binding text (NULL as SQL NULL), reading a text or JSON column, reading
+ * one audit tree node, the monotonic clock, the operator's log.
  */
 #include "store_int.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "ig_json.h"
+#include "ig_limits.h"
+
+enum ig_status
+store_db_open(const char *path, int flags, sqlite3 **out, struct ig_err *err)
+{
+    sqlite3 *db = NULL;
+
+    if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        (void)ig_err_set(err, IG_ERR_IO, "cannot open database %s: %s", path,
+                         db != NULL ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return IG_ERR_IO;
+    }
+    (void)sqlite3_busy_timeout(db, IG_STORE_BUSY_TIMEOUT_MS);
+    (void)sqlite3_extended_result_codes(db, 1);
+    *out = db;
+    return IG_OK;
+}
 
 void
 store_sql_bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -38,22 +58,50 @@ store_sql_json(sqlite3_stmt *st, int i)
     return v;
 }
 
-struct store_rconn *
-store_read_begin(struct store *s)
+double
+store_mono(void)
 {
-    struct store_rconn *c = store_rconn_get(s);
+    struct timespec ts;
 
-    if (c != NULL &&
-        sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        store_rconn_put(s, c);
-        return NULL;
-    }
-    return c;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void
-store_read_end(struct store *s, struct store_rconn *c)
+store_audit_log(struct store *s, const char *level, const char *event,
+                json_t *fields)
 {
-    (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-    store_rconn_put(s, c);
+    if (s->opts.log != NULL)
+        s->opts.log(level, event, fields);
+    else
+        json_decref(fields);
+}
+
+enum ig_status
+store_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
+                       unsigned char out[AUDIT_HASH_BYTES])
+{
+    enum ig_status rc = IG_ERR_IO;
+    int step;
+
+    (void)sqlite3_bind_int(st, 1, (int)level);
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW && sqlite3_column_bytes(st, 0) == AUDIT_HASH_BYTES) {
+        memcpy(out, sqlite3_column_blob(st, 0), AUDIT_HASH_BYTES);
+        rc = IG_OK;
+    } else if (step == SQLITE_ROW || step == SQLITE_DONE) {
+        rc = IG_ERR_NOTFOUND;
+    }
+    (void)sqlite3_reset(st);
+    return rc;
+}
+
+enum ig_status
+store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                   unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store *s = ctx;
+
+    return store_audit_fetch_node(s->wst[W_NODE_GET], level, index, out);
 }

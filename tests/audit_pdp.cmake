@@ -6,6 +6,7 @@
 if(NOT IG_FUZZ)
   ig_test(pdp store_audit LIBS igpdp)
   ig_test(pdp store_anchor LIBS igpdp)
+  ig_test(store store_log LIBS igstore)
 
   find_program(PYTHON3 python3 REQUIRED)
   add_test(NAME audit.pdp_integration
@@ -27,31 +28,7 @@ endif()
 
 if(IG_BENCH AND NOT IG_FUZZ)
   # bench_audit_append times audit events through the real store write
-  # path; bench_audit_append_notree is the same program over the same
-  # store sources compiled without the tree (PDP_AUDIT_NO_TREE): the
-  # difference is the tree's cost per leaf.
+  # path, and the tree's hashing alone (audit/ calls) beside it.
   add_executable(bench_audit_append bench/bench_audit_append.c)
   target_link_libraries(bench_audit_append PRIVATE igpdp)
-  set(IG_STORE_SOURCES
-    ${CMAKE_SOURCE_DIR}/store/store_schema.c
-    ${CMAKE_SOURCE_DIR}/store/store_sqlite.c
-    ${CMAKE_SOURCE_DIR}/store/store_ops.c
-    ${CMAKE_SOURCE_DIR}/store/store_read.c
-    ${CMAKE_SOURCE_DIR}/store/store_util.c
-    ${CMAKE_SOURCE_DIR}/store/store_counter.c
-    ${CMAKE_SOURCE_DIR}/store/store_checkpoint.c
-    ${CMAKE_SOURCE_DIR}/store/store_approval.c
-    ${CMAKE_SOURCE_DIR}/store/store_audit.c
-    ${CMAKE_SOURCE_DIR}/store/store_audit_read.c
-    ${CMAKE_SOURCE_DIR}/store/store_audit_check.c
-    ${CMAKE_SOURCE_DIR}/store/store_anchor.c
-    ${CMAKE_SOURCE_DIR}/store/store_anchor_open.c)
-  add_executable(bench_audit_append_notree bench/bench_audit_append.c
-    ${IG_STORE_SOURCES})
-  target_compile_definitions(bench_audit_append_notree PRIVATE
-    PDP_AUDIT_NO_TREE)
-  target_include_directories(bench_audit_append_notree PRIVATE
-    ${CMAKE_SOURCE_DIR}/store)
-  target_link_libraries(bench_audit_append_notree PRIVATE igaudit igcore
-    PkgConfig::SQLITE Threads::Threads)
 endif()

@@ -1,8 +1,9 @@
 /*
  * audit_mem.h - an in-memory audit tree: every complete subtree hash of a
  * log, kept in one array per level, so that proofs and past roots can be
- * computed without a database (the offline `intentgate audit` commands,
- * the tests, the benchmarks). 64 bytes of memory per leaf.
+ * computed without a database (the tests, the interop sample, the
+ * benchmarks; no product code uses it: library igauditmem, built in
+ * tests/audit.cmake). 64 bytes of memory per leaf.
  *
  *   audit_mem_new(&m); audit_mem_append(m, leaf_hash)...;
  *   audit_inclusion_proof(i, n, audit_mem_fetch, m, proof, &len);

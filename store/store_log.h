@@ -1,0 +1,120 @@
+/*
+ * store_log.h - an audit log database read offline and read-only: what
+ * the `intentgate audit` commands read (cli/cmd_audit*.c), without the
+ * writer thread, the read pool or anything else of struct store.
+ *
+ * store_log_open never creates, migrates or writes the file, and leaves
+ * nothing beside it: it is opened with SQLITE_OPEN_READONLY and
+ * query_only on (so no statement can change it) - as an immutable file
+ * when no connection has it open (store_log.c says how and what that
+ * costs) - and everything is then read inside one read transaction, held
+ * until store_log_close: a log the PDP is still appending to is seen at
+ * one instant, and every call sees the same rows.
+ *
+ * The tables read are the store's: audit_events (seq, event) with leaf
+ * index = seq - 1, audit_nodes (level, idx, hash) with level 0 the leaf
+ * hashes, and checkpoints (size, note, created_at). Rows come back as
+ * stored - a reader that verifies the log (audit verify) must see a gap,
+ * a NULL or a wrong-sized hash exactly as it is - so nothing here checks
+ * or repairs them.
+ *
+ * Errors: IG_ERR_INVALID (not a database, a table missing), IG_ERR_IO (a
+ * read failed, or the file changed under an immutable read: read it
+ * again), IG_ERR_NOTFOUND, IG_ERR_NOMEM, each with err (when not NULL)
+ * naming the file, the table or SQLite's message. Not thread safe:
+ * one struct store_log and its cursors belong to one thread.
+ */
+#ifndef STORE_LOG_H
+#define STORE_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "audit_tree.h"
+#include "ig_error.h"
+
+struct store_log;
+struct store_log_cursor;
+
+/*
+ * Open path read-only and start the read transaction; checks that it
+ * holds an audit log. IG_ERR_INVALID with err "cannot open PATH: REASON"
+ * (missing, unreadable) or "PATH is not an intentgate database: REASON".
+ * *out is freed with store_log_close.
+ */
+enum ig_status store_log_open(const char *path, struct store_log **out,
+                              struct ig_err *err) IG_WUR;
+
+/* End the read transaction, close, free. NULL is fine. */
+void store_log_close(struct store_log *l);
+
+/* ---- scanning a table in order ---- */
+
+enum store_log_table {
+    STORE_LOG_EVENTS,      /* audit_events by seq */
+    STORE_LOG_LEAF_HASHES, /* audit_nodes level 0 by idx */
+    STORE_LOG_CHECKPOINTS  /* checkpoints by size */
+};
+
+/* One row, as stored. Borrowed: valid until the next store_log_next or
+   store_log_cursor_free on its cursor. */
+struct store_log_row {
+    int64_t key;      /* events: seq; leaf hashes: idx; checkpoints: size */
+    const void *data; /* events: the event's bytes; leaf hashes: the hash;
+                         checkpoints: the note. NUL-terminated; NULL for
+                         an SQL NULL (len 0). */
+    size_t len;       /* bytes at data */
+    int64_t at;       /* checkpoints: created_at (seconds); else 0 */
+};
+
+/*
+ * A cursor over table in key order; for STORE_LOG_EVENTS with contains
+ * not NULL, only the events whose text contains that string (a cheap
+ * prefilter: the caller checks what it matched). IG_ERR_INVALID "the
+ * database has no readable checkpoints table: ..." for checkpoints,
+ * IG_ERR_IO "database: ..." otherwise. Free with store_log_cursor_free.
+ */
+enum ig_status store_log_scan(struct store_log *l, enum store_log_table table,
+                              const char *contains,
+                              struct store_log_cursor **out,
+                              struct ig_err *err) IG_WUR;
+
+/* The next row: IG_OK with *row, IG_ERR_NOTFOUND after the last one,
+   IG_ERR_IO with err "reading TABLE: ...". */
+enum ig_status store_log_next(struct store_log_cursor *c,
+                              struct store_log_row *row,
+                              struct ig_err *err) IG_WUR;
+
+/* NULL is fine. */
+void store_log_cursor_free(struct store_log_cursor *c);
+
+/* ---- single rows ---- */
+
+/*
+ * The note of the checkpoint of tree size `size` (0: the latest), copied
+ * to *note (malloc'd, NUL-terminated; caller frees) with *len, and its
+ * size in *got. IG_ERR_NOTFOUND (none: err says so), IG_ERR_INVALID (no
+ * checkpoints table), IG_ERR_IO, IG_ERR_NOMEM.
+ */
+enum ig_status store_log_checkpoint(struct store_log *l, uint64_t size,
+                                    char **note, size_t *len, uint64_t *got,
+                                    struct ig_err *err) IG_WUR;
+
+/* The event of leaf index (malloc'd, NUL-terminated, *len bytes).
+   IG_ERR_NOTFOUND "no leaf N in the log", IG_ERR_IO, IG_ERR_NOMEM. */
+enum ig_status store_log_leaf(struct store_log *l, uint64_t index, char **leaf,
+                              size_t *len, struct ig_err *err) IG_WUR;
+
+/* ---- tree nodes ---- */
+
+/* Ready store_log_fetch_node. IG_ERR_INVALID "the database has no
+   readable audit_nodes table: ..." */
+enum ig_status store_log_nodes(struct store_log *l, struct ig_err *err) IG_WUR;
+
+/* An audit_fetch_fn over audit_nodes (ctx: the struct store_log, after
+   store_log_nodes): IG_OK, IG_ERR_NOTFOUND (no such node, or not 32
+   bytes), IG_ERR_IO. */
+enum ig_status store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
+                                    unsigned char out[AUDIT_HASH_BYTES]);
+
+#endif
