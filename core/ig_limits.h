@@ -250,4 +250,20 @@
 /* Longest an escalation may be waited for (escalate_wait), seconds. */
 #define IG_HOOK_WAIT_MAX 3600
 
+/* ---- executor ---- */
+
+/* Largest PDP bearer token the executor reads (pdp_token_file or
+   INTENTGATE_EXECUTOR_TOKEN), bytes. */
+#define IG_EXEC_PDP_TOKEN_MAX_BYTES 512
+/* Largest answer read from the PDP (redeem, outcome), bytes. */
+#define IG_EXEC_PDP_REPLY_MAX_BYTES (256 * 1024)
+/* The PDP call's connect and total timeout when pdp_timeout_ms is unset. */
+#define IG_EXEC_PDP_TIMEOUT_MS 5000L
+/* Longest URL the executor calls (the PDP's, an http action's), bytes. */
+#define IG_EXEC_URL_MAX 4096
+/* An http action's timeout and response cap when the registry gives none
+   (the registry's own checks normally require both). */
+#define IG_EXEC_HTTP_TIMEOUT_MS 5000L
+#define IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES 65536
+
 #endif
