@@ -1,6 +1,6 @@
 /*
- * ig_curl.h - the one hardening every outgoing libcurl request of
- * intentgate gets (the CLI to the PDP, the executor to the PDP and to
+ * ig_curl.h - the one hardening applied to every outgoing libcurl request
+ * of intentgate (the CLI to the PDP, the executor to the PDP and to
  * upstreams, the PDP to Slack). Each caller sets only what is its own
  * (URL, headers, body, write callback) after calling it, and never
  * loosens what it set.
