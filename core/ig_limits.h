@@ -265,5 +265,7 @@
    (the registry's own checks normally require both). */
 #define IG_EXEC_HTTP_TIMEOUT_MS 5000L
 #define IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES 65536
+/* The bubblewrap probe's run (bwrap around /usr/bin/true), ms. */
+#define IG_EXEC_PROBE_TIMEOUT_MS 10000
 
 #endif
