@@ -267,5 +267,18 @@
 #define IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES 65536
 /* The bubblewrap probe's run (bwrap around /usr/bin/true), ms. */
 #define IG_EXEC_PROBE_TIMEOUT_MS 10000
+/* Longest timeout_ms an exec run may have (a day), ms. */
+#define IG_EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
+/* How long a run's pipes are still drained after its child was reaped,
+   and the longest single wait for output, ms. */
+#define IG_EXEC_DRAIN_GRACE_MS 1000.0
+#define IG_EXEC_POLL_SLICE_MS 50.0
+/* NDJSON lines waiting for a slow streaming client, bytes: output lines
+   past half of it are dropped, the final line always fits. */
+#define IG_EXEC_STREAM_PENDING_MAX_BYTES (1024 * 1024)
+/* Descriptors kept free of connections: exec pipes, curl, the spool. */
+#define IG_EXEC_FD_RESERVE 256
+/* The PDP's dev.env the executor's dev mode reads, bytes. */
+#define IG_EXEC_DEV_ENV_MAX_BYTES (64 * 1024)
 
 #endif

@@ -35,8 +35,6 @@
 #include "ig_log.h"
 #include "ig_secmem.h"
 
-/* Descriptors kept free of connections: exec pipes, curl, the spool. */
-#define FD_RESERVE 256
 #define OWN_PATHS_MAX (16 + EXEC_PROTECT_MAX)
 
 /* The executor's PDP token, sodium_malloc'd (ig_file_free_secret frees
@@ -216,7 +214,7 @@ static void
 fit_connections(struct exec_server *s)
 {
     s->max_connections =
-        ig_conns_fit_nofile(s->x.cfg->max_connections, FD_RESERVE);
+        ig_conns_fit_nofile(s->x.cfg->max_connections, IG_EXEC_FD_RESERVE);
     if (s->max_connections < s->x.cfg->max_connections)
         ig_log("warn", "connections.limited",
                json_pack("{s:I, s:I}", "max_connections",
