@@ -2,8 +2,9 @@
  * cli_http.c - the CLI's JSON client (cli_http.h).
  *
  * One curl easy handle, reset before each call and set up the same way:
- * the caller's method and body, fixed connect and total timeouts, no
- * redirects, http/https only, and a write callback that appends to a
+ * core's hardening (ig_curl_harden: no redirects, http/https only, no
+ * proxy, TLS verified) with the CLI's connect and total timeouts, the
+ * caller's method and body, and a write callback that appends to a
  * capped buffer (refusing past the cap ends the transfer). The bearer
  * header line lives in sodium_malloc'd memory and is wiped on free; the
  * response buffer is wiped before release since a login answer carries a
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "ig_buf.h"
+#include "ig_curl.h"
 #include "ig_json.h"
 
 #define AUTH_PREFIX "Authorization: Bearer "
@@ -122,20 +124,18 @@ on_data(char *p, size_t size, size_t n, void *arg)
     return st == IG_OK ? n : 0; /* 0 ends it with CURLE_WRITE_ERROR */
 }
 
-static void
+static enum ig_status
 setup(struct cli_http *h, const char *url, const char *method, const char *body,
-      size_t len, struct curl_slist *hdr, struct sink *resp, char *errbuf)
+      size_t len, struct curl_slist *hdr, struct sink *resp, char *errbuf,
+      struct ig_err *err)
 {
     CURL *c = h->curl;
 
     curl_easy_reset(c);
+    if (ig_curl_harden(c, CLI_HTTP_CONNECT_TIMEOUT_MS, CLI_HTTP_TIMEOUT_MS,
+                       err) != IG_OK)
+        return IG_ERR_IO;
     (void)curl_easy_setopt(c, CURLOPT_URL, url);
-    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                           CLI_HTTP_CONNECT_TIMEOUT_MS);
-    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, CLI_HTTP_TIMEOUT_MS);
     (void)curl_easy_setopt(c, CURLOPT_USERAGENT, "intentgate-cli");
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
     (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -150,6 +150,18 @@ setup(struct cli_http *h, const char *url, const char *method, const char *body,
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    return IG_OK;
+}
+
+/* Free the header list after wiping every line (one holds the token). */
+static void
+headers_free(struct curl_slist *l)
+{
+    struct curl_slist *t;
+
+    for (t = l; t != NULL; t = t->next)
+        sodium_memzero(t->data, strlen(t->data));
+    curl_slist_free_all(l);
 }
 
 /* The request's header lines, or NULL when out of memory. */
@@ -166,7 +178,7 @@ headers(const struct cli_http *h, int has_body)
         if (lines[i] == NULL)
             continue;
         if ((t = curl_slist_append(l, lines[i])) == NULL) {
-            curl_slist_free_all(l);
+            headers_free(l);
             return NULL;
         }
         l = t;
@@ -201,7 +213,9 @@ cli_http_call(struct cli_http *h, const char *method, const char *path,
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
         goto out;
     }
-    setup(h, url, method, body, len, hdr, &resp, errbuf);
+    if ((st = setup(h, url, method, body, len, hdr, &resp, errbuf, err)) !=
+        IG_OK)
+        goto out;
     rc = curl_easy_perform(h->curl);
     if (rc == CURLE_WRITE_ERROR && resp.over) {
         st = ig_err_set(err, IG_ERR_LIMIT,
@@ -222,7 +236,7 @@ cli_http_call(struct cli_http *h, const char *method, const char *path,
                         "HTTP %ld from %s%s is not JSON: %s", out->status,
                         h->base, path, jerr.msg);
 out:
-    curl_slist_free_all(hdr);
+    headers_free(hdr);
     ig_buf_release_secret(&resp.buf);
     return st;
 }

@@ -20,6 +20,11 @@
 #include "audit_redact.h"
 #include "cmd_audit_int.h"
 #include "ig_b64.h"
+#include "ig_file.h"
+
+/* The key file's text: 43 base64url characters, with room to refuse a
+   wrong one as such rather than as too long. */
+#define KEY_TEXT_MAX 128
 
 static const char hash_value_usage[] =
     "usage: intentgate audit hash-value --hmac-key FILE VALUE_JSON\n"
@@ -33,36 +38,24 @@ static const char hash_value_usage[] =
     "  --hmac-key FILE   the PDP's [audit] hmac_key file (32 bytes,\n"
     "                    base64url, mode 0600)\n";
 
-/* Read the key file into key (sodium_malloc'd by the caller). */
+/* Read the key file into key (sodium_malloc'd by the caller), through
+   ig_file_read_secret (a private regular file, one line). Every failure
+   is IG_ERR_INVALID: a usage error of this command. */
 static enum ig_status
 load_key(const char *path, unsigned char *key, struct ig_err *err)
 {
-    char text[128];
-    struct stat sb;
     size_t n = 0, got = 0;
-    FILE *f = fopen(path, "r");
-    enum ig_status st = IG_OK;
+    enum ig_status st;
+    char *text;
 
-    if (f == NULL)
-        return ig_err_set(err, IG_ERR_INVALID, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(fileno(f), &sb) != 0 || (sb.st_mode & 077) != 0)
-        st =
-            ig_err_set(err, IG_ERR_INVALID,
-                       "%s may be read by group or others: chmod 600 it", path);
-    if (st == IG_OK)
-        n = fread(text, 1, sizeof(text), f);
-    (void)fclose(f);
-    if (n > 0 && text[n - 1] == '\n')
-        n--;
+    st = ig_file_read_secret(path, KEY_TEXT_MAX, &text, &n, err);
     if (st == IG_OK &&
-        (n >= sizeof(text) - 1 ||
-         ig_b64_decode(text, n, key, AUDIT_REDACT_KEY_BYTES, &got) != IG_OK ||
+        (ig_b64_decode(text, n, key, AUDIT_REDACT_KEY_BYTES, &got) != IG_OK ||
          got != AUDIT_REDACT_KEY_BYTES))
         st = ig_err_set(err, IG_ERR_INVALID,
                         "%s must hold 32 bytes as base64url", path);
-    sodium_memzero(text, sizeof(text));
-    return st;
+    ig_file_free_secret(text); /* wipes; NULL after an error */
+    return st == IG_OK ? IG_OK : IG_ERR_INVALID;
 }
 
 static int

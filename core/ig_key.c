@@ -238,89 +238,23 @@ ig_signing_key_free(struct ig_signing_key *k)
 
 /* ---- key files ---- */
 
-/*
- * Read the whole file at path into buf (cap bytes; a file of cap bytes or
- * more is refused as over IG_KEYFILE_MAX_BYTES). A secret file must not be
- * accessible to group or others.
- */
-static enum ig_status
-read_key_file(const char *path, int secret, unsigned char *buf, size_t cap,
-              size_t *len, struct ig_err *err)
-{
-    enum ig_status st = IG_OK;
-    struct stat sb;
-    size_t n = 0;
-    ssize_t got;
-    int fd;
-
-    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = ig_err_set(err, IG_ERR_IO, "%s is not a regular file", path);
-        goto out;
-    }
-    if (secret && (sb.st_mode & 077) != 0) {
-        st = ig_err_set(err, IG_ERR_IO,
-                        "%s may be read by group or others (mode %03o): "
-                        "chmod 600 it",
-                        path, (unsigned)(sb.st_mode & 0777));
-        goto out;
-    }
-    while (n < cap) {
-        got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            st = ig_err_set(err, IG_ERR_IO, "cannot read %s: %s", path,
-                            strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    if (n >= cap)
-        st = ig_err_set(err, IG_ERR_LIMIT, "%s is over %d bytes", path,
-                        IG_KEYFILE_MAX_BYTES);
-    *len = n;
-out:
-    (void)close(fd);
-    return st;
-}
-
-/* Length of a file's text without its one optional trailing newline. */
-static size_t
-strip_newline(const unsigned char *buf, size_t n)
-{
-    return (n > 0 && buf[n - 1] == '\n') ? n - 1 : n;
-}
-
 enum ig_status
 ig_signing_key_load_file(const char *path, struct ig_signing_key **out,
                          struct ig_err *err)
 {
-    const size_t cap = IG_KEYFILE_MAX_BYTES + 1;
-    unsigned char *buf;
     struct ig_err inner;
     enum ig_status st;
     size_t n = 0;
+    char *buf;
 
     *out = NULL;
-    buf = sodium_malloc(cap);
-    if (buf == NULL)
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    st = read_key_file(path, 1, buf, cap, &n, err);
+    st = ig_file_read_secret(path, IG_KEYFILE_MAX_BYTES, &buf, &n, err);
     if (st != IG_OK)
-        goto out;
-    st = ig_signing_key_from_paserk((const char *)buf, strip_newline(buf, n),
-                                    out, &inner);
+        return st;
+    st = ig_signing_key_from_paserk(buf, n, out, &inner);
     if (st != IG_OK)
         (void)ig_err_set(err, st, "%s: %s", path, inner.msg);
-out:
-    sodium_free(buf); /* wipes */
+    ig_file_free_secret(buf); /* wipes */
     return st;
 }
 
@@ -328,16 +262,20 @@ enum ig_status
 ig_public_key_load_file(const char *path, struct ig_public_key *out,
                         struct ig_err *err)
 {
-    unsigned char buf[IG_KEYFILE_MAX_BYTES + 1];
     struct ig_err inner;
     enum ig_status st;
     size_t n = 0;
+    char *buf;
 
-    st = read_key_file(path, 0, buf, sizeof(buf), &n, err);
+    st = ig_file_read(path, IG_KEYFILE_MAX_BYTES, &buf, &n, err);
+    if (st == IG_ERR_NOTFOUND)
+        st = IG_ERR_IO; /* a configured key that is missing: as unreadable */
     if (st != IG_OK)
         return st;
-    st = ig_public_key_from_paserk((const char *)buf, strip_newline(buf, n),
-                                   out, &inner);
+    if (n > 0 && buf[n - 1] == '\n')
+        n--; /* one optional trailing newline */
+    st = ig_public_key_from_paserk(buf, n, out, &inner);
+    free(buf);
     if (st != IG_OK)
         return ig_err_set(err, st, "%s: %s", path, inner.msg);
     return IG_OK;

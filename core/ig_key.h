@@ -54,8 +54,9 @@ enum ig_status ig_signing_key_from_paserk(const char *s, size_t len,
 
 /*
  * A key from a file holding its k4.secret PASERK (one trailing newline
- * allowed). Refuses a file that group or others may read (mode & 077) with
- * IG_ERR_IO naming the path. The read buffer is wiped.
+ * allowed), read by ig_file_read_secret: a symlink, a file that is not
+ * regular or that group or others may access (mode & 077) is IG_ERR_IO
+ * naming the path. The read buffer is wiped.
  */
 enum ig_status ig_signing_key_load_file(const char *path,
                                         struct ig_signing_key **out,
@@ -93,7 +94,8 @@ enum ig_status ig_public_key_from_paserk(const char *s, size_t len,
                                          struct ig_public_key *out,
                                          struct ig_err *err) IG_WUR;
 
-/* A public key from a file holding its k4.public PASERK. */
+/* A public key from a file holding its k4.public PASERK (one trailing
+   newline allowed): a regular file of at most IG_KEYFILE_MAX_BYTES. */
 enum ig_status ig_public_key_load_file(const char *path,
                                        struct ig_public_key *out,
                                        struct ig_err *err) IG_WUR;

@@ -361,5 +361,35 @@
    of one intent. */
 #define IG_AUDIT_CLI_SHOW_EVENT_MAX (8 * 1024 * 1024)
 #define IG_AUDIT_CLI_SHOW_EVENTS_MAX 100000
+/* ---- executor ---- */
+
+/* Largest PDP bearer token the executor reads (pdp_token_file or
+   INTENTGATE_EXECUTOR_TOKEN), bytes. */
+#define IG_EXEC_PDP_TOKEN_MAX_BYTES 512
+/* Largest answer read from the PDP (redeem, outcome), bytes. */
+#define IG_EXEC_PDP_REPLY_MAX_BYTES (256 * 1024)
+/* The PDP call's connect and total timeout when pdp_timeout_ms is unset. */
+#define IG_EXEC_PDP_TIMEOUT_MS 5000L
+/* Longest URL the executor calls (the PDP's, an http action's), bytes. */
+#define IG_EXEC_URL_MAX 4096
+/* An http action's timeout and response cap when the registry gives none
+   (the registry's own checks normally require both). */
+#define IG_EXEC_HTTP_TIMEOUT_MS 5000L
+#define IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES 65536
+/* The bubblewrap probe's run (bwrap around /usr/bin/true), ms. */
+#define IG_EXEC_PROBE_TIMEOUT_MS 10000
+/* Longest timeout_ms an exec run may have (a day), ms. */
+#define IG_EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
+/* How long a run's pipes are still drained after its child was reaped,
+   and the longest single wait for output, ms. */
+#define IG_EXEC_DRAIN_GRACE_MS 1000.0
+#define IG_EXEC_POLL_SLICE_MS 50.0
+/* NDJSON lines waiting for a slow streaming client, bytes: output lines
+   past half of it are dropped, the final line always fits. */
+#define IG_EXEC_STREAM_PENDING_MAX_BYTES (1024 * 1024)
+/* Descriptors kept free of connections: exec pipes, curl, the spool. */
+#define IG_EXEC_FD_RESERVE 256
+/* The PDP's dev.env the executor's dev mode reads, bytes. */
+#define IG_EXEC_DEV_ENV_MAX_BYTES (64 * 1024)
 
 #endif

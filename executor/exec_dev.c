@@ -17,6 +17,7 @@
 #include "exec_secrets.h"
 #include "ig_file.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 
 #define PATH_CAP 4096
 #define DEV_UPSTREAM "http://127.0.0.1:8702"
@@ -67,35 +68,68 @@ struct pdp_env {
     char url[256], id[128], token[256], pubkey[128];
 };
 
-/* Read KEY=VALUE lines of the PDP's dev.env. */
+/* Copy the value (n bytes) into dst (cap bytes); -1 when it does not
+   fit: a cut token or URL would fail later, far from the cause. */
+static int
+env_value(char *dst, size_t cap, const char *v, size_t n)
+{
+    if (n >= cap)
+        return -1;
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+/* One KEY=VALUE line (n bytes, no newline) into e. */
+static int
+env_line(struct pdp_env *e, const char *line, size_t n)
+{
+    static const char *const keys[] = {
+        "INTENTGATE_URL", "INTENTGATE_EXECUTOR_ID", "INTENTGATE_EXECUTOR_TOKEN",
+        "INTENTGATE_PUBLIC_KEY"};
+    char *dst[4];
+    size_t cap[4], i, k;
+    const char *eq;
+
+    dst[0] = e->url, cap[0] = sizeof(e->url);
+    dst[1] = e->id, cap[1] = sizeof(e->id);
+    dst[2] = e->token, cap[2] = sizeof(e->token);
+    dst[3] = e->pubkey, cap[3] = sizeof(e->pubkey);
+    if (n > 0 && line[n - 1] == '\r')
+        n--;
+    if ((eq = memchr(line, '=', n)) == NULL)
+        return 0;
+    k = (size_t)(eq - line);
+    for (i = 0; i < 4; i++)
+        if (strlen(keys[i]) == k && memcmp(line, keys[i], k) == 0)
+            return env_value(dst[i], cap[i], eq + 1, n - k - 1);
+    return 0;
+}
+
+/* Read KEY=VALUE lines of the PDP's dev.env (ig_file_read: a regular
+   file under its cap; it holds a token, so the copy is wiped). */
 static enum ig_status
 read_pdp_env(const char *path, struct pdp_env *e, struct ig_err *err)
 {
-    char line[1024];
-    FILE *f = fopen(path, "r");
+    const char *p, *nl, *end;
+    enum ig_status st;
+    size_t len = 0;
+    char *text;
+    int bad = 0;
 
     memset(e, 0, sizeof(*e));
-    if (f == NULL)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    while (fgets(line, sizeof(line), f) != NULL) {
-        char *eq = strchr(line, '='), *v;
-        if (eq == NULL)
-            continue;
-        *eq = '\0';
-        v = eq + 1;
-        v[strcspn(v, "\r\n")] = '\0';
-        if (strcmp(line, "INTENTGATE_URL") == 0)
-            (void)snprintf(e->url, sizeof(e->url), "%s", v);
-        else if (strcmp(line, "INTENTGATE_EXECUTOR_ID") == 0)
-            (void)snprintf(e->id, sizeof(e->id), "%s", v);
-        else if (strcmp(line, "INTENTGATE_EXECUTOR_TOKEN") == 0)
-            (void)snprintf(e->token, sizeof(e->token), "%s", v);
-        else if (strcmp(line, "INTENTGATE_PUBLIC_KEY") == 0)
-            (void)snprintf(e->pubkey, sizeof(e->pubkey), "%s", v);
+    st = ig_file_read(path, IG_EXEC_DEV_ENV_MAX_BYTES, &text, &len, err);
+    if (st != IG_OK)
+        return st == IG_ERR_NOTFOUND ? IG_ERR_IO : st;
+    for (p = text, end = text + len; p < end && !bad; p = nl + 1) {
+        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            nl = end;
+        bad = env_line(e, p, (size_t)(nl - p)) != 0;
     }
-    (void)fclose(f);
-    sodium_memzero(line, sizeof(line));
+    sodium_memzero(text, len);
+    free(text);
+    if (bad)
+        return ig_err_set(err, IG_ERR_INVALID, "%s: a value is too long", path);
     if (e->url[0] == '\0' || e->id[0] == '\0' || e->token[0] == '\0' ||
         e->pubkey[0] == '\0')
         return ig_err_set(err, IG_ERR_INVALID,

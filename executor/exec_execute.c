@@ -26,13 +26,6 @@
 #include "ig_log.h"
 #include "ig_time.h"
 
-json_t *
-exec_error(const char *code, const char *message)
-{
-    return json_pack("{s:{s:s, s:s}}", "error", "code", code, "message",
-                     message);
-}
-
 static unsigned int
 refusal_status(enum exec_refusal r)
 {

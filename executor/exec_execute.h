@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 
 #include "exec_config.h"
+#include "exec_error.h"
 #include "exec_metrics.h"
 #include "exec_pdp.h"
 #include "exec_registry.h"
@@ -101,8 +102,5 @@ json_t *exec_cancel(struct exec_ctx *x, const char *intent_id,
 
 /* Kill every running exec action (at shutdown). */
 void exec_cancel_all(struct exec_ctx *x);
-
-/* {"error":{"code","message"}}. */
-json_t *exec_error(const char *code, const char *message);
 
 #endif

@@ -25,12 +25,9 @@
 #include "exec_scrub.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
+#include "ig_curl.h"
 #include "ig_limits.h"
 #include "ig_secmem.h"
-
-#define URL_MAX 4096
-#define HEADER_MAX (EXEC_HEADER_NAME_MAX + 16384)
-#define EXEC_HEADER_NAME_MAX 128
 
 const char *
 exec_outcome_name(enum exec_outcome o)
@@ -173,8 +170,11 @@ build_body(const json_t *settings, const json_t *params, struct ig_buf *body,
     for (i = 0; i < json_array_size(f); i++) {
         const char *k = json_string_value(json_array_get(f, i));
         json_t *v = json_object_get(params, k != NULL ? k : "");
-        if (v != NULL)
-            (void)json_object_set(obj, k, v);
+        /* A field lost to out-of-memory must not send a different body. */
+        if (v != NULL && json_object_set(obj, k, v) != 0) {
+            json_decref(obj);
+            return IG_ERR_NOMEM;
+        }
     }
     st = ig_canon_write(obj, body, NULL);
     json_decref(obj);
@@ -291,7 +291,7 @@ exec_http_check(const json_t *settings, const json_t *params,
     struct ig_buf url;
     enum ig_status st;
 
-    ig_buf_init(&url, URL_MAX);
+    ig_buf_init(&url, IG_EXEC_URL_MAX);
     st = build_url(settings, params, &url, err);
     ig_buf_release(&url);
     return st;
@@ -346,34 +346,37 @@ header_list(const char *cred_line, int has_body, struct curl_slist **out)
     return 0;
 }
 
-/* Every option of the call on c: the URL exactly as built, the method,
-   the headers h, the body (NULL: none), http and https only, no
-   redirects, the timeouts, and the sink that keeps the answer. */
-static void
+/* Every option of the call on c: core's hardening (http and https only,
+   no redirects, no proxy, TLS verified) with the action's timeout, the
+   URL exactly as built, the method, the headers h, the body (NULL: none),
+   and the sink that keeps the answer. libcurl copies the URL and the
+   method: either lost to out-of-memory would send another request (no
+   URL, or GET), so every result is checked and nothing goes out unless
+   all are set. */
+static enum ig_status
 set_options(CURL *c, const json_t *settings, const char *url,
-            struct curl_slist *h, const char *body, struct sink *sink)
+            struct curl_slist *h, const char *body, struct sink *sink,
+            struct ig_err *err)
 {
     const char *method = json_string_value(json_object_get(settings, "method"));
     /* The registry writes its numbers as reals (I-JSON): read them so. */
     double timeout = json_number_value(json_object_get(settings, "timeout_ms"));
+    long ms = timeout > 0 ? (long)timeout : IG_EXEC_HTTP_TIMEOUT_MS;
 
-    (void)curl_easy_setopt(c, CURLOPT_URL, url);
-    /* Send the path exactly as built: libcurl must not fold "/./" or
-       "/../" (the template's own; values cannot hold them). */
-    (void)curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    if (body != NULL)
-        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                           (long)(timeout > 0 ? timeout : 5000));
-    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                           (long)(timeout > 0 ? timeout : 5000));
-    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+    if (ig_curl_harden(c, ms, ms, err) != IG_OK)
+        return IG_ERR_IO;
+    if (method == NULL || curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
+        /* Send the path exactly as built: libcurl must not fold "/./" or
+           "/../" (the template's own; values cannot hold them). */
+        curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h) != CURLE_OK ||
+        (body != NULL &&
+         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK) ||
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, sink) != CURLE_OK)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot set up the HTTP call");
+    return IG_OK;
 }
 
 enum ig_status
@@ -395,9 +398,10 @@ exec_http_run(const json_t *settings, const json_t *params,
     CURLcode rc;
 
     memset(out, 0, sizeof(*out));
-    ig_buf_init(&url, URL_MAX);
+    ig_buf_init(&url, IG_EXEC_URL_MAX);
     ig_buf_init(&body, IG_JSON_MAX_BYTES);
-    ig_buf_init(&sink.body, cap > 0 ? (size_t)cap : 65536);
+    ig_buf_init(&sink.body,
+                cap > 0 ? (size_t)cap : IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES);
     sink.total = 0;
     st = prepare(settings, params, cred, cred_len, &url, &body, &has_body,
                  &scrub, err);
@@ -415,7 +419,10 @@ exec_http_run(const json_t *settings, const json_t *params,
         st = ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
         goto out;
     }
-    set_options(c, settings, url.data, h, has_body ? body.data : NULL, &sink);
+    st = set_options(c, settings, url.data, h, has_body ? body.data : NULL,
+                     &sink, err);
+    if (st != IG_OK)
+        goto out;
     rc = curl_easy_perform(c);
     st = classify(c, rc, settings, &sink, scrub, out, err);
 out:

@@ -26,8 +26,6 @@
 #include "ig_canon.h"
 #include "ig_limits.h"
 
-#define PENDING_MAX (1024 * 1024)
-
 struct exec_job {
     pthread_mutex_t mu;
     int refs;
@@ -95,7 +93,8 @@ push(struct exec_job *j, const json_t *line, int final)
         pthread_mutex_lock(&j->mu);
         /* A lagging client loses output lines, never the final one
            (the cap leaves it room). */
-        if ((final || j->pending.len + b.len <= PENDING_MAX / 2) &&
+        if ((final ||
+             j->pending.len + b.len <= IG_EXEC_STREAM_PENDING_MAX_BYTES / 2) &&
             ig_buf_add(&j->pending, b.data, b.len) != IG_OK)
             j->dropped = 1;
         if (final)
@@ -180,7 +179,7 @@ exec_job_start(struct exec_ctx *x, struct exec_pool *pool,
         return exec_error("BUSY", "out of memory; the grant was not spent");
     }
     pthread_mutex_init(&j->mu, NULL);
-    ig_buf_init(&j->pending, PENDING_MAX);
+    ig_buf_init(&j->pending, IG_EXEC_STREAM_PENDING_MAX_BYTES);
     j->refs = 2; /* the request's and the worker's */
     j->x = x;
     j->conn = c;

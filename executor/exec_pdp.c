@@ -12,10 +12,9 @@
 #include "exec_curl.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
+#include "ig_curl.h"
 #include "ig_json.h"
 #include "ig_limits.h"
-
-#define REPLY_MAX (256 * 1024)
 
 struct exec_pdp {
     char *base;
@@ -40,6 +39,16 @@ exec_pdp_new(const char *base_url, const char *token, long timeout_ms,
         return ig_err_set(err, IG_ERR_INVALID,
                           "the PDP URL must start with http:// or https://");
     }
+    /* It goes into a header line: a CR, LF or space would split it. */
+    for (n = 0; token[n] != '\0'; n++)
+        if ((unsigned char)token[n] <= 0x20 || (unsigned char)token[n] >= 0x7f)
+            break;
+    if (n == 0 || token[n] != '\0') {
+        free(p);
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the PDP token must be printable ASCII without "
+                          "spaces");
+    }
     p->base = strdup(base_url);
     n = strlen("Authorization: Bearer ") + strlen(token) + 1;
     p->auth = sodium_malloc(n);
@@ -52,7 +61,7 @@ exec_pdp_new(const char *base_url, const char *token, long timeout_ms,
     n = strlen(p->base);
     while (n > 0 && p->base[n - 1] == '/')
         p->base[--n] = '\0';
-    p->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    p->timeout_ms = timeout_ms > 0 ? timeout_ms : IG_EXEC_PDP_TIMEOUT_MS;
     *out = p;
     return IG_OK;
 }
@@ -78,40 +87,56 @@ on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     return size * nmemb;
 }
 
+/* Free a header list after wiping every line (one holds the token). */
+static void
+headers_free(struct curl_slist *h)
+{
+    struct curl_slist *t;
+
+    for (t = h; t != NULL; t = t->next)
+        sodium_memzero(t->data, strlen(t->data));
+    curl_slist_free_all(h);
+}
+
 /* POST body to path; *status gets the HTTP status, reply the body. */
 static enum ig_status
 post(struct exec_pdp *p, const char *path, const char *body, long *status,
      struct ig_buf *reply, struct ig_err *err)
 {
     struct curl_slist *h = NULL, *h2;
-    char url[2048];
+    char url[IG_EXEC_URL_MAX];
     CURL *c = exec_curl_handle(0);
     CURLcode rc;
+    int n;
 
     *status = 0;
     if (c == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
-    (void)snprintf(url, sizeof(url), "%s%s", p->base, path);
+    n = snprintf(url, sizeof(url), "%s%s", p->base, path);
+    if (n < 0 || (size_t)n >= sizeof(url))
+        return ig_err_set(err, IG_ERR_INVALID, "the PDP URL is too long");
     h = curl_slist_append(h, p->auth);
     h2 = h != NULL ? curl_slist_append(h, "Content-Type: application/json")
                    : NULL;
     if (h2 == NULL) {
-        curl_slist_free_all(h);
+        headers_free(h);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    if (ig_curl_harden(c, p->timeout_ms, p->timeout_ms, err) != IG_OK) {
+        headers_free(h2);
+        return IG_ERR_IO;
     }
     (void)curl_easy_setopt(c, CURLOPT_URL, url);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h2);
     (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
-    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->timeout_ms);
-    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
-    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     rc = curl_easy_perform(c);
     if (rc == CURLE_OK)
         (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(h2);
+    /* The reused handle keeps the pointer: drop it before the list goes. */
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    headers_free(h2);
     if (rc != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "PDP unreachable: %s",
                           curl_easy_strerror(rc));
@@ -162,7 +187,7 @@ exec_pdp_redeem(struct exec_pdp *p, const char *grant, const char *intent_id,
 
     if (claims != NULL)
         *claims = NULL;
-    ig_buf_init(&reply, REPLY_MAX);
+    ig_buf_init(&reply, IG_EXEC_PDP_REPLY_MAX_BYTES);
     ig_buf_init(&body, IG_TOKEN_MAX_BYTES * 2);
     req = json_pack("{s:s, s:s}", "grant", grant, "intent_id", intent_id);
     st = req != NULL ? ig_canon_write(req, &body, err) : IG_ERR_NOMEM;
@@ -190,7 +215,7 @@ exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
                  const json_t *detail, struct ig_err *err)
 {
     struct ig_buf reply, body;
-    char path[128];
+    char path[sizeof("/v1/executions//outcome") + IG_INTENT_ID_MAX];
     json_t *req, *d;
     enum ig_status st;
     long status;
@@ -198,7 +223,7 @@ exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
     if (strlen(intent_id) > IG_INTENT_ID_MAX)
         return ig_err_set(err, IG_ERR_INVALID, "intent id too long");
     (void)snprintf(path, sizeof(path), "/v1/executions/%s/outcome", intent_id);
-    ig_buf_init(&reply, REPLY_MAX);
+    ig_buf_init(&reply, IG_EXEC_PDP_REPLY_MAX_BYTES);
     ig_buf_init(&body, IG_JSON_MAX_BYTES);
     d = detail != NULL ? json_incref(ig_json_unconst(detail)) : json_object();
     /* "o" steals d, also when packing fails. */

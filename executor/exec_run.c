@@ -42,10 +42,6 @@
 /* Serialises pipe creation and fork among our own runs. */
 static pthread_mutex_t fork_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Longest time we keep draining pipes after the child was reaped. */
-#define EXEC_DRAIN_GRACE_MS 1000.0
-#define EXEC_POLL_SLICE_MS 50.0
-
 static double
 now_ms(void)
 {
@@ -466,12 +462,12 @@ exec_run_wait(struct exec_run *r, exec_output_fn fn, void *ctx,
             if (reaped_at == 0)
                 reaped_at = now;
             if ((r->out_fd < 0 && r->err_fd < 0) ||
-                now - reaped_at >= EXEC_DRAIN_GRACE_MS)
+                now - reaped_at >= IG_EXEC_DRAIN_GRACE_MS)
                 break;
         }
         slice = r->t0 + r->timeout_ms - now;
-        if (r->killed || slice > EXEC_POLL_SLICE_MS)
-            slice = EXEC_POLL_SLICE_MS;
+        if (r->killed || slice > IG_EXEC_POLL_SLICE_MS)
+            slice = IG_EXEC_POLL_SLICE_MS;
         if ((st = poll_once(r, slice, res, bufs, fn, ctx)) != IG_OK) {
             st = ig_err_set(err, st, "exec: reading output: %s",
                             st == IG_ERR_NOMEM ? "out of memory"

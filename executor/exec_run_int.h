@@ -77,16 +77,30 @@ enum ig_status exec_layout_push(const struct exec_run_opts *o,
  */
 int exec_child_become(uid_t uid, gid_t gid);
 
-/* 1 while the bubblewrap probe plans its own run (it must not probe). */
+/* The bubblewrap state (exec_sandbox.c), written by the probe
+   (exec_sandbox_probe.c) and read by run plans. */
+
+/* The first executable bwrap (fixed paths, then PATH), kept; NULL. */
+const char *exec_sandbox_find_bwrap(void);
+/* Mark this thread as planning the probe's own run (1) or not (0). */
+void exec_sandbox_set_probing(int on);
+/* 1 while this thread plans the probe's own run (it must not wait for a
+   verdict). */
 int exec_sandbox_probing(void);
+/* Record the probe's verdict (why: one line, when it failed). Once. */
+void exec_sandbox_set_verdict(enum ig_status st, const char *why);
+/* IG_OK once the probe has passed; else why not (not probed yet: IG_ERR_IO).
+   Thread safe. */
+enum ig_status exec_sandbox_verdict(struct ig_err *err) IG_WUR;
 
 /* Most bwrap options exec_layout_push appends, without env and binds. */
 #define EXEC_LAYOUT_MAX_OPTS 160
 
 /*
  * Build the plan from o: resolve argv[0], prefix bwrap when sandboxed
- * (probing first: fails closed), copy argv and env. IG_ERR_INVALID,
- * IG_ERR_NOMEM, or the probe's error. Release with exec_plan_release.
+ * (only once the probe has passed: fails closed), copy argv and env.
+ * IG_ERR_INVALID, IG_ERR_NOMEM, or the probe's error. Release with
+ * exec_plan_release.
  */
 enum ig_status exec_plan_build(const struct exec_run_opts *o,
                                struct exec_plan *p, struct ig_err *err) IG_WUR;

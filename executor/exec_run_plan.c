@@ -23,51 +23,6 @@
 #include "ig_limits.h"
 
 #define EXEC_PATH "/usr/bin:/bin"
-#define EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
-
-int
-exec_vec_push(struct exec_vec *s, const char *a, const char *b, const char *c)
-{
-    const char *parts[3];
-    size_t len[3], total = 0, i;
-    char *d;
-
-    parts[0] = a;
-    parts[1] = b;
-    parts[2] = c;
-    if (s->n + 1 >= s->cap)
-        return -1; /* capacity is computed up front */
-    for (i = 0; i < 3; i++)
-        total += len[i] = parts[i] != NULL ? strlen(parts[i]) : 0;
-    if ((d = malloc(total + 1)) == NULL)
-        return -1;
-    for (total = 0, i = 0; i < 3; total += len[i++])
-        if (len[i] > 0)
-            memcpy(d + total, parts[i], len[i]);
-    d[total] = '\0';
-    s->v[s->n++] = d;
-    s->v[s->n] = NULL;
-    return 0;
-}
-
-void
-exec_vec_free(char **v)
-{
-    size_t i;
-
-    for (i = 0; v != NULL && v[i] != NULL; i++)
-        free(v[i]);
-    free(v);
-}
-
-int
-exec_vec_init(struct exec_vec *s, size_t cap)
-{
-    s->n = 0;
-    s->cap = cap + 1;
-    s->v = calloc(s->cap, sizeof(*s->v));
-    return s->v == NULL ? -1 : 0;
-}
 
 /* The executable path for name, or NULL when it is found nowhere. */
 static char *
@@ -106,7 +61,7 @@ check_opts(const struct exec_run_opts *o, struct ig_err *err)
         o->argv[0] == NULL || o->argv[0][0] == '\0')
         return ig_err_set(err, IG_ERR_INVALID, "exec: empty argv");
     if (!isfinite(o->timeout_ms) || o->timeout_ms <= 0 ||
-        o->timeout_ms > EXEC_TIMEOUT_MAX_MS)
+        o->timeout_ms > IG_EXEC_TIMEOUT_MAX_MS)
         return ig_err_set(err, IG_ERR_INVALID, "exec: bad timeout");
     if (o->max_output_bytes == 0 ||
         o->max_output_bytes > IG_EXEC_MAX_OUTPUT_BYTES)
@@ -170,7 +125,7 @@ build_argv(const struct exec_run_opts *o, struct exec_plan *p,
 
     if (o->sandbox) {
         if ((bwrap = exec_sandbox_bwrap()) == NULL)
-            return exec_sandbox_probe(err); /* already probed: fails */
+            return exec_sandbox_verdict(err); /* not probed, or failed */
         cap +=
             EXEC_LAYOUT_MAX_OPTS + 3 * (json_object_size(o->env) + o->nbinds);
     }
@@ -207,9 +162,9 @@ exec_plan_build(const struct exec_run_opts *o, struct exec_plan *p,
     memset(p, 0, sizeof(*p));
     if ((st = check_opts(o, err)) != IG_OK)
         return st;
-    /* Fail closed: no working sandbox, no run. */
+    /* Fail closed: no working sandbox (or none probed yet), no run. */
     if (o->sandbox && !exec_sandbox_probing() &&
-        (st = exec_sandbox_probe(err)) != IG_OK)
+        (st = exec_sandbox_verdict(err)) != IG_OK)
         return st;
     p->cwd = o->workdir != NULL ? o->workdir : "/";
     p->switch_user = o->sandbox && o->switch_user;

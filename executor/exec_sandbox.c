@@ -7,19 +7,16 @@
  * length, the count is capped, and the final argv[0] must be listed in
  * "allow" - the agent chooses values, never the program outside the list.
  *
- * exec_sandbox_probe looks for bwrap and runs it once around
- * /usr/bin/true, in the same sandbox every action runs in (exec_layout.c),
- * as the executor's own user: a host that forbids user namespaces fails
- * here, and the caller then refuses every action that demands a sandbox.
- * The answer is computed under pthread_once and kept for the life of the
- * process. (exec_selfcheck.c later proves, as the sandbox user, that the
- * sandbox sees nothing of ours.)
+ * It also keeps where bwrap is and the bubblewrap probe's verdict
+ * (exec_sandbox_probe.c runs the probe, above exec_run.c; a run plan only
+ * reads the verdict here, so planning never starts a run). Until the
+ * probe has passed, no sandboxed run is planned: fail closed.
  */
 #include "exec_sandbox.h"
 
 #include "exec_run_int.h"
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,19 +195,20 @@ exec_argv_free(char **argv, size_t argc)
     free(argv);
 }
 
-/* ---- bubblewrap probe ---- */
+/* ---- bubblewrap: where it is and whether it works ---- */
 
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-/* Set while probe_run's own sandboxed run is being planned (inside
-   pthread_once, so by one thread): that run must not probe again. */
-static _Thread_local int probing;
-static enum ig_status probe_status;
-static char probe_reason[IG_ERR_MSGMAX];
+/* What the probe (exec_sandbox_probe.c) found; set once, under its
+   pthread_once, before anyone reads it through exec_sandbox_verdict. */
+static enum ig_status verdict = IG_ERR_IO;
+static atomic_int probed; /* released after verdict, reason, bwrap_path */
+static char reason[IG_ERR_MSGMAX];
 static char bwrap_path[512];
+/* Set while the probe plans its own sandboxed run (by one thread). */
+static _Thread_local int probing;
 
 /* First executable bwrap: fixed system paths, then the executor's PATH. */
-static int
-find_bwrap(void)
+const char *
+exec_sandbox_find_bwrap(void)
 {
     static const char *const fixed[] = {"/usr/bin/bwrap",
                                         "/usr/local/bin/bwrap", NULL};
@@ -221,7 +219,7 @@ find_bwrap(void)
     for (i = 0; fixed[i] != NULL; i++) {
         if (access(fixed[i], X_OK) == 0) {
             (void)snprintf(bwrap_path, sizeof(bwrap_path), "%s", fixed[i]);
-            return 1;
+            return bwrap_path;
         }
     }
     for (p = path; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
@@ -234,87 +232,49 @@ find_bwrap(void)
         w = snprintf(bwrap_path, sizeof(bwrap_path), "%.*s/bwrap", (int)n, p);
         if (w > 0 && (size_t)w < sizeof(bwrap_path) &&
             access(bwrap_path, X_OK) == 0)
-            return 1;
+            return bwrap_path;
     }
     bwrap_path[0] = '\0';
-    return 0;
+    return NULL;
 }
 
-/* Run the real sandbox once around /usr/bin/true; record the verdict. */
-static void
-probe_run(void)
+void
+exec_sandbox_set_probing(int on)
 {
-    static char prog[] = "/usr/bin/true";
-    char *argv[2];
-    struct exec_run_opts o = {0};
-    struct exec_run_result res = {0};
-    struct exec_run *r = NULL;
-    struct ig_err e;
-
-    argv[0] = prog;
-    argv[1] = NULL;
-    o.argv = argv;
-    o.argc = 1;
-    o.sandbox = 1;
-    o.timeout_ms = 10000;
-    o.max_output_bytes = 200;
-    probing = 1;
-    probe_status = exec_run_start(&o, &r, &e);
-    if (probe_status == IG_OK)
-        probe_status = exec_run_wait(r, NULL, NULL, &res, &e);
-    probing = 0;
-    if (probe_status != IG_OK) {
-        (void)snprintf(probe_reason, sizeof(probe_reason), "%.60s: %.180s",
-                       bwrap_path, e.msg);
-        probe_status = IG_ERR_IO;
-    } else if (res.outcome != EXEC_OUTCOME_COMPLETED || res.exit_code != 0) {
-        (void)snprintf(probe_reason, sizeof(probe_reason),
-                       "%.60s fails (exit %d, signal %d): %.150s", bwrap_path,
-                       res.exit_code, res.term_signal,
-                       res.err != NULL ? res.err : "");
-        probe_status = IG_ERR_IO;
-    }
-    probe_reason[strcspn(probe_reason, "\n")] = '\0'; /* one line */
-    exec_run_result_release(&res);
-    exec_run_free(r);
-}
-
-static void
-probe_init(void)
-{
-    if (!find_bwrap()) {
-        probe_status = IG_ERR_NOTFOUND;
-        (void)snprintf(probe_reason, sizeof(probe_reason),
-                       "bwrap not found (/usr/bin, /usr/local/bin, PATH)");
-        return;
-    }
-    probe_run();
-    if (probe_status != IG_OK)
-        bwrap_path[0] = '\0';
-}
-
-enum ig_status
-exec_sandbox_probe(struct ig_err *err)
-{
-    if (pthread_once(&probe_once, probe_init) != 0)
-        return ig_err_set(err, IG_ERR_IO, "sandbox probe: pthread_once");
-    if (probe_status != IG_OK)
-        return ig_err_set(err, probe_status, "%s", probe_reason);
-    return IG_OK;
-}
-
-const char *
-exec_sandbox_bwrap(void)
-{
-    if (probing)
-        return bwrap_path;
-    if (exec_sandbox_probe(NULL) != IG_OK)
-        return NULL;
-    return bwrap_path;
+    probing = on;
 }
 
 int
 exec_sandbox_probing(void)
 {
     return probing;
+}
+
+void
+exec_sandbox_set_verdict(enum ig_status st, const char *why)
+{
+    verdict = st;
+    (void)snprintf(reason, sizeof(reason), "%s", st == IG_OK ? "" : why);
+    reason[strcspn(reason, "\n")] = '\0'; /* one line */
+    if (st != IG_OK)
+        bwrap_path[0] = '\0';
+    atomic_store(&probed, 1);
+}
+
+enum ig_status
+exec_sandbox_verdict(struct ig_err *err)
+{
+    if (!atomic_load(&probed))
+        return ig_err_set(err, IG_ERR_IO, "the sandbox has not been probed");
+    if (verdict != IG_OK)
+        return ig_err_set(err, verdict, "%s", reason);
+    return IG_OK;
+}
+
+const char *
+exec_sandbox_bwrap(void)
+{
+    if (probing || (atomic_load(&probed) && verdict == IG_OK))
+        return bwrap_path;
+    return NULL;
 }

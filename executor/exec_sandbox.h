@@ -55,7 +55,9 @@ void exec_argv_free(char **argv, size_t argc);
  * then the executor's PATH) and really runs a fully unshared /bin/true
  * here; else IG_ERR_NOTFOUND (not installed) or IG_ERR_IO (it fails, e.g.
  * user namespaces are forbidden) with err saying why. Probed once per
- * process; later calls return the cached answer. Thread safe.
+ * process; later calls return the cached answer. Thread safe. A
+ * sandboxed exec_run_start is refused until this has returned IG_OK once
+ * (exec_sandbox_probe.c): call it first, as start-up and exec_admit do.
  */
 enum ig_status exec_sandbox_probe(struct ig_err *err) IG_WUR;
 

@@ -12,12 +12,13 @@
  * may begin with characters that are not part of the encoding (a word
  * glued to it), so it is decoded from each of its first four characters:
  * whole 4-character groups, then a 2- or 3-character tail (its spare bits
- * ignored). The decoded bytes are matched with scrub_scan, through the
- * escape views when the caller asks. When they hold a spelling, the whole
- * run, '=' included, is one span: every character of it is replaced, so
- * no group that carried a bit of the credential is left - except the end
- * of a JSON escape the run begins with ("n" of "\naWdj..."), which is
- * decoded but kept, or JSON text would stop being JSON.
+ * ignored). The decoded bytes are matched with the caller's scanner
+ * (scrub_scan, passed in so this file does not depend back on
+ * exec_scrub_find.c), through the escape views when the caller asks. When they
+ * hold a spelling, the whole run, '=' included, is one span: every character of
+ * it is replaced, so no group that carried a bit of the credential is left -
+ * except the end of a JSON escape the run begins with ("n" of "\naWdj..."),
+ * which is decoded but kept, or JSON text would stop being JSON.
  *
  * One level. Decoded bytes are never read as base64 again: base64 inside
  * base64 is not caught. Inside an escape view the base64 view is read
@@ -96,7 +97,7 @@ decode_run(const unsigned char *t, size_t r, unsigned char *d)
    d used. */
 static enum ig_status
 run_holds(const struct exec_scrub *s, const unsigned char *t, size_t r,
-          unsigned views, unsigned char *d, size_t *wipe,
+          unsigned views, scrub_scan_fn scan, unsigned char *d, size_t *wipe,
           struct scrub_spans *ds, int *hit)
 {
     enum ig_status st = IG_OK;
@@ -109,7 +110,7 @@ run_holds(const struct exec_scrub *s, const unsigned char *t, size_t r,
         m = decode_run(t + o, r - o, d);
         *wipe = m > *wipe ? m : *wipe;
         ds->n = 0;
-        st = scrub_scan(s, d, m, views, ds);
+        st = scan(s, d, m, views, ds);
         *hit = ds->n > 0;
     }
     return st;
@@ -152,7 +153,7 @@ chars_for(size_t len)
  */
 enum ig_status
 scrub_b64_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
-               unsigned views, struct scrub_spans *out)
+               unsigned views, scrub_scan_fn scan, struct scrub_spans *out)
 {
     struct scrub_spans rs = {NULL, 0, 0, out->max, 0, out->one};
     struct scrub_spans ds = {NULL, 0, 0, 1, out->work, 1};
@@ -179,7 +180,7 @@ scrub_b64_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
             st = IG_ERR_NOMEM;
             break;
         }
-        st = run_holds(s, t + a, e - a, views, d, &wipe, &ds, &hit);
+        st = run_holds(s, t + a, e - a, views, scan, d, &wipe, &ds, &hit);
         if (st == IG_OK && hit)
             st = scrub_spans_push(&rs, a + escape_tail(t, a, e), p);
     }

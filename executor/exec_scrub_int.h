@@ -3,7 +3,8 @@
  * layout and the span lists shared by exec_scrub.c (building the
  * spellings, the API, the replacing passes), exec_scrub_find.c (finding
  * spans in a text and in its escape views), exec_scrub_b64.c (the base64
- * view) and exec_scrub_json.c (the walk over a decoded JSON value).
+ * view), exec_scrub_spans.c (span lists) and exec_scrub_json.c (the walk
+ * over a decoded JSON value).
  *
  * A struct exec_scrub is one ig_secmem block, written once by
  * exec_scrub_new and read-only after it: every function here only reads
@@ -110,16 +111,23 @@ enum ig_status scrub_scan(const struct exec_scrub *s, const unsigned char *t,
                           size_t n, unsigned views,
                           struct scrub_spans *out) IG_WUR;
 
+/* A scanner with scrub_scan's contract. */
+typedef enum ig_status (*scrub_scan_fn)(const struct exec_scrub *s,
+                                        const unsigned char *t, size_t n,
+                                        unsigned views,
+                                        struct scrub_spans *out);
+
 /*
  * The spans of t's base64 view (exec_scrub_b64.c): every base64 run
- * whose decoded bytes, scanned with views, hold a spelling, whole.
- * Errors as scrub_find_all.
+ * whose decoded bytes, scanned by scan (scrub_scan) with views, hold a
+ * spelling, whole. Errors as scrub_find_all.
  */
 enum ig_status scrub_b64_find(const struct exec_scrub *s,
                               const unsigned char *t, size_t n, unsigned views,
+                              scrub_scan_fn scan,
                               struct scrub_spans *out) IG_WUR;
 
-/* Span lists (exec_scrub_find.c). Add [a, b), b never below the last
+/* Span lists (exec_scrub_spans.c). Add [a, b), b never below the last
    span's end; unite the sorted spans of add into ss. IG_ERR_LIMIT past
    max, IG_ERR_NOMEM. */
 enum ig_status scrub_spans_push(struct scrub_spans *ss, size_t a,

@@ -3,14 +3,13 @@
  * read from a file or the environment) and the secrets file (read with a
  * cap, replaced atomically).
  *
- * Files are opened O_NONBLOCK (a FIFO planted at the path must not hang us)
- * and checked with fstat to be regular before anything is read; every read
- * is capped. A key file is refused when group or others may access it, is
- * read into sodium_malloc'd memory and wiped; the key itself ends up in a
- * read-only sodium_malloc'd buffer. A new key file is created exclusively
- * (never replacing one) and fsync'ed. The secrets file is rewritten through
- * a temporary file in the same directory and rename(2), so a reader sees
- * the old file or the new one, never half of either.
+ * Both are read through core (ig_file_read_secret for the key file: a
+ * private regular file, not a symlink, one line, wiped; ig_file_read for
+ * the sealed secrets file: a regular file under its cap). The key itself
+ * ends up in a read-only sodium_malloc'd buffer. A new key file is created
+ * exclusively (never replacing one) and fsync'ed. The secrets file is rewritten
+ * through a temporary file in the same directory and rename(2), so a reader
+ * sees the old file or the new one, never half of either.
  */
 #include "exec_secrets_int.h"
 
@@ -26,70 +25,9 @@
 #include "ig_file.h"
 
 #define PATH_BYTES 4096
-/* A key file's text: the key, an optional newline, and room to see more. */
-#define KEYTEXT_CAP 128
-
-/*
- * Open path read-only and check it is a regular file (and, when secret,
- * that only its owner may access it). *fd is -1 when the file is missing
- * and missing_ok.
- */
-static enum ig_status
-open_regular(const char *path, int secret, int missing_ok, int *fd,
-             struct ig_err *err)
-{
-    struct stat sb;
-
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (*fd < 0 && errno == ENOENT && missing_ok)
-        return IG_OK;
-    if (*fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        (void)close(*fd);
-        *fd = -1;
-        return ig_err_set(err, IG_ERR_IO, "%s is not a regular file", path);
-    }
-    if (secret && (sb.st_mode & 077) != 0) {
-        (void)close(*fd);
-        *fd = -1;
-        return ig_err_set(err, IG_ERR_IO,
-                          "%s may be read by group or others (mode %03o): "
-                          "chmod 600 it",
-                          path, (unsigned)(sb.st_mode & 0777));
-    }
-    return IG_OK;
-}
-
-/*
- * Read fd into buf (cap bytes). IG_ERR_LIMIT when the file has cap bytes
- * or more: callers pass one more than the largest size they accept.
- */
-static enum ig_status
-read_capped(int fd, const char *path, unsigned char *buf, size_t cap,
-            size_t *len, struct ig_err *err)
-{
-    size_t n = 0;
-    ssize_t got;
-
-    while (n < cap) {
-        got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return ig_err_set(err, IG_ERR_IO, "cannot read %s: %s", path,
-                              strerror(errno));
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    *len = n;
-    if (n >= cap)
-        return ig_err_set(err, IG_ERR_LIMIT, "%s is over %zu bytes", path,
-                          cap - 1);
-    return IG_OK;
-}
+/* A key file's text: longer than a key, so a wrong one is refused as "not a
+   secrets key" rather than as too long. */
+#define KEYTEXT_MAX 128
 
 /* Decode a key's text (one optional trailing newline) into key. */
 static enum ig_status
@@ -112,22 +50,18 @@ decode_key(const char *text, size_t n, const char *where, unsigned char *key,
 static enum ig_status
 key_from_file(const char *path, unsigned char *key, struct ig_err *err)
 {
-    unsigned char *buf;
     enum ig_status st;
     size_t n = 0;
-    int fd = -1;
+    char *text;
 
-    buf = sodium_malloc(KEYTEXT_CAP);
-    if (buf == NULL)
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    st = open_regular(path, 1, 0, &fd, err);
+    st = ig_file_read_secret(path, KEYTEXT_MAX, &text, &n, err);
+    if (st == IG_ERR_INVALID) /* empty, or more than one line */
+        st = ig_err_set(err, st,
+                        "%s: not a secrets key (%d base64url characters)", path,
+                        (int)EXEC_SECRETS_KEY_STRLEN);
     if (st == IG_OK)
-        st = read_capped(fd, path, buf, KEYTEXT_CAP, &n, err);
-    if (st == IG_OK)
-        st = decode_key((const char *)buf, n, path, key, err);
-    if (fd >= 0)
-        (void)close(fd);
-    sodium_free(buf); /* wipes */
+        st = decode_key(text, n, path, key, err);
+    ig_file_free_secret(text); /* wipes; NULL after an error */
     return st;
 }
 
@@ -135,7 +69,7 @@ enum ig_status
 exec_sfile_load_key(const char *key_path, unsigned char **key,
                     struct ig_err *err)
 {
-    char env[KEYTEXT_CAP + 1];
+    char env[KEYTEXT_MAX + 2];
     enum ig_status st;
 
     *key = sodium_malloc(EXEC_SECRETS_KEY_BYTES);
@@ -170,38 +104,10 @@ exec_sfile_load_key(const char *key_path, unsigned char **key,
 enum ig_status
 exec_sfile_read(const char *path, char **text, size_t *len, struct ig_err *err)
 {
-    const size_t cap = EXEC_SECRETS_FILE_MAX + 1;
-    enum ig_status st;
-    struct stat sb;
-    size_t alloc;
-    char *buf;
-    int fd;
+    enum ig_status st =
+        ig_file_read(path, EXEC_SECRETS_FILE_MAX, text, len, err);
 
-    *text = NULL;
-    *len = 0;
-    st = open_regular(path, 0, 1, &fd, err);
-    if (st != IG_OK || fd < 0)
-        return st;
-    /* Size the buffer from fstat, but let the capped read have the say. */
-    alloc = cap;
-    if (fstat(fd, &sb) == 0 && sb.st_size >= 0 && (size_t)sb.st_size < cap)
-        alloc = (size_t)sb.st_size + 1;
-    buf = malloc(alloc + 1);
-    if (buf == NULL) {
-        (void)close(fd);
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    }
-    st = read_capped(fd, path, (unsigned char *)buf, alloc, len, err);
-    if (st == IG_ERR_LIMIT && alloc < cap)
-        st = ig_err_set(err, IG_ERR_IO, "%s changed while being read", path);
-    (void)close(fd);
-    if (st != IG_OK) {
-        free(buf);
-        return st;
-    }
-    buf[*len] = '\0';
-    *text = buf;
-    return IG_OK;
+    return st == IG_ERR_NOTFOUND ? IG_OK : st; /* no file yet: no secrets */
 }
 
 /* fchmod 0600, write, fsync and close fd. Closes fd on every path. */

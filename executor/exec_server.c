@@ -151,6 +151,24 @@ wants_stream(struct MHD_Connection *c)
     return a != NULL && strstr(a, "application/x-ndjson") != NULL;
 }
 
+enum ig_status
+exec_server_metrics(struct exec_server *s, struct ig_buf *out)
+{
+    struct exec_metrics_view v;
+    struct exec_spool_stats st;
+
+    memset(&v, 0, sizeof(v));
+    exec_spool_stats(s->x.spool, &st);
+    v.outcomes_pending = st.pending;
+    v.outcomes_delivered = st.delivered_total;
+    v.outcome_retries = st.retries_total;
+    v.outcomes_undeliverable = st.undeliverable_total;
+    v.connections = ig_conns_open(s->conns);
+    v.connections_cut = ig_conns_cut(s->conns);
+    v.running = (uint64_t)atomic_load(&s->x.running);
+    return exec_metrics_render(&s->x.metrics, &v, out);
+}
+
 static enum MHD_Result
 serve_metrics(struct exec_server *s, struct MHD_Connection *c)
 {

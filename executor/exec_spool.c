@@ -1,7 +1,8 @@
 /*
- * exec_spool.c - the outcome spool (see exec_spool.h): the pending set,
- * group commit and the API. Delivery and the retry thread are in
- * exec_spool_retry.c, the file format in exec_spool_file.c.
+ * exec_spool.c - the outcome spool (see exec_spool.h): the API. The
+ * pending set and group commit are in exec_spool_set.c, delivery and the
+ * retry thread in exec_spool_retry.c, the file format in
+ * exec_spool_file.c; each depends only on those after it in that list.
  *
  * DESIGN
  * The pending set is in memory - a hash by intent id and a list by age -
@@ -76,253 +77,6 @@ data_sync(void *ctx, int fd)
     return fdatasync(fd);
 }
 
-/* ---- the pending set ---- */
-
-static size_t
-bucket_of(const char *id)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-
-    while (*id != '\0')
-        h = (h ^ (unsigned char)*id++) * 16777619u;
-    return h % SPOOL_BUCKETS;
-}
-
-static struct spool_entry *
-entry_find(const struct exec_spool *s, const char *id)
-{
-    struct spool_entry *e = s->bucket[bucket_of(id)];
-
-    while (e != NULL && strcmp(e->id, id) != 0)
-        e = e->hnext;
-    return e;
-}
-
-/* A new run entry, newest; NULL when out of memory. */
-static struct spool_entry *
-entry_add(struct exec_spool *s, const char *id)
-{
-    struct spool_entry *e = calloc(1, sizeof(*e));
-    size_t b = bucket_of(id);
-
-    if (e == NULL)
-        return NULL;
-    (void)snprintf(e->id, sizeof(e->id), "%s", id);
-    e->age = ++s->next_age;
-    e->hnext = s->bucket[b];
-    s->bucket[b] = e;
-    e->older = s->newest;
-    if (s->newest != NULL)
-        s->newest->newer = e;
-    else
-        s->oldest = e;
-    s->newest = e;
-    s->nrun++;
-    return e;
-}
-
-void
-spool_entry_free(struct exec_spool *s, struct spool_entry *e)
-{
-    struct spool_entry **pp = &s->bucket[bucket_of(e->id)];
-
-    while (*pp != e)
-        pp = &(*pp)->hnext;
-    *pp = e->hnext;
-    if (e->older != NULL)
-        e->older->newer = e->newer;
-    else
-        s->oldest = e->newer;
-    if (e->newer != NULL)
-        e->newer->older = e->older;
-    else
-        s->newest = e->older;
-    if (e->outcome[0] != '\0')
-        s->npending--;
-    else
-        s->nrun--;
-    s->live -= e->len;
-    free(e->line);
-    free(e);
-}
-
-/* Give e the line (taken) that stands for it; outcome: now pending. */
-static void
-entry_set(struct exec_spool *s, struct spool_entry *e, char *line, size_t len,
-          const char *outcome)
-{
-    s->live = s->live - e->len + len;
-    free(e->line);
-    e->line = line;
-    e->len = len;
-    if (outcome != NULL && e->outcome[0] == '\0') {
-        (void)snprintf(e->outcome, sizeof(e->outcome), "%s", outcome);
-        s->nrun--;
-        s->npending++;
-    }
-}
-
-/* Replay: a run or outcome adds its id when absent; an outcome completes
-   a run; done removes the id; any other repeat is ignored. */
-enum ig_status
-spool_apply(struct exec_spool *s, const struct spool_rec *r, struct ig_err *err)
-{
-    struct spool_entry *e = entry_find(s, r->id);
-    enum ig_status st;
-    char *line;
-    size_t len;
-
-    if (r->type == SPOOL_DONE ||
-        (e != NULL && (r->type == SPOOL_RUN || e->outcome[0] != '\0'))) {
-        if (r->type == SPOOL_DONE && e != NULL)
-            spool_entry_free(s, e);
-        return IG_OK;
-    }
-    st = r->type == SPOOL_RUN
-             ? spool_format("run", r->id, NULL, NULL, NULL, &line, &len, err)
-             : spool_format("outcome", r->id, r->outcome, r->detail, NULL,
-                            &line, &len, err);
-    if (st != IG_OK)
-        return st;
-    if (e == NULL && (e = entry_add(s, r->id)) == NULL) {
-        free(line);
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    }
-    entry_set(s, e, line, len, r->type == SPOOL_OUTCOME ? r->outcome : NULL);
-    return IG_OK;
-}
-
-/* ---- group commit ---- */
-
-static int
-compact_due(const struct exec_spool *s)
-{
-    return s->broken || (s->size > (off_t)s->o.compact_bytes &&
-                         s->size > 2 * (off_t)s->live);
-}
-
-/* Append one line (lock held); *seq gets its number for commit. A failed
-   write is cut off again, or ended by the next append; the spool is then
-   broken, so the next commit rewrites the file from memory. */
-static void
-append_locked(struct exec_spool *s, const char *line, size_t len, uint64_t *seq)
-{
-    int ok = 1;
-
-    if (s->need_lf && (ok = ig_file_write_all(s->fd, "\n", 1) == 0)) {
-        s->need_lf = 0;
-        s->size++;
-    }
-    if (ok && (ok = ig_file_write_all(s->fd, line, len) == 0))
-        s->size += (off_t)len;
-    if (!ok) {
-        s->broken = 1;
-        if (ftruncate(s->fd, s->size) != 0)
-            s->need_lf = 1;
-    }
-    s->st.records_total++;
-    *seq = ++s->written;
-}
-
-/* Lead one sync (lock held, no sync running) of every record written so
-   far: the rewrite when one is due (a broken spool must be rewritten; a
-   large one falls back to a plain sync when it cannot be). */
-static void
-lead_sync(struct exec_spool *s)
-{
-    uint64_t target;
-    struct ig_err err;
-    int fd, rc = 0, rewritten = 0;
-
-    s->syncing = 1;
-    target = s->written;
-    ig_err_clear(&err);
-    if (compact_due(s)) {
-        rewritten = spool_rewrite(s, &err) == IG_OK;
-        s->st.rewrite_failures += rewritten ? 0u : 1u;
-    }
-    if (!rewritten && s->broken) {
-        rc = -1;
-    } else if (!rewritten) {
-        fd = s->fd;
-        pthread_mutex_unlock(&s->mu);
-        rc = s->o.sync(s->o.ctx, fd);
-        if (rc != 0)
-            (void)ig_err_set(&err, IG_ERR_IO, "%s", strerror(errno));
-        pthread_mutex_lock(&s->mu);
-        s->st.syncs_total++;
-        if (rc == 0 && s->synced < target)
-            s->synced = target;
-    }
-    if (rc != 0) {
-        s->broken = 1;
-        if (s->failed < target)
-            s->failed = target;
-        (void)snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", err.msg);
-    }
-    s->syncing = 0;
-    pthread_cond_broadcast(&s->synced_cv);
-    pthread_cond_signal(&s->flush_cv); /* a request made meanwhile */
-}
-
-/* Wait (lock held) until record seq is durable. */
-static enum ig_status
-commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
-{
-    while (s->synced < seq) {
-        if (s->failed >= seq)
-            return ig_err_set(err, IG_ERR_IO,
-                              "cannot make the outcome spool %s durable: %s",
-                              s->dir, s->fail_msg);
-        if (s->syncing)
-            pthread_cond_wait(&s->synced_cv, &s->mu);
-        else
-            lead_sync(s);
-    }
-    return IG_OK;
-}
-
-/* The flusher: lead a sync whenever a run record asks for one and no
-   sync is running, so that it is durable (or nearly) by the time the
-   redemption's answer comes back. */
-static void *
-flusher_main(void *arg)
-{
-    struct exec_spool *s = arg;
-
-    pthread_mutex_lock(&s->mu);
-    while (!s->stopping) {
-        if (!s->flush_req || s->syncing) {
-            pthread_cond_wait(&s->flush_cv, &s->mu);
-            continue;
-        }
-        s->flush_req = 0;
-        if (s->synced < s->written)
-            lead_sync(s);
-    }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-/* Append a record nobody waits for (lock held); compact when due. */
-void
-spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
-                    const char *result)
-{
-    char *line;
-    size_t len;
-    uint64_t seq;
-
-    if (spool_format(type, id, NULL, NULL, result, &line, &len, NULL) == IG_OK)
-        append_locked(s, line, len, &seq);
-    else
-        s->broken = 1; /* the rewrite will leave the id out */
-    free(line);
-    /* When it fails the old file stands (or stays broken): retried. */
-    if (!s->syncing && compact_due(s) && spool_rewrite(s, NULL) != IG_OK)
-        s->st.rewrite_failures++;
-}
-
 /* ---- the API ---- */
 
 /* A run found without its outcome: the executor stopped while the
@@ -347,7 +101,7 @@ recover_runs(struct exec_spool *s, struct ig_err *err)
         st = spool_format("outcome", e->id, unknown, detail, NULL, &line, &len,
                           err);
         if (st == IG_OK) {
-            entry_set(s, e, line, len, unknown);
+            spool_entry_set(s, e, line, len, unknown);
             spool_log(s, "outcome.recovered", e->id, 0,
                       EXEC_SPOOL_UNKNOWN_ERROR);
         }
@@ -417,7 +171,7 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     st = spool_dir_open(s, dir, err);
     if (st == IG_OK)
-        st = spool_load(s, err);
+        st = spool_load(s, spool_apply, err);
     if (st == IG_OK)
         st = recover_runs(s, err);
     if (st == IG_OK) {
@@ -432,7 +186,7 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
         s->has_thread = st == IG_OK;
     }
     if (st == IG_OK) {
-        if (pthread_create(&s->flusher, NULL, flusher_main, s) != 0)
+        if (pthread_create(&s->flusher, NULL, spool_flusher_main, s) != 0)
             st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
         s->has_flusher = st == IG_OK;
     }
@@ -463,7 +217,7 @@ exec_spool_run_write(struct exec_spool *s, const char *intent_id,
     if (st != IG_OK)
         return st;
     pthread_mutex_lock(&s->mu);
-    if (entry_find(s, intent_id) != NULL)
+    if (spool_entry_find(s, intent_id) != NULL)
         st = ig_err_set(err, IG_ERR_EXISTS, "intent %s is already spooled",
                         intent_id);
     else if (s->nrun + s->npending >= IG_EXEC_SPOOL_PENDING_MAX)
@@ -471,12 +225,12 @@ exec_spool_run_write(struct exec_spool *s, const char *intent_id,
                         "%d executions are waiting for their outcome to be "
                         "recorded",
                         IG_EXEC_SPOOL_PENDING_MAX);
-    else if ((e = entry_add(s, intent_id)) == NULL)
+    else if ((e = spool_entry_add(s, intent_id)) == NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (st == IG_OK) {
-        entry_set(s, e, line, len, NULL);
+        spool_entry_set(s, e, line, len, NULL);
         line = NULL;
-        append_locked(s, e->line, e->len, ticket);
+        spool_append_locked(s, e->line, e->len, ticket);
         s->flush_req = 1;
         pthread_cond_signal(&s->flush_cv);
     }
@@ -492,7 +246,7 @@ exec_spool_run_durable(struct exec_spool *s, uint64_t ticket,
     enum ig_status st;
 
     pthread_mutex_lock(&s->mu);
-    st = commit_locked(s, ticket, err);
+    st = spool_commit_locked(s, ticket, err);
     pthread_mutex_unlock(&s->mu);
     return st;
 }
@@ -504,7 +258,7 @@ exec_spool_run_cancel(struct exec_spool *s, const char *intent_id)
     char id[IG_INTENT_ID_MAX + 1];
 
     pthread_mutex_lock(&s->mu);
-    e = entry_find(s, intent_id);
+    e = spool_entry_find(s, intent_id);
     if (e != NULL && e->outcome[0] == '\0' && !e->busy) {
         /* Out of the set first: a rewrite the append makes must not keep
            it. */
@@ -529,7 +283,7 @@ static enum ig_status
 outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
               struct ig_err *err)
 {
-    *e = entry_find(s, id);
+    *e = spool_entry_find(s, id);
     if (*e != NULL && (*e)->outcome[0] != '\0')
         return ig_err_set(err, IG_ERR_EXISTS,
                           "an outcome of intent %s is already spooled", id);
@@ -537,7 +291,7 @@ outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
         return ig_err_set(err, IG_ERR_LIMIT,
                           "%d outcomes are waiting to be recorded",
                           IG_EXEC_SPOOL_PENDING_MAX);
-    if (*e == NULL && (*e = entry_add(s, id)) == NULL)
+    if (*e == NULL && (*e = spool_entry_add(s, id)) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     return IG_OK;
 }
@@ -568,10 +322,10 @@ exec_spool_outcome(struct exec_spool *s, const char *intent_id,
         goto out;
     pthread_mutex_lock(&s->mu);
     if ((st = outcome_entry(s, intent_id, &e, err)) == IG_OK) {
-        entry_set(s, e, line, len, outcome);
+        spool_entry_set(s, e, line, len, outcome);
         line = NULL;
         e->busy = 1; /* the retry thread leaves it to us */
-        append_locked(s, e->line, e->len, &seq);
+        spool_append_locked(s, e->line, e->len, &seq);
         /* Written (the page cache keeps it if this process dies); made
            durable only when the PDP does not take it at once. */
         if (s->o.send != NULL)
@@ -579,7 +333,7 @@ exec_spool_outcome(struct exec_spool *s, const char *intent_id,
         else
             e->busy = 0;
         if (!sent)
-            st = commit_locked(s, seq, err);
+            st = spool_commit_locked(s, seq, err);
     }
     pthread_mutex_unlock(&s->mu);
 out:
@@ -646,7 +400,7 @@ exec_spool_close(struct exec_spool *s)
         (void)pthread_join(s->flusher, NULL);
     pthread_mutex_lock(&s->mu);
     if (s->fd >= 0 && (s->broken || s->written > s->synced))
-        lead_sync(s); /* the done records nobody waited for */
+        spool_lead_sync(s); /* the done records nobody waited for */
     while (s->oldest != NULL)
         spool_entry_free(s, s->oldest);
     pthread_mutex_unlock(&s->mu);

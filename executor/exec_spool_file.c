@@ -259,7 +259,8 @@ spool_dir_open(struct exec_spool *s, const char *dir, struct ig_err *err)
 
 /* One line read back: apply it, or count it as damaged. */
 static enum ig_status
-take_line(struct exec_spool *s, const char *p, size_t n, struct ig_err *err)
+take_line(struct exec_spool *s, spool_apply_fn apply, const char *p, size_t n,
+          struct ig_err *err)
 {
     struct spool_rec r;
     enum ig_status st;
@@ -268,14 +269,15 @@ take_line(struct exec_spool *s, const char *p, size_t n, struct ig_err *err)
         s->st.corrupt_lines++;
         return IG_OK;
     }
-    st = spool_apply(s, &r, err);
+    st = apply(s, &r, err);
     json_decref(r.doc);
     return st;
 }
 
 /* Read fd line by line (see the top of the file). */
 static enum ig_status
-read_lines(struct exec_spool *s, int fd, char *buf, struct ig_err *err)
+read_lines(struct exec_spool *s, spool_apply_fn apply, int fd, char *buf,
+           struct ig_err *err)
 {
     size_t start = 0, end = 0, n;
     int skipping = 0;
@@ -287,7 +289,8 @@ read_lines(struct exec_spool *s, int fd, char *buf, struct ig_err *err)
         lf = memchr(buf + start, '\n', end - start);
         if (lf != NULL) {
             n = (size_t)(lf - (buf + start));
-            if (!skipping && (st = take_line(s, buf + start, n, err)) != IG_OK)
+            if (!skipping &&
+                (st = take_line(s, apply, buf + start, n, err)) != IG_OK)
                 return st;
             skipping = 0;
             start += n + 1;
@@ -316,7 +319,7 @@ read_lines(struct exec_spool *s, int fd, char *buf, struct ig_err *err)
 }
 
 enum ig_status
-spool_load(struct exec_spool *s, struct ig_err *err)
+spool_load(struct exec_spool *s, spool_apply_fn apply, struct ig_err *err)
 {
     char what[512];
     char *buf = NULL;
@@ -335,7 +338,7 @@ spool_load(struct exec_spool *s, struct ig_err *err)
     if (st == IG_OK && (buf = malloc(IG_EXEC_SPOOL_LINE_MAX)) == NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (st == IG_OK)
-        st = read_lines(s, fd, buf, err);
+        st = read_lines(s, apply, fd, buf, err);
     free(buf);
     (void)close(fd);
     return st;

@@ -1,10 +1,10 @@
 /*
  * exec_spool_int.h - private to the outcome spool: the spool struct
- * shared by exec_spool.c (the pending set, group commit, the API),
- * exec_spool_retry.c (delivery, the retry thread, logging) and
- * exec_spool_file.c (the line format, reading the file back, the
- * directory's checks, the atomic rewrite). "(lock held)": the caller
- * holds s->mu.
+ * shared by exec_spool.c (the API), exec_spool_retry.c (delivery, the
+ * retry thread, logging), exec_spool_set.c (the pending set, group
+ * commit) and exec_spool_file.c (the line format, reading the file back,
+ * the directory's checks, the atomic rewrite) - in that order, each file
+ * using only those after it. "(lock held)": the caller holds s->mu.
  */
 #ifndef EXEC_SPOOL_INT_H
 #define EXEC_SPOOL_INT_H
@@ -108,23 +108,51 @@ json_t *spool_line_detail(const char *line, size_t len);
 /* Create (0700) or check dir, open and lock it into s->dirfd. */
 enum ig_status spool_dir_open(struct exec_spool *s, const char *dir,
                               struct ig_err *err) IG_WUR;
-/* Read the spool file back, calling spool_apply for each good record and
+/* Apply one record read back (spool_apply). */
+typedef enum ig_status (*spool_apply_fn)(struct exec_spool *s,
+                                         const struct spool_rec *r,
+                                         struct ig_err *err);
+/* Read the spool file back, calling apply for each good record and
    counting damaged lines. A missing file is empty. */
-enum ig_status spool_load(struct exec_spool *s, struct ig_err *err) IG_WUR;
+enum ig_status spool_load(struct exec_spool *s, spool_apply_fn apply,
+                          struct ig_err *err) IG_WUR;
 /* With the lock held and no sync running: write every entry's line to a
    new file, sync it, rename it over the spool, sync the directory; make
    it s->fd. On success everything written is durable. */
 enum ig_status spool_rewrite(struct exec_spool *s, struct ig_err *err) IG_WUR;
 
-/* exec_spool.c */
+/* exec_spool_set.c: the pending set (lock held, or before any thread
+   runs) */
 
-/* Apply one record read back (the replay rules are there). */
+/* The entry of id, or NULL. */
+struct spool_entry *spool_entry_find(const struct exec_spool *s,
+                                     const char *id);
+/* A new run entry, newest; NULL when out of memory. */
+struct spool_entry *spool_entry_add(struct exec_spool *s, const char *id);
+/* Give e the line (taken) that stands for it; outcome: now pending. */
+void spool_entry_set(struct exec_spool *s, struct spool_entry *e, char *line,
+                     size_t len, const char *outcome);
+/* Unlink and free e. */
+void spool_entry_free(struct exec_spool *s, struct spool_entry *e);
+/* Apply one record read back (the replay rules are there); a
+   spool_apply_fn. */
 enum ig_status spool_apply(struct exec_spool *s, const struct spool_rec *r,
                            struct ig_err *err) IG_WUR;
-/* Unlink and free e (lock held). */
-void spool_entry_free(struct exec_spool *s, struct spool_entry *e);
-/* Append a record nobody waits for: "done" with result (lock held),
-   after the change it records is made in memory (it may rewrite). */
+
+/* exec_spool_set.c: group commit (lock held) */
+
+/* Append one line; *seq gets its number for spool_commit_locked. */
+void spool_append_locked(struct exec_spool *s, const char *line, size_t len,
+                         uint64_t *seq);
+/* Lead one sync (no sync running) of every record written so far. */
+void spool_lead_sync(struct exec_spool *s);
+/* Wait until record seq is durable; IG_ERR_IO when its sync failed. */
+enum ig_status spool_commit_locked(struct exec_spool *s, uint64_t seq,
+                                   struct ig_err *err) IG_WUR;
+/* The flusher thread (arg: the spool). */
+void *spool_flusher_main(void *arg);
+/* Append a record nobody waits for: "done" with result, after the
+   change it records is made in memory (it may rewrite). */
 void spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
                          const char *result);
 

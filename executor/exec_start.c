@@ -30,48 +30,41 @@
 #include "exec_sandbox.h"
 #include "exec_selfcheck.h"
 #include "ig_env.h"
+#include "ig_file.h"
+#include "ig_limits.h"
 #include "ig_log.h"
 #include "ig_secmem.h"
 
-/* Descriptors kept free of connections: exec pipes, curl, the spool. */
-#define FD_RESERVE 256
 #define OWN_PATHS_MAX (16 + EXEC_PROTECT_MAX)
 
-/* The executor's PDP token: from its 0600 file, else the environment. */
+/* The executor's PDP token, sodium_malloc'd (ig_file_free_secret frees
+   it): from its file (ig_file_read_secret: private, regular, one line),
+   else taken out of the environment. */
 static enum ig_status
-load_token(const struct exec_config *c, char *out, size_t cap,
-           struct ig_err *err)
+load_token(const struct exec_config *c, char **out, struct ig_err *err)
 {
-    struct stat sb;
+    const size_t cap = IG_EXEC_PDP_TOKEN_MAX_BYTES + 1;
     enum ig_status st;
-    FILE *f;
-    size_t n;
+    size_t n = 0;
 
-    if (c->pdp_token_file == NULL) {
-        st = ig_env_take("INTENTGATE_EXECUTOR_TOKEN", out, cap);
-        if (st != IG_OK)
-            return ig_err_set(err, IG_ERR_NOTFOUND,
-                              "no PDP token: set pdp_token_file or "
-                              "INTENTGATE_EXECUTOR_TOKEN");
-        return IG_OK;
+    if (c->pdp_token_file != NULL)
+        return ig_file_read_secret(c->pdp_token_file,
+                                   IG_EXEC_PDP_TOKEN_MAX_BYTES, out, &n, err);
+    if ((*out = sodium_malloc(cap)) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    st = ig_env_take("INTENTGATE_EXECUTOR_TOKEN", *out, cap);
+    if (st == IG_ERR_LIMIT)
+        st = ig_err_set(err, st, "INTENTGATE_EXECUTOR_TOKEN is over %d bytes",
+                        IG_EXEC_PDP_TOKEN_MAX_BYTES);
+    else if (st != IG_OK)
+        st = ig_err_set(err, IG_ERR_NOTFOUND,
+                        "no PDP token: set pdp_token_file or "
+                        "INTENTGATE_EXECUTOR_TOKEN");
+    if (st != IG_OK) {
+        ig_file_free_secret(*out);
+        *out = NULL;
     }
-    if (stat(c->pdp_token_file, &sb) != 0 || (sb.st_mode & 077) != 0)
-        return ig_err_set(err, IG_ERR_IO,
-                          "%s must exist and be readable by its owner only "
-                          "(chmod 600)",
-                          c->pdp_token_file);
-    f = fopen(c->pdp_token_file, "r");
-    if (f == NULL)
-        return ig_err_set(err, IG_ERR_IO, "cannot read %s", c->pdp_token_file);
-    n = fread(out, 1, cap - 1, f);
-    (void)fclose(f);
-    out[n] = '\0';
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
-        out[--n] = '\0';
-    if (n == 0)
-        return ig_err_set(err, IG_ERR_INVALID, "%s is empty",
-                          c->pdp_token_file);
-    return IG_OK;
+    return st;
 }
 
 static enum ig_status
@@ -79,7 +72,7 @@ load_parts(struct exec_server *s, const struct exec_config *c,
            struct ig_err *err)
 {
     struct ig_public_key pub;
-    char token[512];
+    char *token = NULL;
     enum ig_status st;
     size_t i;
 
@@ -96,10 +89,10 @@ load_parts(struct exec_server *s, const struct exec_config *c,
         exec_secrets_open(c->secrets, c->secrets_key, &s->x.secrets, err) !=
             IG_OK)
         return IG_ERR_INVALID;
-    st = load_token(c, token, sizeof(token), err);
+    st = load_token(c, &token, err);
     if (st == IG_OK)
         st = exec_pdp_new(c->pdp_url, token, c->pdp_timeout_ms, &s->x.pdp, err);
-    sodium_memzero(token, sizeof(token));
+    ig_file_free_secret(token); /* wipes */
     /* Whether used or not, neither secret may outlive start-up in the
        environment (nor in /proc/self/environ). */
     ig_env_wipe(EXEC_SECRETS_KEY_ENV);
@@ -221,7 +214,7 @@ static void
 fit_connections(struct exec_server *s)
 {
     s->max_connections =
-        ig_conns_fit_nofile(s->x.cfg->max_connections, FD_RESERVE);
+        ig_conns_fit_nofile(s->x.cfg->max_connections, IG_EXEC_FD_RESERVE);
     if (s->max_connections < s->x.cfg->max_connections)
         ig_log("warn", "connections.limited",
                json_pack("{s:I, s:I}", "max_connections",
@@ -288,24 +281,6 @@ unsigned short
 exec_server_port(const struct exec_server *s)
 {
     return s->port;
-}
-
-enum ig_status
-exec_server_metrics(struct exec_server *s, struct ig_buf *out)
-{
-    struct exec_metrics_view v;
-    struct exec_spool_stats st;
-
-    memset(&v, 0, sizeof(v));
-    exec_spool_stats(s->x.spool, &st);
-    v.outcomes_pending = st.pending;
-    v.outcomes_delivered = st.delivered_total;
-    v.outcome_retries = st.retries_total;
-    v.outcomes_undeliverable = st.undeliverable_total;
-    v.connections = ig_conns_open(s->conns);
-    v.connections_cut = ig_conns_cut(s->conns);
-    v.running = (uint64_t)atomic_load(&s->x.running);
-    return exec_metrics_render(&s->x.metrics, &v, out);
 }
 
 /* Every execution has ended; give their replies (at most about two

@@ -23,9 +23,13 @@
 #include "audit_note.h"
 #include "audit_redact.h"
 #include "ig_b64.h"
+#include "ig_file.h"
 #include "ig_limits.h"
 
 #define HMAC_KEY_BYTES AUDIT_REDACT_KEY_BYTES
+/* Its text: 43 base64url characters, with room to refuse a wrong one as
+   such rather than as too long. */
+#define HMAC_KEY_TEXT_MAX 128
 #define CONFIG_MAX_BYTES (16 * 1024 * 1024)
 
 static void
@@ -37,38 +41,24 @@ now_text(char out[IG_TIME_STRLEN + 1])
 
 /* ---- keys ---- */
 
-/* Read the HMAC key file: base64url of 32 bytes, one optional newline,
-   not readable by group or others. */
+/* Read the HMAC key file (ig_file_read_secret: a private regular file,
+   one line): base64url of 32 bytes. */
 static enum ig_status
 load_hmac(struct pdp_server *s, const char *path, struct ig_err *err)
 {
-    char text[128];
-    struct stat sb;
+    enum ig_status rc;
     size_t n = 0, got = 0;
-    FILE *f = fopen(path, "r");
-    enum ig_status rc = IG_OK;
+    char *text;
 
-    if (f == NULL)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(fileno(f), &sb) != 0 || (sb.st_mode & 077) != 0)
-        rc =
-            ig_err_set(err, IG_ERR_IO,
-                       "%s may be read by group or others: chmod 600 it", path);
-    if (rc == IG_OK)
-        n = fread(text, 1, sizeof(text) - 1, f);
-    (void)fclose(f);
-    if (n > 0 && text[n - 1] == '\n')
-        n--;
-    s->audit_hmac = sodium_malloc(HMAC_KEY_BYTES);
-    if (rc == IG_OK && s->audit_hmac == NULL)
+    rc = ig_file_read_secret(path, HMAC_KEY_TEXT_MAX, &text, &n, err);
+    if (rc == IG_OK && (s->audit_hmac = sodium_malloc(HMAC_KEY_BYTES)) == NULL)
         rc = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (rc == IG_OK &&
         (ig_b64_decode(text, n, s->audit_hmac, HMAC_KEY_BYTES, &got) != IG_OK ||
          got != HMAC_KEY_BYTES))
         rc = ig_err_set(err, IG_ERR_INVALID,
                         "%s must hold 32 random bytes as base64url", path);
-    sodium_memzero(text, sizeof(text));
+    ig_file_free_secret(text); /* wipes; NULL after an error */
     return rc;
 }
 

@@ -7,8 +7,9 @@
  * notifier thread; a full queue drops the job with a log line, so a slow
  * or unreachable Slack never holds up a decision or a vote. The thread
  * reads the approval view (pdp_approval_notice_view), builds the
- * message (appr_slack_message) and POSTs it with libcurl (connect and
- * total timeouts, no redirects, http(s) only) to <api_url>/chat.postMessage
+ * message (appr_slack_message) and POSTs it with libcurl (core's
+ * ig_curl_harden: no redirects, http(s) only, no proxy, TLS verified; the
+ * connect and total timeouts here) to <api_url>/chat.postMessage
  * or, for a change, chat.update with the channel and ts Slack answered the
  * first time. Those (intent id -> channel, ts) pairs live only in memory,
  * in a list touched by the notifier thread alone, capped at
@@ -37,6 +38,8 @@
 #include <unistd.h>
 
 #include "appr_slack.h"
+#include "ig_curl.h"
+#include "ig_file.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 #include "pdp_approval.h"
@@ -83,88 +86,35 @@ struct pdp_slack {
 
 /* ---- secrets ---- */
 
-/* Open path to read: a regular file only its owner may access. */
-static enum ig_status
-open_private(const char *path, const char *what, int *fd, struct ig_err *err)
-{
-    enum ig_status st = IG_OK;
-    struct stat sb;
-
-    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (*fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot open %s: %s",
-                          what, path, strerror(errno));
-    if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: %s is not a regular file",
-                        what, path);
-    else if ((sb.st_mode & 077) != 0)
-        st = ig_err_set(err, IG_ERR_IO,
-                        "[slack] %s: %s may be read by group or others "
-                        "(mode %03o): chmod 600 it",
-                        what, path, (unsigned)(sb.st_mode & 0777));
-    if (st != IG_OK) {
-        (void)close(*fd);
-        *fd = -1;
-    }
-    return st;
-}
-
 /*
- * Read a secret file (open_private) into a new sodium_malloc'd,
- * NUL-terminated buffer: at most SLACK_SECRET_FILE_MAX bytes, one trailing
- * newline dropped, then non-empty printable ASCII without spaces (it goes
- * into an HTTP header, or is an HMAC key as text).
+ * Read a secret file (ig_file_read_secret: a regular file only its owner
+ * may access, one line of text) into a new sodium_malloc'd, NUL-terminated
+ * buffer, then check it is printable ASCII without spaces (it goes into an
+ * HTTP header, or is an HMAC key as text).
  */
 static enum ig_status
 read_secret(const char *path, const char *what, char **out, size_t *len,
             struct ig_err *err)
 {
-    const size_t cap = SLACK_SECRET_FILE_MAX + 1;
+    struct ig_err inner;
     enum ig_status st;
-    size_t n = 0, i;
-    ssize_t got = 1;
-    char *buf;
-    int fd;
+    size_t i;
 
+    st = ig_file_read_secret(path, SLACK_SECRET_FILE_MAX, out, len, &inner);
+    if (st != IG_OK)
+        return ig_err_set(err, st, "[slack] %s: %s", what, inner.msg);
+    for (i = 0; i < *len; i++)
+        if ((unsigned char)(*out)[i] == ' ' || (unsigned char)(*out)[i] >= 0x7f)
+            break;
+    if (i == *len)
+        return IG_OK;
+    ig_file_free_secret(*out);
     *out = NULL;
-    if ((st = open_private(path, what, &fd, err)) != IG_OK)
-        return st;
-    if ((buf = sodium_malloc(cap)) == NULL) {
-        (void)close(fd);
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    }
-    while (n < cap && got != 0) {
-        got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno != EINTR)
-            break;
-        n += got > 0 ? (size_t)got : 0;
-    }
-    if (got < 0)
-        st = ig_err_set(err, IG_ERR_IO, "[slack] %s: cannot read %s: %s", what,
-                        path, strerror(errno));
-    else if (n >= cap)
-        st = ig_err_set(err, IG_ERR_LIMIT, "[slack] %s: %s is over %d bytes",
-                        what, path, SLACK_SECRET_FILE_MAX);
-    n -= n > 0 && buf[n - 1] == '\n' ? 1 : 0;
-    for (i = 0; st == IG_OK && i < n; i++)
-        if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
-            break;
-    if (st == IG_OK && (n == 0 || i < n))
-        st = ig_err_set(err, IG_ERR_INVALID,
-                        "[slack] %s: %s must hold one line of printable "
-                        "text without spaces",
-                        what, path);
-    (void)close(fd);
-    if (st != IG_OK) {
-        sodium_memzero(buf, cap);
-        sodium_free(buf);
-        return st;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return IG_OK;
+    *len = 0;
+    return ig_err_set(err, IG_ERR_INVALID,
+                      "[slack] %s: %s must hold one line of printable text "
+                      "without spaces",
+                      what, path);
 }
 
 /* ---- the Slack Web API ---- */
@@ -217,6 +167,7 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
 {
     char url[SLACK_URL_MAX], ebuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *h;
+    struct ig_err herr;
     CURLcode rc;
     int n;
 
@@ -231,13 +182,13 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
         return IG_ERR_NOMEM;
     }
     curl_easy_reset(k->curl);
+    if (ig_curl_harden(k->curl, SLACK_CONNECT_MS, SLACK_TOTAL_MS, &herr) !=
+        IG_OK) {
+        headers_free(h);
+        (void)snprintf(why, cap, "%s", herr.msg);
+        return IG_ERR_IO;
+    }
     (void)curl_easy_setopt(k->curl, CURLOPT_URL, url);
-    (void)curl_easy_setopt(k->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    (void)curl_easy_setopt(k->curl, CURLOPT_FOLLOWLOCATION, 0L);
-    (void)curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                           SLACK_CONNECT_MS);
-    (void)curl_easy_setopt(k->curl, CURLOPT_TIMEOUT_MS, SLACK_TOTAL_MS);
     (void)curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h);
     (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, body);
     (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
