@@ -368,8 +368,6 @@
 #define IG_EXEC_PDP_TOKEN_MAX_BYTES 512
 /* Largest answer read from the PDP (redeem, outcome), bytes. */
 #define IG_EXEC_PDP_REPLY_MAX_BYTES (256 * 1024)
-/* The PDP call's connect and total timeout when pdp_timeout_ms is unset. */
-#define IG_EXEC_PDP_TIMEOUT_MS 5000L
 /* Longest URL the executor calls (the PDP's, an http action's), bytes. */
 #define IG_EXEC_URL_MAX 4096
 /* An http action's timeout and response cap when the registry gives none
@@ -378,8 +376,10 @@
 #define IG_EXEC_HTTP_RESPONSE_DEFAULT_BYTES 65536
 /* The bubblewrap probe's run (bwrap around /usr/bin/true), ms. */
 #define IG_EXEC_PROBE_TIMEOUT_MS 10000
-/* Longest timeout_ms an exec run may have (a day), ms. */
-#define IG_EXEC_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
+/* Longest timeout_ms an exec run plan accepts (a day), ms: the last
+   check before a run; the registry's own cap, IG_EXEC_TIMEOUT_MAX_MS, is
+   lower. */
+#define IG_EXEC_RUN_TIMEOUT_MAX_MS (24.0 * 3600 * 1000)
 /* How long a run's pipes are still drained after its child was reaped,
    and the longest single wait for output, ms. */
 #define IG_EXEC_DRAIN_GRACE_MS 1000.0

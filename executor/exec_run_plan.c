@@ -61,7 +61,7 @@ check_opts(const struct exec_run_opts *o, struct ig_err *err)
         o->argv[0] == NULL || o->argv[0][0] == '\0')
         return ig_err_set(err, IG_ERR_INVALID, "exec: empty argv");
     if (!isfinite(o->timeout_ms) || o->timeout_ms <= 0 ||
-        o->timeout_ms > IG_EXEC_TIMEOUT_MAX_MS)
+        o->timeout_ms > IG_EXEC_RUN_TIMEOUT_MAX_MS)
         return ig_err_set(err, IG_ERR_INVALID, "exec: bad timeout");
     if (o->max_output_bytes == 0 ||
         o->max_output_bytes > IG_EXEC_MAX_OUTPUT_BYTES)
