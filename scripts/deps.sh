@@ -48,3 +48,27 @@ IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 bubblewrap
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi
+
+# The browser test's Node packages (tests/browser/node_modules), exactly as
+# tests/browser/package-lock.json pins them, installed with `npm ci` when
+# they are missing or differ from the lockfile. This runs before ctest:
+# no test reaches the network (tests/browser/run.sh only checks that the
+# packages are there).
+#
+#   ig_install_browser_modules [DIR]     (default tests/browser)
+ig_install_browser_modules() {
+    local dir=${1:-tests/browser}
+    if node -e '
+        const d = process.argv[1];
+        const want = require(d + "/package-lock.json")
+            .packages["node_modules/playwright-core"].version;
+        const have = require(d + "/node_modules/playwright-core/package.json")
+            .version;
+        process.exit(want === have ? 0 : 1);' "$(cd "$dir" && pwd)" \
+        2>/dev/null; then
+        return 0
+    fi
+    echo "intentgate: installing the browser test's Node packages" \
+        "(npm ci in $dir)" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund >&2
+}

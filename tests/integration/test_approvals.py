@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 
 
 def start(ttl=None, extra=""):
@@ -448,4 +448,4 @@ class Expiry(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

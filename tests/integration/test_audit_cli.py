@@ -37,7 +37,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, Server  # noqa: E402
+from harness import BIN, Server, run_tests  # noqa: E402
 
 FORM = "application/x-www-form-urlencoded"
 XSS = "<script>alert(1)</script>"
@@ -1223,24 +1223,6 @@ class AuditUi(unittest.TestCase):
             shutil.rmtree(work, ignore_errors=True)
 
 
-def main():
-    names = sys.argv[1:]
-    if names:
-        suite = unittest.TestSuite(
-            unittest.defaultTestLoader.loadTestsFromName(n,
-                                                         sys.modules[__name__])
-            for n in names)
-    else:
-        suite = unittest.defaultTestLoader.loadTestsFromModule(
-            sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + \
-        len(result.unexpectedSuccesses)
-    passed = result.testsRun - len(result.failures) - len(result.errors) - \
-        len(result.skipped)
-    print("%d passed, %d failed" % (max(passed, 0), failed))
-    sys.exit(0 if failed == 0 and result.wasSuccessful() else 1)
-
 
 if __name__ == "__main__":
-    main()
+    run_tests()

@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_VERIFIER = os.path.join(HERE, "..", "interop", "verify_checkpoint.mjs")
@@ -755,4 +755,4 @@ class ConfigErrors(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, Server  # noqa: E402
+from harness import BIN, Server, run_tests  # noqa: E402
 
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "hook")
@@ -589,4 +589,4 @@ class Hook(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, parallel  # noqa: E402
+from harness import Server, parallel, run_tests  # noqa: E402
 
 
 def canonical(v):
@@ -850,4 +850,4 @@ class IdempotentOutcome(DevServer):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()
