@@ -69,7 +69,7 @@ def check_example(s, name, argv, n):
             "rc=%d %s %s" % (rc, out[:300], err))
 
     resource = "orders/%d-c" % n
-    t = s.approve_in_background(resource, delay=1.0)
+    t = s.approve_in_background(resource)
     rc, out, err = ex(dict(base, INTENTGATE_WAIT="30"), resource,
                       refund(500, "o3"))
     t.join()

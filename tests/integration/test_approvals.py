@@ -103,7 +103,7 @@ class Approvals(unittest.TestCase):
         t = threading.Thread(target=lambda: out.update(rec=self.state(iid,
                                                                       20)))
         t.start()
-        time.sleep(0.3)
+        self.srv.wait_parked(1)  # the agent waits: the vote must wake it
         st, res, _ = self.vote(self.dev, body, comment="ok for ticket 9")
         self.assertEqual(st, 200, res)
         self.assertEqual(res["status"], "APPROVED")

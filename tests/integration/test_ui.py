@@ -489,7 +489,7 @@ class Pages(UiServer):
 
         agent = threading.Thread(target=long_poll)
         agent.start()
-        time.sleep(0.5)  # the agent is parked
+        self.srv.wait_parked(1)  # the agent is parked
         form["comment"] = "refund checked <ok>"
         r = b.post("/ui/approvals/%s/vote" % aid, form)
         self.assertRedirect(r, "/ui/approvals/%s?voted=1" % aid)
