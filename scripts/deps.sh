@@ -38,13 +38,14 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests,
+# openssl for their independent signature check,
 # bubblewrap for the executor's sandbox, curl for the CLI tests, chromium
 # (and a font) for the approval pages' browser test. That test drives
 # chromium with npm's playwright-core, so it needs node and npm too:
 # Debian's are used only when none is installed (a NodeSource node ships
 # its own npm, which Debian's npm package would conflict with).
-IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 bubblewrap
-    curl chromium fonts-dejavu-core)
+IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
+    bubblewrap curl chromium fonts-dejavu-core)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi
