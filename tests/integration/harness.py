@@ -10,7 +10,7 @@ talk to it over HTTP. Python standard library only.
 
 A suite exits 0 only when every test ran and passed: a skipped test exits
 SKIPPED, which tests/CMakeLists.txt registers as ctest's SKIP_RETURN_CODE,
-and scripts/test.sh fails a run in which ctest reports any test skipped.
+and scripts/run-ctest.sh (CI's ctest step) fails a run with any test skipped.
 """
 import http.client
 import json
