@@ -38,13 +38,38 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests,
+# openssl for their independent signature check,
 # bubblewrap for the executor's sandbox, curl for the CLI tests, chromium
 # (and a font) for the approval pages' browser test. That test drives
 # chromium with npm's playwright-core, so it needs node and npm too:
 # Debian's are used only when none is installed (a NodeSource node ships
 # its own npm, which Debian's npm package would conflict with).
-IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 bubblewrap
-    curl chromium fonts-dejavu-core)
+IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
+    bubblewrap curl chromium fonts-dejavu-core)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi
+
+# The browser test's Node packages (tests/browser/node_modules), exactly as
+# tests/browser/package-lock.json pins them, installed with `npm ci` when
+# they are missing or differ from the lockfile. This runs before ctest:
+# no test reaches the network (tests/browser/run.sh only checks that the
+# packages are there).
+#
+#   ig_install_browser_modules [DIR]     (default tests/browser)
+ig_install_browser_modules() {
+    local dir=${1:-tests/browser}
+    if node -e '
+        const d = process.argv[1];
+        const want = require(d + "/package-lock.json")
+            .packages["node_modules/playwright-core"].version;
+        const have = require(d + "/node_modules/playwright-core/package.json")
+            .version;
+        process.exit(want === have ? 0 : 1);' "$(cd "$dir" && pwd)" \
+        2>/dev/null; then
+        return 0
+    fi
+    echo "intentgate: installing the browser test's Node packages" \
+        "(npm ci in $dir)" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund >&2
+}

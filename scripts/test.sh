@@ -12,16 +12,26 @@
 #      scripts/run-fuzzers.sh: a crash, a missing target or corpus fails
 #      the run (tests/ci/test_run_fuzzers.sh proves it with planted ones)
 #   3. Debug build with ASan+UBSan, the whole ctest suite (first
-#      scripts/check-tests.sh: every test has a label and a timeout)
-#   4. release build with warnings as errors, the whole ctest suite again
-#      (its summary is the last thing printed)
+#      scripts/check-tests.sh: every test has a label and a timeout, none
+#      is disabled, and the tests that need node, chromium or curl are
+#      registered)
+#   4. release build with warnings as errors, the same checks and the
+#      whole ctest suite again (its summary is the last thing printed)
 #
-# Installs the missing Debian packages first. Build trees live in build/.
+# ctest runs through scripts/run-ctest.sh: a failed test fails the run, and
+# so does a test ctest reports as not run - skipped (its SKIP_RETURN_CODE,
+# 77: a Python suite with a skipped case), disabled or missing
+# (tests/ci/test_ctest_gate.sh proves it with a planted ctest project).
+#
+# Installs the missing Debian packages first, then the browser test's Node
+# packages as tests/browser/package-lock.json pins them (npm ci): nothing
+# is downloaded once ctest starts. Build trees live in build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 
 ig_install_packages "${IG_RUNTIME_PACKAGES[@]}" "${IG_TEST_PACKAGES[@]}"
+ig_install_browser_modules tests/browser
 jobs=$(nproc)
 fuzz_seconds=${IG_FUZZ_SECONDS:-20}
 
@@ -43,10 +53,11 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DIG_SANITIZE=ON \
     -DIG_WERROR=ON -DIG_BENCH=OFF >/dev/null
 cmake --build build/asan -j"$jobs" >/dev/null
 scripts/check-tests.sh build/asan
-(cd build/asan && ctest --output-on-failure -j"$jobs")
+scripts/run-ctest.sh build/asan -j"$jobs"
 
 echo "== release build (warnings are errors) and tests"
 cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIG_WERROR=ON \
     >/dev/null
 cmake --build build/ci -j"$jobs" >/dev/null
-(cd build/ci && ctest --output-on-failure -j"$jobs")
+scripts/check-tests.sh build/ci
+scripts/run-ctest.sh build/ci -j"$jobs"

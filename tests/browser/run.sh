@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR - the approval pages in a real browser.
 #
-# Installs the Node dependencies from the lockfile when they are missing
-# (npm ci; only the npm registry is reached, no browser is downloaded),
-# starts the dev-mode PDP of BUILD_DIR on a free loopback port, and runs
-# approve.mjs against it with Debian's chromium. Screenshots are kept in
+# Starts the dev-mode PDP of BUILD_DIR on a free loopback port and runs
+# approve.mjs against it with Debian's chromium (CHROMIUM, default
+# /usr/bin/chromium). Screenshots are kept in
 # BUILD_DIR/tests/browser-artifacts/. The PDP must then stop cleanly
 # (exit 0 on SIGTERM). Exit 0 only when everything passed.
+#
+# Nothing is downloaded here: the Node packages (playwright-core, pinned by
+# package-lock.json) are installed before the suite runs by
+# scripts/test.sh (ig_install_browser_modules in scripts/deps.sh). A
+# missing node, chromium or node_modules fails the test with one line
+# naming it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 1 ] || { echo "usage: run.sh BUILD_DIR" >&2; exit 2; }
+missing() {
+    echo "FAIL: ui.browser needs $*" >&2
+    echo "browser: 0 passed, 1 failed"
+    exit 1
+}
+command -v node >/dev/null 2>&1 ||
+    missing "node, which is not installed (scripts/deps.sh installs it)"
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] ||
+    missing "chromium, not found at ${CHROMIUM:-/usr/bin/chromium}" \
+        "(scripts/deps.sh installs it)"
+[ -f "$here/node_modules/playwright-core/package.json" ] ||
+    missing "the Node package playwright-core in $here/node_modules;" \
+        "install it with: npm ci --prefix $here (scripts/test.sh does)"
 build=$(cd "$1" && pwd) || exit 2
 ig=$build/cli/intentgate
 artifacts=$build/tests/browser-artifacts
@@ -33,13 +51,6 @@ fatal() {
 }
 
 [ -x "$ig" ] || fatal "no intentgate binary at $ig"
-command -v node >/dev/null || fatal "node is not installed"
-[ -x "${CHROMIUM:-/usr/bin/chromium}" ] ||
-    fatal "no chromium at ${CHROMIUM:-/usr/bin/chromium}"
-if [ ! -f "$here/node_modules/playwright-core/package.json" ]; then
-    npm ci --prefix "$here" --no-audit --no-fund >&2 ||
-        fatal "npm ci --prefix $here failed"
-fi
 rm -rf "$artifacts"
 mkdir -p "$artifacts" || fatal "cannot create $artifacts"
 

@@ -162,19 +162,26 @@ class Stack:
             time.sleep(0.1)
         raise AssertionError("no pending approval for " + resource)
 
-    def approve_in_background(self, resource, delay=0.5, vote="approve"):
-        """approve_when_pending in a thread; join() it, then .error is
-        None or what went wrong."""
-        t = threading.Thread(target=self._approve, args=(resource, delay, vote),
+    def approve_in_background(self, resource, vote="approve", after=0.0):
+        """Vote on resource's approval in a thread once the agent's long
+        poll is parked on the PDP (the intentgate_long_polls_parked gauge),
+        so the vote wakes a waiting agent; with after, once a poll is
+        parked `after` seconds or more from now (a later poll of the same
+        wait). join() it, then .error is None or what went wrong."""
+        t = threading.Thread(target=self._approve,
+                             args=(resource, vote, time.monotonic() + after),
                              daemon=True)
         t.error = None
         t.start()
         return t
 
-    def _approve(self, resource, delay, vote):
+    def _approve(self, resource, vote, not_before):
         me = threading.current_thread()
         try:
-            time.sleep(delay)
+            self.pdp.wait_parked(1)
+            if time.monotonic() < not_before:
+                time.sleep(not_before - time.monotonic())
+                self.pdp.wait_parked(1)
             self.approve_when_pending(resource, vote=vote)
         except Exception as e:  # reported by the test that joins
             me.error = e

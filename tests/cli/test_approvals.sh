@@ -8,7 +8,16 @@
 # exit 2. The server must stop cleanly (exit 0) on SIGTERM.
 #
 #   test_approvals.sh PATH/TO/intentgate
+#
+# A missing tool (curl, python3) fails the test with one line naming it.
 set -u
+for tool in curl python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "FAIL: cli.approvals needs $tool, which is not installed" \
+            "(scripts/deps.sh installs it)" >&2
+        exit 1
+    fi
+done
 ig=$1
 tmp=$(mktemp -d)
 srv_pid=

@@ -21,20 +21,23 @@ T = Tally()
 
 
 def examples(folder):
-    """(name, argv prefix) for each example whose runtime is here."""
+    """(name, argv prefix) for each example; an example whose runtime is
+    not installed is a failure naming it, never a skip."""
     out = []
-    curl = os.environ.get("IG_CURL") or shutil.which("curl")
-    node = os.environ.get("IG_NODE") or shutil.which("node")
+    curl, node = (shutil.which(os.environ.get(var) or name)
+                  for var, name in (("IG_CURL", "curl"), ("IG_NODE", "node")))
     if curl and shutil.which("bash"):
         out.append(("curl.sh", ["bash", os.path.join(folder, "curl.sh")]))
     else:
-        print("skip curl.sh: bash or curl is not installed")
+        T.check("curl.sh: bash and curl are installed", False,
+                "agent.examples needs bash and curl (scripts/deps.sh)")
     out.append(("client.py", [sys.executable,
                               os.path.join(folder, "client.py")]))
     if node:
         out.append(("client.mjs", [node, os.path.join(folder, "client.mjs")]))
     else:
-        print("skip client.mjs: node is not installed")
+        T.check("client.mjs: node is installed", False,
+                "agent.examples needs node (scripts/deps.sh)")
     return out
 
 
@@ -66,7 +69,7 @@ def check_example(s, name, argv, n):
             "rc=%d %s %s" % (rc, out[:300], err))
 
     resource = "orders/%d-c" % n
-    t = s.approve_in_background(resource, delay=1.0)
+    t = s.approve_in_background(resource)
     rc, out, err = ex(dict(base, INTENTGATE_WAIT="30"), resource,
                       refund(500, "o3"))
     t.join()

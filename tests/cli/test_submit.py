@@ -97,7 +97,7 @@ def decisions(s):
                 "rc=%d %s %s" % (rc, out[:300], err))
 
     def wait_approved():
-        t = s.approve_in_background("orders/w-1", delay=1.0)
+        t = s.approve_in_background("orders/w-1")
         t0 = time.time()
         rc, out, err = submit(env, "--action", "payments.refund",
                               "--resource", "orders/w-1", "--params",
@@ -112,8 +112,9 @@ def decisions(s):
                 "rc=%d approver=%s %s %s" % (rc, t.error, out[:300], err))
 
     def wait_long():
-        # Past one ?wait= call (25 s): the second long poll sees it.
-        t = s.approve_in_background("orders/w-4", delay=27.0)
+        # Past one ?wait= call (25 s): the second long poll, parked 27 s
+        # or more after the start, sees it.
+        t = s.approve_in_background("orders/w-4", after=27.0)
         t0 = time.time()
         rc, out, err = submit(env, "--action", "payments.refund",
                               "--resource", "orders/w-4", "--params",
@@ -126,7 +127,7 @@ def decisions(s):
                 "rc=%d approver=%s %s %s" % (rc, t.error, out[:300], err))
 
     def wait_denied():
-        t = s.approve_in_background("orders/w-2", delay=0.5, vote="deny")
+        t = s.approve_in_background("orders/w-2", vote="deny")
         rc, out, err = submit(env, "--action", "payments.refund",
                               "--resource", "orders/w-2", "--params",
                               refund(500), "--wait", "20")
@@ -213,7 +214,7 @@ def execute(s):
 
     def after_wait():
         before = len(up.seen)
-        t = s.approve_in_background("orders/x-2", delay=0.5)
+        t = s.approve_in_background("orders/x-2")
         rc, out, err = submit(env, "--action", "payments.refund",
                               "--resource", "orders/x-2", "--params",
                               refund(500, "o-x2"), "--wait", "20",

@@ -1060,7 +1060,8 @@ def _on_sigterm(signum, frame):
 
 
 def run_main(module_name):
-    """unittest.main with a summary line per test, exit 1 on any failure."""
+    """unittest.main with a summary line per test; the exit status is
+    harness.exit_status's (1 on any failure, harness.SKIPPED on a skip)."""
     import unittest
     import warnings
     warnings.simplefilter("ignore", ResourceWarning)
@@ -1075,4 +1076,6 @@ def run_main(module_name):
     for t, tb in r.failures + r.errors:
         last = [l for l in tb.strip().splitlines() if l.strip()][-1]
         print("  FAIL %s: %s" % (t.id(), last[:300]))
-    sys.exit(0 if r.wasSuccessful() and not r.skipped else 1)
+    for t, why in r.skipped:
+        print("  SKIPPED %s: %s (a skipped test fails CI)" % (t.id(), why))
+    sys.exit(harness.exit_status(r))

@@ -5,18 +5,63 @@ talk to it over HTTP. Python standard library only.
     srv = Server.custom(binary, conf)   # serve --config with a config you wrote
     status, body, headers = srv.call("POST", "/v1/intents", token, {...})
     srv.stop()
+    srv.wait_parked(1)                  # a long poll is parked (/metrics)
+    run_tests()                         # the suite's main: see exit_status
+
+A suite exits 0 only when every test ran and passed: a skipped test exits
+SKIPPED, which tests/CMakeLists.txt registers as ctest's SKIP_RETURN_CODE,
+and scripts/run-ctest.sh (CI's ctest step) fails a run with any test skipped.
 """
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import unittest
 
 BIN = os.environ.get("INTENTGATE_BIN", "intentgate")
+# A suite that could not run all its tests (ctest's SKIP_RETURN_CODE).
+SKIPPED = 77
+
+
+def exit_status(result):
+    """1 when a test failed, erred, or was marked as an expected failure (it
+    cannot fail), or when no test ran; SKIPPED when a test was skipped;
+    0 only when every test ran and passed."""
+    bad = (len(result.failures) + len(result.errors) +
+           len(result.expectedFailures) + len(result.unexpectedSuccesses))
+    if bad or result.testsRun == 0:
+        return 1
+    return SKIPPED if result.skipped else 0
+
+
+def run_tests(module="__main__", names=None):
+    """Run the module's tests (or the named ones: class or class.method),
+    print "N passed, M failed, K skipped" and exit with exit_status."""
+    mod = sys.modules[module]
+    names = sys.argv[1:] if names is None else names
+    loader = unittest.defaultTestLoader
+    if names:
+        suite = unittest.TestSuite(loader.loadTestsFromName(n, mod)
+                                   for n in names)
+    else:
+        suite = loader.loadTestsFromModule(mod)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = (len(result.failures) + len(result.errors) +
+              len(result.expectedFailures) + len(result.unexpectedSuccesses))
+    passed = result.testsRun - failed - len(result.skipped)
+    print("%d passed, %d failed, %d skipped" % (max(passed, 0), failed,
+                                                 len(result.skipped)))
+    for t, why in result.skipped:
+        print("SKIPPED %s: %s (a skipped test fails CI)" % (t.id(), why))
+    sys.stdout.flush()
+    sys.exit(exit_status(result))
 
 
 class Server:
@@ -131,6 +176,31 @@ class Server:
     def log(self):
         with open(self.log_path) as f:
             return f.read()
+
+    # ---- observable state ----
+
+    def metric(self, name):
+        """The value of an unlabelled metric on GET /metrics, or None."""
+        st, text, _ = self.call("GET", "/metrics", raw_response=True)
+        if st != 200:
+            return None
+        m = re.search(rb"^" + re.escape(name.encode()) + rb" (\d+)$", text,
+                      re.M)
+        return int(m.group(1)) if m else None
+
+    def wait_parked(self, n, timeout=20):
+        """Wait until at least n long polls are parked on the server (the
+        intentgate_long_polls_parked gauge): a waiter is then certainly
+        waiting, and what wakes it can be triggered. Fails after timeout."""
+        deadline = time.monotonic() + timeout
+        got = None
+        while time.monotonic() < deadline:
+            got = self.metric("intentgate_long_polls_parked")
+            if got is not None and got >= n:
+                return got
+            time.sleep(0.02)
+        raise AssertionError("%d long poll(s) never parked (gauge: %r)"
+                             % (n, got))
 
     # ---- HTTP ----
 

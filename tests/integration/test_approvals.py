@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 
 
 def start(ttl=None, extra=""):
@@ -103,7 +103,7 @@ class Approvals(unittest.TestCase):
         t = threading.Thread(target=lambda: out.update(rec=self.state(iid,
                                                                       20)))
         t.start()
-        time.sleep(0.3)
+        self.srv.wait_parked(1)  # the agent waits: the vote must wake it
         st, res, _ = self.vote(self.dev, body, comment="ok for ticket 9")
         self.assertEqual(st, 200, res)
         self.assertEqual(res["status"], "APPROVED")
@@ -448,4 +448,4 @@ class Expiry(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

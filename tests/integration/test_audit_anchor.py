@@ -45,7 +45,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, Server  # noqa: E402
+from harness import BIN, Server, run_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLE = os.path.join(HERE, "..", "..", "policies", "bundle")
@@ -716,4 +716,4 @@ class SystemLayout(Rewrite):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

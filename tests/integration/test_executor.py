@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Server, parallel  # noqa: E402
+from harness import Server, parallel, run_tests  # noqa: E402
 
 EXEC_BIN = os.environ.get("INTENTGATE_EXECUTOR_BIN", "intentgate-executor")
 
@@ -476,4 +476,4 @@ class AudienceAndExpiry(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, parallel  # noqa: E402
+from harness import Server, parallel, run_tests  # noqa: E402
 
 
 def canonical(v):
@@ -440,14 +440,21 @@ class Query(DevServer):
     def test_long_poll_wakes_on_change(self):
         body = self.decide("payments.refund", "o/21", {"amount": 21}, "ALLOW")
         iid = body["intent_id"]
-        threading.Timer(0.5, lambda: self.srv.redeem(body["grant"], iid)).start()
-        t0 = time.time()
-        st, rec, _ = self.srv.call("GET", "/v1/intents/%s?wait=10" % iid,
-                                   self.env["INTENTGATE_AGENT_TOKEN"])
-        elapsed = time.time() - t0
-        self.assertEqual(rec["state"], "REDEEMED")
-        self.assertGreater(elapsed, 0.3)
-        self.assertLess(elapsed, 5)
+        out = {}
+
+        def poll():
+            t0 = time.time()
+            out["rec"] = self.srv.call("GET", "/v1/intents/%s?wait=10" % iid,
+                                       self.env["INTENTGATE_AGENT_TOKEN"])[1]
+            out["elapsed"] = time.time() - t0
+
+        t = threading.Thread(target=poll)
+        t.start()
+        self.srv.wait_parked(1)  # waiting: the redeem must wake it
+        self.assertEqual(self.srv.redeem(body["grant"], iid)[0], 200)
+        t.join(15)
+        self.assertEqual(out["rec"]["state"], "REDEEMED")
+        self.assertLess(out["elapsed"], 5)
 
     def test_long_poll_times_out_and_closed_states_answer_at_once(self):
         esc = self.decide("db.write", "prod/y", {}, "ESCALATE")
@@ -468,11 +475,16 @@ class Query(DevServer):
     def test_many_waiters(self):
         body = self.decide("payments.refund", "o/22", {"amount": 22}, "ALLOW")
         iid = body["intent_id"]
-        threading.Timer(0.5, lambda: self.srv.redeem(body["grant"], iid)).start()
-        res = parallel(50, lambda i: self.srv.call(
-            "GET", "/v1/intents/%s?wait=10" % iid,
-            self.env["INTENTGATE_AGENT_TOKEN"])[1]["state"])
-        self.assertEqual(res, ["REDEEMED"] * 50)
+        out = {}
+        t = threading.Thread(target=lambda: out.update(res=parallel(
+            50, lambda i: self.srv.call(
+                "GET", "/v1/intents/%s?wait=10" % iid,
+                self.env["INTENTGATE_AGENT_TOKEN"])[1]["state"])))
+        t.start()
+        self.srv.wait_parked(50)  # all waiting: one redeem wakes them all
+        self.assertEqual(self.srv.redeem(body["grant"], iid)[0], 200)
+        t.join(15)
+        self.assertEqual(out["res"], ["REDEEMED"] * 50)
 
 
 class Restart(unittest.TestCase):
@@ -850,4 +862,4 @@ class IdempotentOutcome(DevServer):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

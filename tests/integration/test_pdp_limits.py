@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 from test_pdp import write_custom  # noqa: E402
 
 # The hostile sockets below need more descriptors than the usual 1024.
@@ -547,4 +547,4 @@ class StopUnderLoad(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

@@ -32,7 +32,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, Server  # noqa: E402
+from harness import BIN, Server, run_tests  # noqa: E402
 
 FLOOD_N = int(os.environ.get("IG_FLOOD_N", "100000"))
 
@@ -533,4 +533,4 @@ class Proxies(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    run_tests()

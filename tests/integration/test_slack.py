@@ -22,7 +22,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 
 CHANNEL = "CDEVAPPROVALS"
 APPROVER = "UDEVAPPROVER"
@@ -647,14 +647,6 @@ class SecretFiles(unittest.TestCase):
             slack.stop()
 
 
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors)
-    print("%d passed, %d failed" % (result.testsRun - failed, failed))
-    return 0 if failed == 0 and result.testsRun > 0 else 1
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_tests()

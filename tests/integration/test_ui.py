@@ -19,7 +19,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server  # noqa: E402
+from harness import Server, run_tests  # noqa: E402
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -489,7 +489,7 @@ class Pages(UiServer):
 
         agent = threading.Thread(target=long_poll)
         agent.start()
-        time.sleep(0.5)  # the agent is parked
+        self.srv.wait_parked(1)  # the agent is parked
         form["comment"] = "refund checked <ok>"
         r = b.post("/ui/approvals/%s/vote" % aid, form)
         self.assertRedirect(r, "/ui/approvals/%s?voted=1" % aid)
@@ -593,19 +593,6 @@ class Throttle(UiServer):
         self.assertHtml(b.get("/ui/approvals"), 200)
 
 
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(
-        sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + \
-        len(result.unexpectedSuccesses)
-    passed = result.testsRun - len(result.failures) - len(result.errors) - \
-        len(result.skipped)
-    if passed < 0:
-        passed = 0
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(0 if failed == 0 and result.wasSuccessful() else 1)
-
 
 if __name__ == "__main__":
-    main()
+    run_tests()

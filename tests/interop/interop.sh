@@ -4,8 +4,14 @@
 # (verify_checkpoint.mjs) must accept it, and must refuse it with one byte
 # of the checkpoint, the proof or the leaf changed, or another log's key.
 #   interop.sh AUDIT_SAMPLE NODE VERIFY_CHECKPOINT_MJS
+# NODE missing fails the test with one line naming it.
 set -euo pipefail
 sample=$1 node=$2 script=$3
+if ! command -v "$node" >/dev/null 2>&1; then
+    echo "FAIL: audit.interop needs node ($node), which is not installed" \
+        "(scripts/deps.sh installs it)" >&2
+    exit 1
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fails=0
