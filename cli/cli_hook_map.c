@@ -36,16 +36,6 @@ cli_hook_pointer(const json_t *doc, const char *ptr)
     return ig_json_pointer_get(doc, ptr);
 }
 
-const char *
-cli_hook_string(const json_t *v)
-{
-    const char *s = json_string_value(v);
-
-    if (s == NULL || strlen(s) != json_string_length(v))
-        return NULL;
-    return s;
-}
-
 /* "deny"/"ask" (and "allow" when allowed) as an answer; -1 otherwise. */
 static int
 answer_named(const json_t *v, int allow_ok)

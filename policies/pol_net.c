@@ -3,7 +3,7 @@
  *   cidr_contains(cidr, addr)  is the literal address addr in cidr?
  *   ip_is_private(host)        could host be anything but a public
  *                              destination?
- * and the host rules parse_url (pol_url.c) shares.
+ * and the host rules parse_url (pol_url.c, the layer above) builds on.
  *
  * How it works: addresses are parsed with inet_pton() only (no DNS, no
  * locale): strict dotted-quad IPv4, or IPv6 (in [brackets] or not).
@@ -338,7 +338,6 @@ pol_cidr_contains(lua_State *L)
 
 static const luaL_Reg pol_net_funcs[] = {{"cidr_contains", pol_cidr_contains},
                                          {"ip_is_private", pol_ip_is_private},
-                                         {"parse_url", pol_parse_url},
                                          {NULL, NULL}};
 
 void

@@ -169,7 +169,7 @@ pol_url_valid(const char *s, size_t n, char *host, size_t hostsz, long *port)
     return 1;
 }
 
-int
+static int
 pol_parse_url(lua_State *L)
 {
     struct pol_url u;
@@ -204,4 +204,11 @@ pol_parse_url(lua_State *L)
         lua_setfield(L, -2, "userinfo");
     }
     return 1;
+}
+
+void
+pol_open_url(lua_State *L, int idx)
+{
+    lua_pushcfunction(L, pol_parse_url);
+    lua_setfield(L, idx, "parse_url");
 }

@@ -38,61 +38,18 @@ struct pol_vobj {
     char groups[POL_MAX_GROUPS][POL_GROUP_MAX];
 };
 
-size_t
-pol_utf8_char(const unsigned char *s, size_t n)
+const char *
+pol_verdict_name(enum pol_verdict v)
 {
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t len, i;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        len = 2;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        len = 3;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        len = 4;
-    else
-        return 0;
-    if (s[0] == 0xE0)
-        lo = 0xA0;
-    else if (s[0] == 0xED)
-        hi = 0x9F;
-    else if (s[0] == 0xF0)
-        lo = 0x90;
-    else if (s[0] == 0xF4)
-        hi = 0x8F;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (i = 2; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
-void
-pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)src;
-    size_t i = 0, o = 0, len;
-
-    while (i < n) {
-        len = pol_utf8_char(s + i, n - i);
-        if (len <= 1) {
-            if (o + 1 >= dstsz)
-                break;
-            dst[o++] =
-                (len == 0 || s[i] < 0x20 || s[i] == 0x7f) ? '?' : (char)s[i];
-            i++;
-            continue;
-        }
-        if (o + len >= dstsz)
-            break;
-        memcpy(dst + o, s + i, len);
-        o += len;
-        i += len;
+    switch (v) {
+    case POL_ALLOW:
+        return "ALLOW";
+    case POL_ESCALATE:
+        return "ESCALATE";
+    case POL_BLOCK:
+    default:
+        return "BLOCK";
     }
-    dst[o] = '\0';
 }
 
 int
