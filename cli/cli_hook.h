@@ -25,20 +25,21 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 
-/* ---- limits (the hook's own; the PDP applies its max_body_bytes too) */
+/* ---- limits (the hook's own, numbers in ig_limits.h; the PDP applies its
+   max_body_bytes too) */
 
 /* Largest PreToolUse event read from stdin: the strict reader's cap. */
 #define CLI_HOOK_INPUT_MAX IG_JSON_MAX_BYTES
 /* Largest mapping file, in bytes. */
 #define CLI_HOOK_MAPPINGS_MAX IG_HOOK_MAPPINGS_MAX
 /* escalate_wait: default and largest, in seconds. */
-#define CLI_HOOK_WAIT_DEFAULT 55
+#define CLI_HOOK_WAIT_DEFAULT IG_HOOK_WAIT_DEFAULT
 #define CLI_HOOK_WAIT_MAX IG_HOOK_WAIT_MAX
 /* timeout (the hard wall clock) defaults to escalate_wait + this. */
-#define CLI_HOOK_TIMEOUT_SLACK 3
-#define CLI_HOOK_TIMEOUT_MAX (CLI_HOOK_WAIT_MAX + 60)
+#define CLI_HOOK_TIMEOUT_SLACK IG_HOOK_TIMEOUT_SLACK
+#define CLI_HOOK_TIMEOUT_MAX IG_HOOK_TIMEOUT_MAX
 /* Longest tool name a mapping file may name, in bytes. */
-#define CLI_HOOK_TOOL_NAME_MAX 128
+#define CLI_HOOK_TOOL_NAME_MAX IG_HOOK_TOOL_NAME_MAX
 /* Longest action (as the PDP's grammar allows). */
 #define CLI_HOOK_ACTION_MAX IG_ACTION_MAX
 

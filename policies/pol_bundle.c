@@ -132,7 +132,7 @@ static enum ig_status
 pol_read_file(const char *dir, const char *name, struct pol_file *f,
               struct ig_err *err)
 {
-    char path[4096];
+    char path[IG_PATH_MAX];
     struct stat sb;
     ssize_t got = 0;
     size_t len = 0, cap;

@@ -32,21 +32,9 @@
 #include "ig_limits.h"
 #include "pol.h"
 
-/*
- * Policy-internal limits. They refine the IG_POLICY_* limits of
- * ig_limits.h and could move there.
- */
-#define POL_GLOB_PATTERN_MAX 1024 /* longest glob() pattern */
-#define POL_URL_MAX 8192          /* longest URL parse_url() reads */
-#define POL_HOST_NAME_MAX 253     /* longest DNS name, without a final dot */
-#define POL_HOST_LABEL_MAX 63     /* longest label of a DNS name */
-#define POL_COUNT_KEY_MAX 512     /* longest count() key */
-#define POL_COUNT_WINDOW_MAX 86400
-#define POL_DEPTH_MAX 64            /* nesting of intent/config tables */
-#define POL_QUORUM_MAX 16           /* largest ESCALATE quorum */
-#define POL_TTL_MAX (7 * 86400)     /* longest ESCALATE ttl, seconds */
-#define POL_HOOK_GRAIN 1000         /* instructions between hook calls */
-#define POL_MEMORY_MIN (256 * 1024) /* smallest accepted memory cap */
+/* Instructions between two calls of the budget hook (a granularity, not
+   a limit: the limits are the IG_POLICY_* of ig_limits.h). */
+#define POL_HOOK_GRAIN 1000
 
 /* One file of a bundle, NUL-terminated source. */
 struct pol_file {
@@ -143,7 +131,7 @@ enum ig_status pol_vm_open(struct pol_vm *vm, const struct pol_limits *l,
 /*
  * A bare state with the capped allocator and the panic handler, its
  * extra space pointing at vm, and no environment yet. l NULL: defaults.
- * IG_ERR_INVALID for limits below POL_MEMORY_MIN / 1, IG_ERR_NOMEM.
+ * IG_ERR_INVALID for limits below IG_POLICY_MEMORY_MIN / 1, IG_ERR_NOMEM.
  */
 enum ig_status pol_vm_create(struct pol_vm *vm, const struct pol_limits *l,
                              pol_count_fn count, void *count_ctx,
@@ -237,8 +225,8 @@ int pol_ip_parse(const char *s, size_t n, struct pol_ip *ip);
 int pol_ends_in_number(const char *h, size_t n);
 /*
  * 1 when h (n bytes) is a DNS name as parse_url and ip_is_private accept
- * it: labels of 1..POL_HOST_LABEL_MAX bytes of [A-Za-z0-9_-], at most
- * POL_HOST_NAME_MAX bytes (one final dot allowed), last label not numeric.
+ * it: labels of 1..IG_DNS_LABEL_MAX bytes of [A-Za-z0-9_-], at most
+ * IG_DNS_NAME_MAX bytes (one final dot allowed), last label not numeric.
  */
 int pol_host_name_ok(const char *h, size_t n);
 /*

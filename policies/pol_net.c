@@ -199,7 +199,7 @@ pol_host_name_ok(const char *h, size_t n)
 
     if (n > 1 && h[n - 1] == '.')
         n--;
-    if (n == 0 || n > POL_HOST_NAME_MAX)
+    if (n == 0 || n > IG_DNS_NAME_MAX)
         return 0;
     for (i = 0; i < n; i++) {
         c = h[i];
@@ -212,7 +212,7 @@ pol_host_name_ok(const char *h, size_t n)
         if (!pol_is_digit(c) && !(pol_lower(c) >= 'a' && pol_lower(c) <= 'z') &&
             c != '-' && c != '_')
             return 0;
-        if (++label > POL_HOST_LABEL_MAX)
+        if (++label > IG_DNS_LABEL_MAX)
             return 0;
     }
     return label > 0 && !pol_ends_in_number(h, n);

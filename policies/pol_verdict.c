@@ -12,8 +12,8 @@
  * constructors check every field when they are called (the error then
  * names the policy's line): reasons match ^[A-Z][A-Z0-9_]*$ and fit
  * POL_REASON_MAX, groups are [A-Za-z0-9][A-Za-z0-9_.:@-]* and fit
- * POL_GROUP_MAX, quorum is 1..POL_QUORUM_MAX, ttl 1..POL_TTL_MAX seconds,
- * and unknown fields are refused (a typo must not weaken a rule).
+ * POL_GROUP_MAX, quorum is 1..IG_POLICY_QUORUM_MAX, ttl 1..IG_APPROVAL_TTL_MAX
+ * seconds, and unknown fields are refused (a typo must not weaken a rule).
  *
  * Combining (pol_acc_*): any BLOCK wins, with the distinct BLOCK reasons in
  * file order and the first BLOCK message; else any ESCALATE, with reasons
@@ -253,8 +253,8 @@ pol_escalate(lua_State *L)
         pol_set_groups(L, o,
                        lua_isnil(L, -2) ? lua_gettop(L) : lua_gettop(L) - 1);
     lua_pop(L, 2);
-    o->quorum = (int)pol_int_field(L, "quorum", POL_QUORUM_MAX);
-    o->ttl = (int64_t)pol_int_field(L, "ttl", POL_TTL_MAX);
+    o->quorum = (int)pol_int_field(L, "quorum", IG_POLICY_QUORUM_MAX);
+    o->ttl = (int64_t)pol_int_field(L, "ttl", IG_APPROVAL_TTL_MAX);
     lua_settop(L, 2);
     return 1;
 }

@@ -305,12 +305,12 @@ pol_vm_create(struct pol_vm *vm, const struct pol_limits *l, pol_count_fn count,
         vm->lim = *l;
     else
         pol_limits_default(&vm->lim);
-    if (vm->lim.memory_bytes < POL_MEMORY_MIN || vm->lim.instructions < 1 ||
-        vm->lim.wall_microseconds < 1)
+    if (vm->lim.memory_bytes < IG_POLICY_MEMORY_MIN ||
+        vm->lim.instructions < 1 || vm->lim.wall_microseconds < 1)
         return ig_err_set(err, IG_ERR_INVALID,
                           "policy limits: memory must be at least %d bytes, "
                           "instructions and wall clock at least 1",
-                          POL_MEMORY_MIN);
+                          IG_POLICY_MEMORY_MIN);
     vm->count = count;
     vm->count_ctx = count_ctx;
     vm->L = lua_newstate(pol_alloc, vm);
