@@ -1,6 +1,6 @@
 /*
  * ig_log.h - one JSON object per line on stderr: the log format of the
- * PDP and the executor (DESIGN.md: "Logs: one JSON object per line").
+ * PDP and the executor, so a log shipper reads each line on its own.
  */
 #ifndef IG_LOG_H
 #define IG_LOG_H
