@@ -184,7 +184,7 @@
    browser past its approver id's backoff) stays valid, seconds. */
 #define IG_LOGIN_DEVICE_TTL (30 * 86400)
 
-/* ---- Audit log (audit/, pdp/store_audit.c, pdp/pdp_audit*.c) ---- */
+/* ---- Audit log (audit/, store/store_audit*.c, pdp/pdp_audit*.c) ---- */
 
 /* Leaves one GET /v1/audit/leaves returns at most, and its largest body
    (a page stops early past it; one leaf is always sent). */
