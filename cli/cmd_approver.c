@@ -143,8 +143,8 @@ parse_groups(const char *list, struct approver_cmd *c)
         if (!valid_word(a, n, IG_APPROVER_GROUP_MAX)) {
             cli_error(CMD,
                       "add: --groups: '%.*s' is not a group name (letters, "
-                      "digits, . _ : @ -)",
-                      (int)(end - p), p);
+                      "digits, . _ : @ -, at most %d)",
+                      (int)(end - p), p, IG_APPROVER_GROUP_MAX);
             return -1;
         }
         for (i = 0; i < c->ngroups; i++)

@@ -321,9 +321,10 @@
 #define IG_CLI_MESSAGE_MAX 4096
 /* `approvals`: the login request body, password included, in bytes. */
 #define IG_CLI_LOGIN_BODY_MAX 16384
-/* `approver add`: the longest group name and the most groups, the
-   longest display name (bytes), the longest Slack user id. */
-#define IG_APPROVER_GROUP_MAX 64
+/* `approver add`: the longest group name (what a verdict's group buffer
+   holds, as the PDP's config requires) and the most groups, the longest
+   display name (bytes), the longest Slack user id. */
+#define IG_APPROVER_GROUP_MAX (IG_POLICY_GROUP_MAX - 1)
 #define IG_APPROVER_GROUPS_MAX 32
 #define IG_APPROVER_NAME_MAX 128
 #define IG_SLACK_USER_ID_MAX 32
