@@ -285,9 +285,10 @@
    bytes without a final dot, labels of at most IG_DNS_LABEL_MAX. */
 #define IG_DNS_NAME_MAX 253
 #define IG_DNS_LABEL_MAX 63
-/* count(key, window): the longest key in bytes, the longest window in
-   seconds. */
-#define IG_POLICY_COUNT_KEY_MAX 512
+/* count(key, window): the longest key in bytes (the longest the store's
+   quota counters keep: a longer one would pass here and fail there), the
+   longest window in seconds. */
+#define IG_POLICY_COUNT_KEY_MAX 256
 #define IG_POLICY_COUNT_WINDOW_MAX 86400
 /* `intentgate policy test`: cases one *_test.lua returns, and the buffer
    of one case's name, in bytes with the NUL. */

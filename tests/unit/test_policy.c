@@ -345,6 +345,9 @@ test_count(void **state)
         "  elseif i.action == 'window0' then count('k', 0)\n"
         "  elseif i.action == 'window' then count('k', 86401)\n"
         "  elseif i.action == 'nokey' then count('', 60)\n"
+        "  elseif i.action == 'longkey' then count(('k'):rep(257), 60)\n"
+        "  elseif i.action == 'fullkey' then\n"
+        "    return count(('k'):rep(256), 60) and ALLOW\n"
         "  end\n"
         "  local n = count('intents:' .. i.principal, 60)\n"
         "  if n > 3 then return BLOCK 'QUOTA_EXCEEDED' end\n"
@@ -372,10 +375,14 @@ test_count(void **state)
     pt_expect(&d, POL_BLOCK, "POLICY_ERROR", "window must be");
     pt_eval(e, pt_intent("nokey", NULL), &d);
     pt_expect(&d, POL_BLOCK, "POLICY_ERROR", "key must be");
+    pt_eval(e, pt_intent("longkey", NULL), &d);
+    pt_expect(&d, POL_BLOCK, "POLICY_ERROR", "key must be 1 to 256 bytes");
+    pt_eval(e, pt_intent("fullkey", NULL), &d);
+    pt_expect(&d, POL_ALLOW, NULL, NULL);
     e0 = pt_engine(b, NULL, NULL, NULL);
     pt_eval(e0, pt_intent("x", NULL), &d);
     pt_expect(&d, POL_BLOCK, "POLICY_ERROR",
-              "q.lua:8: count(): no counter is configured");
+              "q.lua:11: count(): no counter is configured");
     pt_eval(e0, pt_intent("caught", NULL), &d);
     pt_expect(&d, POL_BLOCK, "POLICY_ERROR", "no counter is configured");
     ebad = pt_engine(b, NULL, pt_count_fails, NULL);
