@@ -233,9 +233,10 @@ w_filter(struct appr_w *w, const json_t *view)
                   "action=\"" APPR_AUDIT_PATH "\" class=\"stack\" "
                   "id=\"filter\">\n<label for=\"type\">Event type</label>\n"
                   "<input id=\"type\" name=\"type\" type=\"text\" "
-                  "list=\"event-types\" maxlength=\"64\" "
-                  "autocomplete=\"off\" spellcheck=\"false\" "
-                  "placeholder=\"any\" value=\"");
+                  "list=\"event-types\" maxlength=\"" IG_STR(
+                      IG_ID_MAX) "\" "
+                                 "autocomplete=\"off\" spellcheck=\"false\" "
+                                 "placeholder=\"any\" value=\"");
     appr_w_esc(w, appr_json_str(view, "type"));
     appr_w_raw(w, "\">\n<datalist id=\"event-types\">");
     for (i = 0; i < sizeof(event_types) / sizeof(event_types[0]); i++) {
@@ -245,8 +246,10 @@ w_filter(struct appr_w *w, const json_t *view)
     }
     appr_w_raw(w, "</datalist>\n<label for=\"intent\">Intent id</label>\n"
                   "<input id=\"intent\" name=\"intent\" type=\"text\" "
-                  "maxlength=\"64\" autocomplete=\"off\" spellcheck=\"false\" "
-                  "placeholder=\"any\" value=\"");
+                  "maxlength=\"" IG_STR(
+                      IG_INTENT_ID_MAX) "\" autocomplete=\"off\" "
+                                        "spellcheck=\"false\" "
+                                        "placeholder=\"any\" value=\"");
     appr_w_esc(w, appr_json_str(view, "intent_id"));
     appr_w_raw(w, "\">\n<button type=\"submit\" class=\"primary\">Show"
                   "</button>\n</form>\n</section>\n");

@@ -153,14 +153,18 @@ appr_html_login(struct ig_buf *b, const char *csrf, const char *error,
     appr_w_raw(&w, "\">\n<label for=\"approver\">Approver id</label>\n"
                    "<input id=\"approver\" name=\"approver\" type=\"text\" "
                    "autocomplete=\"username\" autocapitalize=\"none\" "
-                   "spellcheck=\"false\" required maxlength=\"128\" value=\"");
+                   "spellcheck=\"false\" required maxlength=\"" IG_STR(
+                       IG_ID_MAX) "\" value=\"");
     appr_w_esc(&w, approver);
-    appr_w_raw(&w, "\">\n<label for=\"password\">Password</label>\n"
-                   "<input id=\"password\" name=\"password\" type=\"password\" "
-                   "autocomplete=\"current-password\" required "
-                   "maxlength=\"256\">\n"
-                   "<button type=\"submit\" id=\"login\" class=\"primary\">"
-                   "Sign in</button>\n</form>\n</section>\n");
+    appr_w_raw(&w,
+               "\">\n<label for=\"password\">Password</label>\n"
+               "<input id=\"password\" name=\"password\" type=\"password\" "
+               "autocomplete=\"current-password\" required "
+               "maxlength=\"" IG_STR(
+                   IG_PASSWORD_MAX) "\">\n"
+                                    "<button type=\"submit\" id=\"login\" "
+                                    "class=\"primary\">"
+                                    "Sign in</button>\n</form>\n</section>\n");
     appr_w_end(&w);
     return w.st;
 }
@@ -366,14 +370,21 @@ w_vote_form(struct appr_w *w, const struct appr_page *p, const json_t *view)
     appr_w_esc(w, p != NULL ? p->csrf : NULL);
     appr_w_raw(w, "\">\n<input type=\"hidden\" name=\"intent_hash\" value=\"");
     appr_w_esc(w, appr_json_str(view, "intent_hash"));
-    appr_w_raw(w, "\">\n<label for=\"comment\">Comment (optional)</label>\n"
-                  "<textarea id=\"comment\" name=\"comment\" rows=\"3\" "
-                  "maxlength=\"500\"></textarea>\n<div class=\"buttons\">\n"
-                  "<button type=\"submit\" id=\"approve\" name=\"vote\" "
-                  "value=\"approve\" class=\"approve\">Approve</button>\n"
-                  "<button type=\"submit\" id=\"deny\" name=\"vote\" "
-                  "value=\"deny\" class=\"deny\">Deny</button>\n"
-                  "</div>\n</form>\n</section>\n");
+    appr_w_raw(
+        w, "\">\n<label for=\"comment\">Comment (optional)</label>\n"
+           "<textarea id=\"comment\" name=\"comment\" rows=\"3\" "
+           "maxlength=\"" IG_STR(
+               IG_APPROVAL_COMMENT_MAX) "\"></textarea>\n"
+                                        "<div class=\"buttons\">\n"
+                                        "<button type=\"submit\" "
+                                        "id=\"approve\" name=\"vote\" "
+                                        "value=\"approve\" "
+                                        "class=\"approve\">Approve</button>\n"
+                                        "<button type=\"submit\" id=\"deny\" "
+                                        "name=\"vote\" "
+                                        "value=\"deny\" "
+                                        "class=\"deny\">Deny</button>\n"
+                                        "</div>\n</form>\n</section>\n");
 }
 
 static void

@@ -25,7 +25,7 @@
 #include "ig_limits.h"
 
 #define APPR_LIMITER_MAX IG_LOGIN_LIMITER_KEYS
-#define APPR_LIMITER_KEY_MAX 64
+#define APPR_LIMITER_KEY_MAX IG_LOGIN_LIMITER_KEY_MAX
 
 struct appr_limiter;
 

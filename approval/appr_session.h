@@ -23,7 +23,7 @@
 
 #define APPR_SESSION_ID_LEN 47 /* "igs_" + 43 */
 #define APPR_CSRF_LEN 43
-#define APPR_APPROVER_MAX 64
+#define APPR_APPROVER_MAX IG_ID_MAX /* an approver id, bytes */
 #define APPR_SESSIONS_MAX IG_SESSIONS_MAX
 
 struct appr_sessions;

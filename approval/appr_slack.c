@@ -26,7 +26,6 @@
 
 #define SIG_PREFIX "v0="
 #define SIG_HEX 64
-#define TS_DIGITS_MAX 12
 #define FIELD_PREFIX "payload="
 
 /* ---- signature ---- */
@@ -40,8 +39,8 @@ parse_timestamp(const char *s, int64_t *out)
 
     if (s == NULL)
         return -1;
-    n = strnlen(s, TS_DIGITS_MAX + 1);
-    if (n == 0 || n > TS_DIGITS_MAX)
+    n = strnlen(s, IG_SLACK_TS_DIGITS_MAX + 1);
+    if (n == 0 || n > IG_SLACK_TS_DIGITS_MAX)
         return -1;
     for (i = 0; i < n; i++)
         if (s[i] < '0' || s[i] > '9')
@@ -85,7 +84,7 @@ appr_slack_verify(const char *secret, size_t secret_len, const char *timestamp,
     if (parse_timestamp(timestamp, &ts) != 0)
         return ig_err_set(err, IG_ERR_INVALID,
                           "X-Slack-Request-Timestamp must be 1 to %d digits",
-                          TS_DIGITS_MAX);
+                          IG_SLACK_TS_DIGITS_MAX);
     if (!signature_shape_ok(signature))
         return ig_err_set(err, IG_ERR_INVALID,
                           "X-Slack-Signature must be v0= and %d lowercase "
@@ -227,8 +226,7 @@ split_value(const json_t *v, struct appr_slack_click *out)
     if (colon == NULL)
         return -1;
     idlen = (size_t)(colon - s);
-    if (idlen == 0 || idlen > APPR_SLACK_ID_MAX ||
-        n - idlen - 1 != IG_HASH_STRLEN)
+    if (idlen == 0 || idlen > IG_ID_MAX || n - idlen - 1 != IG_HASH_STRLEN)
         return -1;
     memcpy(out->approval_id, s, idlen);
     out->approval_id[idlen] = '\0';

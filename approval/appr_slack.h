@@ -42,14 +42,15 @@
 #define APPR_SLACK_BODY_MAX IG_SLACK_BODY_MAX
 /* Most seconds a request's timestamp may differ from now. */
 #define APPR_SLACK_MAX_SKEW IG_SLACK_MAX_SKEW
-/* Longest ids kept from a click: Slack user/channel ids, approval ids,
+/* Longest ids kept from a click: Slack user/channel ids, approval ids
+   (IG_ID_MAX, as every id; this name stays for pdp/ and the tests),
    message timestamps, response URLs. */
-#define APPR_SLACK_ID_MAX 64
-#define APPR_SLACK_TS_MAX 32
-#define APPR_SLACK_URL_MAX 1024
+#define APPR_SLACK_ID_MAX IG_ID_MAX
+#define APPR_SLACK_TS_MAX IG_SLACK_TS_MAX
+#define APPR_SLACK_URL_MAX IG_SLACK_RESPONSE_URL_MAX
 /* Longest text outside the intent shown in a message (a policy's
    message, names), in bytes (cut on a UTF-8 boundary). */
-#define APPR_SLACK_VALUE_MAX 200
+#define APPR_SLACK_VALUE_MAX IG_SLACK_VALUE_MAX
 
 /*
  * Check a request's signature against secret (secret_len bytes, the text of

@@ -115,8 +115,7 @@ add_needs(struct ig_buf *b, const json_t *req)
         if (b->len - start > APPR_SLACK_VALUE_MAX)
             break;
         if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-            (st = appr_slack_str(b, json_string_value(g), APPR_SLACK_ID_MAX)) !=
-                IG_OK)
+            (st = appr_slack_str(b, json_string_value(g), IG_ID_MAX)) != IG_OK)
             return st;
     }
     return ig_buf_adds(b, "\n");
@@ -138,8 +137,7 @@ add_why(struct ig_buf *b, const json_t *dec)
         if (i == 3)
             break;
         if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-            (st = appr_slack_str(b, json_string_value(r), APPR_SLACK_ID_MAX)) !=
-                IG_OK)
+            (st = appr_slack_str(b, json_string_value(r), IG_ID_MAX)) != IG_OK)
             return st;
     }
     if (msg != NULL &&
@@ -161,7 +159,7 @@ add_vote(struct ig_buf *b, const json_t *vote)
                                  : "denied by ")) != IG_OK ||
         (st = appr_slack_str(b, name != NULL ? name : id, 80)) != IG_OK ||
         (st = ig_buf_adds(b, " (")) != IG_OK ||
-        (st = appr_slack_str(b, id, APPR_SLACK_ID_MAX)) != IG_OK ||
+        (st = appr_slack_str(b, id, IG_ID_MAX)) != IG_OK ||
         (st = ig_buf_adds(b, ", via ")) != IG_OK ||
         (st = appr_slack_str(b, vstr(vote, "channel"), 16)) != IG_OK)
         return st;
@@ -250,8 +248,7 @@ add_operators(struct ig_buf *b, const json_t *ops)
         if (b->len - start > APPR_SLACK_VALUE_MAX)
             return ig_buf_adds(b, "...\n");
         if ((i > 0 && (st = ig_buf_adds(b, ", ")) != IG_OK) ||
-            (st = appr_slack_str(b, json_string_value(o), APPR_SLACK_ID_MAX)) !=
-                IG_OK)
+            (st = appr_slack_str(b, json_string_value(o), IG_ID_MAX)) != IG_OK)
             return st;
     }
     return ig_buf_adds(b, " (config)\n");
@@ -464,9 +461,9 @@ appr_slack_message(const json_t *v, const char *channel, const char *ts,
     *out = NULL;
     ig_buf_init(&ctx, APPR_SLACK_SECTION_MAX);
     ig_buf_init(&fb, APPR_SLACK_SECTION_MAX);
-    ig_buf_init(&val, APPR_SLACK_ID_MAX + IG_HASH_STRLEN + 2);
-    if (!made_of(id, ID_CHARS, APPR_SLACK_ID_MAX) || hash == NULL ||
-        status == NULL || channel == NULL)
+    ig_buf_init(&val, IG_ID_MAX + IG_HASH_STRLEN + 2);
+    if (!made_of(id, ID_CHARS, IG_ID_MAX) || hash == NULL || status == NULL ||
+        channel == NULL)
         goto out;
     pending = strcmp(status, "PENDING") == 0;
     if (blocks == NULL)

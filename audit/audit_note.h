@@ -23,9 +23,10 @@
 #include "ig_buf.h"
 #include "ig_error.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 
-#define AUDIT_NAME_MAX 256   /* log name / key name, bytes */
-#define AUDIT_NOTE_MAX 65536 /* a whole signed note, bytes */
+#define AUDIT_NAME_MAX IG_AUDIT_NAME_MAX /* log name / key name, bytes */
+#define AUDIT_NOTE_MAX IG_AUDIT_NOTE_MAX /* a whole signed note, bytes */
 
 struct audit_verifier {
     char name[AUDIT_NAME_MAX + 1];

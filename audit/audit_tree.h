@@ -21,10 +21,12 @@
 
 #include "ig_error.h"
 
+/* Not limits we chose but what a tree of up to 2^64 - 1 leaves needs: a
+   proof holds at most one hash per level (inclusion), two (consistency). */
 #define AUDIT_HASH_BYTES 32
-#define AUDIT_MAX_HEIGHT 64  /* sizes up to 2^64 - 1 */
-#define AUDIT_PROOF_MAX 64   /* hashes in one inclusion proof */
-#define AUDIT_CPROOF_MAX 128 /* hashes in one consistency proof */
+#define AUDIT_MAX_HEIGHT 64              /* sizes up to 2^64 - 1 */
+#define AUDIT_PROOF_MAX AUDIT_MAX_HEIGHT /* hashes in one inclusion proof */
+#define AUDIT_CPROOF_MAX (2 * AUDIT_MAX_HEIGHT) /* in a consistency proof */
 
 void audit_leaf_hash(const void *leaf, size_t len,
                      unsigned char out[AUDIT_HASH_BYTES]);

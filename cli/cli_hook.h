@@ -2,9 +2,10 @@
  * cli_hook.h - the parts of `intentgate hook claude-code` (cmd_hook.c) that
  * need no network: reading the mapping file and turning a Claude Code
  * PreToolUse event into an intent body (cli_hook_map.c), the built-in
- * tool mappings (cli_hook_tools.c), and splitting a Bash command into an
- * argv (cli_hook_shell.c). Private to cli/; the unit tests and the fuzz
- * target use it too.
+ * tool mappings (cli_hook_tools.c), splitting a Bash command into an argv
+ * (cli_hook_shell.c), and the helpers all of them share (cli_hook_util.c).
+ * Each file uses only those listed after it. Private to cli/; the unit
+ * tests and the fuzz target use it too.
  *
  * Nothing here decides: a mapping produces either the intent the PDP is
  * asked about, or a fixed answer the operator configured (a tool mapped to
@@ -24,20 +25,21 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 
-/* ---- limits (the hook's own; the PDP applies its max_body_bytes too) */
+/* ---- limits (the hook's own, numbers in ig_limits.h; the PDP applies its
+   max_body_bytes too) */
 
 /* Largest PreToolUse event read from stdin: the strict reader's cap. */
 #define CLI_HOOK_INPUT_MAX IG_JSON_MAX_BYTES
 /* Largest mapping file, in bytes. */
 #define CLI_HOOK_MAPPINGS_MAX IG_HOOK_MAPPINGS_MAX
 /* escalate_wait: default and largest, in seconds. */
-#define CLI_HOOK_WAIT_DEFAULT 55
+#define CLI_HOOK_WAIT_DEFAULT IG_HOOK_WAIT_DEFAULT
 #define CLI_HOOK_WAIT_MAX IG_HOOK_WAIT_MAX
 /* timeout (the hard wall clock) defaults to escalate_wait + this. */
-#define CLI_HOOK_TIMEOUT_SLACK 3
-#define CLI_HOOK_TIMEOUT_MAX (CLI_HOOK_WAIT_MAX + 60)
+#define CLI_HOOK_TIMEOUT_SLACK IG_HOOK_TIMEOUT_SLACK
+#define CLI_HOOK_TIMEOUT_MAX IG_HOOK_TIMEOUT_MAX
 /* Longest tool name a mapping file may name, in bytes. */
-#define CLI_HOOK_TOOL_NAME_MAX 128
+#define CLI_HOOK_TOOL_NAME_MAX IG_HOOK_TOOL_NAME_MAX
 /* Longest action (as the PDP's grammar allows). */
 #define CLI_HOOK_ACTION_MAX IG_ACTION_MAX
 
@@ -61,6 +63,19 @@ struct cli_hook_mapped {
     enum cli_hook_answer fixed; /* when body is NULL */
     char why[IG_ERR_MSGMAX];    /* when body is NULL: says which rule */
 };
+
+/* ---- cli_hook_util.c ---- */
+
+/* v's text when v is a string without NUL bytes, else NULL. */
+const char *cli_hook_string(const json_t *v);
+
+/*
+ * Set body's action (copied), resource and params (both released: pass a
+ * new reference, or NULL after a failed allocation). IG_ERR_NOMEM.
+ */
+enum ig_status cli_hook_set_intent(json_t *body, const char *action,
+                                   json_t *resource, json_t *params,
+                                   struct ig_err *err) IG_WUR;
 
 /* ---- cli_hook_map.c ---- */
 
@@ -101,9 +116,6 @@ void cli_hook_mapped_release(struct cli_hook_mapped *out);
  */
 const json_t *cli_hook_pointer(const json_t *doc, const char *ptr);
 
-/* v's text when v is a string without NUL bytes, else NULL. */
-const char *cli_hook_string(const json_t *v);
-
 /* A new reference to a value of the event (nothing writes to those). */
 static inline json_t *
 cli_hook_ref(const json_t *v)
@@ -125,14 +137,6 @@ typedef enum ig_status (*cli_hook_builtin_fn)(json_t *body, const char *tool,
 
 /* The built-in mapping of a tool name (mcp__* included), or NULL. */
 cli_hook_builtin_fn cli_hook_builtin(const char *tool);
-
-/*
- * Set body's action (copied), resource and params (both released: pass a
- * new reference, or NULL after a failed allocation). IG_ERR_NOMEM.
- */
-enum ig_status cli_hook_set_intent(json_t *body, const char *action,
-                                   json_t *resource, json_t *params,
-                                   struct ig_err *err) IG_WUR;
 
 /* ---- cli_hook_shell.c ---- */
 

@@ -36,16 +36,6 @@ cli_hook_pointer(const json_t *doc, const char *ptr)
     return ig_json_pointer_get(doc, ptr);
 }
 
-const char *
-cli_hook_string(const json_t *v)
-{
-    const char *s = json_string_value(v);
-
-    if (s == NULL || strlen(s) != json_string_length(v))
-        return NULL;
-    return s;
-}
-
 /* "deny"/"ask" (and "allow" when allowed) as an answer; -1 otherwise. */
 static int
 answer_named(const json_t *v, int allow_ok)
@@ -112,8 +102,8 @@ check_spec(const char *tool, const json_t *spec, struct ig_err *err)
                 !ig_action_valid(json_string_value(v)))
                 return ig_err_set(err, IG_ERR_INVALID,
                                   "tools.%s.action must match "
-                                  "[a-z][a-z0-9._:-]* (at most 120)",
-                                  tool);
+                                  "[a-z][a-z0-9._:-]* (at most %d)",
+                                  tool, CLI_HOOK_ACTION_MAX);
         } else if (strcmp(key, "resource") == 0) {
             if (cli_hook_string(v) == NULL || json_string_length(v) == 0 ||
                 !valid_source(v))

@@ -20,24 +20,6 @@
 #include "ig_hash.h"
 #include "ig_text.h"
 
-enum ig_status
-cli_hook_set_intent(json_t *body, const char *action, json_t *resource,
-                    json_t *params, struct ig_err *err)
-{
-    enum ig_status st = IG_ERR_NOMEM;
-
-    if (resource != NULL && params != NULL &&
-        json_object_set(body, "resource", resource) == 0 &&
-        json_object_set(body, "params", params) == 0 &&
-        json_object_set_new(body, "action", json_string(action)) == 0)
-        st = IG_OK;
-    json_decref(resource);
-    json_decref(params);
-    if (st != IG_OK)
-        return ig_err_set(err, st, "out of memory");
-    return st;
-}
-
 /* tool_input's key as a non-empty string without NUL, or NULL after err. */
 static const json_t *
 need_path(const json_t *input, const char *tool, const char *key,

@@ -18,7 +18,6 @@
 #include "ig_json.h"
 #include "ig_text.h"
 
-#define SHOW_MAX (8 * 1024 * 1024) /* one printed list or approval */
 #define BAD_CP 0xffffffffu
 #define LABEL_WIDTH 13
 
@@ -358,8 +357,8 @@ cli_show_list(FILE *f, const json_t *approvals)
     const json_t *a;
     int c;
 
-    ig_buf_init(&out, SHOW_MAX);
-    ig_buf_init(&cell, SHOW_MAX);
+    ig_buf_init(&out, IG_CLI_SHOW_MAX_BYTES);
+    ig_buf_init(&cell, IG_CLI_SHOW_MAX_BYTES);
     if (json_array_size(approvals) == 0) {
         st = ig_buf_adds(&out, "No pending approvals.\n");
         goto out;
@@ -542,7 +541,7 @@ cli_show_approval(FILE *f, const json_t *view)
     struct ig_buf out;
     size_t i;
 
-    ig_buf_init(&out, SHOW_MAX);
+    ig_buf_init(&out, IG_CLI_SHOW_MAX_BYTES);
     st = add_field(&out, "Approval", json_object_get(view, "approval_id"));
     if (st == IG_OK)
         st = add_status(&out, view);

@@ -24,15 +24,13 @@
 #include "cli.h"
 #include "cli_show.h"
 
-#define PRINT_MAX (8 * 1024 * 1024) /* pretty output of a 1 MiB answer */
-
 int
 cli_submit_print(const json_t *v)
 {
     struct ig_buf b;
     int rc = CLI_EXIT_OK;
 
-    ig_buf_init(&b, PRINT_MAX);
+    ig_buf_init(&b, IG_CLI_PRINT_MAX_BYTES);
     if (cli_json_pretty(&b, v, 0) != IG_OK || ig_buf_addc(&b, '\n') != IG_OK ||
         fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
         cli_error(SUBMIT_CMD, "cannot write to standard output");
@@ -50,7 +48,7 @@ report_refusal(const char *who, const struct cli_http_reply *r)
     struct ig_buf b;
 
     code = cli_http_error_code(r->body, &msg);
-    ig_buf_init(&b, 4096);
+    ig_buf_init(&b, IG_CLI_MESSAGE_MAX);
     if (code == NULL || cli_text_safe(&b, code, strlen(code)) != IG_OK ||
         ig_buf_adds(&b, ": ") != IG_OK ||
         cli_text_safe(&b, msg, strlen(msg)) != IG_OK)

@@ -28,9 +28,6 @@
 #include "ig_text.h"
 
 #define CMD "approvals"
-#define ID_MAX 64                           /* longest approval id accepted */
-#define COMMENT_MAX IG_APPROVAL_COMMENT_MAX /* bytes, as the PDP allows */
-#define LOGIN_BODY_MAX 16384 /* the login request, password included */
 
 static const char approvals_usage[] =
     "usage: intentgate approvals list [--json]\n"
@@ -47,16 +44,23 @@ static const char approvals_usage[] =
     "  deny     shown (its intent hash); one deny resolves it as denied\n"
     "Options:\n"
     "  --json          print the PDP's JSON instead of text (list, show)\n"
-    "  --comment TEXT  a note kept with the vote (up to 500 characters)\n"
-    "  --yes           do not ask for confirmation when on a terminal\n"
-    "Environment:\n"
-    "  INTENTGATE_URL                the PDP, e.g. http://127.0.0.1:8700\n"
-    "  INTENTGATE_APPROVER_ID        your approver id\n"
-    "  INTENTGATE_APPROVER_PASSWORD  your password\n"
-    "Each run logs in, acts, and logs out.\n"
-    "Exit status: 0 done (a vote counted), 1 refused by the PDP (one line:\n"
-    "CODE: message), 2 bad arguments, unset variables, or the PDP cannot be\n"
-    "reached.\n";
+    "  --comment TEXT  a note kept with the vote (up to " IG_STR(
+        IG_APPROVAL_COMMENT_MAX) " characters)\n"
+                                 "  --yes           do not ask for "
+                                 "confirmation when on a terminal\n"
+                                 "Environment:\n"
+                                 "  INTENTGATE_URL                the PDP, "
+                                 "e.g. http://127.0.0.1:8700\n"
+                                 "  INTENTGATE_APPROVER_ID        your "
+                                 "approver id\n"
+                                 "  INTENTGATE_APPROVER_PASSWORD  your "
+                                 "password\n"
+                                 "Each run logs in, acts, and logs out.\n"
+                                 "Exit status: 0 done (a vote counted), 1 "
+                                 "refused by the PDP (one line:\n"
+                                 "CODE: message), 2 bad arguments, unset "
+                                 "variables, or the PDP cannot be\n"
+                                 "reached.\n";
 
 struct approvals_cmd {
     const char *sub; /* list, show, approve, deny */
@@ -74,7 +78,7 @@ valid_id(const char *id)
 {
     size_t i, n = strlen(id);
 
-    if (n == 0 || n > ID_MAX)
+    if (n == 0 || n > IG_ID_MAX)
         return 0;
     for (i = 0; i < n; i++)
         if (!((id[i] >= 'a' && id[i] <= 'z') ||
@@ -137,9 +141,10 @@ parse_options(int argc, char **argv, struct approvals_cmd *c)
         cli_error(CMD, "%s: --comment is not valid UTF-8", c->sub);
         return -1;
     }
-    if (c->comment != NULL && utf8_chars(c->comment) > COMMENT_MAX) {
+    if (c->comment != NULL &&
+        utf8_chars(c->comment) > IG_APPROVAL_COMMENT_MAX) {
         cli_error(CMD, "%s: --comment is longer than %d characters", c->sub,
-                  COMMENT_MAX);
+                  IG_APPROVAL_COMMENT_MAX);
         return -1;
     }
     return 0;
@@ -181,7 +186,7 @@ refused(const char *what, enum ig_status st, const struct ig_err *err,
         cli_error(CMD, "%s: unexpected HTTP %ld from the PDP", what, r->status);
         return CLI_EXIT_USAGE;
     }
-    ig_buf_init(&b, 4096);
+    ig_buf_init(&b, IG_CLI_MESSAGE_MAX);
     if (cli_text_safe(&b, code, strlen(code)) != IG_OK ||
         ig_buf_adds(&b, ": ") != IG_OK ||
         cli_text_safe(&b, msg, strlen(msg)) != IG_OK)
@@ -220,7 +225,7 @@ login(struct approvals_cmd *c)
 
     /* Grow the buffer once before the password is in it: no copy of the
        password is left behind by a realloc. */
-    ig_buf_init(&body, LOGIN_BODY_MAX);
+    ig_buf_init(&body, IG_CLI_LOGIN_BODY_MAX);
     st = ig_buf_add(&body, "", 0);
     while (st == IG_OK && body.alloc < 6 * strlen(c->password) + 1024)
         st = ig_buf_addc(&body, ' ');
@@ -344,7 +349,7 @@ get_approval(struct approvals_cmd *c, json_t **view)
     char path[128];
     int n = snprintf(path, sizeof(path), "/v1/approvals/%s", c->id);
 
-    IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= ID_MAX */
+    IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= IG_ID_MAX */
     return get(c, path, view);
 }
 
@@ -438,7 +443,7 @@ print_result(const json_t *res, int approve)
     struct ig_buf b;
     int rc = CLI_EXIT_FAIL;
 
-    ig_buf_init(&b, 4096);
+    ig_buf_init(&b, IG_CLI_MESSAGE_MAX);
     if (ig_buf_adds(&b, approve ? "Vote counted: approve. Approval status: "
                                 : "Vote counted: deny. Approval status: ") ==
             IG_OK &&
@@ -489,7 +494,7 @@ do_vote(struct approvals_cmd *c)
         goto out;
     }
     n = snprintf(path, sizeof(path), "/v1/approvals/%s/votes", c->id);
-    IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= ID_MAX */
+    IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= IG_ID_MAX */
     st = cli_http_call_json(c->http, "POST", path, body, &r, &err);
     if (st != IG_OK || r.status != 200)
         rc = refused(c->sub, st, &err, &r);

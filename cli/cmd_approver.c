@@ -24,11 +24,6 @@
 #include "ig_key.h"
 
 #define CMD "approver"
-#define APPROVER_ID_MAX 64
-#define GROUP_MAX 64  /* characters in one group name */
-#define GROUPS_MAX 32 /* groups per approver */
-#define NAME_MAX_LEN 128
-#define SLACK_USER_MAX 32
 #define PW_BUF (APPR_PASSWORD_MAX + 2) /* one byte more shows "too long" */
 
 static const char approver_usage[] =
@@ -44,14 +39,57 @@ static const char approver_usage[] =
     "  password_hash = $argon2id$...\n"
     "  slack_user = UXXXX\n"
     "The password is asked twice without echo on a terminal, or read as one\n"
-    "line from standard input otherwise (8 to 256 bytes). Only its argon2id\n"
-    "hash is printed.\n"
-    "  ID      letters, digits and . _ : @ -, starting with a letter or\n"
-    "          digit, at most 64 characters\n"
-    "  GROUP   letters, digits and . _ : @ -, starting with a letter or "
-    "digit\n"
-    "  NAME    the name shown with the approver's votes (default: ID)\n"
-    "  UXXXX   the approver's Slack user id, for voting from Slack\n";
+    "line from standard input otherwise (" IG_STR(
+        IG_PASSWORD_MIN) " to " IG_STR(IG_PASSWORD_MAX) " bytes). Only its "
+                                                        "argon2id\n"
+                                                        "hash is printed.\n"
+                                                        "  ID      letters, "
+                                                        "digits and . _ : @ -, "
+                                                        "starting with a "
+                                                        "letter or\n"
+                                                        "          digit, at "
+                                                        "most " IG_STR(
+                                                            IG_ID_MAX) " charac"
+                                                                       "ters\n"
+                                                                       "  "
+                                                                       "GROUP  "
+                                                                       " letter"
+                                                                       "s, "
+                                                                       "digits "
+                                                                       "and . "
+                                                                       "_ : @ "
+                                                                       "-, "
+                                                                       "startin"
+                                                                       "g with "
+                                                                       "a "
+                                                                       "letter "
+                                                                       "or "
+                                                                       "digit\n"
+                                                                       "  NAME "
+                                                                       "   the "
+                                                                       "name "
+                                                                       "shown "
+                                                                       "with "
+                                                                       "the "
+                                                                       "approve"
+                                                                       "r's "
+                                                                       "votes "
+                                                                       "(defaul"
+                                                                       "t: "
+                                                                       "ID)\n"
+                                                                       "  "
+                                                                       "UXXXX  "
+                                                                       " the "
+                                                                       "approve"
+                                                                       "r's "
+                                                                       "Slack "
+                                                                       "user "
+                                                                       "id, "
+                                                                       "for "
+                                                                       "voting "
+                                                                       "from "
+                                                                       "Slack"
+                                                                       "\n";
 
 struct group {
     const char *name;
@@ -60,7 +98,7 @@ struct group {
 
 struct approver_cmd {
     const char *id, *name, *slack_user;
-    struct group groups[GROUPS_MAX];
+    struct group groups[IG_APPROVER_GROUPS_MAX];
     size_t ngroups;
 };
 
@@ -102,11 +140,11 @@ parse_groups(const char *list, struct approver_cmd *c)
         for (b = end; b > a && b[-1] == ' '; b--)
             ;
         n = (size_t)(b - a);
-        if (!valid_word(a, n, GROUP_MAX)) {
+        if (!valid_word(a, n, IG_APPROVER_GROUP_MAX)) {
             cli_error(CMD,
                       "add: --groups: '%.*s' is not a group name (letters, "
-                      "digits, . _ : @ -)",
-                      (int)(end - p), p);
+                      "digits, . _ : @ -, at most %d)",
+                      (int)(end - p), p, IG_APPROVER_GROUP_MAX);
             return -1;
         }
         for (i = 0; i < c->ngroups; i++)
@@ -114,8 +152,8 @@ parse_groups(const char *list, struct approver_cmd *c)
                 cli_error(CMD, "add: --groups names %.*s twice", (int)n, a);
                 return -1;
             }
-        if (c->ngroups == GROUPS_MAX) {
-            cli_error(CMD, "add: more than %d groups", GROUPS_MAX);
+        if (c->ngroups == IG_APPROVER_GROUPS_MAX) {
+            cli_error(CMD, "add: more than %d groups", IG_APPROVER_GROUPS_MAX);
             return -1;
         }
         c->groups[c->ngroups].name = a;
@@ -126,14 +164,15 @@ parse_groups(const char *list, struct approver_cmd *c)
     }
 }
 
-/* A display name: 1..NAME_MAX_LEN bytes of UTF-8 on one line, no control
-   characters, no spaces at either end (the config reader trims them). */
+/* A display name: 1..IG_APPROVER_NAME_MAX bytes of UTF-8 on one line, no
+   control characters, no spaces at either end (the config reader trims them).
+ */
 static int
 valid_name(const char *s)
 {
     size_t i, n = strlen(s);
 
-    if (n == 0 || n > NAME_MAX_LEN || s[0] == ' ' || s[n - 1] == ' ')
+    if (n == 0 || n > IG_APPROVER_NAME_MAX || s[0] == ' ' || s[n - 1] == ' ')
         return 0;
     for (i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
@@ -147,7 +186,7 @@ valid_slack_user(const char *s)
 {
     size_t i, n = strlen(s);
 
-    if (n < 3 || n > SLACK_USER_MAX || (s[0] != 'U' && s[0] != 'W'))
+    if (n < 3 || n > IG_SLACK_USER_ID_MAX || (s[0] != 'U' && s[0] != 'W'))
         return 0;
     for (i = 1; i < n; i++)
         if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
@@ -198,16 +237,18 @@ parse_args(int argc, char **argv, struct approver_cmd *c)
         cli_error(CMD, "add: needs an ID and --groups (see --help)");
         return -1;
     }
-    if (!valid_word(c->id, strlen(c->id), APPROVER_ID_MAX)) {
-        cli_error(CMD, "add: the ID must be letters, digits and . _ : @ -, "
-                       "starting with a letter or digit, at most 64");
+    if (!valid_word(c->id, strlen(c->id), IG_ID_MAX)) {
+        cli_error(CMD,
+                  "add: the ID must be letters, digits and . _ : @ -, "
+                  "starting with a letter or digit, at most %d",
+                  IG_ID_MAX);
         return -1;
     }
     if (c->name != NULL && !valid_name(c->name)) {
         cli_error(CMD,
                   "add: --name must be 1 to %d bytes on one line, "
                   "without control characters or spaces at the ends",
-                  NAME_MAX_LEN);
+                  IG_APPROVER_NAME_MAX);
         return -1;
     }
     if (c->slack_user != NULL && !valid_slack_user(c->slack_user)) {

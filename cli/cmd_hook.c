@@ -41,10 +41,6 @@
 #include "ig_key.h"
 
 #define CMD "hook"
-#define POLL_MAX 25 /* seconds a long poll asks for: under cli_http's 30 */
-#define REASON_MAX 1024
-#define ID_MAX 64
-#define OUTPUT_MAX 8192 /* one decision line: REASON_MAX escaped, and more */
 
 static const char hook_usage[] =
     "usage: intentgate hook claude-code [--mappings FILE]\n"
@@ -52,16 +48,22 @@ static const char hook_usage[] =
     "Answer Claude Code's PreToolUse hook: read the event (JSON) on\n"
     "standard input, map the tool call to an intent, ask the PDP, and\n"
     "print the permission decision (allow, deny or ask) as JSON on\n"
-    "standard output. An escalation is waited on (escalate_wait, 55 s by\n"
-    "default) while a human decides. Any failure prints a deny; the exit\n"
-    "status is always 0. See docs/claude-code.md.\n"
-    "Options:\n"
-    "  --mappings FILE  tool mappings and settings (JSON)\n"
-    "Environment:\n"
-    "  INTENTGATE_URL            the PDP, e.g. http://127.0.0.1:8700\n"
-    "  INTENTGATE_TOKEN          the agent's bearer token\n"
-    "  INTENTGATE_HOOK_MAPPINGS  the mapping file when --mappings is not\n"
-    "                            given\n";
+    "standard output. An escalation is waited on (escalate_wait, " IG_STR(
+        IG_HOOK_WAIT_DEFAULT) " s by\n"
+                              "default) while a human decides. Any failure "
+                              "prints a deny; the exit\n"
+                              "status is always 0. See docs/claude-code.md.\n"
+                              "Options:\n"
+                              "  --mappings FILE  tool mappings and settings "
+                              "(JSON)\n"
+                              "Environment:\n"
+                              "  INTENTGATE_URL            the PDP, e.g. "
+                              "http://127.0.0.1:8700\n"
+                              "  INTENTGATE_TOKEN          the agent's bearer "
+                              "token\n"
+                              "  INTENTGATE_HOOK_MAPPINGS  the mapping file "
+                              "when --mappings is not\n"
+                              "                            given\n";
 
 struct hook_run {
     struct cli_hook_map *map;
@@ -70,13 +72,13 @@ struct hook_run {
     struct cli_http *http;
     const json_t *sent;          /* the intent body posted */
     enum cli_hook_answer answer; /* zero: deny */
-    char reason[REASON_MAX];
+    char reason[IG_HOOK_REASON_MAX];
 };
 
 /* ---- the answer ---- */
 
 /* The deny a signal prints: prepared before the alarm is armed. */
-static char signal_text[OUTPUT_MAX];
+static char signal_text[IG_HOOK_OUTPUT_MAX];
 static volatile sig_atomic_t signal_len;
 
 static const char fallback_deny[] =
@@ -102,7 +104,7 @@ on_signal(int sig)
     _exit(0);
 }
 
-/* The decision line for answer a with reason into out (OUTPUT_MAX
+/* The decision line for answer a with reason into out (IG_HOOK_OUTPUT_MAX
    bytes); 0, or -1 when it does not fit or memory runs out. The reason
    holds the PDP's and the event's text: control, bidi and invisible
    characters and bad UTF-8 are shown as \uXXXX (cli_text_safe), so what
@@ -117,15 +119,16 @@ render(enum cli_hook_answer a, const char *reason, char *out)
     size_t n;
     int rc = -1;
 
-    ig_buf_init(&b, OUTPUT_MAX);
-    if (cli_text_safe(&b, reason, strnlen(reason, REASON_MAX)) == IG_OK &&
+    ig_buf_init(&b, IG_HOOK_OUTPUT_MAX);
+    if (cli_text_safe(&b, reason, strnlen(reason, IG_HOOK_REASON_MAX)) ==
+            IG_OK &&
         b.data != NULL)
         v = json_pack("{s:{s:s, s:s, s:s}}", "hookSpecificOutput",
                       "hookEventName", "PreToolUse", "permissionDecision",
                       names[a], "permissionDecisionReason", b.data);
     if (v != NULL)
         text = json_dumps(v, JSON_COMPACT);
-    if (text != NULL && strlen(text) + 2 <= OUTPUT_MAX) {
+    if (text != NULL && strlen(text) + 2 <= IG_HOOK_OUTPUT_MAX) {
         n = strlen(text);
         memcpy(out, text, n);
         memcpy(out + n, "\n", 2);
@@ -182,7 +185,7 @@ arm(int seconds, int limit)
 static void
 print_answer(const struct hook_run *r)
 {
-    char out[OUTPUT_MAX];
+    char out[IG_HOOK_OUTPUT_MAX];
     const char *p = out;
 
     block_signals(SIG_BLOCK);
@@ -199,7 +202,7 @@ static void fail(struct hook_run *r, const char *fmt, ...) IG_PRINTF(2, 3);
 static void
 fail(struct hook_run *r, const char *fmt, ...)
 {
-    char msg[REASON_MAX - 64], *p;
+    char msg[IG_HOOK_REASON_MAX - 64], *p;
     va_list ap;
 
     va_start(ap, fmt);
@@ -265,14 +268,14 @@ why_text(const json_t *d, char *buf, size_t n)
         (void)snprintf(buf + used, n - used, "%s%s", used ? ": " : "", msg);
 }
 
-/* An id the PDP made, safe in a URL path: [A-Za-z0-9_-]{1,64}. */
+/* An id the PDP made, safe in a URL path: [A-Za-z0-9_-]{1,IG_ID_MAX}. */
 static const char *
 id_of(const json_t *v)
 {
     const char *s = cli_hook_string(v);
     size_t i, n;
 
-    if (s == NULL || (n = strlen(s)) == 0 || n > ID_MAX)
+    if (s == NULL || (n = strlen(s)) == 0 || n > IG_ID_MAX)
         return NULL;
     for (i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
@@ -364,10 +367,10 @@ wait_for_human(struct hook_run *r, const char *iid, const char *aid,
             wait_ran_out(r, iid, aid, why);
             return;
         }
-        w = left < POLL_MAX ? (long)left + (left > (double)(long)left)
-                            : POLL_MAX;
+        w = left < IG_HOOK_POLL_MAX ? (long)left + (left > (double)(long)left)
+                                    : IG_HOOK_POLL_MAX;
         n = snprintf(path, sizeof(path), "/v1/intents/%s?wait=%ld", iid, w);
-        IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* iid <= ID_MAX */
+        IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* iid <= IG_ID_MAX */
         t0 = elapsed(r);
         if (cli_http_call(r->http, "GET", path, NULL, 0, &rep, &err) != IG_OK) {
             fail(r, "waiting for approval %s: %s", aid, err.msg);

@@ -37,8 +37,6 @@
 #define CMD SUBMIT_CMD
 #define POLL_MAX_S (CLI_HTTP_TIMEOUT_MS / 1000 - 5) /* one ?wait= call */
 #define WAIT_MAX_S IG_APPROVAL_TTL_MAX /* no approval lives longer */
-#define ID_MAX 64                      /* longest intent id accepted */
-#define IDEM_MAX 200                   /* idempotency key, as the PDP */
 
 static const char submit_usage[] =
     "usage: intentgate submit --action A --resource R\n"
@@ -160,11 +158,12 @@ check_options(struct submit_cmd *c)
         for (s = c->idem; *s != '\0'; s++)
             if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
                 break;
-        if (c->idem[0] == '\0' || *s != '\0' || strlen(c->idem) > IDEM_MAX) {
+        if (c->idem[0] == '\0' || *s != '\0' ||
+            strlen(c->idem) > IG_IDEMPOTENCY_KEY_MAX) {
             cli_error(CMD,
                       "--idempotency-key: 1 to %d printable ASCII "
                       "characters",
-                      IDEM_MAX);
+                      IG_IDEMPOTENCY_KEY_MAX);
             return -1;
         }
     }
@@ -312,7 +311,7 @@ pdp_failed(const char *what, enum ig_status st, const struct ig_err *err,
     code = cli_http_error_code(r->body, &msg);
     field = json_string_value(
         json_object_get(json_object_get(r->body, "error"), "field"));
-    ig_buf_init(&b, 4096);
+    ig_buf_init(&b, IG_CLI_MESSAGE_MAX);
     if (code == NULL || cli_text_safe(&b, code, strlen(code)) != IG_OK ||
         ig_buf_adds(&b, ": ") != IG_OK ||
         cli_text_safe(&b, msg, strlen(msg)) != IG_OK ||
@@ -331,7 +330,8 @@ valid_id(const char *id)
 {
     size_t n = id != NULL ? strlen(id) : 0;
 
-    return n > 0 && n <= ID_MAX && strspn(id, "0123456789abcdefABCDEF-") == n;
+    return n > 0 && n <= IG_INTENT_ID_MAX &&
+           strspn(id, "0123456789abcdefABCDEF-") == n;
 }
 
 /* The answer's binding is the intent asked for; 0 or -1 after one line. */
@@ -453,7 +453,8 @@ wait_decision(struct submit_cmd *c, const char *id, json_t **view)
         n_s = (left + 999) / 1000;
         n = snprintf(path, sizeof(path), "/v1/intents/%s?wait=%lld", id,
                      n_s < POLL_MAX_S ? n_s : POLL_MAX_S);
-        IG_ASSERT(n > 0 && (size_t)n < sizeof(path)); /* id <= ID_MAX */
+        IG_ASSERT(n > 0 &&
+                  (size_t)n < sizeof(path)); /* id <= IG_INTENT_ID_MAX */
         t0 = now_ms();
         st = cli_http_call(c->pdp, "GET", path, NULL, 0, &r, &err);
         if (st != IG_OK || r.status != 200 || !json_is_object(r.body)) {
@@ -487,7 +488,7 @@ submit(struct submit_cmd *c)
     const char *id;
     struct ig_err err;
     enum ig_status st;
-    char idbuf[ID_MAX + 1];
+    char idbuf[IG_INTENT_ID_MAX + 1];
     int rc;
 
     /* "O" / "O*" take new references; body owns what it holds. */
@@ -515,7 +516,7 @@ submit(struct submit_cmd *c)
     if (rc == CLI_EXIT_USAGE)
         goto out;
     id = json_string_value(json_object_get(shown, "intent_id"));
-    memcpy(idbuf, id, strlen(id) + 1); /* valid_id: at most ID_MAX */
+    memcpy(idbuf, id, strlen(id) + 1); /* valid_id: at most IG_INTENT_ID_MAX */
     if (rc == SUBMIT_EXIT_PENDING && c->wait > 0)
         rc = wait_decision(c, idbuf, &shown);
     if (rc == CLI_EXIT_USAGE)

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "ig_limits.h"
+
 #define IG_WUR __attribute__((warn_unused_result))
 #define IG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
@@ -28,7 +30,7 @@ enum ig_status {
 };
 
 /* Length of the detail text, including the terminating NUL. */
-#define IG_ERR_MSGMAX 256
+#define IG_ERR_MSGMAX IG_ERR_TEXT_MAX
 
 /*
  * Detail of the last failure. line/column are 1-based positions in the

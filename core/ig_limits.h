@@ -184,7 +184,7 @@
    browser past its approver id's backoff) stays valid, seconds. */
 #define IG_LOGIN_DEVICE_TTL (30 * 86400)
 
-/* ---- Audit log (audit/, pdp/store_audit.c, pdp/pdp_audit*.c) ---- */
+/* ---- Audit log (audit/, store/store_audit*.c, pdp/pdp_audit*.c) ---- */
 
 /* Leaves one GET /v1/audit/leaves returns at most, and its largest body
    (a page stops early past it; one leaf is always sent). */
@@ -267,8 +267,6 @@
 #define IG_CFG_TTL_MAX 86400
 #define IG_CFG_THREADS_MAX 64
 #define IG_CFG_BODY_MIN 1024
-#define IG_CFG_QUORUM_MAX 16
-#define IG_CFG_GROUP_MAX 63
 #define IG_CFG_UI_URL_MAX 512
 /* [approvals]: an approver session's idle and total lifetime (smallest,
    largest), seconds; failed logins counted per approver and address, and
@@ -391,5 +389,108 @@
 #define IG_EXEC_FD_RESERVE 256
 /* The PDP's dev.env the executor's dev mode reads, bytes. */
 #define IG_EXEC_DEV_ENV_MAX_BYTES (64 * 1024)
+/* policies, cli, approval, audit */
+
+/* A limit's number as a string literal, for usage texts and HTML
+   attributes that are constant strings (only for limits written as one
+   decimal number, as those it is used on). */
+#define IG_STR_(x) #x
+#define IG_STR(x) IG_STR_(x)
+
+/* ---- Policies (policies/): the verdicts policies return ---- */
+
+/* Reasons one decision carries and approver groups one ESCALATE names. */
+#define IG_POLICY_REASONS_MAX 8
+#define IG_POLICY_GROUPS_MAX 8
+/* Buffers, in bytes with the NUL: a reason code (so at most 63 bytes), a
+   decision's message, an approver group name (at most 63 bytes). */
+#define IG_POLICY_REASON_MAX 64
+#define IG_POLICY_MESSAGE_MAX 256
+#define IG_POLICY_GROUP_MAX 64
+/* Largest quorum an ESCALATE may ask for (its longest ttl is
+   IG_APPROVAL_TTL_MAX). */
+#define IG_POLICY_QUORUM_MAX 16
+
+/* ---- Policies (policies/): the sandbox and its helpers ---- */
+
+/* Smallest Lua heap cap an engine accepts, in bytes. */
+#define IG_POLICY_MEMORY_MIN (256 * 1024)
+/* Nesting of the intent and config tables a policy sees. */
+#define IG_POLICY_DEPTH_MAX 64
+/* Longest glob() pattern and parse_url() input, in bytes. */
+#define IG_POLICY_GLOB_PATTERN_MAX 1024
+#define IG_POLICY_URL_MAX 8192
+/* A DNS name as parse_url and ip_is_private accept it: at most this many
+   bytes without a final dot, labels of at most IG_DNS_LABEL_MAX. */
+#define IG_DNS_NAME_MAX 253
+#define IG_DNS_LABEL_MAX 63
+/* count(key, window) takes the store's limits, IG_STORE_COUNT_KEY_MAX and
+   IG_STORE_COUNT_WINDOW_MAX: a longer key would pass here and fail there. */
+/* `intentgate policy test`: cases one *_test.lua returns, and the buffer
+   of one case's name, in bytes with the NUL. */
+#define IG_POLICY_TEST_CASES_MAX 10000
+#define IG_POLICY_CASE_NAME_MAX 128
+
+/* ---- The CLI (cli/): the hook, submit, approvals, approver ---- */
+
+/* `hook claude-code`: escalate_wait's default (s); the hard timeout is
+   escalate_wait plus IG_HOOK_TIMEOUT_SLACK by default and at most
+   IG_HOOK_TIMEOUT_MAX (s); the longest tool name a mapping file names;
+   the seconds one long poll asks for (under the CLI's HTTP timeout); the
+   longest reason kept from the PDP, and one decision line on stdout
+   (that reason escaped, and more), in bytes. */
+#define IG_HOOK_WAIT_DEFAULT 55
+#define IG_HOOK_TIMEOUT_SLACK 3
+#define IG_HOOK_TIMEOUT_MAX (IG_HOOK_WAIT_MAX + 60)
+#define IG_HOOK_TOOL_NAME_MAX 128
+#define IG_HOOK_POLL_MAX 25
+#define IG_HOOK_REASON_MAX 1024
+#define IG_HOOK_OUTPUT_MAX 8192
+/* An idempotency key (`submit --idempotency-key`, POST /v1/intents),
+   in bytes. */
+#define IG_IDEMPOTENCY_KEY_MAX 200
+/* The CLI's printed output: one list or approval (`approvals`), the
+   pretty-printed answer of `submit` (a 1 MiB answer, indented). */
+#define IG_CLI_SHOW_MAX_BYTES (8 * 1024 * 1024)
+#define IG_CLI_PRINT_MAX_BYTES (8 * 1024 * 1024)
+/* One line the CLI prints about an answer (a refusal's code: message, a
+   vote's result), bytes. */
+#define IG_CLI_MESSAGE_MAX 4096
+/* `approvals`: the login request body, password included, in bytes. */
+#define IG_CLI_LOGIN_BODY_MAX 16384
+/* `approver add`: the longest group name (what a verdict's group buffer
+   holds, as the PDP's config requires) and the most groups, the longest
+   display name (bytes), the longest Slack user id. */
+#define IG_APPROVER_GROUP_MAX (IG_POLICY_GROUP_MAX - 1)
+#define IG_APPROVER_GROUPS_MAX 32
+#define IG_APPROVER_NAME_MAX 128
+#define IG_SLACK_USER_ID_MAX 32
+
+/* ---- Approvals (approval/) ---- */
+
+/* The failed-login limiter's key (an approver id or an address), bytes. */
+#define IG_LOGIN_LIMITER_KEY_MAX 64
+/* Slack: a message ts and a response_url kept from a click, the longest
+   text outside the intent a message shows (bytes), and the digits of a
+   request timestamp. */
+#define IG_SLACK_TS_MAX 32
+#define IG_SLACK_RESPONSE_URL_MAX 1024
+#define IG_SLACK_VALUE_MAX 200
+#define IG_SLACK_TS_DIGITS_MAX 12
+
+/* ---- Audit (audit/) ---- */
+
+/* A signed note's log or key name, and a whole signed note, bytes. */
+#define IG_AUDIT_NAME_MAX 256
+#define IG_AUDIT_NOTE_MAX 65536
+
+/* ---- Core (core/) ---- */
+
+/* An error's detail text (struct ig_err), bytes with the NUL. */
+#define IG_ERR_TEXT_MAX 256
+/* A path built from a directory and a file name (policy files), bytes. */
+#define IG_PATH_MAX 4096
+/* The host of a listen address, HOST:PORT (ig_listen_parse), bytes. */
+#define IG_LISTEN_HOST_MAX 255
 
 #endif

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HOST_MAX 255
-
 size_t
 ig_utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
 {
@@ -147,7 +145,8 @@ ig_listen_parse(const char *s, char **host, unsigned short *port)
     long p;
 
     *host = NULL;
-    if (colon == NULL || colon == s || (n = (size_t)(colon - s)) > HOST_MAX)
+    if (colon == NULL || colon == s ||
+        (n = (size_t)(colon - s)) > IG_LISTEN_HOST_MAX)
         return IG_ERR_INVALID;
     errno = 0;
     p = strtol(colon + 1, &end, 10);

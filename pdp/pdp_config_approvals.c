@@ -25,7 +25,7 @@
 /* ---- [approvals] ---- */
 
 static const struct pdp_cfg_key approvals_keys[] = {
-    PDP_CFG_INT("quorum", approval_quorum, 1, IG_CFG_QUORUM_MAX),
+    PDP_CFG_INT("quorum", approval_quorum, 1, IG_POLICY_QUORUM_MAX),
     PDP_CFG_I64("session_idle", session_idle, IG_CFG_SESSION_MIN,
                 IG_CFG_SESSION_IDLE_MAX),
     PDP_CFG_I64("session_max", session_max, IG_CFG_SESSION_MIN,
@@ -50,7 +50,7 @@ group_valid(const char *g)
 {
     size_t i, n = strlen(g);
 
-    if (n == 0 || n > IG_CFG_GROUP_MAX)
+    if (n == 0 || n > IG_APPROVER_GROUP_MAX)
         return 0;
     for (i = 0; i < n; i++) {
         char ch = g[i];
@@ -99,7 +99,7 @@ set_groups(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
             return pdp_cfg_error(p,
                                  "group %s: letters, digits and _.:@- (at "
                                  "most %d, starting with a letter or digit)",
-                                 a->groups[i], IG_CFG_GROUP_MAX);
+                                 a->groups[i], IG_APPROVER_GROUP_MAX);
     return 0;
 }
 

@@ -29,15 +29,17 @@
 #include <stdio.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
 /* The zero value is BLOCK, so uninitialised memory and errors deny. */
 enum pol_verdict { POL_BLOCK = 0, POL_ALLOW = 1, POL_ESCALATE = 2 };
 
-#define POL_MAX_REASONS 8
-#define POL_REASON_MAX 64   /* one reason code, e.g. "PROTECTED_BRANCH" */
-#define POL_MESSAGE_MAX 256 /* human-readable message */
-#define POL_MAX_GROUPS 8
-#define POL_GROUP_MAX 64
+/* Sizes of struct pol_decision (core/ig_limits.h tells each). */
+#define POL_MAX_REASONS IG_POLICY_REASONS_MAX
+#define POL_REASON_MAX IG_POLICY_REASON_MAX   /* one code, "PROTECTED_BRANCH" */
+#define POL_MESSAGE_MAX IG_POLICY_MESSAGE_MAX /* human-readable message */
+#define POL_MAX_GROUPS IG_POLICY_GROUPS_MAX
+#define POL_GROUP_MAX IG_POLICY_GROUP_MAX
 
 struct pol_decision {
     enum pol_verdict verdict;

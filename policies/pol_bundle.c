@@ -1,15 +1,14 @@
 /*
  * pol_bundle.c - reading a policy bundle directory once, immutably.
  *
- * How it works: pol_bundle_load() lists DIR, keeps the regular `*.lua`
+ * How it works: pol_bundle_read() lists DIR, keeps the regular `*.lua`
  * files (names limited to [A-Za-z0-9_.-], dot files skipped), sorts them by
  * byte order, and reads each (at most IG_POLICY_MAX_FILES files of at most
  * IG_POLICY_FILE_MAX_BYTES). The revision is ig_hash_bytes() over the
  * concatenated (name, NUL, decimal size, NUL, content) of every file, tests
- * included. Policy files are then compiled and run once in a throwaway
- * engine so a bundle that cannot evaluate is refused at load time. The
- * bundle is never modified after that; a C11 atomic counter shares it
- * between threads.
+ * included. Proving that the files evaluate is the next layer's job
+ * (pol_load.c). The bundle is never modified after that; a C11 atomic
+ * counter shares it between threads.
  */
 #include "pol.h"
 
@@ -26,28 +25,6 @@
 
 #define POL_SUFFIX ".lua"
 #define POL_TEST_SUFFIX "_test.lua"
-
-void
-pol_limits_default(struct pol_limits *l)
-{
-    l->memory_bytes = IG_POLICY_MEMORY_BYTES;
-    l->instructions = IG_POLICY_INSTRUCTIONS;
-    l->wall_microseconds = IG_POLICY_WALL_US;
-}
-
-const char *
-pol_verdict_name(enum pol_verdict v)
-{
-    switch (v) {
-    case POL_ALLOW:
-        return "ALLOW";
-    case POL_ESCALATE:
-        return "ESCALATE";
-    case POL_BLOCK:
-    default:
-        return "BLOCK";
-    }
-}
 
 static int
 pol_ends_with(const char *s, const char *suffix)
@@ -155,7 +132,7 @@ static enum ig_status
 pol_read_file(const char *dir, const char *name, struct pol_file *f,
               struct ig_err *err)
 {
-    char path[4096];
+    char path[IG_PATH_MAX];
     struct stat sb;
     ssize_t got = 0;
     size_t len = 0, cap;
@@ -279,23 +256,8 @@ out:
     return st;
 }
 
-static enum ig_status
-pol_bundle_check(struct pol_bundle *b, struct ig_err *err)
-{
-    struct pol_engine *e = NULL;
-    enum ig_status st;
-
-    if (b->nfiles == 0)
-        return ig_err_set(err, IG_ERR_NOTFOUND,
-                          "%s: no policy files (*.lua other than *_test.lua)",
-                          b->dir);
-    st = pol_engine_new(b, NULL, NULL, NULL, &e, err);
-    pol_engine_free(e);
-    return st;
-}
-
 enum ig_status
-pol_bundle_load(const char *dir, const json_t *settings,
+pol_bundle_read(const char *dir, const json_t *settings,
                 struct pol_bundle **out, struct ig_err *err)
 {
     struct pol_bundle *b = NULL;
@@ -322,8 +284,6 @@ pol_bundle_load(const char *dir, const json_t *settings,
         goto out;
     }
     st = pol_read_all(b, names, n, err);
-    if (st == IG_OK)
-        st = pol_bundle_check(b, err);
 out:
     pol_free_names(names, n);
     if (st != IG_OK) {

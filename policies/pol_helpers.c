@@ -82,10 +82,10 @@ pol_glob(lua_State *L)
     const char *p = luaL_checklstring(L, 1, &m);
     const char *s;
 
-    if (m > POL_GLOB_PATTERN_MAX)
+    if (m > IG_POLICY_GLOB_PATTERN_MAX)
         return pol_vm_fail(L, POL_FAIL_LIMIT,
                            "glob: pattern longer than %d bytes",
-                           POL_GLOB_PATTERN_MAX);
+                           IG_POLICY_GLOB_PATTERN_MAX);
     if (lua_type(L, 2) != LUA_TSTRING) {
         lua_pushboolean(L, 0);
         return 1;
@@ -137,11 +137,17 @@ pol_count(lua_State *L)
     lua_Integer window = luaL_checkinteger(L, 2);
     int64_t n;
 
-    luaL_argcheck(L,
-                  klen > 0 && klen <= POL_COUNT_KEY_MAX && strlen(key) == klen,
-                  1, "key must be 1 to 512 bytes, without NUL");
-    luaL_argcheck(L, window >= 1 && window <= POL_COUNT_WINDOW_MAX, 2,
-                  "window must be 1 to 86400 seconds");
+    if (klen == 0 || klen > IG_STORE_COUNT_KEY_MAX || strlen(key) != klen)
+        return luaL_argerror(L, 1,
+                             lua_pushfstring(L,
+                                             "key must be 1 to %d bytes, "
+                                             "without NUL",
+                                             IG_STORE_COUNT_KEY_MAX));
+    if (window < 1 || window > IG_STORE_COUNT_WINDOW_MAX)
+        return luaL_argerror(L, 2,
+                             lua_pushfstring(L,
+                                             "window must be 1 to %d seconds",
+                                             IG_STORE_COUNT_WINDOW_MAX));
     if (vm->count == NULL)
         return pol_vm_fail(L, POL_FAIL_ERROR,
                            "count(): no counter is configured");

@@ -1,19 +1,23 @@
 /*
  * pol_int.h - private declarations shared by the policy engine's files.
  *
- * The engine is split by concern:
- *   pol_bundle.c   reading a bundle directory, its revision, refcounting
- *   pol_sandbox.c  one Lua state: capped allocator, instruction and wall
- *                  clock budget, the allowlisted environment, loading
+ * The engine is split by concern, in layers: each file uses only files
+ * listed above it (scripts/check-cycles.py holds CI to that).
+ *   pol_utf8.c     one valid UTF-8 character, encoding, copying as text
+ *   pol_value.c    read-only tables: JSON -> Lua proxies, next/raw*
+ *   pol_vm.c       one Lua state: capped allocator, instruction and wall
+ *                  clock budget, failing a run, loading a chunk
  *   pol_stdlib.c   the wrapped string/table functions (plain find, capped
  *                  rep and concat, budget-charged insert/remove/sort/unpack)
- *   pol_value.c    read-only tables: JSON -> Lua proxies, next/raw*
- *   pol_helpers.c  glob, starts_with, ends_with, count
+ *   pol_helpers.c  glob, starts_with, ends_with, count, approved
  *   pol_net.c      cidr_contains, ip_is_private, the host rules
  *   pol_url.c      parse_url
  *   pol_text.c     clean_text, resource_canonical, git_ref_valid
  *   pol_verdict.c  ALLOW/ESCALATE/BLOCK values and combining them
+ *   pol_sandbox.c  the allowlisted environment built from all of the above
+ *   pol_bundle.c   reading a bundle directory, its revision, refcounting
  *   pol_eval.c     struct pol_engine: compiled bundle, evaluation, recovery
+ *   pol_load.c     pol_bundle_load: read a bundle, prove it evaluates
  *   pol_test.c     pol_bundle_test: running a bundle's *_test.lua cases
  */
 #ifndef POL_INT_H
@@ -28,21 +32,9 @@
 #include "ig_limits.h"
 #include "pol.h"
 
-/*
- * Policy-internal limits. They refine the IG_POLICY_* limits of
- * ig_limits.h and could move there.
- */
-#define POL_GLOB_PATTERN_MAX 1024 /* longest glob() pattern */
-#define POL_URL_MAX 8192          /* longest URL parse_url() reads */
-#define POL_HOST_NAME_MAX 253     /* longest DNS name, without a final dot */
-#define POL_HOST_LABEL_MAX 63     /* longest label of a DNS name */
-#define POL_COUNT_KEY_MAX 512     /* longest count() key */
-#define POL_COUNT_WINDOW_MAX 86400
-#define POL_DEPTH_MAX 64            /* nesting of intent/config tables */
-#define POL_QUORUM_MAX 16           /* largest ESCALATE quorum */
-#define POL_TTL_MAX (7 * 86400)     /* longest ESCALATE ttl, seconds */
-#define POL_HOOK_GRAIN 1000         /* instructions between hook calls */
-#define POL_MEMORY_MIN (256 * 1024) /* smallest accepted memory cap */
+/* Instructions between two calls of the budget hook (a granularity, not
+   a limit: the limits are the IG_POLICY_* of ig_limits.h). */
+#define POL_HOOK_GRAIN 1000
 
 /* One file of a bundle, NUL-terminated source. */
 struct pol_file {
@@ -93,21 +85,62 @@ struct pol_vm {
     const char *file; /* file running now, for messages */
 };
 
+/* ---- pol_utf8.c ---- */
+
+/*
+ * Copy n bytes of src into dst (size dstsz >= 1) as valid UTF-8 text: bad
+ * bytes and control characters become '?', truncation keeps whole
+ * characters, always NUL-terminated.
+ */
+void pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n);
+/*
+ * Length (1-4) of the valid UTF-8 character at s (n > 0 bytes left), or 0
+ * when the bytes there are not one (overlong, surrogate, truncated...).
+ */
+size_t pol_utf8_char(const unsigned char *s, size_t n);
+/* Write cp (at most U+10FFFF) as UTF-8 to out (4 bytes); its length. */
+size_t pol_utf8_encode(unsigned long cp, char *out);
+
 /* ---- pol_bundle.c ---- */
 
 /* 1 when name ends in "_test.lua". */
 int pol_is_test_name(const char *name);
+/*
+ * pol_bundle_load without its last step: list, read and hash dir, but
+ * compile nothing (pol_load.c adds that). Errors and *out as
+ * pol_bundle_load.
+ */
+enum ig_status pol_bundle_read(const char *dir, const json_t *settings,
+                               struct pol_bundle **out,
+                               struct ig_err *err) IG_WUR;
 
 /* ---- pol_sandbox.c ---- */
 
 /*
- * Create the state with the allowlisted environment and the global config
- * built from settings (a JSON object or NULL). IG_ERR_NOMEM or
- * IG_ERR_INVALID (bad limits, settings too large for the heap).
+ * Create the state (pol_vm_create) with the allowlisted environment and
+ * the global config built from settings (a JSON object or NULL).
+ * IG_ERR_NOMEM or IG_ERR_INVALID (bad limits, settings too large for the
+ * heap).
  */
 enum ig_status pol_vm_open(struct pol_vm *vm, const struct pol_limits *l,
                            const json_t *settings, pol_count_fn count,
                            void *count_ctx, struct ig_err *err) IG_WUR;
+
+/* ---- pol_vm.c ---- */
+
+/*
+ * A bare state with the capped allocator and the panic handler, its
+ * extra space pointing at vm, and no environment yet. l NULL: defaults.
+ * IG_ERR_INVALID for limits below IG_POLICY_MEMORY_MIN / 1, IG_ERR_NOMEM.
+ */
+enum ig_status pol_vm_create(struct pol_vm *vm, const struct pol_limits *l,
+                             pol_count_fn count, void *count_ctx,
+                             struct ig_err *err) IG_WUR;
+/*
+ * Make the table on top of the stack (popped) the environment of every
+ * chunk pol_vm_load() loads from now on, and the registry's globals.
+ */
+void pol_vm_set_env(lua_State *L);
 /* Close the state (NULL-safe on an unopened vm). */
 void pol_vm_close(struct pol_vm *vm);
 /* The vm owning L. */
@@ -173,6 +206,7 @@ int pol_lua_rawlen(lua_State *L);
 /* Set the helper globals (glob, starts_with, ...) in the table at idx. */
 void pol_open_helpers(lua_State *L, int idx);
 void pol_open_net(lua_State *L, int idx);
+void pol_open_url(lua_State *L, int idx);
 void pol_open_text(lua_State *L, int idx);
 
 /* A literal IP address; IPv4 in b[0..3]. */
@@ -191,8 +225,8 @@ int pol_ip_parse(const char *s, size_t n, struct pol_ip *ip);
 int pol_ends_in_number(const char *h, size_t n);
 /*
  * 1 when h (n bytes) is a DNS name as parse_url and ip_is_private accept
- * it: labels of 1..POL_HOST_LABEL_MAX bytes of [A-Za-z0-9_-], at most
- * POL_HOST_NAME_MAX bytes (one final dot allowed), last label not numeric.
+ * it: labels of 1..IG_DNS_LABEL_MAX bytes of [A-Za-z0-9_-], at most
+ * IG_DNS_NAME_MAX bytes (one final dot allowed), last label not numeric.
  */
 int pol_host_name_ok(const char *h, size_t n);
 /*
@@ -201,8 +235,6 @@ int pol_host_name_ok(const char *h, size_t n);
  * does not resolve locally (pol_net.c tells the rules). Thread-safe.
  */
 int pol_host_private(const char *h, size_t n);
-/* The Lua function parse_url (pol_url.c). */
-int pol_parse_url(lua_State *L);
 /*
  * parse_url without Lua, for tests and fuzzing: 1 when s (n bytes) is a
  * URL parse_url accepts, with its lowercased host copied to host (hostsz
@@ -227,8 +259,6 @@ struct pol_fault {
 int pol_text_clean(const char *s, size_t n, struct pol_fault *f);
 int pol_resource_canonical(const char *s, size_t n, struct pol_fault *f);
 int pol_git_ref_valid(const char *s, size_t n, struct pol_fault *f);
-/* Write cp (at most U+10FFFF) as UTF-8 to out (4 bytes); its length. */
-size_t pol_utf8_encode(unsigned long cp, char *out);
 
 /* ---- pol_verdict.c ---- */
 
@@ -254,17 +284,6 @@ void pol_acc_finish(const struct pol_acc *a, struct pol_decision *out);
 /* Fill out as BLOCK with one reason and a message. */
 void pol_decision_fail(struct pol_decision *out, const char *reason,
                        const char *msg);
-/*
- * Copy n bytes of src into dst (size dstsz >= 1) as valid UTF-8 text: bad
- * bytes and control characters become '?', truncation keeps whole
- * characters, always NUL-terminated.
- */
-void pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n);
-/*
- * Length (1-4) of the valid UTF-8 character at s (n > 0 bytes left), or 0
- * when the bytes there are not one (overlong, surrogate, truncated...).
- */
-size_t pol_utf8_char(const unsigned char *s, size_t n);
 /* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
 int pol_reason_valid(const char *s, size_t n);
 

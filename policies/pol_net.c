@@ -3,7 +3,7 @@
  *   cidr_contains(cidr, addr)  is the literal address addr in cidr?
  *   ip_is_private(host)        could host be anything but a public
  *                              destination?
- * and the host rules parse_url (pol_url.c) shares.
+ * and the host rules parse_url (pol_url.c, the layer above) builds on.
  *
  * How it works: addresses are parsed with inet_pton() only (no DNS, no
  * locale): strict dotted-quad IPv4, or IPv6 (in [brackets] or not).
@@ -199,7 +199,7 @@ pol_host_name_ok(const char *h, size_t n)
 
     if (n > 1 && h[n - 1] == '.')
         n--;
-    if (n == 0 || n > POL_HOST_NAME_MAX)
+    if (n == 0 || n > IG_DNS_NAME_MAX)
         return 0;
     for (i = 0; i < n; i++) {
         c = h[i];
@@ -212,7 +212,7 @@ pol_host_name_ok(const char *h, size_t n)
         if (!pol_is_digit(c) && !(pol_lower(c) >= 'a' && pol_lower(c) <= 'z') &&
             c != '-' && c != '_')
             return 0;
-        if (++label > POL_HOST_LABEL_MAX)
+        if (++label > IG_DNS_LABEL_MAX)
             return 0;
     }
     return label > 0 && !pol_ends_in_number(h, n);
@@ -338,7 +338,6 @@ pol_cidr_contains(lua_State *L)
 
 static const luaL_Reg pol_net_funcs[] = {{"cidr_contains", pol_cidr_contains},
                                          {"ip_is_private", pol_ip_is_private},
-                                         {"parse_url", pol_parse_url},
                                          {NULL, NULL}};
 
 void

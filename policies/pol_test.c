@@ -25,11 +25,8 @@
 
 #include "pol_int.h"
 
-#define POL_TEST_CASES_MAX 10000
-#define POL_CASE_NAME_MAX 128
-
 struct pol_case {
-    char name[POL_CASE_NAME_MAX];
+    char name[IG_POLICY_CASE_NAME_MAX];
     json_t *holder; /* [intent]: owns the converted intent */
     json_t *counts; /* key -> integer, or NULL */
     enum pol_verdict expect;
@@ -396,11 +393,11 @@ pol_collect(lua_State *L)
         return 0;
     lua_call(L, 0, 1); /* 2: the cases */
     n = lua_type(L, 2) == LUA_TTABLE ? lua_rawlen(L, 2) : 0;
-    if (n == 0 || n > POL_TEST_CASES_MAX) {
+    if (n == 0 || n > IG_POLICY_TEST_CASES_MAX) {
         (void)snprintf(s->msg, sizeof(s->msg),
                        "%s: a test file must return an array of 1 to %d "
                        "cases",
-                       s->file->name, POL_TEST_CASES_MAX);
+                       s->file->name, IG_POLICY_TEST_CASES_MAX);
         return 0;
     }
     s->cases = calloc(n, sizeof(*s->cases));

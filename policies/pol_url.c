@@ -22,7 +22,7 @@
 
 struct pol_url {
     char scheme[32];
-    char host[POL_HOST_NAME_MAX + 2];
+    char host[IG_DNS_NAME_MAX + 2];
     lua_Integer port; /* 0: none */
     const char *path, *query, *userinfo;
     size_t pathlen, querylen, userlen;
@@ -107,7 +107,7 @@ pol_url_split(const char *s, size_t n, struct pol_url *u)
     size_t i, start, auth, hs;
 
     memset(u, 0, sizeof(*u));
-    if (n == 0 || n > POL_URL_MAX || !pol_is_alpha(s[0]))
+    if (n == 0 || n > IG_POLICY_URL_MAX || !pol_is_alpha(s[0]))
         return 0;
     for (i = 0; i < n; i++)
         if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f ||
@@ -169,7 +169,7 @@ pol_url_valid(const char *s, size_t n, char *host, size_t hostsz, long *port)
     return 1;
 }
 
-int
+static int
 pol_parse_url(lua_State *L)
 {
     struct pol_url u;
@@ -204,4 +204,11 @@ pol_parse_url(lua_State *L)
         lua_setfield(L, -2, "userinfo");
     }
     return 1;
+}
+
+void
+pol_open_url(lua_State *L, int idx)
+{
+    lua_pushcfunction(L, pol_parse_url);
+    lua_setfield(L, idx, "parse_url");
 }

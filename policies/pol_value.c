@@ -217,8 +217,9 @@ pol_push_container(lua_State *L, const json_t *v, int depth)
     size_t i, n;
     void *it;
 
-    if (depth >= POL_DEPTH_MAX)
-        (void)luaL_error(L, "JSON nested deeper than %d levels", POL_DEPTH_MAX);
+    if (depth >= IG_POLICY_DEPTH_MAX)
+        (void)luaL_error(L, "JSON nested deeper than %d levels",
+                         IG_POLICY_DEPTH_MAX);
     if (json_is_array(v)) {
         n = json_array_size(v);
         lua_createtable(L, n > 4096 ? 4096 : (int)n, 0);

@@ -12,8 +12,8 @@
  * constructors check every field when they are called (the error then
  * names the policy's line): reasons match ^[A-Z][A-Z0-9_]*$ and fit
  * POL_REASON_MAX, groups are [A-Za-z0-9][A-Za-z0-9_.:@-]* and fit
- * POL_GROUP_MAX, quorum is 1..POL_QUORUM_MAX, ttl 1..POL_TTL_MAX seconds,
- * and unknown fields are refused (a typo must not weaken a rule).
+ * POL_GROUP_MAX, quorum is 1..IG_POLICY_QUORUM_MAX, ttl 1..IG_APPROVAL_TTL_MAX
+ * seconds, and unknown fields are refused (a typo must not weaken a rule).
  *
  * Combining (pol_acc_*): any BLOCK wins, with the distinct BLOCK reasons in
  * file order and the first BLOCK message; else any ESCALATE, with reasons
@@ -38,61 +38,18 @@ struct pol_vobj {
     char groups[POL_MAX_GROUPS][POL_GROUP_MAX];
 };
 
-size_t
-pol_utf8_char(const unsigned char *s, size_t n)
+const char *
+pol_verdict_name(enum pol_verdict v)
 {
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t len, i;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        len = 2;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        len = 3;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        len = 4;
-    else
-        return 0;
-    if (s[0] == 0xE0)
-        lo = 0xA0;
-    else if (s[0] == 0xED)
-        hi = 0x9F;
-    else if (s[0] == 0xF0)
-        lo = 0x90;
-    else if (s[0] == 0xF4)
-        hi = 0x8F;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (i = 2; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
-void
-pol_copy_text(char *dst, size_t dstsz, const char *src, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)src;
-    size_t i = 0, o = 0, len;
-
-    while (i < n) {
-        len = pol_utf8_char(s + i, n - i);
-        if (len <= 1) {
-            if (o + 1 >= dstsz)
-                break;
-            dst[o++] =
-                (len == 0 || s[i] < 0x20 || s[i] == 0x7f) ? '?' : (char)s[i];
-            i++;
-            continue;
-        }
-        if (o + len >= dstsz)
-            break;
-        memcpy(dst + o, s + i, len);
-        o += len;
-        i += len;
+    switch (v) {
+    case POL_ALLOW:
+        return "ALLOW";
+    case POL_ESCALATE:
+        return "ESCALATE";
+    case POL_BLOCK:
+    default:
+        return "BLOCK";
     }
-    dst[o] = '\0';
 }
 
 int
@@ -296,8 +253,8 @@ pol_escalate(lua_State *L)
         pol_set_groups(L, o,
                        lua_isnil(L, -2) ? lua_gettop(L) : lua_gettop(L) - 1);
     lua_pop(L, 2);
-    o->quorum = (int)pol_int_field(L, "quorum", POL_QUORUM_MAX);
-    o->ttl = (int64_t)pol_int_field(L, "ttl", POL_TTL_MAX);
+    o->quorum = (int)pol_int_field(L, "quorum", IG_POLICY_QUORUM_MAX);
+    o->ttl = (int64_t)pol_int_field(L, "ttl", IG_APPROVAL_TTL_MAX);
     lua_settop(L, 2);
     return 1;
 }

@@ -6,7 +6,7 @@
 --   - always: the cases that hold under any roots (blocks, relative and ~
 --     paths, approvals, forged context on paths no root can hold);
 --   - unset (`intentgate policy test`): every absolute path escalates;
---   - exactly FIXTURE (tests/unit/test_policy.c loads the bundle with it):
+--   - exactly FIXTURE (tests/unit/test_policy_bundle.c loads the bundle with it):
 --     the ALLOW branch, each root, the edges of "strictly below", and a
 --     forged context.cwd that changes nothing;
 --   - any other value (an operator's): the cases that hold always.

@@ -211,6 +211,12 @@ expect_status 2 "symbol first" "$ig" approver add .x --groups dba
 expect_err_line "symbol first" 'ID must be'
 expect_status 2 "bad group" "$ig" approver add dave --groups 'dba,fi nance'
 expect_err_line "bad group" 'not a group name'
+g63=$(head -c 63 /dev/zero | tr '\0' g)
+expect_status_in "$tmp/pw8" 0 "63-byte group" \
+    "$ig" approver add dave --groups "$g63"
+expect_status 2 "64-byte group (the PDP's config refuses it)" \
+    "$ig" approver add dave --groups "${g63}g"
+expect_err_line "64-byte group" 'not a group name'
 expect_status 2 "empty group" "$ig" approver add dave --groups 'dba,'
 expect_status 2 "no groups" "$ig" approver add dave
 expect_status 2 "bad slack user" "$ig" approver add dave --groups a \
