@@ -505,8 +505,8 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                out);
     }
     (void)pthread_mutex_unlock(&a->vote_mu);
-    if (out->code == NULL)
-        pdp_slack_changed(s, intent_id);
+    if (out->code == NULL && s->approval_changed != NULL)
+        s->approval_changed(s, intent_id);
     json_decref(rec);
     free(intent_id);
 }

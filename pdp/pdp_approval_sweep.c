@@ -75,8 +75,8 @@ expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
         store_put_vote(s->store, &r) != IG_OK)
         pdp_log("error", "approval.expire_failed",
                 json_pack("{s:s}", "intent_id", intent_id));
-    else
-        pdp_slack_changed(s, intent_id);
+    else if (s->approval_changed != NULL)
+        s->approval_changed(s, intent_id);
     json_decref(ev[0]);
     json_decref(ev[1]);
     free(text[0]);

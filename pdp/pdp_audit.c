@@ -124,24 +124,6 @@ pdp_audit_append(struct pdp_server *s, json_t *ev)
     json_decref(ev);
 }
 
-const char *
-pdp_role_name(enum pdp_role r)
-{
-    switch (r) {
-    case PDP_ROLE_AGENT:
-        return "agent";
-    case PDP_ROLE_EXECUTOR:
-        return "executor";
-    case PDP_ROLE_ADMIN:
-        return "admin";
-    case PDP_ROLE_AUDITOR:
-        return "auditor";
-    case PDP_ROLE_NONE:
-        break;
-    }
-    return "none";
-}
-
 /* "sha256:<hex>" of the config file's bytes ("" when unreadable). */
 static void
 file_hash(const char *path, char out[IG_HASH_STRLEN + 1])

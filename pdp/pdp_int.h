@@ -45,7 +45,12 @@ struct pdp_server {
     struct pdp_waiters *waiters;
     struct pdp_approvals *approvals;
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
-    atomic_int inflight;     /* requests routed and not yet answered */
+    /* Told after a vote, a resolution or an expiry is recorded
+       (pdp_approval.c, pdp_approval_sweep.c): pdp_slack_changed, set by
+       pdp_server.c before any thread starts, so that the approval code
+       does not call the notifier that sits above it. NULL: nobody. */
+    void (*approval_changed)(struct pdp_server *s, const char *intent_id);
+    atomic_int inflight; /* requests routed and not yet answered */
     atomic_int stopping;
     struct ig_conns *conns; /* every connection, the request deadline */
     long max_connections;   /* the config's, lowered to fit the fd limit */
@@ -93,7 +98,7 @@ struct pdp_req {
     struct ig_buf body;
     int too_large;
     int queued;  /* the reply went to MHD */
-    int counted; /* in srv->inflight (pdp_http.c) */
+    int counted; /* in srv->inflight (pdp_route.c) */
     double t_start;
     struct pdp_reply reply;
     /* The operation in flight while suspended; freed with the request. */
@@ -110,23 +115,20 @@ struct pdp_req {
     char client[PDP_ADDR_STRLEN];
 };
 
-/* ---- pdp_http.c: replies ---- */
+/* ---- pdp_util.c (base layer) ---- */
 
-/* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
-void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
-                     const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
+/* Monotonic seconds (deadlines, durations). */
+double pdp_mono_seconds(void);
 
 /* The RFC 8785 text of v (compact, sorted keys, numbers as ECMAScript
    writes them: 42 not 42.0): every JSON the PDP writes. malloc'd; NULL on
    failure. */
 char *pdp_json_text(const json_t *v);
 
-/* JSON reply (canonical text); v is stolen. */
-void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+/* "agent", "executor", "admin", "auditor" ("none" otherwise). */
+const char *pdp_role_name(enum pdp_role role);
 
-/* Add a header to the reply (value copied); -1 when full or out of
-   memory. Call before or after filling the body. */
-int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
+/* ---- pdp_client.c (request layer): who a request comes from ---- */
 
 /* The client's address as text ("127.0.0.1"), or "unknown": the socket's
    peer, or behind a trusted proxy the X-Forwarded-For hop pdp_addr.h
@@ -144,6 +146,19 @@ void pdp_req_refused(struct pdp_req *r, enum pdp_refusal_kind kind,
    reply, under its error code. */
 void pdp_req_refused_reply(struct pdp_req *r, enum pdp_refusal_kind kind,
                            const struct pdp_principal *p);
+
+/* ---- pdp_reply.c (request layer): answering a request ---- */
+
+/* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
+void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
+                     const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
+
+/* JSON reply (canonical text); v is stolen. */
+void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+
+/* Add a header to the reply (value copied); -1 when full or out of
+   memory. Call before or after filling the body. */
+int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
 
 /* Raw JSON text reply (copied). */
 void pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
@@ -173,10 +188,10 @@ json_t *pdp_req_json_object(struct pdp_req *r);
    bit set of (1 << PDP_ROLE_*) that may call this endpoint. */
 const struct pdp_principal *pdp_req_auth(struct pdp_req *r, unsigned roles);
 
-double pdp_mono_seconds(void);
+/* ---- pdp_route.c (routing layer) ---- */
 
 /* Start the MHD daemon on the configured address; sets srv->port. */
-struct MHD_Daemon *pdp_http_start(struct pdp_server *srv, struct ig_err *err);
+struct MHD_Daemon *pdp_route_start(struct pdp_server *srv, struct ig_err *err);
 
 /* ---- endpoints ---- */
 void pdp_post_intent(struct pdp_req *r);                  /* pdp_intake.c */
@@ -226,8 +241,6 @@ void pdp_audit_append(struct pdp_server *s, json_t *ev);
 /* config.loaded: the file and its SHA-256, principals by role,
    approvers, policy revision. */
 void pdp_audit_config_loaded(struct pdp_server *s);
-/* "agent", "executor", "admin", "auditor" ("none" otherwise). */
-const char *pdp_role_name(enum pdp_role role);
 /* The intent as intent.received records it: binding itself (a new
    reference) without redact, else a copy whose params values at the
    configured pointers are "hmac-sha256:<hex>". NULL on out-of-memory. */

@@ -31,7 +31,6 @@
 #include "pdp_ui_int.h"
 #include "store_audit_view.h"
 
-#define UI_HTML "text/html; charset=utf-8"
 #define AUDITORS_GROUP "auditors"
 #define ID_MAX 64
 #define INTENTS_PREFIX APPR_AUDIT_PATH "/intents/"
@@ -43,7 +42,7 @@ struct aui {
     struct appr_page page;
 };
 
-/* ---- replies (pdp_ui.c's helpers) ---- */
+/* ---- replies (pdp_ui_page.c) ---- */
 
 static void
 error_page(struct aui *u, unsigned int status, const char *title,
