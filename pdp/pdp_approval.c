@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ig_grant.h"
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
+#include "pdp_decision.h"
 #include "pdp_int.h"
 
 #define COMMENT_MAX IG_APPROVAL_COMMENT_MAX
@@ -151,23 +151,6 @@ struct outcome {
     int64_t grant_exp;
 };
 
-static void
-block_with(struct pol_decision *d, const char *reason, const char *msg)
-{
-    struct pol_decision old = *d;
-    size_t i;
-
-    memset(d, 0, sizeof(*d));
-    d->verdict = POL_BLOCK;
-    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
-    d->nreasons = 1;
-    /* Keep the policies' own reasons after ours. */
-    for (i = 0; i < old.nreasons && d->nreasons < POL_MAX_REASONS; i++)
-        if (strcmp(old.reasons[i], reason) != 0)
-            memcpy(d->reasons[d->nreasons++], old.reasons[i], POL_REASON_MAX);
-    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
-}
-
 /* The intent the policies see at quorum: the binding plus approval. */
 static json_t *
 reeval_intent(const json_t *rec, const struct pdp_vote *v)
@@ -212,38 +195,30 @@ reeval_intent(const json_t *rec, const struct pdp_vote *v)
     return in;
 }
 
+/* Sign the grant at quorum (pdp_decision.c): it lives grant_ttl from
+   now, the approval, however long the humans took. */
 static int
 sign_grant(struct pdp_server *s, const json_t *rec, struct outcome *o,
            int64_t now)
 {
-    const json_t *b = json_object_get(rec, "binding");
-    struct ig_grant_claims cl;
+    struct pdp_grant_in in;
+    struct pdp_grant g;
     struct ig_err err;
 
-    ig_uuid4(o->jti);
-    o->grant_exp = now + s->cfg->grant_ttl;
-    if (ig_time_format(o->grant_exp, o->grant_exp_text) != IG_OK)
+    memset(&in, 0, sizeof(in));
+    in.binding = json_object_get(rec, "binding");
+    in.intent_id = jstr(rec, "intent_id");
+    in.intent_hash = jstr(rec, "intent_hash");
+    in.decision_id = o->decision_id;
+    in.policy_revision = o->revision;
+    in.executor = o->executor;
+    in.now = now;
+    g.token = &o->grant;
+    if (pdp_decision_sign_grant(s, &in, &g, &err) != IG_OK)
         return -1;
-    memset(&cl, 0, sizeof(cl));
-    cl.iss = s->cfg->issuer;
-    cl.aud = o->executor->id;
-    cl.sub = jstr(b, "principal");
-    cl.jti = o->jti;
-    cl.intent_id = jstr(rec, "intent_id");
-    cl.intent_hash = jstr(rec, "intent_hash");
-    cl.action = jstr(b, "action");
-    cl.resource = jstr(b, "resource");
-    cl.decision_id = o->decision_id;
-    cl.policy_revision = o->revision;
-    cl.iat = cl.nbf = now;
-    cl.exp = o->grant_exp;
-    ig_err_clear(&err);
-    if (ig_grant_sign(s->key, &cl, &o->grant, &err) != IG_OK) {
-        pdp_log("error", "grant.sign_failed",
-                json_pack("{s:s?, s:s}", "intent_id", cl.intent_id, "error",
-                          err.msg));
-        return -1;
-    }
+    memcpy(o->jti, g.jti, sizeof(o->jti));
+    memcpy(o->grant_exp_text, g.expires, sizeof(o->grant_exp_text));
+    o->grant_exp = g.expires_at;
     return 0;
 }
 
@@ -260,7 +235,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     if (!v->approve) {
         o->result = "DENIED";
         (void)snprintf(msg, sizeof(msg), "denied by %s", v->approver->id);
-        block_with(&o->d, "APPROVAL_DENIED", msg);
+        pdp_decision_block(&o->d, "APPROVAL_DENIED", msg);
         (void)snprintf(o->revision, sizeof(o->revision), "%s",
                        pdp_approval_revision(rec));
         return 0;
@@ -270,26 +245,27 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     o->result = "APPROVED";
     in = reeval_intent(rec, v);
     if (in == NULL) {
-        block_with(&o->d, "POLICY_ERROR",
-                   "out of memory building the re-evaluation");
+        pdp_decision_block(&o->d, "POLICY_ERROR",
+                           "out of memory building the re-evaluation");
         return 0;
     }
     pdp_policies_eval(s, in, &o->d, o->revision);
     json_decref(in);
     if (o->d.verdict == POL_ESCALATE)
-        block_with(&o->d, "APPROVAL_NOT_SUFFICIENT",
-                   "the policies still ask for approval after the quorum "
-                   "was reached");
+        pdp_decision_block(
+            &o->d, "APPROVAL_NOT_SUFFICIENT",
+            "the policies still ask for approval after the quorum "
+            "was reached");
     if (o->d.verdict == POL_BLOCK && o->d.nreasons == 0)
-        block_with(&o->d, "NO_POLICY_MATCHED",
-                   "no policy allowed this intent after approval");
+        pdp_decision_block(&o->d, "NO_POLICY_MATCHED",
+                           "no policy allowed this intent after approval");
     if (o->d.verdict == POL_ALLOW) {
         o->executor = pdp_config_executor_for(s->cfg, jstr(b, "action"));
         if (o->executor == NULL) {
             (void)snprintf(msg, sizeof(msg),
                            "approved, but no configured executor handles %s",
                            jstr(b, "action"));
-            block_with(&o->d, "NO_EXECUTOR", msg);
+            pdp_decision_block(&o->d, "NO_EXECUTOR", msg);
         }
     }
     if (o->d.message[0] == '\0')

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "ig_canon.h"
-#include "ig_grant.h"
 #include "ig_limits.h"
 #include "ig_text.h"
+#include "pdp_decision.h"
 
 #define RESOURCE_MAX_CHARS 500
 #define IDEM_MAX_BYTES 200
@@ -98,7 +98,7 @@ check_idem(struct pdp_req *r, json_t *v, const char **out)
 }
 
 int
-intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
+pdp_intake_validate(struct pdp_req *r, json_t *body, struct pdp_intake_body *in)
 {
     json_t *v;
 
@@ -144,8 +144,9 @@ internal(struct pdp_req *r, const char *what)
 }
 
 int
-intake_bind(struct pdp_req *r, struct intake_op *op,
-            const struct pdp_principal *agent, const struct intake_body *in)
+pdp_intake_bind(struct pdp_req *r, struct pdp_intake_op *op,
+                const struct pdp_principal *agent,
+                const struct pdp_intake_body *in)
 {
     const struct pdp_config *c = r->srv->cfg;
     json_t *ctx =
@@ -181,53 +182,35 @@ intake_bind(struct pdp_req *r, struct intake_op *op,
 
 /* ---- decide ---- */
 
-static void
-block_with(struct pol_decision *d, const char *reason, const char *msg)
-{
-    memset(d, 0, sizeof(*d));
-    d->verdict = POL_BLOCK;
-    d->nreasons = 1;
-    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
-    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
-}
-
+/* Sign the ALLOW's grant (pdp_decision.c), bounded by the intent's own
+   expiry. */
 static int
-sign_grant(struct pdp_req *r, struct intake_op *op)
+sign_grant(struct pdp_req *r, struct pdp_intake_op *op)
 {
-    const struct pdp_config *c = r->srv->cfg;
-    struct ig_grant_claims cl;
+    struct pdp_grant_in in;
+    struct pdp_grant g;
     struct ig_err err;
 
-    ig_uuid4(op->jti);
-    op->grant_expires_at = op->now + c->grant_ttl;
-    if (op->grant_expires_at > op->expires_at)
-        op->grant_expires_at = op->expires_at;
-    if (ig_time_format(op->grant_expires_at, op->grant_expires) != IG_OK)
-        return internal(r, "cannot read the clock");
-    memset(&cl, 0, sizeof(cl));
-    cl.iss = c->issuer;
-    cl.aud = op->executor->id;
-    cl.sub = json_string_value(json_object_get(op->binding, "principal"));
-    cl.jti = op->jti;
-    cl.intent_id = op->intent_id;
-    cl.intent_hash = op->intent_hash;
-    cl.action = json_string_value(json_object_get(op->binding, "action"));
-    cl.resource = json_string_value(json_object_get(op->binding, "resource"));
-    cl.decision_id = op->decision_id;
-    cl.policy_revision = op->revision;
-    cl.iat = cl.nbf = op->now;
-    cl.exp = op->grant_expires_at;
-    if (ig_grant_sign(r->srv->key, &cl, &op->grant, &err) != IG_OK) {
-        pdp_log("error", "grant.sign_failed",
-                json_pack("{s:s, s:s}", "intent_id", op->intent_id, "error",
-                          err.msg));
-        return internal(r, "cannot sign the grant");
-    }
+    memset(&in, 0, sizeof(in));
+    in.binding = op->binding;
+    in.intent_id = op->intent_id;
+    in.intent_hash = op->intent_hash;
+    in.decision_id = op->decision_id;
+    in.policy_revision = op->revision;
+    in.executor = op->executor;
+    in.now = op->now;
+    in.not_after = op->expires_at;
+    g.token = &op->grant;
+    if (pdp_decision_sign_grant(r->srv, &in, &g, &err) != IG_OK)
+        return internal(r, err.msg);
+    memcpy(op->jti, g.jti, sizeof(op->jti));
+    memcpy(op->grant_expires, g.expires, sizeof(op->grant_expires));
+    op->grant_expires_at = g.expires_at;
     return 0;
 }
 
 int
-intake_decide(struct pdp_req *r, struct intake_op *op)
+pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
 {
     struct pol_decision *d = &op->decision;
     char msg[POL_MESSAGE_MAX];
@@ -243,11 +226,12 @@ intake_decide(struct pdp_req *r, struct intake_op *op)
                            "policy allowed %s but no configured executor "
                            "handles it",
                            action);
-            block_with(d, "NO_EXECUTOR", msg);
+            pdp_decision_block(d, "NO_EXECUTOR", msg);
         }
     }
     if (d->verdict == POL_BLOCK && d->nreasons == 0)
-        block_with(d, "NO_POLICY_MATCHED", "no policy allowed this intent");
+        pdp_decision_block(d, "NO_POLICY_MATCHED",
+                           "no policy allowed this intent");
     op->verdict = d->verdict;
     if (d->message[0] == '\0')
         (void)snprintf(d->message, sizeof(d->message), "%s",
@@ -301,7 +285,7 @@ requirements(const struct pol_decision *d)
 
 /* The 201 body. */
 static json_t *
-build_response(struct intake_op *op, const char *verdict)
+build_response(struct pdp_intake_op *op, const char *verdict)
 {
     struct pdp_answer a;
 
@@ -325,7 +309,7 @@ build_response(struct intake_op *op, const char *verdict)
 }
 
 static int
-build_events(struct pdp_server *srv, struct intake_op *op,
+build_events(struct pdp_server *srv, struct pdp_intake_op *op,
              const struct pdp_principal *agent, const char *verdict)
 {
     const struct pol_decision *d = &op->decision;
@@ -364,7 +348,7 @@ build_events(struct pdp_server *srv, struct intake_op *op,
 }
 
 static int
-fill_texts(struct intake_op *op)
+fill_texts(struct pdp_intake_op *op)
 {
     json_t *reasons = reasons_array(&op->decision), *req = NULL;
 
@@ -387,9 +371,9 @@ fill_texts(struct intake_op *op)
 }
 
 int
-intake_prepare_record(struct pdp_req *r, struct intake_op *op,
-                      const struct pdp_principal *agent,
-                      const struct intake_body *in)
+pdp_intake_prepare_record(struct pdp_req *r, struct pdp_intake_op *op,
+                          const struct pdp_principal *agent,
+                          const struct pdp_intake_body *in)
 {
     const char *verdict = pol_verdict_name(op->verdict);
     struct store_intent_rec *rec = &op->rec;
