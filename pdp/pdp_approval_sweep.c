@@ -115,7 +115,7 @@ sweeper_main(void *arg)
         sweep(s);
         (void)pthread_mutex_lock(&a->mu);
         (void)clock_gettime(CLOCK_MONOTONIC, &ts); /* cv's clock */
-        ts.tv_sec += 1;
+        ts.tv_sec += IG_APPROVAL_SWEEP_INTERVAL;
         if (!a->stop)
             (void)pthread_cond_timedwait(&a->cv, &a->mu, &ts);
     }

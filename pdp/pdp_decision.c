@@ -32,6 +32,21 @@ pdp_decision_block(struct pol_decision *d, const char *reason, const char *msg)
     (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
 }
 
+json_t *
+pdp_decision_reasons(const struct pol_decision *d)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a != NULL && i < d->nreasons; i++)
+        /* json_array_append_new steals the string. */
+        if (json_array_append_new(a, json_string(d->reasons[i])) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
+}
+
 static const char *
 jstr(const json_t *o, const char *k)
 {

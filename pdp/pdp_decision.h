@@ -28,6 +28,10 @@ struct pdp_principal;
 void pdp_decision_block(struct pol_decision *d, const char *reason,
                         const char *msg);
 
+/* d's reasons as a new JSON array of strings; NULL on out-of-memory
+   (never an array missing one). */
+json_t *pdp_decision_reasons(const struct pol_decision *d);
+
 /* What a grant is signed over; pointers borrowed. */
 struct pdp_grant_in {
     const json_t *binding; /* principal, action and resource read here */

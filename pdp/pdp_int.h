@@ -13,6 +13,7 @@
 #include "ig_conns.h"
 #include "ig_hash.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 #include "ig_time.h"
 #include "pdp.h"
 #include "pdp_addr.h"
@@ -76,8 +77,8 @@ struct pdp_reply {
     char *body;
     size_t len;
     const char *content_type;
-    const char *allow; /* for 405 */
-    char code[48];     /* the error code of an error reply ("" if none) */
+    const char *allow;                /* for 405 */
+    char code[IG_ERROR_CODE_MAX + 1]; /* of an error reply ("" if none) */
     /* Extra headers (Set-Cookie, Location, Content-Security-Policy...):
        names are static strings, values malloc'd copies. */
     const char *hdr_name[PDP_REPLY_HEADERS];

@@ -26,7 +26,7 @@ struct pdp_intake_op {
     char grant_expires[IG_TIME_STRLEN + 1];
     char approval_expires[IG_TIME_STRLEN + 1];
     char revision[IG_HASH_STRLEN + 1];
-    char idem[256];
+    char idem[IG_IDEMPOTENCY_KEY_MAX + 1];
     int64_t now, expires_at, grant_expires_at, approval_expires_at;
 
     struct pol_decision decision; /* after NO_EXECUTOR adjustment */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ig_json.h"
+#include "ig_limits.h"
 
 /* ---- replies ---- */
 
@@ -65,7 +66,7 @@ void
 pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
                 const char *field, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[IG_ERROR_MESSAGE_MAX + 1];
     va_list ap;
     json_t *err;
 
@@ -75,10 +76,15 @@ pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
     pdp_metrics_reject(&r->srv->metrics, code);
     (void)snprintf(r->reply.code, sizeof(r->reply.code), "%s", code);
     err = json_pack("{s:s, s:s}", "code", code, "message", msg);
-    if (err != NULL && field != NULL)
-        (void)json_object_set_new(err, "field", json_string(field));
-    /* "o" steals err. */
-    pdp_reply_json(r, status, json_pack("{s:o?}", "error", err));
+    /* json_object_set_new steals the string. */
+    if (err != NULL && field != NULL &&
+        json_object_set_new(err, "field", json_string(field)) != 0) {
+        json_decref(err);
+        err = NULL;
+    }
+    /* "o" steals err; without it the pack fails, and a NULL reply is the
+       500 out-of-memory answer: never an error without its parts. */
+    pdp_reply_json(r, status, json_pack("{s:o}", "error", err));
 }
 
 int

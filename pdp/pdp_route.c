@@ -99,7 +99,7 @@ serve_metrics(struct pdp_req *r)
     atomic_store(&s->metrics.queued, store_queue_depth(s->store));
     atomic_store(&s->metrics.in_flight,
                  (uint_fast64_t)atomic_load(&s->inflight));
-    ig_buf_init(&b, 1 << 20);
+    ig_buf_init(&b, IG_PDP_METRICS_MAX_BYTES);
     if (pdp_metrics_render(&s->metrics, &b) != IG_OK ||
         pdp_refusals_render(s->refusals, &b) != IG_OK) {
         ig_buf_release(&b);
@@ -126,7 +126,7 @@ static const struct {
 static void
 route(struct pdp_req *r, const char *url, const char *method)
 {
-    char id[128];
+    char id[IG_PATH_ID_MAX + 1];
     size_t i;
 
     r->url = url;
@@ -332,9 +332,9 @@ pdp_route_start(struct pdp_server *srv, struct ig_err *err)
         srv->conns, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned int)srv->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned int)srv->cfg->max_per_address, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned int)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_END);
+        (unsigned int)IG_PDP_LISTEN_BACKLOG, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)IG_PDP_IDLE_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)IG_PDP_CONNECTION_MEMORY, MHD_OPTION_END);
     if (d == NULL) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
                          srv->cfg->listen_host, srv->cfg->listen_port);

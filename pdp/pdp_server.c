@@ -174,7 +174,7 @@ pdp_server_port(const struct pdp_server *s)
 void
 pdp_server_stop(struct pdp_server *s)
 {
-    struct timespec ts = {0, 5000000L};
+    struct timespec ts = {0, IG_PDP_STOP_POLL_MS * 1000000L};
     int i;
 
     if (s == NULL)
@@ -189,7 +189,7 @@ pdp_server_stop(struct pdp_server *s)
        promised after a commit must not be cut - but say what we wait for. */
     for (i = 1; atomic_load(&s->inflight) > 0; i++) {
         (void)nanosleep(&ts, NULL);
-        if (i % 1000 == 0)
+        if (i % (IG_PDP_STOP_LOG_MS / IG_PDP_STOP_POLL_MS) == 0)
             pdp_log(
                 "warn", "server.stop_waiting",
                 json_pack("{s:i}", "requests", (int)atomic_load(&s->inflight)));

@@ -45,8 +45,6 @@
 #define LOGIN_COOKIE "ig_login_csrf"
 #define LOGIN_CSRF_BYTES 32
 #define LOGIN_CSRF_LEN IG_B64_ENCODED_LEN(LOGIN_CSRF_BYTES) /* 43 */
-#define LOGIN_CSRF_MAX_AGE 3600
-#define ID_MAX 64
 
 /* One /ui request: who is signed in, if anyone. */
 struct ui {
@@ -183,7 +181,7 @@ login_page(struct ui *u, unsigned int status, const char *token, int set_token,
     enum ig_status st;
 
     if (set_token)
-        set_cookie(u->r, LOGIN_COOKIE, token, LOGIN_CSRF_MAX_AGE);
+        set_cookie(u->r, LOGIN_COOKIE, token, IG_LOGIN_CSRF_MAX_AGE);
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_login(&b, token, error, approver);
     pdp_ui_html_reply(u->r, status, &b, st);
@@ -402,7 +400,7 @@ id_shaped(const char *s, size_t n)
 {
     size_t i;
 
-    if (n == 0 || n > ID_MAX)
+    if (n == 0 || n > IG_ID_MAX)
         return 0;
     for (i = 0; i < n; i++)
         if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -504,7 +502,7 @@ route_approval(struct ui *u, const char *rest, int get, int post)
 {
     const char *slash = strchr(rest, '/');
     size_t n = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
-    char id[ID_MAX + 1];
+    char id[IG_ID_MAX + 1];
 
     if (!id_shaped(rest, n) || (slash != NULL && strcmp(slash, "/vote") != 0)) {
         (void)session_of(u);
