@@ -1,6 +1,29 @@
 /*
  * pdp_int.h - private to the PDP: the server struct, the per-request state,
- * and the functions the HTTP layer (pdp_http.c) dispatches to.
+ * and the functions the files below share.
+ *
+ * LAYERS
+ * Every file calls only files of the layers below its own, and within
+ * its layer only the files listed before it (scripts/check-cycles.py
+ * proves there is no cycle). What a lower file must tell an upper one
+ * goes through a callback set at start-up (store commit hooks,
+ * srv->approval_changed, the refusal table's writer).
+ *
+ *   0 base       pdp_util.c (log, clock, canonical text, role names),
+ *                pdp_addr.c, pdp_metrics.c, pdp_refusals.c, pdp_config*.c,
+ *                pdp_dev.c (with the generated pdp_examples.c)
+ *   1 services   pdp_audit.c, pdp_policy_rt.c, pdp_answer.c,
+ *                pdp_decision.c (block a decision, sign a grant),
+ *                pdp_approval_rules.c, pdp_approval.c, pdp_approval_view.c,
+ *                pdp_approval_sweep.c, pdp_slack.c - no request in sight
+ *   2 requests   pdp_client.c (who asks, refusals counted), pdp_reply.c
+ *                (replies, auth, suspend/resume), pdp_wait.c, pdp_delay.c,
+ *                pdp_login.c, pdp_ui_page.c
+ *   3 endpoints  pdp_intake_steps.c, pdp_intake.c, pdp_query.c,
+ *                pdp_redeem.c, pdp_approval_api.c, pdp_audit_api.c,
+ *                pdp_slack_click.c, pdp_ui_audit.c, pdp_ui.c
+ *   4 routing    pdp_route.c (the route table, libmicrohttpd's callbacks)
+ *   5 wiring     pdp_server.c (start and stop, in order)
  */
 #ifndef PDP_INT_H
 #define PDP_INT_H
