@@ -250,9 +250,7 @@
 /* Longest an escalation may be waited for (escalate_wait), seconds. */
 #define IG_HOOK_WAIT_MAX 3600
 
-/* pdp */
-
-/* ---- The PDP's own limits beyond [limits] (pdp/) ---- */
+/* ---- pdp (pdp/): the PDP's own limits beyond [limits] ---- */
 
 /* POST /v1/intents: the longest resource, in characters (code points),
    and idempotency_key, in bytes. */

@@ -1,5 +1,5 @@
 /*
- * pdp_approval.c - votes on escalations and the expiry sweeper.
+ * pdp_approval.c - votes on escalations.
  *
  * DESIGN
  * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
@@ -14,8 +14,11 @@
  *
  * At quorum the policies run again on the binding plus intent.approval
  * ({approval_id, groups, quorum, approvals:[{approver, groups, comment,
- * at}]}); only their ALLOW issues a grant, which expires grant_ttl after
- * the approval. A sweeper thread resolves expired requests once a second.
+ * at}]}); only their ALLOW issues a grant (pdp_decision.c, as for a first
+ * decision), which expires grant_ttl after the approval. Expired requests
+ * are resolved by the sweeper thread of pdp_approval_sweep.c, under the
+ * same mutex. After a vote counts, srv->approval_changed tells the Slack
+ * notifier (set at start-up: this file does not call the notifier).
  */
 #include "pdp_approval.h"
 

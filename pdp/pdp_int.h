@@ -49,7 +49,7 @@
 #define PDP_AUDIT_VERIFIER_MAX (256 + 1 + 8 + 1 + 44 + 1)
 
 struct pdp_waiters;   /* long-poll registry, pdp_wait.c */
-struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval.c */
+struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval*.c */
 struct pdp_slack;     /* Slack notifier, pdp_slack.c */
 struct pdp_delays;    /* requests answered later on purpose, pdp_delay.c */
 
