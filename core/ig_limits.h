@@ -492,5 +492,57 @@
 #define IG_PATH_MAX 4096
 /* The host of a listen address, HOST:PORT (ig_listen_parse), bytes. */
 #define IG_LISTEN_HOST_MAX 255
+/* ---- pdp (pdp/): the PDP's own limits beyond [limits] ---- */
+
+/* POST /v1/intents: the longest resource, in characters (code points);
+   its idempotency_key takes IG_IDEMPOTENCY_KEY_MAX. */
+#define IG_RESOURCE_MAX_CHARS 500
+/* The longest long poll, GET /v1/intents/{id}?wait=N, in seconds, and
+   how late past its deadline a parked poll may be answered (ms). */
+#define IG_PDP_WAIT_MAX 60
+#define IG_PDP_WAIT_TICK_MS 50
+/* An id taken from a path (/v1/intents/{id}, /v1/executions/{id}/outcome):
+   a longer one is no such path (404), in bytes. */
+#define IG_PATH_ID_MAX 127
+/* The longest error code of a reply (also the reason a refusal is
+   counted under), role name and error message (longer ones are cut), in
+   bytes. */
+#define IG_ERROR_CODE_MAX 47
+#define IG_ROLE_NAME_MAX 15
+#define IG_ERROR_MESSAGE_MAX 511
+/* Largest /metrics page, in bytes. */
+#define IG_PDP_METRICS_MAX_BYTES (1024 * 1024)
+/* The listen socket's backlog; how long a connection may sit idle
+   between requests (s); the memory libmicrohttpd gives one connection
+   for its request line and headers (bytes). */
+#define IG_PDP_LISTEN_BACKLOG 1024
+#define IG_PDP_IDLE_TIMEOUT 120
+#define IG_PDP_CONNECTION_MEMORY (64 * 1024)
+/* Stopping: how often the server looks whether every routed request was
+   answered, and how often it logs that it still waits (ms). */
+#define IG_PDP_STOP_POLL_MS 5
+#define IG_PDP_STOP_LOG_MS 5000
+/* How often the approval sweeper resolves expired requests (s). */
+#define IG_APPROVAL_SWEEP_INTERVAL 1
+/* The login form's CSRF cookie lifetime (s). */
+#define IG_LOGIN_CSRF_MAX_AGE 3600
+/* Largest config file hashed into the config.loaded audit event (a
+   larger one is recorded without its hash), in bytes. */
+/* The audit HMAC key file's text: 43 base64url characters, with room to
+   refuse a wrong one as such rather than as too long. */
+#define IG_AUDIT_HMAC_KEY_TEXT_MAX 128
+#define IG_PDP_CONFIG_HASH_MAX_BYTES (16 * 1024 * 1024)
+/* Slack Web API calls: connect and whole-request timeouts (ms), the
+   largest answer read and the longest URL (api_url and the method), in
+   bytes. */
+#define IG_SLACK_CONNECT_MS 5000L
+#define IG_SLACK_TOTAL_MS 10000L
+#define IG_SLACK_REPLY_MAX (64 * 1024)
+#define IG_SLACK_URL_MAX 2048
+/* `serve --dev`: the longest path it writes, its config file and its
+   dev.env, in bytes. */
+#define IG_DEV_PATH_MAX 4095
+#define IG_DEV_CONFIG_MAX 8191
+#define IG_DEV_ENV_MAX 8191
 
 #endif

@@ -19,8 +19,9 @@ pdp_answer_json(const struct pdp_answer *a)
 {
     json_t *v;
 
-    /* "O" adds a reference to the binding; "o" steals the reasons. */
-    v = json_pack("{s:s, s:s, s:O, s:s, s:o?, s:s, s:s, s:s}", "intent_id",
+    /* "O" adds a reference to the binding; "o" steals the reasons (NULL
+       fails the pack: an answer never lacks them). */
+    v = json_pack("{s:s, s:s, s:O, s:s, s:o, s:s, s:s, s:s}", "intent_id",
                   a->intent_id, "intent_hash", a->intent_hash, "intent",
                   a->binding, "decision", a->decision, "reasons", a->reasons,
                   "message", a->message, "policy_revision", a->policy_revision,
@@ -88,7 +89,7 @@ answer_from(const json_t *rec, struct pdp_answer *a,
         a->approval_expires_at = approval_exp;
     }
     a->reasons = json_incref(json_object_get(d, "reasons"));
-    return IG_OK;
+    return a->reasons != NULL ? IG_OK : IG_ERR_IO;
 }
 
 enum ig_status

@@ -1,5 +1,5 @@
 /*
- * pdp_approval.c - votes on escalations and the expiry sweeper.
+ * pdp_approval.c - votes on escalations.
  *
  * DESIGN
  * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
@@ -14,8 +14,11 @@
  *
  * At quorum the policies run again on the binding plus intent.approval
  * ({approval_id, groups, quorum, approvals:[{approver, groups, comment,
- * at}]}); only their ALLOW issues a grant, which expires grant_ttl after
- * the approval. A sweeper thread resolves expired requests once a second.
+ * at}]}); only their ALLOW issues a grant (pdp_decision.c, as for a first
+ * decision), which expires grant_ttl after the approval. Expired requests
+ * are resolved by the sweeper thread of pdp_approval_sweep.c, under the
+ * same mutex. After a vote counts, srv->approval_changed tells the Slack
+ * notifier (set at start-up: this file does not call the notifier).
  */
 #include "pdp_approval.h"
 
@@ -24,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ig_grant.h"
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
+#include "pdp_decision.h"
 #include "pdp_int.h"
 
 #define COMMENT_MAX IG_APPROVAL_COMMENT_MAX
@@ -84,23 +87,6 @@ message_of(const char *code)
     return "the vote could not be recorded; try again";
 }
 
-/* Audit one event (best effort: a store failure is logged). */
-void
-pdp_approval_audit(struct pdp_server *s, json_t *ev)
-{
-    char *text = ev != NULL ? pdp_json_text(ev) : NULL;
-    const char *const one[1] = {text};
-
-    if (text == NULL || store_put_events(s->store, one, 1) != IG_OK)
-        pdp_log("error", "audit.write_failed",
-                json_pack("{s:s}", "type",
-                          ev != NULL && jstr(ev, "type") != NULL
-                              ? jstr(ev, "type")
-                              : "?"));
-    free(text);
-    json_decref(ev);
-}
-
 static void
 refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
        const char *code, struct pdp_vote_result *out)
@@ -120,7 +106,7 @@ refuse(struct pdp_server *s, const struct pdp_vote *v, const char *intent_id,
     (void)snprintf(out->message, sizeof(out->message), "%s", message_of(shown));
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
-    pdp_approval_audit(
+    pdp_audit_append(
         s, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s}", "type",
                      "approval.vote_refused", "time", now, "approval_id",
                      v->approval_id, "intent_id", intent_id, "approver",
@@ -151,99 +137,112 @@ struct outcome {
     int64_t grant_exp;
 };
 
-static void
-block_with(struct pol_decision *d, const char *reason, const char *msg)
+/* a's groups as a new array; NULL on out-of-memory. */
+static json_t *
+groups_json(const struct pdp_approver *a)
 {
-    struct pol_decision old = *d;
+    json_t *g = json_array();
     size_t i;
 
-    memset(d, 0, sizeof(*d));
-    d->verdict = POL_BLOCK;
-    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
-    d->nreasons = 1;
-    /* Keep the policies' own reasons after ours. */
-    for (i = 0; i < old.nreasons && d->nreasons < POL_MAX_REASONS; i++)
-        if (strcmp(old.reasons[i], reason) != 0)
-            memcpy(d->reasons[d->nreasons++], old.reasons[i], POL_REASON_MAX);
-    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
+    for (i = 0; g != NULL && i < a->ngroups; i++)
+        /* json_array_append_new steals the string. */
+        if (json_array_append_new(g, json_string(a->groups[i])) != 0) {
+            json_decref(g);
+            g = NULL;
+        }
+    return g;
 }
 
-/* The intent the policies see at quorum: the binding plus approval. */
+/* The APPROVE votes recorded so far and v's, as the policies see them:
+   [{approver, groups, comment, at}]. NULL on out-of-memory: the policies
+   never see a list missing a vote. */
+static json_t *
+approvals_json(const json_t *votes, const struct pdp_vote *v)
+{
+    json_t *list = json_array(), *x;
+    size_t i;
+
+    if (list == NULL)
+        return NULL;
+    json_array_foreach(votes, i, x)
+    {
+        if (strcmp(jstr(x, "vote") ? jstr(x, "vote") : "", "APPROVE") != 0)
+            continue;
+        /* json_array_append_new steals; "O" adds references. */
+        if (json_array_append_new(
+                list,
+                json_pack(
+                    "{s:s, s:O, s:s, s:I}", "approver", jstr(x, "approver"),
+                    "groups", json_object_get(x, "groups"), "comment",
+                    jstr(x, "comment") ? jstr(x, "comment") : "", "at",
+                    json_integer_value(json_object_get(x, "voted_at")))) != 0)
+            goto fail;
+    }
+    /* json_array_append_new steals; "o" steals the groups. */
+    if (json_array_append_new(
+            list, json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id,
+                            "groups", groups_json(v->approver), "comment",
+                            v->comment != NULL ? v->comment : "", "at",
+                            (json_int_t)ig_time_now())) == 0)
+        return list;
+fail:
+    json_decref(list);
+    return NULL;
+}
+
+/* The intent the policies see at quorum: the binding plus approval
+   ({approval_id, groups, quorum, approvals}). NULL on out-of-memory. */
 static json_t *
 reeval_intent(const json_t *rec, const struct pdp_vote *v)
 {
-    const json_t *ap = json_object_get(rec, "approval"), *req, *x;
+    const json_t *ap = json_object_get(rec, "approval");
+    const json_t *req = json_object_get(ap, "requirements");
     json_t *in = json_deep_copy(json_object_get(rec, "binding"));
-    json_t *list = json_array(), *mine = json_array();
-    size_t i;
+    json_t *list = approvals_json(json_object_get(ap, "votes"), v);
 
-    req = json_object_get(ap, "requirements");
-    json_array_foreach(json_object_get(ap, "votes"), i, x)
-    {
-        if (strcmp(jstr(x, "vote") ? jstr(x, "vote") : "", "APPROVE") == 0)
-            /* json_array_append_new steals; "O" adds references. */
-            (void)json_array_append_new(
-                list,
-                json_pack("{s:s, s:O, s:s, s:I}", "approver",
-                          jstr(x, "approver"), "groups",
-                          json_object_get(x, "groups"), "comment",
-                          jstr(x, "comment") ? jstr(x, "comment") : "", "at",
-                          json_integer_value(json_object_get(x, "voted_at"))));
-    }
-    for (i = 0; mine != NULL && i < v->approver->ngroups; i++)
-        (void)json_array_append_new(mine, json_string(v->approver->groups[i]));
-    /* "o" steals mine. */
-    (void)json_array_append_new(
-        list,
-        json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id, "groups",
-                  mine, "comment", v->comment != NULL ? v->comment : "", "at",
-                  (json_int_t)ig_time_now()));
-    if (in == NULL || list == NULL || mine == NULL) {
+    if (in == NULL || list == NULL) {
         json_decref(in);
         json_decref(list);
         return NULL;
     }
-    /* json_object_set_new steals the approval object; "O"/"o" as usual. */
-    (void)json_object_set_new(
-        in, "approval",
-        json_pack("{s:s, s:O, s:O, s:o}", "approval_id", v->approval_id,
-                  "groups", json_object_get(req, "groups"), "quorum",
-                  json_object_get(req, "quorum"), "approvals", list));
+    /* json_object_set_new steals the approval object; "O" adds
+       references, "o" steals list. */
+    if (json_object_set_new(
+            in, "approval",
+            json_pack("{s:s, s:O, s:O, s:o}", "approval_id", v->approval_id,
+                      "groups", json_object_get(req, "groups"), "quorum",
+                      json_object_get(req, "quorum"), "approvals", list)) !=
+        0) {
+        json_decref(in);
+        return NULL;
+    }
     return in;
 }
 
+/* Sign the grant at quorum (pdp_decision.c): it lives grant_ttl from
+   now, the approval, however long the humans took. */
 static int
 sign_grant(struct pdp_server *s, const json_t *rec, struct outcome *o,
            int64_t now)
 {
-    const json_t *b = json_object_get(rec, "binding");
-    struct ig_grant_claims cl;
+    struct pdp_grant_in in;
+    struct pdp_grant g;
     struct ig_err err;
 
-    ig_uuid4(o->jti);
-    o->grant_exp = now + s->cfg->grant_ttl;
-    if (ig_time_format(o->grant_exp, o->grant_exp_text) != IG_OK)
+    memset(&in, 0, sizeof(in));
+    in.binding = json_object_get(rec, "binding");
+    in.intent_id = jstr(rec, "intent_id");
+    in.intent_hash = jstr(rec, "intent_hash");
+    in.decision_id = o->decision_id;
+    in.policy_revision = o->revision;
+    in.executor = o->executor;
+    in.now = now;
+    g.token = &o->grant;
+    if (pdp_decision_sign_grant(s, &in, &g, &err) != IG_OK)
         return -1;
-    memset(&cl, 0, sizeof(cl));
-    cl.iss = s->cfg->issuer;
-    cl.aud = o->executor->id;
-    cl.sub = jstr(b, "principal");
-    cl.jti = o->jti;
-    cl.intent_id = jstr(rec, "intent_id");
-    cl.intent_hash = jstr(rec, "intent_hash");
-    cl.action = jstr(b, "action");
-    cl.resource = jstr(b, "resource");
-    cl.decision_id = o->decision_id;
-    cl.policy_revision = o->revision;
-    cl.iat = cl.nbf = now;
-    cl.exp = o->grant_exp;
-    ig_err_clear(&err);
-    if (ig_grant_sign(s->key, &cl, &o->grant, &err) != IG_OK) {
-        pdp_log("error", "grant.sign_failed",
-                json_pack("{s:s?, s:s}", "intent_id", cl.intent_id, "error",
-                          err.msg));
-        return -1;
-    }
+    memcpy(o->jti, g.jti, sizeof(o->jti));
+    memcpy(o->grant_exp_text, g.expires, sizeof(o->grant_exp_text));
+    o->grant_exp = g.expires_at;
     return 0;
 }
 
@@ -260,7 +259,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     if (!v->approve) {
         o->result = "DENIED";
         (void)snprintf(msg, sizeof(msg), "denied by %s", v->approver->id);
-        block_with(&o->d, "APPROVAL_DENIED", msg);
+        pdp_decision_block(&o->d, "APPROVAL_DENIED", msg);
         (void)snprintf(o->revision, sizeof(o->revision), "%s",
                        pdp_approval_revision(rec));
         return 0;
@@ -270,26 +269,27 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     o->result = "APPROVED";
     in = reeval_intent(rec, v);
     if (in == NULL) {
-        block_with(&o->d, "POLICY_ERROR",
-                   "out of memory building the re-evaluation");
+        pdp_decision_block(&o->d, "POLICY_ERROR",
+                           "out of memory building the re-evaluation");
         return 0;
     }
     pdp_policies_eval(s, in, &o->d, o->revision);
     json_decref(in);
     if (o->d.verdict == POL_ESCALATE)
-        block_with(&o->d, "APPROVAL_NOT_SUFFICIENT",
-                   "the policies still ask for approval after the quorum "
-                   "was reached");
+        pdp_decision_block(
+            &o->d, "APPROVAL_NOT_SUFFICIENT",
+            "the policies still ask for approval after the quorum "
+            "was reached");
     if (o->d.verdict == POL_BLOCK && o->d.nreasons == 0)
-        block_with(&o->d, "NO_POLICY_MATCHED",
-                   "no policy allowed this intent after approval");
+        pdp_decision_block(&o->d, "NO_POLICY_MATCHED",
+                           "no policy allowed this intent after approval");
     if (o->d.verdict == POL_ALLOW) {
         o->executor = pdp_config_executor_for(s->cfg, jstr(b, "action"));
         if (o->executor == NULL) {
             (void)snprintf(msg, sizeof(msg),
                            "approved, but no configured executor handles %s",
                            jstr(b, "action"));
-            block_with(&o->d, "NO_EXECUTOR", msg);
+            pdp_decision_block(&o->d, "NO_EXECUTOR", msg);
         }
     }
     if (o->d.message[0] == '\0')
@@ -317,17 +317,6 @@ texts_free(struct vote_texts *t)
         free(t->ev[i]);
 }
 
-static json_t *
-reasons_json(const struct pol_decision *d)
-{
-    json_t *a = json_array();
-    size_t i;
-
-    for (i = 0; a != NULL && i < d->nreasons; i++)
-        (void)json_array_append_new(a, json_string(d->reasons[i]));
-    return a;
-}
-
 static int
 add_event(struct vote_texts *t, json_t *ev)
 {
@@ -340,26 +329,16 @@ add_event(struct vote_texts *t, json_t *ev)
     return 0;
 }
 
-/* Fill r and t (texts r points into) for this vote and its outcome. */
+/* The vote itself: r's vote fields and its approval.voted event. */
 static int
-build_record(const json_t *rec, const struct pdp_vote *v,
-             const struct outcome *o, int64_t now, struct store_vote_rec *r,
-             struct vote_texts *t)
+build_vote(const json_t *rec, const struct pdp_vote *v, const char *when,
+           int64_t now, struct store_vote_rec *r, struct vote_texts *t)
 {
-    const char *verdict = pol_verdict_name(o->d.verdict);
-    const char *iid = jstr(rec, "intent_id");
-    char when[IG_TIME_STRLEN + 1];
-    json_t *g = json_array(), *ev;
-    size_t i;
+    json_t *g = groups_json(v->approver);
 
-    if (ig_time_format(now, when) != IG_OK || g == NULL)
-        return -1;
-    for (i = 0; i < v->approver->ngroups; i++)
-        (void)json_array_append_new(g, json_string(v->approver->groups[i]));
-    t->groups = pdp_json_text(g);
+    t->groups = g != NULL ? pdp_json_text(g) : NULL;
     json_decref(g);
-    memset(r, 0, sizeof(*r));
-    r->intent_id = iid;
+    r->intent_id = jstr(rec, "intent_id");
     r->approver = v->approver->id;
     r->vote = v->approve ? "APPROVE" : "DENY";
     r->comment = v->comment != NULL ? v->comment : "";
@@ -367,33 +346,44 @@ build_record(const json_t *rec, const struct pdp_vote *v,
     r->groups = t->groups;
     r->intent_hash = v->intent_hash;
     r->at = now;
-    if (add_event(t, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
-                               "s:s}",
-                               "type", "approval.voted", "time", when,
-                               "approval_id", v->approval_id, "intent_id", iid,
-                               "approver", v->approver->id, "vote", r->vote,
-                               "comment", r->comment, "channel", v->channel,
-                               "intent_hash", v->intent_hash)) != 0 ||
-        t->groups == NULL)
+    if (t->groups == NULL)
         return -1;
-    if (o->result == NULL)
-        goto done;
+    return add_event(
+        t, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+                     "s:s}",
+                     "type", "approval.voted", "time", when, "approval_id",
+                     v->approval_id, "intent_id", r->intent_id, "approver",
+                     v->approver->id, "vote", r->vote, "comment", r->comment,
+                     "channel", v->channel, "intent_hash", v->intent_hash));
+}
+
+/* The resolution this vote makes: r's decision fields, the
+   approval.resolved and intent.decided events (with the grant of an
+   ALLOW). A field that cannot be added fails the whole record. */
+static int
+build_resolution(const struct pdp_vote *v, const struct outcome *o,
+                 const char *when, struct store_vote_rec *r,
+                 struct vote_texts *t)
+{
+    const char *verdict = pol_verdict_name(o->d.verdict);
+    json_t *g, *ev;
+
     r->result = o->result;
     if (add_event(t, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type",
                                "approval.resolved", "time", when, "approval_id",
-                               v->approval_id, "intent_id", iid, "result",
-                               o->result)) != 0)
+                               v->approval_id, "intent_id", r->intent_id,
+                               "result", o->result)) != 0)
         return -1;
-    g = reasons_json(&o->d);
+    g = pdp_decision_reasons(&o->d);
     t->reasons = g != NULL ? pdp_json_text(g) : NULL;
     r->decision_id = o->decision_id;
     r->decision = verdict;
     r->reasons = t->reasons;
     r->message = o->d.message;
     r->policy_revision = o->revision;
-    /* "o" steals the reasons array. */
-    ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s, s:s}", "type",
-                   "intent.decided", "time", when, "intent_id", iid,
+    /* "o" steals the reasons array (a NULL one fails the pack). */
+    ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:s}", "type",
+                   "intent.decided", "time", when, "intent_id", r->intent_id,
                    "decision_id", o->decision_id, "decision", verdict,
                    "reasons", g, "message", o->d.message, "policy_revision",
                    o->revision, "approval_id", v->approval_id);
@@ -402,14 +392,32 @@ build_record(const json_t *rec, const struct pdp_vote *v,
         r->grant_aud = o->executor->id;
         r->grant_token = o->grant.data;
         r->grant_expires_at = o->grant_exp;
-        (void)json_object_set_new(ev, "grant",
-                                  json_pack("{s:s, s:s, s:s}", "jti", o->jti,
-                                            "audience", o->executor->id,
-                                            "expires_at", o->grant_exp_text));
+        /* json_object_set_new steals the grant object. */
+        if (json_object_set_new(ev, "grant",
+                                json_pack("{s:s, s:s, s:s}", "jti", o->jti,
+                                          "audience", o->executor->id,
+                                          "expires_at", o->grant_exp_text)) !=
+            0) {
+            json_decref(ev);
+            ev = NULL;
+        }
     }
-    if (add_event(t, ev) != 0 || t->reasons == NULL)
+    return add_event(t, ev) != 0 || t->reasons == NULL ? -1 : 0;
+}
+
+/* Fill r and t (texts r points into) for this vote and its outcome. */
+static int
+build_record(const json_t *rec, const struct pdp_vote *v,
+             const struct outcome *o, int64_t now, struct store_vote_rec *r,
+             struct vote_texts *t)
+{
+    char when[IG_TIME_STRLEN + 1];
+
+    memset(r, 0, sizeof(*r));
+    if (ig_time_format(now, when) != IG_OK ||
+        build_vote(rec, v, when, now, r, t) != 0 ||
+        (o->result != NULL && build_resolution(v, o, when, r, t) != 0))
         return -1;
-done:
     r->events = (const char *const *)t->ev;
     r->nevents = t->nev;
     return 0;
@@ -505,8 +513,8 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                out);
     }
     (void)pthread_mutex_unlock(&a->vote_mu);
-    if (out->code == NULL)
-        pdp_slack_changed(s, intent_id);
+    if (out->code == NULL && s->approval_changed != NULL)
+        s->approval_changed(s, intent_id);
     json_decref(rec);
     free(intent_id);
 }

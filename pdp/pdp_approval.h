@@ -112,7 +112,10 @@ struct pdp_vote_result {
 void pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                        struct pdp_vote_result *out);
 
-/* The expiry sweeper: a thread that resolves expired requests. */
+/* The approval machinery (pdp_approval_sweep.c): start makes the approver
+   sessions, the login limiters and the device key and starts the expiry
+   sweeper, a thread that resolves expired requests; stop joins it and
+   frees them. */
 enum ig_status pdp_approval_start(struct pdp_server *s,
                                   struct ig_err *err) IG_WUR;
 void pdp_approval_stop(struct pdp_server *s);

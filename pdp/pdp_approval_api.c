@@ -18,7 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_limits.h"
 #include "pdp_int.h"
+
+/* The cap on every field of a login body: the longest is the password. */
+#define LOGIN_FIELD_MAX IG_PASSWORD_MAX
 
 static const char *
 jstr(const json_t *o, const char *k)
@@ -94,13 +98,18 @@ login_done(struct pdp_req *r, const struct pdp_login *out)
     }
     groups = json_array();
     for (i = 0; groups != NULL && i < out->approver->ngroups; i++)
-        (void)json_array_append_new(groups,
-                                    json_string(out->approver->groups[i]));
+        /* json_array_append_new steals the string. */
+        if (json_array_append_new(groups,
+                                  json_string(out->approver->groups[i])) != 0) {
+            json_decref(groups);
+            groups = NULL;
+        }
     if (ig_time_format(out->expires_at, exp) != IG_OK)
         exp[0] = '\0';
-    /* "o" steals groups. */
+    /* "o" steals groups; NULL fails the pack, and a NULL reply is the 500
+       out-of-memory answer (pdp_reply_json). */
     pdp_reply_json(r, 200,
-                   json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:o?}}", "token",
+                   json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:o}}", "token",
                              out->session, "expires_at", exp, "device",
                              out->device, "approver", "id", out->approver->id,
                              "name", out->approver->name, "groups", groups));
@@ -112,7 +121,7 @@ post_login(struct pdp_req *r)
     static const char *const keys[] = {"approver", "password", "device", NULL};
     json_t *body = pdp_req_json_object(r);
 
-    if (body != NULL && string_keys(r, body, keys, 256) == 0)
+    if (body != NULL && string_keys(r, body, keys, LOGIN_FIELD_MAX) == 0)
         pdp_approver_login(r, jstr(body, "approver"), jstr(body, "password"),
                            jstr(body, "device"), login_done);
     /* The raw body holds the password (the login has its own copy). */
@@ -230,7 +239,7 @@ int
 pdp_approval_api_route(struct pdp_req *r, const char *url, const char *method)
 {
     const char *rest, *slash;
-    char id[64];
+    char id[IG_ID_MAX + 1];
     size_t n;
     int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
 

@@ -54,7 +54,4 @@ int pdp_approval_self(const json_t *rec, const struct pdp_approver *a);
 /* The policy revision of the record's latest decision ("" if none). */
 const char *pdp_approval_revision(const json_t *rec);
 
-/* Append one audit event (steals ev); failures are logged. */
-void pdp_approval_audit(struct pdp_server *s, json_t *ev);
-
 #endif

@@ -75,8 +75,8 @@ expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
         store_put_vote(s->store, &r) != IG_OK)
         pdp_log("error", "approval.expire_failed",
                 json_pack("{s:s}", "intent_id", intent_id));
-    else
-        pdp_slack_changed(s, intent_id);
+    else if (s->approval_changed != NULL)
+        s->approval_changed(s, intent_id);
     json_decref(ev[0]);
     json_decref(ev[1]);
     free(text[0]);
@@ -115,7 +115,7 @@ sweeper_main(void *arg)
         sweep(s);
         (void)pthread_mutex_lock(&a->mu);
         (void)clock_gettime(CLOCK_MONOTONIC, &ts); /* cv's clock */
-        ts.tv_sec += 1;
+        ts.tv_sec += IG_APPROVAL_SWEEP_INTERVAL;
         if (!a->stop)
             (void)pthread_cond_timedwait(&a->cv, &a->mu, &ts);
     }

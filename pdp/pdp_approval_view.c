@@ -55,17 +55,24 @@ votes_view(struct pdp_server *s, const json_t *votes)
     const struct pdp_approver *who;
     size_t i;
 
+    if (out == NULL)
+        return NULL;
     json_array_foreach(votes, i, v)
     {
         who = pdp_config_approver(s->cfg, jstr(v, "approver"));
-        /* json_array_append_new steals; "o" steals the time. */
-        (void)json_array_append_new(
-            out, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:o}", "approver",
-                           jstr(v, "approver"), "name",
-                           who != NULL ? who->name : jstr(v, "approver"),
-                           "vote", jstr(v, "vote"), "comment",
-                           jstr(v, "comment"), "channel", jstr(v, "channel"),
-                           "at", time_text(json_object_get(v, "voted_at"))));
+        /* json_array_append_new steals; "o" steals the time. A vote that
+           cannot be added fails the view: never one missing a vote. */
+        if (json_array_append_new(
+                out,
+                json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:o}", "approver",
+                          jstr(v, "approver"), "name",
+                          who != NULL ? who->name : jstr(v, "approver"), "vote",
+                          jstr(v, "vote"), "comment", jstr(v, "comment"),
+                          "channel", jstr(v, "channel"), "at",
+                          time_text(json_object_get(v, "voted_at")))) != 0) {
+            json_decref(out);
+            return NULL;
+        }
     }
     return out;
 }
@@ -78,8 +85,12 @@ operators_of(const struct pdp_config *c, const char *principal)
     size_t i;
 
     for (i = 0; out != NULL && i < c->napprovers; i++)
-        if (pdp_approver_runs(&c->approvers[i], principal))
-            (void)json_array_append_new(out, json_string(c->approvers[i].id));
+        /* json_array_append_new steals the string. */
+        if (pdp_approver_runs(&c->approvers[i], principal) &&
+            json_array_append_new(out, json_string(c->approvers[i].id)) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
     return out;
 }
 
@@ -136,19 +147,27 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
         json_decref(v);
         return NULL;
     }
-    if (why != NULL)
-        (void)json_object_set_new(v, "cannot_vote", json_string(why));
-    if (json_object_get(ap, "resolution") != NULL && json_array_size(ds) > 1)
-        res = json_pack(
-            "{s:s?, s:o, s:s?, s:O?, s:s?}", "result",
-            jstr(json_object_get(ap, "resolution"), "result"), "resolved_at",
-            time_text(json_object_get(json_object_get(ap, "resolution"),
-                                      "resolved_at")),
-            "decision", jstr(last, "decision"), "reasons",
-            json_object_get(last, "reasons"), "message", jstr(last, "message"));
+    /* json_object_set_new steals the string. */
+    if (why != NULL &&
+        json_object_set_new(v, "cannot_vote", json_string(why)) != 0)
+        goto fail;
+    if (json_object_get(ap, "resolution") != NULL && json_array_size(ds) > 1 &&
+        (res = json_pack("{s:s?, s:o, s:s?, s:O?, s:s?}", "result",
+                         jstr(json_object_get(ap, "resolution"), "result"),
+                         "resolved_at",
+                         time_text(json_object_get(
+                             json_object_get(ap, "resolution"), "resolved_at")),
+                         "decision", jstr(last, "decision"), "reasons",
+                         json_object_get(last, "reasons"), "message",
+                         jstr(last, "message"))) == NULL)
+        goto fail;
     /* json_object_set_new steals res (null when not resolved). */
-    (void)json_object_set_new(v, "resolution", res != NULL ? res : json_null());
-    return v;
+    if (json_object_set_new(v, "resolution", res != NULL ? res : json_null()) ==
+        0)
+        return v;
+fail:
+    json_decref(v);
+    return NULL;
 }
 
 /* The view of intent_id's approval for a; with check, only when a may
@@ -201,6 +220,30 @@ pdp_approval_get(struct pdp_server *s, const char *approval_id,
     return st;
 }
 
+/* The list entry of view v ({approval_id, intent_id, action, ...}); NULL
+   on out-of-memory. */
+static json_t *
+list_entry(const json_t *v)
+{
+    const json_t *in = json_object_get(v, "intent");
+
+    /* "O" adds references. */
+    return json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
+                     "s:O?, s:O?, s:O?, s:O?}",
+                     "approval_id", json_object_get(v, "approval_id"),
+                     "intent_id", json_object_get(v, "intent_id"), "action",
+                     json_object_get(in, "action"), "resource",
+                     json_object_get(in, "resource"), "principal",
+                     json_object_get(v, "principal"), "tenant",
+                     json_object_get(v, "tenant"), "intent_hash",
+                     json_object_get(v, "intent_hash"), "created_at",
+                     json_object_get(v, "created_at"), "expires_at",
+                     json_object_get(v, "expires_at"), "requirements",
+                     json_object_get(v, "requirements"), "approvals",
+                     json_object_get(v, "approvals"), "can_vote",
+                     json_object_get(v, "can_vote"));
+}
+
 enum ig_status
 pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
                   json_t **out)
@@ -215,35 +258,29 @@ pdp_approval_list(struct pdp_server *s, const struct pdp_approver *a,
     if (st != IG_OK)
         return st;
     list = json_array();
-    for (i = json_array_size(open); list != NULL && i-- > 0;) {
+    st = list != NULL ? IG_OK : IG_ERR_NOMEM;
+    for (i = json_array_size(open); st == IG_OK && i-- > 0;) {
         x = json_array_get(open, i);
         if (json_integer_value(json_object_get(x, "expires_at")) <= now ||
-            !pdp_approval_in_groups(json_object_get(x, "requirements"), a) ||
-            view_by_intent(s, jstr(x, "intent_id"), a, 1, &v) != IG_OK)
+            !pdp_approval_in_groups(json_object_get(x, "requirements"), a))
             continue;
-        /* json_array_append_new steals; "O" adds references. */
-        (void)json_array_append_new(
-            list,
-            json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
-                      "s:O?, s:O?, s:O?, s:O?}",
-                      "approval_id", json_object_get(v, "approval_id"),
-                      "intent_id", json_object_get(v, "intent_id"), "action",
-                      json_object_get(json_object_get(v, "intent"), "action"),
-                      "resource",
-                      json_object_get(json_object_get(v, "intent"), "resource"),
-                      "principal", json_object_get(v, "principal"), "tenant",
-                      json_object_get(v, "tenant"), "intent_hash",
-                      json_object_get(v, "intent_hash"), "created_at",
-                      json_object_get(v, "created_at"), "expires_at",
-                      json_object_get(v, "expires_at"), "requirements",
-                      json_object_get(v, "requirements"), "approvals",
-                      json_object_get(v, "approvals"), "can_vote",
-                      json_object_get(v, "can_vote")));
+        /* Gone since it was listed: skipped; any other failure fails the
+           list rather than leave a request out of it. */
+        st = view_by_intent(s, jstr(x, "intent_id"), a, 1, &v);
+        if (st == IG_ERR_NOTFOUND) {
+            st = IG_OK;
+            continue;
+        }
+        /* json_array_append_new steals the entry. */
+        if (st == IG_OK && json_array_append_new(list, list_entry(v)) != 0)
+            st = IG_ERR_NOMEM;
         json_decref(v);
     }
     json_decref(open);
-    if (list == NULL)
-        return IG_ERR_NOMEM;
+    if (st != IG_OK) {
+        json_decref(list);
+        return st;
+    }
     *out = list;
     return IG_OK;
 }

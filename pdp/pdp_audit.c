@@ -27,10 +27,6 @@
 #include "ig_limits.h"
 
 #define HMAC_KEY_BYTES AUDIT_REDACT_KEY_BYTES
-/* Its text: 43 base64url characters, with room to refuse a wrong one as
-   such rather than as too long. */
-#define HMAC_KEY_TEXT_MAX 128
-#define CONFIG_MAX_BYTES (16 * 1024 * 1024)
 
 static void
 now_text(char out[IG_TIME_STRLEN + 1])
@@ -50,7 +46,7 @@ load_hmac(struct pdp_server *s, const char *path, struct ig_err *err)
     size_t n = 0, got = 0;
     char *text;
 
-    rc = ig_file_read_secret(path, HMAC_KEY_TEXT_MAX, &text, &n, err);
+    rc = ig_file_read_secret(path, IG_AUDIT_HMAC_KEY_TEXT_MAX, &text, &n, err);
     if (rc == IG_OK && (s->audit_hmac = sodium_malloc(HMAC_KEY_BYTES)) == NULL)
         rc = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (rc == IG_OK &&
@@ -114,24 +110,6 @@ pdp_audit_append(struct pdp_server *s, json_t *ev)
     json_decref(ev);
 }
 
-const char *
-pdp_role_name(enum pdp_role r)
-{
-    switch (r) {
-    case PDP_ROLE_AGENT:
-        return "agent";
-    case PDP_ROLE_EXECUTOR:
-        return "executor";
-    case PDP_ROLE_ADMIN:
-        return "admin";
-    case PDP_ROLE_AUDITOR:
-        return "auditor";
-    case PDP_ROLE_NONE:
-        break;
-    }
-    return "none";
-}
-
 /* "sha256:<hex>" of the config file's bytes ("" when unreadable). */
 static void
 file_hash(const char *path, char out[IG_HASH_STRLEN + 1])
@@ -146,9 +124,9 @@ file_hash(const char *path, char out[IG_HASH_STRLEN + 1])
         return;
     crypto_hash_sha256_init(&st);
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0 &&
-           (total += n) <= CONFIG_MAX_BYTES)
+           (total += n) <= IG_PDP_CONFIG_HASH_MAX_BYTES)
         crypto_hash_sha256_update(&st, buf, n);
-    if (!ferror(f) && total <= CONFIG_MAX_BYTES) {
+    if (!ferror(f) && total <= IG_PDP_CONFIG_HASH_MAX_BYTES) {
         crypto_hash_sha256_final(&st, h);
         memcpy(out, IG_HASH_PREFIX, 7);
         sodium_bin2hex(out + 7, 65, h, sizeof(h));
@@ -165,10 +143,50 @@ principals_by_role(const struct pdp_config *c)
     size_t i;
 
     for (i = 0; o != NULL && i < c->nprincipals; i++)
-        (void)json_array_append_new(
-            json_object_get(o, pdp_role_name(c->principals[i].role)),
-            json_string(c->principals[i].id));
+        /* json_array_append_new steals the string. (The config loads no
+           principal without one of these roles.) */
+        if (json_array_append_new(
+                json_object_get(o, pdp_role_name(c->principals[i].role)),
+                json_string(c->principals[i].id)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
     return o;
+}
+
+/* Append string v to array a (stolen by the array); a is freed and
+   NULL returned when it cannot be: the caller never keeps a short list. */
+static json_t *
+append_string(json_t *a, const char *v)
+{
+    /* json_array_append_new steals the string. */
+    if (a != NULL && json_array_append_new(a, json_string(v)) != 0) {
+        json_decref(a);
+        a = NULL;
+    }
+    return a;
+}
+
+static json_t *
+approver_ids(const struct pdp_config *c)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a != NULL && i < c->napprovers; i++)
+        a = append_string(a, c->approvers[i].id);
+    return a;
+}
+
+static json_t *
+redact_pointers(const struct pdp_config *c)
+{
+    json_t *a = json_array();
+    size_t i;
+
+    for (i = 0; a != NULL && i < c->nredact; i++)
+        a = append_string(a, c->redact[i]);
+    return a;
 }
 
 void
@@ -176,25 +194,22 @@ pdp_audit_config_loaded(struct pdp_server *s)
 {
     const struct pdp_config *c = s->cfg;
     char now[IG_TIME_STRLEN + 1], hash[IG_HASH_STRLEN + 1];
-    json_t *approvers = json_array(), *redact = json_array(), *ev;
-    size_t i;
+    json_t *ev;
 
     now_text(now);
     file_hash(c->path, hash);
-    for (i = 0; approvers != NULL && i < c->napprovers; i++)
-        (void)json_array_append_new(approvers, json_string(c->approvers[i].id));
-    for (i = 0; redact != NULL && i < c->nredact; i++)
-        (void)json_array_append_new(redact, json_string(c->redact[i]));
     pthread_mutex_lock(&s->pol_mu);
-    /* "o" steals the arrays and the object. */
-    ev = json_pack(
-        "{s:s, s:s, s:s, s:s, s:o?, s:o?, s:s, s:{s:s, s:s?, "
-        "s:o?}}",
-        "type", "config.loaded", "time", now, "path", c->path, "sha256", hash,
-        "principals", principals_by_role(c), "approvers", approvers,
-        "policy_revision", pol_bundle_revision(s->bundle), "audit", "name",
-        c->audit_name, "verifier_key",
-        s->audit_key != NULL ? s->audit_verifier : NULL, "redact", redact);
+    /* "o" steals the arrays and the object; a NULL one fails the pack
+       (the event is then not written, and that is logged): never an
+       event missing a list. */
+    ev = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:{s:s, s:s?, s:o}}",
+                   "type", "config.loaded", "time", now, "path", c->path,
+                   "sha256", hash, "principals", principals_by_role(c),
+                   "approvers", approver_ids(c), "policy_revision",
+                   pol_bundle_revision(s->bundle), "audit", "name",
+                   c->audit_name, "verifier_key",
+                   s->audit_key != NULL ? s->audit_verifier : NULL, "redact",
+                   redact_pointers(c));
     pthread_mutex_unlock(&s->pol_mu);
     pdp_audit_append(s, ev);
 }

@@ -19,10 +19,10 @@
 #include "ig_b64.h"
 #include "ig_file.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 #include "pdp_config.h"
 
-#define PATH_CAP 4096
-#define ENV_CAP 8192
+#define PATH_CAP (IG_DEV_PATH_MAX + 1)
 
 static enum ig_status
 join(char *out, const char *dir, const char *name, struct ig_err *err)
@@ -131,7 +131,7 @@ static enum ig_status
 write_config(const char *dir, const char *listen, const struct dev_tokens *t,
              struct ig_err *err)
 {
-    char path[PATH_CAP], text[8192];
+    char path[PATH_CAP], text[IG_DEV_CONFIG_MAX + 1];
     struct dev_extra x;
     int n;
     enum ig_status st;
@@ -180,7 +180,7 @@ static enum ig_status
 write_first_env(const char *dir, const struct dev_tokens *t, const char *pubkey,
                 struct ig_err *err)
 {
-    char path[PATH_CAP], text[ENV_CAP];
+    char path[PATH_CAP], text[IG_DEV_ENV_MAX + 1];
     int n;
     enum ig_status st;
 
@@ -353,7 +353,8 @@ enum ig_status
 pdp_dev_write_env(const char *dir, const char *url, char *out, size_t cap,
                   struct ig_err *err)
 {
-    char path[PATH_CAP], tmp[PATH_CAP], old[ENV_CAP], text[ENV_CAP];
+    char path[PATH_CAP], tmp[PATH_CAP], old[IG_DEV_ENV_MAX + 1],
+        text[IG_DEV_ENV_MAX + 1];
     const char *line, *nl;
     size_t used = 0, n;
     enum ig_status st;

@@ -1,6 +1,29 @@
 /*
  * pdp_int.h - private to the PDP: the server struct, the per-request state,
- * and the functions the HTTP layer (pdp_http.c) dispatches to.
+ * and the functions the files below share.
+ *
+ * LAYERS
+ * Every file calls only files of the layers below its own, and within
+ * its layer only the files listed before it (scripts/check-cycles.py
+ * proves there is no cycle). What a lower file must tell an upper one
+ * goes through a callback set at start-up (store commit hooks,
+ * srv->approval_changed, the refusal table's writer).
+ *
+ *   0 base       pdp_util.c (log, clock, canonical text, role names),
+ *                pdp_addr.c, pdp_metrics.c, pdp_refusals.c, pdp_config*.c,
+ *                pdp_dev.c (with the generated pdp_examples.c)
+ *   1 services   pdp_audit.c, pdp_policy_rt.c, pdp_answer.c,
+ *                pdp_decision.c (block a decision, sign a grant),
+ *                pdp_approval_rules.c, pdp_approval.c, pdp_approval_view.c,
+ *                pdp_approval_sweep.c, pdp_slack.c - no request in sight
+ *   2 requests   pdp_client.c (who asks, refusals counted), pdp_reply.c
+ *                (replies, auth, suspend/resume), pdp_wait.c, pdp_delay.c,
+ *                pdp_login.c, pdp_ui_page.c
+ *   3 endpoints  pdp_intake_steps.c, pdp_intake.c, pdp_query.c,
+ *                pdp_redeem.c, pdp_approval_api.c, pdp_audit_api.c,
+ *                pdp_slack_click.c, pdp_ui_audit.c, pdp_ui.c
+ *   4 routing    pdp_route.c (the route table, libmicrohttpd's callbacks)
+ *   5 wiring     pdp_server.c (start and stop, in order)
  */
 #ifndef PDP_INT_H
 #define PDP_INT_H
@@ -13,6 +36,7 @@
 #include "ig_conns.h"
 #include "ig_hash.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 #include "ig_time.h"
 #include "pdp.h"
 #include "pdp_addr.h"
@@ -25,7 +49,7 @@
 #define PDP_AUDIT_VERIFIER_MAX (256 + 1 + 8 + 1 + 44 + 1)
 
 struct pdp_waiters;   /* long-poll registry, pdp_wait.c */
-struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval.c */
+struct pdp_approvals; /* votes, sweeper, sessions: pdp_approval*.c */
 struct pdp_slack;     /* Slack notifier, pdp_slack.c */
 struct pdp_delays;    /* requests answered later on purpose, pdp_delay.c */
 
@@ -45,7 +69,12 @@ struct pdp_server {
     struct pdp_waiters *waiters;
     struct pdp_approvals *approvals;
     struct pdp_slack *slack; /* NULL when [slack] is not configured */
-    atomic_int inflight;     /* requests routed and not yet answered */
+    /* Told after a vote, a resolution or an expiry is recorded
+       (pdp_approval.c, pdp_approval_sweep.c): pdp_slack_changed, set by
+       pdp_server.c before any thread starts, so that the approval code
+       does not call the notifier that sits above it. NULL: nobody. */
+    void (*approval_changed)(struct pdp_server *s, const char *intent_id);
+    atomic_int inflight; /* requests routed and not yet answered */
     atomic_int stopping;
     struct ig_conns *conns; /* every connection, the request deadline */
     long max_connections;   /* the config's, lowered to fit the fd limit */
@@ -71,8 +100,8 @@ struct pdp_reply {
     char *body;
     size_t len;
     const char *content_type;
-    const char *allow; /* for 405 */
-    char code[48];     /* the error code of an error reply ("" if none) */
+    const char *allow;                /* for 405 */
+    char code[IG_ERROR_CODE_MAX + 1]; /* of an error reply ("" if none) */
     /* Extra headers (Set-Cookie, Location, Content-Security-Policy...):
        names are static strings, values malloc'd copies. */
     const char *hdr_name[PDP_REPLY_HEADERS];
@@ -93,7 +122,7 @@ struct pdp_req {
     struct ig_buf body;
     int too_large;
     int queued;  /* the reply went to MHD */
-    int counted; /* in srv->inflight (pdp_http.c) */
+    int counted; /* in srv->inflight (pdp_route.c) */
     double t_start;
     struct pdp_reply reply;
     /* The operation in flight while suspended; freed with the request. */
@@ -110,23 +139,20 @@ struct pdp_req {
     char client[PDP_ADDR_STRLEN];
 };
 
-/* ---- pdp_http.c: replies ---- */
+/* ---- pdp_util.c (base layer) ---- */
 
-/* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
-void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
-                     const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
+/* Monotonic seconds (deadlines, durations). */
+double pdp_mono_seconds(void);
 
 /* The RFC 8785 text of v (compact, sorted keys, numbers as ECMAScript
    writes them: 42 not 42.0): every JSON the PDP writes. malloc'd; NULL on
    failure. */
 char *pdp_json_text(const json_t *v);
 
-/* JSON reply (canonical text); v is stolen. */
-void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+/* "agent", "executor", "admin", "auditor" ("none" otherwise). */
+const char *pdp_role_name(enum pdp_role role);
 
-/* Add a header to the reply (value copied); -1 when full or out of
-   memory. Call before or after filling the body. */
-int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
+/* ---- pdp_client.c (request layer): who a request comes from ---- */
 
 /* The client's address as text ("127.0.0.1"), or "unknown": the socket's
    peer, or behind a trusted proxy the X-Forwarded-For hop pdp_addr.h
@@ -144,6 +170,19 @@ void pdp_req_refused(struct pdp_req *r, enum pdp_refusal_kind kind,
    reply, under its error code. */
 void pdp_req_refused_reply(struct pdp_req *r, enum pdp_refusal_kind kind,
                            const struct pdp_principal *p);
+
+/* ---- pdp_reply.c (request layer): answering a request ---- */
+
+/* Error reply {"error":{"code","message"[,"field"]}}; counts a rejection. */
+void pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
+                     const char *field, const char *fmt, ...) IG_PRINTF(5, 6);
+
+/* JSON reply (canonical text); v is stolen. */
+void pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v);
+
+/* Add a header to the reply (value copied); -1 when full or out of
+   memory. Call before or after filling the body. */
+int pdp_reply_header(struct pdp_req *r, const char *name, const char *value);
 
 /* Raw JSON text reply (copied). */
 void pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
@@ -173,10 +212,10 @@ json_t *pdp_req_json_object(struct pdp_req *r);
    bit set of (1 << PDP_ROLE_*) that may call this endpoint. */
 const struct pdp_principal *pdp_req_auth(struct pdp_req *r, unsigned roles);
 
-double pdp_mono_seconds(void);
+/* ---- pdp_route.c (routing layer) ---- */
 
 /* Start the MHD daemon on the configured address; sets srv->port. */
-struct MHD_Daemon *pdp_http_start(struct pdp_server *srv, struct ig_err *err);
+struct MHD_Daemon *pdp_route_start(struct pdp_server *srv, struct ig_err *err);
 
 /* ---- endpoints ---- */
 void pdp_post_intent(struct pdp_req *r);                  /* pdp_intake.c */
@@ -226,8 +265,6 @@ void pdp_audit_append(struct pdp_server *s, json_t *ev);
 /* config.loaded: the file and its SHA-256, principals by role,
    approvers, policy revision. */
 void pdp_audit_config_loaded(struct pdp_server *s);
-/* "agent", "executor", "admin", "auditor" ("none" otherwise). */
-const char *pdp_role_name(enum pdp_role role);
 /* The intent as intent.received records it: binding itself (a new
    reference) without redact, else a copy whose params values at the
    configured pointers are "hmac-sha256:<hex>". NULL on out-of-memory. */

@@ -26,7 +26,7 @@
 static void
 op_free(void *p)
 {
-    struct intake_op *op = p;
+    struct pdp_intake_op *op = p;
     size_t i;
 
     if (op == NULL)
@@ -76,7 +76,7 @@ reply_replay(struct pdp_req *r, const char *intent_id)
 static void
 on_recorded(struct pdp_req *r)
 {
-    struct intake_op *op = r->op;
+    struct pdp_intake_op *op = r->op;
 
     if (r->op_status == IG_OK) {
         atomic_fetch_add(&r->srv->metrics.decisions[op->verdict], 1);
@@ -100,7 +100,7 @@ on_recorded(struct pdp_req *r)
 static enum ig_status
 submit_intent(struct pdp_req *r)
 {
-    struct intake_op *op = r->op;
+    struct pdp_intake_op *op = r->op;
 
     return store_put_intent_async(r->srv->store, &op->rec, &op->replay,
                                   pdp_req_write_done, r);
@@ -132,8 +132,8 @@ void
 pdp_post_intent(struct pdp_req *r)
 {
     const struct pdp_principal *agent;
-    struct intake_body in;
-    struct intake_op *op = NULL;
+    struct pdp_intake_body in;
+    struct pdp_intake_op *op = NULL;
     json_t *body;
 
     agent = pdp_req_auth(r, 1u << PDP_ROLE_AGENT);
@@ -150,7 +150,7 @@ pdp_post_intent(struct pdp_req *r)
     body = pdp_req_json_object(r);
     if (body == NULL)
         return;
-    if (intake_validate(r, body, &in) != 0 || replayed(r, agent, in.idem))
+    if (pdp_intake_validate(r, body, &in) != 0 || replayed(r, agent, in.idem))
         goto out;
     op = calloc(1, sizeof(*op));
     if (op == NULL) {
@@ -161,8 +161,9 @@ pdp_post_intent(struct pdp_req *r)
     ig_buf_init(&op->grant, IG_TOKEN_MAX_BYTES);
     r->op = op;
     r->op_free = op_free;
-    if (intake_bind(r, op, agent, &in) != 0 || intake_decide(r, op) != 0 ||
-        intake_prepare_record(r, op, agent, &in) != 0)
+    if (pdp_intake_bind(r, op, agent, &in) != 0 ||
+        pdp_intake_decide(r, op) != 0 ||
+        pdp_intake_prepare_record(r, op, agent, &in) != 0)
         goto out;
     pdp_req_write(r, on_recorded, submit_intent);
 out:

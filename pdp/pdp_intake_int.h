@@ -9,12 +9,12 @@
 #include "pdp_int.h"
 
 /* The agent's body after validation; pointers borrowed from the body. */
-struct intake_body {
+struct pdp_intake_body {
     const char *action, *resource, *idem;
     json_t *params, *context; /* context may be NULL */
 };
 
-struct intake_op {
+struct pdp_intake_op {
     json_t *binding;     /* the full binding (version … expires_at) */
     struct ig_buf canon; /* its canonical bytes */
     char intent_hash[IG_HASH_STRLEN + 1];
@@ -26,7 +26,7 @@ struct intake_op {
     char grant_expires[IG_TIME_STRLEN + 1];
     char approval_expires[IG_TIME_STRLEN + 1];
     char revision[IG_HASH_STRLEN + 1];
-    char idem[256];
+    char idem[IG_IDEMPOTENCY_KEY_MAX + 1];
     int64_t now, expires_at, grant_expires_at, approval_expires_at;
 
     struct pol_decision decision; /* after NO_EXECUTOR adjustment */
@@ -45,13 +45,14 @@ struct intake_op {
 };
 
 /* Each returns 0, or -1 after replying with an error. */
-int intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in);
-int intake_bind(struct pdp_req *r, struct intake_op *op,
-                const struct pdp_principal *agent,
-                const struct intake_body *in);
-int intake_decide(struct pdp_req *r, struct intake_op *op);
-int intake_prepare_record(struct pdp_req *r, struct intake_op *op,
-                          const struct pdp_principal *agent,
-                          const struct intake_body *in);
+int pdp_intake_validate(struct pdp_req *r, json_t *body,
+                        struct pdp_intake_body *in);
+int pdp_intake_bind(struct pdp_req *r, struct pdp_intake_op *op,
+                    const struct pdp_principal *agent,
+                    const struct pdp_intake_body *in);
+int pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op);
+int pdp_intake_prepare_record(struct pdp_req *r, struct pdp_intake_op *op,
+                              const struct pdp_principal *agent,
+                              const struct pdp_intake_body *in);
 
 #endif

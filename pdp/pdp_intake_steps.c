@@ -9,13 +9,9 @@
 #include <string.h>
 
 #include "ig_canon.h"
-#include "ig_grant.h"
 #include "ig_limits.h"
 #include "ig_text.h"
-
-#define RESOURCE_MAX_CHARS 500
-#define IDEM_MAX_BYTES 200
-#define APPROVAL_TTL_CAP IG_APPROVAL_TTL_MAX
+#include "pdp_decision.h"
 
 /* ---- validate ---- */
 
@@ -74,6 +70,26 @@ invalid(struct pdp_req *r, const char *field, const char *what)
     return -1;
 }
 
+/* The same for a length out of 1..max (the limit's number is formatted
+   from its constant, never typed). */
+static int
+invalid_length(struct pdp_req *r, const char *field, const char *what, long max,
+               const char *unit_and_more)
+{
+    pdp_reply_error(r, 400, "INVALID_FIELD", field, "%s must be %s1 to %ld %s",
+                    field, what, max, unit_and_more);
+    return -1;
+}
+
+static int
+invalid_action(struct pdp_req *r)
+{
+    pdp_reply_error(r, 400, "INVALID_FIELD", "action",
+                    "action must match ^[a-z][a-z0-9._:-]{0,%d}$",
+                    IG_ACTION_MAX - 1);
+    return -1;
+}
+
 static int
 check_idem(struct pdp_req *r, json_t *v, const char **out)
 {
@@ -87,8 +103,9 @@ check_idem(struct pdp_req *r, json_t *v, const char **out)
         return invalid(r, "idempotency_key", "must be a string");
     s = json_string_value(v);
     n = json_string_length(v);
-    if (n < 1 || n > IDEM_MAX_BYTES)
-        return invalid(r, "idempotency_key", "must be 1 to 200 characters");
+    if (n < 1 || n > IG_IDEMPOTENCY_KEY_MAX)
+        return invalid_length(r, "idempotency_key", "", IG_IDEMPOTENCY_KEY_MAX,
+                              "characters");
     for (i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
             return invalid(r, "idempotency_key",
@@ -98,7 +115,7 @@ check_idem(struct pdp_req *r, json_t *v, const char **out)
 }
 
 int
-intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
+pdp_intake_validate(struct pdp_req *r, json_t *body, struct pdp_intake_body *in)
 {
     json_t *v;
 
@@ -110,7 +127,7 @@ intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
         return missing(r, "action", "the action to take, e.g. git.push");
     if (!json_is_string(v) || !ig_action_valid(json_string_value(v)) ||
         json_string_length(v) != strlen(json_string_value(v)))
-        return invalid(r, "action", "must match ^[a-z][a-z0-9._:-]{0,119}$");
+        return invalid_action(r);
     in->action = json_string_value(v);
     v = json_object_get(body, "resource");
     if (v == NULL)
@@ -118,10 +135,9 @@ intake_validate(struct pdp_req *r, json_t *body, struct intake_body *in)
     if (!json_is_string(v) || json_string_length(v) == 0 ||
         strlen(json_string_value(v)) != json_string_length(v) ||
         utf8_chars(json_string_value(v), json_string_length(v)) >
-            RESOURCE_MAX_CHARS)
-        return invalid(r, "resource",
-                       "must be a string of 1 to 500 "
-                       "characters, without NUL");
+            IG_RESOURCE_MAX_CHARS)
+        return invalid_length(r, "resource", "a string of ",
+                              IG_RESOURCE_MAX_CHARS, "characters, without NUL");
     in->resource = json_string_value(v);
     in->params = json_object_get(body, "params");
     if (in->params == NULL)
@@ -144,8 +160,9 @@ internal(struct pdp_req *r, const char *what)
 }
 
 int
-intake_bind(struct pdp_req *r, struct intake_op *op,
-            const struct pdp_principal *agent, const struct intake_body *in)
+pdp_intake_bind(struct pdp_req *r, struct pdp_intake_op *op,
+                const struct pdp_principal *agent,
+                const struct pdp_intake_body *in)
 {
     const struct pdp_config *c = r->srv->cfg;
     json_t *ctx =
@@ -181,53 +198,35 @@ intake_bind(struct pdp_req *r, struct intake_op *op,
 
 /* ---- decide ---- */
 
-static void
-block_with(struct pol_decision *d, const char *reason, const char *msg)
-{
-    memset(d, 0, sizeof(*d));
-    d->verdict = POL_BLOCK;
-    d->nreasons = 1;
-    (void)snprintf(d->reasons[0], POL_REASON_MAX, "%s", reason);
-    (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
-}
-
+/* Sign the ALLOW's grant (pdp_decision.c), bounded by the intent's own
+   expiry. */
 static int
-sign_grant(struct pdp_req *r, struct intake_op *op)
+sign_grant(struct pdp_req *r, struct pdp_intake_op *op)
 {
-    const struct pdp_config *c = r->srv->cfg;
-    struct ig_grant_claims cl;
+    struct pdp_grant_in in;
+    struct pdp_grant g;
     struct ig_err err;
 
-    ig_uuid4(op->jti);
-    op->grant_expires_at = op->now + c->grant_ttl;
-    if (op->grant_expires_at > op->expires_at)
-        op->grant_expires_at = op->expires_at;
-    if (ig_time_format(op->grant_expires_at, op->grant_expires) != IG_OK)
-        return internal(r, "cannot read the clock");
-    memset(&cl, 0, sizeof(cl));
-    cl.iss = c->issuer;
-    cl.aud = op->executor->id;
-    cl.sub = json_string_value(json_object_get(op->binding, "principal"));
-    cl.jti = op->jti;
-    cl.intent_id = op->intent_id;
-    cl.intent_hash = op->intent_hash;
-    cl.action = json_string_value(json_object_get(op->binding, "action"));
-    cl.resource = json_string_value(json_object_get(op->binding, "resource"));
-    cl.decision_id = op->decision_id;
-    cl.policy_revision = op->revision;
-    cl.iat = cl.nbf = op->now;
-    cl.exp = op->grant_expires_at;
-    if (ig_grant_sign(r->srv->key, &cl, &op->grant, &err) != IG_OK) {
-        pdp_log("error", "grant.sign_failed",
-                json_pack("{s:s, s:s}", "intent_id", op->intent_id, "error",
-                          err.msg));
-        return internal(r, "cannot sign the grant");
-    }
+    memset(&in, 0, sizeof(in));
+    in.binding = op->binding;
+    in.intent_id = op->intent_id;
+    in.intent_hash = op->intent_hash;
+    in.decision_id = op->decision_id;
+    in.policy_revision = op->revision;
+    in.executor = op->executor;
+    in.now = op->now;
+    in.not_after = op->expires_at;
+    g.token = &op->grant;
+    if (pdp_decision_sign_grant(r->srv, &in, &g, &err) != IG_OK)
+        return internal(r, err.msg);
+    memcpy(op->jti, g.jti, sizeof(op->jti));
+    memcpy(op->grant_expires, g.expires, sizeof(op->grant_expires));
+    op->grant_expires_at = g.expires_at;
     return 0;
 }
 
 int
-intake_decide(struct pdp_req *r, struct intake_op *op)
+pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
 {
     struct pol_decision *d = &op->decision;
     char msg[POL_MESSAGE_MAX];
@@ -243,11 +242,12 @@ intake_decide(struct pdp_req *r, struct intake_op *op)
                            "policy allowed %s but no configured executor "
                            "handles it",
                            action);
-            block_with(d, "NO_EXECUTOR", msg);
+            pdp_decision_block(d, "NO_EXECUTOR", msg);
         }
     }
     if (d->verdict == POL_BLOCK && d->nreasons == 0)
-        block_with(d, "NO_POLICY_MATCHED", "no policy allowed this intent");
+        pdp_decision_block(d, "NO_POLICY_MATCHED",
+                           "no policy allowed this intent");
     op->verdict = d->verdict;
     if (d->message[0] == '\0')
         (void)snprintf(d->message, sizeof(d->message), "%s",
@@ -257,8 +257,8 @@ intake_decide(struct pdp_req *r, struct intake_op *op)
         return sign_grant(r, op);
     if (op->verdict == POL_ESCALATE) {
         ttl = d->ttl_seconds > 0 ? d->ttl_seconds : r->srv->cfg->approval_ttl;
-        if (ttl > APPROVAL_TTL_CAP)
-            ttl = APPROVAL_TTL_CAP;
+        if (ttl > IG_APPROVAL_TTL_MAX)
+            ttl = IG_APPROVAL_TTL_MAX;
         if (d->quorum < 1) /* the policy named none */
             d->quorum = r->srv->cfg->approval_quorum;
         ig_uuid4(op->approval_id);
@@ -273,35 +273,24 @@ intake_decide(struct pdp_req *r, struct intake_op *op)
 /* ---- prepare the record ---- */
 
 static json_t *
-reasons_array(const struct pol_decision *d)
-{
-    json_t *a = json_array();
-    size_t i;
-
-    for (i = 0; a != NULL && i < d->nreasons; i++)
-        /* json_array_append_new steals the string. */
-        if (json_array_append_new(a, json_string(d->reasons[i])) != 0) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
-static json_t *
 requirements(const struct pol_decision *d)
 {
     json_t *g = json_array();
     size_t i;
 
     for (i = 0; g != NULL && i < d->ngroups; i++)
-        (void)json_array_append_new(g, json_string(d->groups[i]));
-    /* "o" steals g. */
-    return json_pack("{s:o?, s:i}", "groups", g, "quorum", d->quorum);
+        /* json_array_append_new steals the string. */
+        if (json_array_append_new(g, json_string(d->groups[i])) != 0) {
+            json_decref(g);
+            g = NULL;
+        }
+    /* "o" steals g; a NULL g fails the pack: never a short list. */
+    return json_pack("{s:o, s:i}", "groups", g, "quorum", d->quorum);
 }
 
 /* The 201 body. */
 static json_t *
-build_response(struct intake_op *op, const char *verdict)
+build_response(struct pdp_intake_op *op, const char *verdict)
 {
     struct pdp_answer a;
 
@@ -310,7 +299,7 @@ build_response(struct intake_op *op, const char *verdict)
     a.intent_hash = op->intent_hash;
     a.binding = op->binding;
     a.decision = verdict;
-    a.reasons = reasons_array(&op->decision);
+    a.reasons = pdp_decision_reasons(&op->decision);
     a.message = op->decision.message;
     a.policy_revision = op->revision;
     a.decision_id = op->decision_id;
@@ -325,7 +314,7 @@ build_response(struct intake_op *op, const char *verdict)
 }
 
 static int
-build_events(struct pdp_server *srv, struct intake_op *op,
+build_events(struct pdp_server *srv, struct pdp_intake_op *op,
              const struct pdp_principal *agent, const char *verdict)
 {
     const struct pol_decision *d = &op->decision;
@@ -338,11 +327,11 @@ build_events(struct pdp_server *srv, struct intake_op *op,
         "time", op->created, "intent_id", op->intent_id, "principal", agent->id,
         "tenant", agent->tenant, "intent_hash", op->intent_hash, "intent",
         pdp_audit_redact_intent(srv, op->binding));
-    /* "o" steals the reasons. */
-    decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:s, s:s}", "type",
+    /* "o" steals the reasons (NULL fails the pack). */
+    decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s}", "type",
                         "intent.decided", "time", op->created, "intent_id",
                         op->intent_id, "decision_id", op->decision_id,
-                        "decision", verdict, "reasons", reasons_array(d),
+                        "decision", verdict, "reasons", pdp_decision_reasons(d),
                         "message", d->message, "policy_revision", op->revision);
     op->events[1] = decided;
     op->nevents = 2;
@@ -354,9 +343,9 @@ build_events(struct pdp_server *srv, struct intake_op *op,
                                              "audience", op->executor->id,
                                              "expires_at", op->grant_expires));
     if (op->verdict == POL_ESCALATE)
-        /* "o" steals the requirements. */
+        /* "o" steals the requirements (NULL fails the pack). */
         return json_object_set_new(decided, "approval",
-                                   json_pack("{s:s, s:o?, s:s}", "approval_id",
+                                   json_pack("{s:s, s:o, s:s}", "approval_id",
                                              op->approval_id, "requirements",
                                              requirements(d), "expires_at",
                                              op->approval_expires));
@@ -364,9 +353,9 @@ build_events(struct pdp_server *srv, struct intake_op *op,
 }
 
 static int
-fill_texts(struct intake_op *op)
+fill_texts(struct pdp_intake_op *op)
 {
-    json_t *reasons = reasons_array(&op->decision), *req = NULL;
+    json_t *reasons = pdp_decision_reasons(&op->decision), *req = NULL;
 
     op->reasons_text = reasons != NULL ? pdp_json_text(reasons) : NULL;
     json_decref(reasons);
@@ -387,9 +376,9 @@ fill_texts(struct intake_op *op)
 }
 
 int
-intake_prepare_record(struct pdp_req *r, struct intake_op *op,
-                      const struct pdp_principal *agent,
-                      const struct intake_body *in)
+pdp_intake_prepare_record(struct pdp_req *r, struct pdp_intake_op *op,
+                          const struct pdp_principal *agent,
+                          const struct pdp_intake_body *in)
 {
     const char *verdict = pol_verdict_name(op->verdict);
     struct store_intent_rec *rec = &op->rec;

@@ -35,7 +35,7 @@ struct pdp_metrics {
     struct pdp_hist commit_seconds;     /* one group commit */
     atomic_uint_fast64_t commit_writes; /* writes covered by commits */
     atomic_uint_fast64_t waits_capped;  /* long polls answered at once */
-    /* Gauges, read just before rendering (pdp_http.c serve_metrics). */
+    /* Gauges, read just before rendering (pdp_route.c serve_metrics). */
     atomic_uint_fast64_t connections, connections_cut, waiters, queued;
     atomic_uint_fast64_t in_flight;
 };

@@ -82,8 +82,13 @@ audit_reload(struct pdp_server *s, const char *type, const char *now,
 {
     json_t *ev = json_pack("{s:s, s:s}", "type", type, "time", now);
 
-    if (ev != NULL && fields != NULL)
-        (void)json_object_update(ev, ig_json_unconst(fields));
+    /* An event missing the fields is not written (pdp_audit_append logs
+       a NULL one as a failed write). */
+    if (ev != NULL && fields != NULL &&
+        json_object_update(ev, ig_json_unconst(fields)) != 0) {
+        json_decref(ev);
+        ev = NULL;
+    }
     pdp_audit_append(s, ev);
 }
 

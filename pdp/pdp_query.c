@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAIT_MAX 60
-
 struct query_op {
     char id[IG_UUID_STRLEN + 1];
     const struct pdp_principal *who;
@@ -74,8 +72,9 @@ state_deadline(const json_t *rec, const char *state)
     return 0;
 }
 
-/* Replace integer times (seconds) in obj by RFC 3339 strings. */
-static void
+/* Replace integer times (seconds) in obj (may be NULL) by RFC 3339
+   strings. 0, or -1 when one cannot be replaced (out of memory). */
+static int
 times_to_text(json_t *obj)
 {
     static const char *const keys[] = {
@@ -87,57 +86,84 @@ times_to_text(json_t *obj)
 
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         v = json_object_get(obj, keys[i]);
+        /* json_object_set_new steals the string. */
         if (json_is_integer(v) &&
-            ig_time_format((int64_t)json_integer_value(v), when) == IG_OK)
-            (void)json_object_set_new(obj, keys[i], json_string(when));
+            ig_time_format((int64_t)json_integer_value(v), when) == IG_OK &&
+            json_object_set_new(obj, keys[i], json_string(when)) != 0)
+            return -1;
     }
+    return 0;
 }
 
-/* rec as its reader sees it. The grant token goes only to the agent that
-   asked, and only while it can still be redeemed (state ALLOWED): then
-   "grant" is the token and "grant_expires_at" its expiry, as in the answer
-   to POST /v1/intents, so an agent waiting on an escalation gets its grant
-   from the long poll. Everyone sees the grant's metadata as grant_info. */
+/* rec's grant as its reader sees it (see view). 0, or -1 when a field
+   cannot be set (out of memory). */
+static int
+grant_view(json_t *rec, const char *state, const struct pdp_principal *who)
+{
+    json_t *g = json_object_get(rec, "grant");
+    char when[IG_TIME_STRLEN + 1];
+
+    if (g == NULL)
+        return 0;
+    /* json_object_set adds a reference; json_object_set_new steals. */
+    if (json_object_set(rec, "grant_info", g) != 0)
+        return -1;
+    if (who->role == PDP_ROLE_AGENT && strcmp(state, "ALLOWED") == 0 &&
+        ig_time_format(
+            (int64_t)json_integer_value(json_object_get(g, "expires_at")),
+            when) == IG_OK) {
+        if (json_object_set(rec, "grant", json_object_get(g, "token")) != 0 ||
+            json_object_set_new(rec, "grant_expires_at", json_string(when)) !=
+                0)
+            return -1;
+    } else {
+        (void)json_object_del(rec, "grant");
+    }
+    (void)json_object_del(json_object_get(rec, "grant_info"), "token");
+    return 0;
+}
+
+/* rec as its reader sees it (rec is taken; NULL, rec freed, when a field
+   cannot be set: a 500, never a view missing one). The grant token goes
+   only to the agent that asked, and only while it can still be redeemed
+   (state ALLOWED): then "grant" is the token and "grant_expires_at" its
+   expiry, as in the answer to POST /v1/intents, so an agent waiting on an
+   escalation gets its grant from the long poll. Everyone sees the grant's
+   metadata as grant_info. */
 static json_t *
 view(json_t *rec, int64_t now, const struct pdp_principal *who)
 {
     static const char *const parts[] = {"grant_info", "redemption", "outcome",
                                         "approval"};
-    json_t *ds = json_object_get(rec, "decisions"), *d, *g, *v;
+    json_t *ds = json_object_get(rec, "decisions"), *d;
+    json_t *ap = json_object_get(rec, "approval");
     const char *state = pdp_intent_state(rec, now);
-    char when[IG_TIME_STRLEN + 1];
     size_t i;
+    int bad;
 
-    (void)json_object_set_new(rec, "state", json_string(state));
-    g = json_object_get(rec, "grant");
-    if (g != NULL) {
-        (void)json_object_set(rec, "grant_info", g);
-        if (who->role == PDP_ROLE_AGENT && strcmp(state, "ALLOWED") == 0 &&
-            ig_time_format(
-                (int64_t)json_integer_value(json_object_get(g, "expires_at")),
-                when) == IG_OK) {
-            v = json_object_get(g, "token");
-            (void)json_object_set(rec, "grant", v);
-            (void)json_object_set_new(rec, "grant_expires_at",
-                                      json_string(when));
-        } else {
-            (void)json_object_del(rec, "grant");
-        }
-        (void)json_object_del(json_object_get(rec, "grant_info"), "token");
+    /* json_object_set_new steals the string. */
+    bad = json_object_set_new(rec, "state", json_string(state)) != 0 ||
+          grant_view(rec, state, who) != 0;
+    json_array_foreach(json_object_get(ap, "votes"), i, d)
+    {
+        bad |= times_to_text(d) != 0;
     }
-    json_array_foreach(
-        json_object_get(json_object_get(rec, "approval"), "votes"), i, d)
-        times_to_text(d);
-    d = json_object_get(json_object_get(rec, "approval"), "resolution");
-    if (d != NULL)
-        times_to_text(d);
-    /* The binding is the intent as hashed; call it that. */
-    (void)json_object_set(rec, "intent", json_object_get(rec, "binding"));
+    bad |= times_to_text(json_object_get(ap, "resolution")) != 0;
+    /* The binding is the intent as hashed; call it that. json_object_set
+       adds a reference. */
+    bad |= json_object_set(rec, "intent", json_object_get(rec, "binding")) != 0;
     (void)json_object_del(rec, "binding");
-    times_to_text(rec);
-    json_array_foreach(ds, i, d) times_to_text(d);
+    bad |= times_to_text(rec) != 0;
+    json_array_foreach(ds, i, d)
+    {
+        bad |= times_to_text(d) != 0;
+    }
     for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        times_to_text(json_object_get(rec, parts[i]));
+        bad |= times_to_text(json_object_get(rec, parts[i])) != 0;
+    if (bad) {
+        json_decref(rec);
+        return NULL;
+    }
     return rec;
 }
 
@@ -205,10 +231,10 @@ parse_wait(struct pdp_req *r, int *out)
     if (w == NULL)
         return 0;
     n = strtol(w, &end, 10);
-    if (end == w || *end != '\0' || n < 0 || n > WAIT_MAX) {
+    if (end == w || *end != '\0' || n < 0 || n > IG_PDP_WAIT_MAX) {
         pdp_reply_error(r, 400, "INVALID_QUERY", "wait",
                         "wait must be a whole number of seconds, 0 to %d",
-                        WAIT_MAX);
+                        IG_PDP_WAIT_MAX);
         return -1;
     }
     *out = (int)n;

@@ -37,15 +37,12 @@
 #include "pdp_addr.h"
 #include "pdp_metrics.h"
 
-#define ID_MAX 64 /* principal and approver ids: cfg_valid_id */
-#define ROLE_MAX 15
-#define REASON_MAX 47
-
 struct entry {
     uint32_t hash;
     int kind;
     char client[PDP_ADDR_STRLEN];
-    char id[ID_MAX + 1], role[ROLE_MAX + 1], reason[REASON_MAX + 1];
+    char id[IG_ID_MAX + 1], role[IG_ROLE_NAME_MAX + 1];
+    char reason[IG_ERROR_CODE_MAX + 1];
     uint64_t count; /* 0: unused (an overflow entry) */
     int64_t first, last;
     int overflow; /* a kind's overflow entry, taken out for writing */
@@ -287,16 +284,21 @@ event_text(const struct entry *e, int64_t now)
                    overflow ? "*" : e->client, "reason",
                    overflow ? "*" : e->reason, "count", (json_int_t)e->count,
                    "first", first, "last", last);
-    if (ev != NULL && !overflow && e->id[0] != '\0')
-        (void)json_object_set_new(ev, "principal",
-                                  json_pack("{s:s, s:s}", "id", e->id, "role",
-                                            e->role[0] ? e->role : "unknown"));
-    if (ev != NULL && overflow)
-        (void)json_object_set_new(ev, "overflow", json_true());
+    /* json_object_set_new steals the value; an event missing a field is
+       not written (NULL: the caller logs it unwritten). */
+    if (ev != NULL && !overflow && e->id[0] != '\0' &&
+        json_object_set_new(ev, "principal",
+                            json_pack("{s:s, s:s}", "id", e->id, "role",
+                                      e->role[0] ? e->role : "unknown")) != 0)
+        goto fail;
+    if (ev != NULL && overflow &&
+        json_object_set_new(ev, "overflow", json_true()) != 0)
+        goto fail;
     ig_buf_init(&b, IG_CANON_MAX_BYTES);
     if (ev != NULL && ig_canon_write(ev, &b, NULL) == IG_OK)
         text = ig_buf_take(&b, NULL);
     ig_buf_release(&b);
+fail:
     json_decref(ev);
     return text;
 }
@@ -417,22 +419,28 @@ log_unwritten(struct pdp_refusals *t)
 {
     json_t *left = json_array();
     struct entry *batch;
-    size_t n, i;
+    size_t n, i, lost = 0;
+    char *text;
 
     (void)pthread_mutex_lock(&t->mu);
     batch = take_all(t, &n);
     (void)pthread_mutex_unlock(&t->mu);
-    for (i = 0; left != NULL && i < n; i++) {
-        char *text = event_text(&batch[i], now_of(t));
-        /* json_array_append_new steals the loaded value. */
-        if (text != NULL)
-            (void)json_array_append_new(left, json_loads(text, 0, NULL));
+    for (i = 0; i < n; i++) {
+        text = event_text(&batch[i], now_of(t));
+        /* json_array_append_new steals the loaded value. An event that
+           cannot be shown is counted as lost: the line never looks
+           complete when it is not. */
+        if (text == NULL || left == NULL ||
+            json_array_append_new(left, json_loads(text, 0, NULL)) != 0)
+            lost++;
         free(text);
     }
     free(batch);
-    if (t->o.log != NULL && left != NULL && json_array_size(left) > 0)
-        t->o.log("error", "audit.refusals_unwritten",
-                 json_pack("{s:o}", "events", left)); /* "o" steals left */
+    if (t->o.log != NULL && n > 0)
+        /* "o?" steals left (NULL when it could not be made). */
+        t->o.log(
+            "error", "audit.refusals_unwritten",
+            json_pack("{s:o?, s:I}", "events", left, "lost", (json_int_t)lost));
     else
         json_decref(left);
 }

@@ -13,13 +13,6 @@
 #include <unistd.h>
 
 #include "ig_limits.h"
-#include "ig_log.h"
-
-void
-pdp_log(const char *level, const char *event, json_t *fields)
-{
-    ig_log(level, event, fields);
-}
 
 static void
 observe_commit(void *ctx, double seconds, size_t writes)
@@ -116,6 +109,7 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (s == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     s->cfg = c;
+    s->approval_changed = pdp_slack_changed; /* a no-op without [slack] */
     if (pdp_waiters_new(s, &s->waiters) != IG_OK) {
         free(s);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
@@ -153,7 +147,7 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
                           (json_int_t)c->max_connections));
     if (ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK)
         goto fail;
-    s->mhd = pdp_http_start(s, err);
+    s->mhd = pdp_route_start(s, err);
     if (s->mhd == NULL)
         goto fail;
     pdp_log("info", "server.started",
@@ -180,12 +174,12 @@ pdp_server_port(const struct pdp_server *s)
 void
 pdp_server_stop(struct pdp_server *s)
 {
-    struct timespec ts = {0, 5000000L};
+    struct timespec ts = {0, IG_PDP_STOP_POLL_MS * 1000000L};
     int i;
 
     if (s == NULL)
         return;
-    /* From here new connections are refused (on_accept in pdp_http.c) and
+    /* From here new connections are refused (on_accept in pdp_route.c) and
        requests that reach routing are answered 503. */
     atomic_store(&s->stopping, 1);
     pdp_waiters_resume_all(s->waiters);
@@ -195,7 +189,7 @@ pdp_server_stop(struct pdp_server *s)
        promised after a commit must not be cut - but say what we wait for. */
     for (i = 1; atomic_load(&s->inflight) > 0; i++) {
         (void)nanosleep(&ts, NULL);
-        if (i % 1000 == 0)
+        if (i % (IG_PDP_STOP_LOG_MS / IG_PDP_STOP_POLL_MS) == 0)
             pdp_log(
                 "warn", "server.stop_waiting",
                 json_pack("{s:i}", "requests", (int)atomic_load(&s->inflight)));

@@ -47,11 +47,11 @@
 
 #define SLACK_QUEUE IG_SLACK_QUEUE /* jobs waiting for the notifier */
 #define SLACK_MESSAGES_MAX IG_SLACK_MESSAGES_MAX
-#define SLACK_CONNECT_MS 5000L /* connect timeout */
-#define SLACK_TOTAL_MS 10000L  /* whole-request timeout */
-#define SLACK_REPLY_MAX 65536  /* largest Slack API answer read */
-#define SLACK_URL_MAX 2048     /* api_url + "/chat.postMessage" */
-#define SLACK_INTENT_ID_MAX 64 /* longest intent id queued */
+#define SLACK_CONNECT_MS IG_SLACK_CONNECT_MS /* connect timeout */
+#define SLACK_TOTAL_MS IG_SLACK_TOTAL_MS     /* whole-request timeout */
+#define SLACK_REPLY_MAX IG_SLACK_REPLY_MAX   /* largest Slack API answer */
+#define SLACK_URL_MAX IG_SLACK_URL_MAX       /* api_url + "/chat.postMessage" */
+#define SLACK_INTENT_ID_MAX IG_INTENT_ID_MAX /* longest intent id queued */
 #define SLACK_SECRET_FILE_MAX IG_KEYFILE_MAX_BYTES
 
 enum job_kind { JOB_POST = 1, JOB_UPDATE };
@@ -283,7 +283,7 @@ log_attempt(struct pdp_server *s, const char *method, const char *intent_id,
 
     if (ig_time_format(ig_time_now(), when) != IG_OK)
         when[0] = '\0';
-    pdp_approval_audit(
+    pdp_audit_append(
         s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s*, s:b, s:s*}", "type",
                      "approval.notified", "time", when, "channel", "slack",
                      "method", method, "intent_id", intent_id, "approval_id",

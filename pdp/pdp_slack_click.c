@@ -55,11 +55,11 @@ audit_stranger(struct pdp_server *s, const struct appr_slack_click *c)
 
     if (ig_time_format(ig_time_now(), when) != IG_OK)
         when[0] = '\0';
-    pdp_approval_audit(
-        s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
-                     "approval.vote_refused", "time", when, "approval_id",
-                     c->approval_id, "slack_user", c->user_id, "approver", "",
-                     "channel", "slack", "code", "NOT_AN_APPROVER"));
+    pdp_audit_append(s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
+                                  "approval.vote_refused", "time", when,
+                                  "approval_id", c->approval_id, "slack_user",
+                                  c->user_id, "approver", "", "channel",
+                                  "slack", "code", "NOT_AN_APPROVER"));
 }
 
 /* 1 when c approves an intent the Slack message could not show whole
@@ -91,7 +91,7 @@ approve_unseen(struct pdp_req *r, const struct appr_slack_click *c,
     if (unseen) {
         if (ig_time_format(ig_time_now(), when) != IG_OK)
             when[0] = '\0';
-        pdp_approval_audit(
+        pdp_audit_append(
             r->srv,
             json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s}", "type",
                       "approval.vote_refused", "time", when, "approval_id",

@@ -40,14 +40,11 @@
 #define UI_CSP                                                                 \
     "default-src 'none'; style-src 'self'; img-src 'self'; "                   \
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-#define UI_HTML "text/html; charset=utf-8"
 #define SESSION_COOKIE "ig_session"
 #define DEVICE_COOKIE "ig_device" /* the device token (pdp_login.c) */
 #define LOGIN_COOKIE "ig_login_csrf"
 #define LOGIN_CSRF_BYTES 32
 #define LOGIN_CSRF_LEN IG_B64_ENCODED_LEN(LOGIN_CSRF_BYTES) /* 43 */
-#define LOGIN_CSRF_MAX_AGE 3600
-#define ID_MAX 64
 
 /* One /ui request: who is signed in, if anyone. */
 struct ui {
@@ -60,52 +57,12 @@ struct ui {
 
 /* ---- replies ---- */
 
-void
-pdp_ui_html_reply(struct pdp_req *r, unsigned int status, struct ig_buf *b,
-                  enum ig_status st)
-{
-    static const char fail[] = "<!doctype html><title>Error</title>"
-                               "<p>The page could not be built.</p>\n";
-
-    if (st == IG_OK)
-        pdp_reply_text(r, status, b->data != NULL ? b->data : "", b->len,
-                       UI_HTML);
-    else
-        pdp_reply_text(r, 500, fail, sizeof(fail) - 1, UI_HTML);
-    ig_buf_release(b);
-}
-
-void
-pdp_ui_error_page(struct pdp_req *r, const struct appr_page *page,
-                  unsigned int status, const char *title, const char *message)
-{
-    struct ig_buf b;
-    enum ig_status st;
-
-    ig_buf_init(&b, APPR_HTML_MAX_BYTES);
-    st = appr_html_error(&b, page, status, title, message);
-    pdp_ui_html_reply(r, status, &b, st);
-}
-
 static void
 error_page(struct ui *u, unsigned int status, const char *title,
            const char *message)
 {
     pdp_ui_error_page(u->r, u->who != NULL ? &u->page : NULL, status, title,
                       message);
-}
-
-void
-pdp_ui_redirect(struct pdp_req *r, const char *location)
-{
-    static const char body[] = "<!doctype html><title>Redirect</title>"
-                               "<p>Continue <a href=\"/ui/\">here</a>.</p>\n";
-
-    if (pdp_reply_header(r, "Location", location) != 0) {
-        pdp_reply_text(r, 500, body, 0, UI_HTML);
-        return;
-    }
-    pdp_reply_text(r, 303, body, sizeof(body) - 1, UI_HTML);
 }
 
 /* Set-Cookie name=value with our attributes; max_age 0 clears it. */
@@ -224,7 +181,7 @@ login_page(struct ui *u, unsigned int status, const char *token, int set_token,
     enum ig_status st;
 
     if (set_token)
-        set_cookie(u->r, LOGIN_COOKIE, token, LOGIN_CSRF_MAX_AGE);
+        set_cookie(u->r, LOGIN_COOKIE, token, IG_LOGIN_CSRF_MAX_AGE);
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_login(&b, token, error, approver);
     pdp_ui_html_reply(u->r, status, &b, st);
@@ -443,7 +400,7 @@ id_shaped(const char *s, size_t n)
 {
     size_t i;
 
-    if (n == 0 || n > ID_MAX)
+    if (n == 0 || n > IG_ID_MAX)
         return 0;
     for (i = 0; i < n; i++)
         if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -545,7 +502,7 @@ route_approval(struct ui *u, const char *rest, int get, int post)
 {
     const char *slash = strchr(rest, '/');
     size_t n = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
-    char id[ID_MAX + 1];
+    char id[IG_ID_MAX + 1];
 
     if (!id_shaped(rest, n) || (slash != NULL && strcmp(slash, "/vote") != 0)) {
         (void)session_of(u);

@@ -31,9 +31,7 @@
 #include "pdp_ui_int.h"
 #include "store_audit_view.h"
 
-#define UI_HTML "text/html; charset=utf-8"
 #define AUDITORS_GROUP "auditors"
-#define ID_MAX 64
 #define INTENTS_PREFIX APPR_AUDIT_PATH "/intents/"
 
 struct aui {
@@ -43,7 +41,7 @@ struct aui {
     struct appr_page page;
 };
 
-/* ---- replies (pdp_ui.c's helpers) ---- */
+/* ---- replies (pdp_ui_page.c) ---- */
 
 static void
 error_page(struct aui *u, unsigned int status, const char *title,
@@ -74,7 +72,7 @@ need_session(struct aui *u)
         MHD_lookup_connection_value(u->r->conn, MHD_COOKIE_KIND, "ig_session");
 
     if (id != NULL && strlen(id) == PDP_SESSION_ID_LEN &&
-        strncmp(id, "igs_", 4) == 0 && chars_in(id + 4, ID_MAX, B64URL))
+        strncmp(id, "igs_", 4) == 0 && chars_in(id + 4, IG_ID_MAX, B64URL))
         u->who = pdp_approver_session(u->r->srv, id, u->csrf);
     if (u->who == NULL) {
         pdp_ui_redirect(u->r, "/ui/login");
@@ -169,10 +167,10 @@ events_get(struct aui *u)
     struct ig_buf b;
     enum ig_status st;
 
-    if ((type != NULL && !chars_in(type, ID_MAX,
+    if ((type != NULL && !chars_in(type, IG_ID_MAX,
                                    "abcdefghijklmnopqrstuvwxyz"
                                    "0123456789._")) ||
-        (intent != NULL && !chars_in(intent, ID_MAX, B64URL)) ||
+        (intent != NULL && !chars_in(intent, IG_ID_MAX, B64URL)) ||
         arg_count(u, "before", &before) != 0) {
         error_page(u, 400, "Bad filter",
                    "A type is lowercase letters, digits, dots and "
@@ -210,7 +208,7 @@ intent_get(struct aui *u, const char *id)
     struct ig_buf b;
     enum ig_status st;
 
-    if (!chars_in(id, ID_MAX, B64URL)) {
+    if (!chars_in(id, IG_ID_MAX, B64URL)) {
         error_page(u, 404, "Not found", "There is no such intent.");
         return;
     }

@@ -1,7 +1,8 @@
 /*
- * pdp_ui_int.h - what the web pages (pdp_ui.c, pdp_ui_audit.c) share:
- * the HTML reply, the error page and the 303 redirect. Each /ui reply also
- * carries the pages' security headers, added by the caller.
+ * pdp_ui_int.h - what the web pages (pdp_ui.c, pdp_ui_audit.c) share,
+ * defined in pdp_ui_page.c: the HTML reply, the error page and the 303
+ * redirect. Each /ui reply also carries the pages' security headers,
+ * added by the caller.
  */
 #ifndef PDP_UI_INT_H
 #define PDP_UI_INT_H

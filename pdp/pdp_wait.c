@@ -23,7 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#define TICK_NS 50000000L /* deadline resolution: 50 ms */
+#include "ig_limits.h"
+
+#define TICK_NS (IG_PDP_WAIT_TICK_MS * 1000000L) /* deadline resolution */
 
 struct waiter {
     struct pdp_req *r;

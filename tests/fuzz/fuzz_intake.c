@@ -1,7 +1,7 @@
 /*
  * fuzz_intake.c - libFuzzer target for what the PDP does with an agent's
  * untrusted POST /v1/intents body after the JSON reader: the strict field
- * validation (intake_validate), and the policy engine evaluating an intent
+ * validation (pdp_intake_validate), and the policy engine evaluating an intent
  * built from it with the example bundle (JSON -> read-only Lua tables ->
  * six policies -> a verdict).
  *
@@ -39,7 +39,7 @@ setup(void)
 }
 
 static void
-evaluate(const struct intake_body *in)
+evaluate(const struct pdp_intake_body *in)
 {
     struct pol_decision d;
     json_t *ctx =
@@ -71,7 +71,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     static struct pdp_server srv;
     struct pdp_req r;
-    struct intake_body in;
+    struct pdp_intake_body in;
     json_t *body = NULL;
 
     if (engine == NULL)
@@ -81,7 +81,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     memset(&r, 0, sizeof(r));
     r.srv = &srv;
     if (json_is_object(body)) {
-        if (intake_validate(&r, body, &in) == 0) {
+        if (pdp_intake_validate(&r, body, &in) == 0) {
             if (r.reply.body != NULL || in.action == NULL ||
                 !json_is_object(in.params) || in.resource == NULL)
                 abort();

@@ -1,6 +1,6 @@
 /*
- * pdp_http.c - the HTTP layer: libmicrohttpd's access handler, request
- * bodies, routing, authentication and replies.
+ * pdp_route.c - the HTTP layer's top: libmicrohttpd's access handler,
+ * request bodies and the route table that calls every endpoint.
  *
  * MHD calls the handler several times per request: first with no state
  * (we allocate struct pdp_req; an oversized Content-Length is refused
@@ -10,227 +10,19 @@
  * or suspends the connection (store write in flight, long poll) and is
  * resumed from another thread; MHD then calls the handler again and the
  * endpoint's on_resume fills the reply. Every reply is queued from the
- * handler, on an MHD thread.
+ * handler, on an MHD thread. The replies themselves are built with
+ * pdp_reply.c, below every endpoint.
  */
 #include "pdp_int.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "ig_canon.h"
 #include "ig_conns.h"
-#include "ig_json.h"
 #include "ig_limits.h"
-
-double
-pdp_mono_seconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- replies ---- */
-
-static void
-reply_set(struct pdp_req *r, unsigned int status, char *body, size_t len,
-          const char *ctype)
-{
-    free(r->reply.body);
-    r->reply.status = status;
-    r->reply.body = body;
-    r->reply.len = len;
-    r->reply.content_type = ctype;
-    r->phase = PH_READY;
-}
-
-char *
-pdp_json_text(const json_t *v)
-{
-    struct ig_buf b;
-
-    ig_buf_init(&b, IG_CANON_MAX_BYTES);
-    if (v == NULL || ig_canon_write(v, &b, NULL) != IG_OK) {
-        ig_buf_release(&b);
-        return NULL;
-    }
-    return ig_buf_take(&b, NULL);
-}
-
-void
-pdp_reply_json(struct pdp_req *r, unsigned int status, json_t *v)
-{
-    char *s = pdp_json_text(v);
-
-    json_decref(v);
-    if (s == NULL) {
-        static const char oom[] = "{\"error\":{\"code\":\"INTERNAL\","
-                                  "\"message\":\"out of memory\"}}";
-        s = strdup(oom);
-        status = 500;
-    }
-    reply_set(r, status, s, s != NULL ? strlen(s) : 0, "application/json");
-}
-
-void
-pdp_reply_text(struct pdp_req *r, unsigned int status, const char *text,
-               size_t len, const char *content_type)
-{
-    char *s = malloc(len + 1);
-
-    if (s != NULL) {
-        memcpy(s, text, len);
-        s[len] = '\0';
-    }
-    reply_set(r, s != NULL ? status : 500, s, s != NULL ? len : 0,
-              content_type);
-}
-
-void
-pdp_reply_error(struct pdp_req *r, unsigned int status, const char *code,
-                const char *field, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    json_t *err;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    pdp_metrics_reject(&r->srv->metrics, code);
-    (void)snprintf(r->reply.code, sizeof(r->reply.code), "%s", code);
-    err = json_pack("{s:s, s:s}", "code", code, "message", msg);
-    if (err != NULL && field != NULL)
-        (void)json_object_set_new(err, "field", json_string(field));
-    /* "o" steals err. */
-    pdp_reply_json(r, status, json_pack("{s:o?}", "error", err));
-}
-
-int
-pdp_reply_header(struct pdp_req *r, const char *name, const char *value)
-{
-    char *v;
-
-    if (r->reply.nhdr >= PDP_REPLY_HEADERS || (v = strdup(value)) == NULL)
-        return -1;
-    r->reply.hdr_name[r->reply.nhdr] = name;
-    r->reply.hdr_value[r->reply.nhdr++] = v;
-    return 0;
-}
-
-/* ---- request helpers ---- */
-
-json_t *
-pdp_req_json_object(struct pdp_req *r)
-{
-    const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
-    struct ig_err err;
-    enum ig_status st;
-    json_t *v = NULL;
-
-    if (ct == NULL || strncmp(ct, "application/json", 16) != 0 ||
-        (ct[16] != '\0' && ct[16] != ';')) {
-        pdp_reply_error(r, 415, "UNSUPPORTED_MEDIA_TYPE", NULL,
-                        "send the body as Content-Type: application/json");
-        return NULL;
-    }
-    st = ig_json_parse(r->body.data != NULL ? r->body.data : "", r->body.len,
-                       &v, &err);
-    if (st == IG_ERR_LIMIT) {
-        pdp_reply_error(r, 400, "JSON_LIMIT_EXCEEDED", NULL,
-                        "line %d, column %d: %s", err.line, err.column,
-                        err.msg);
-        return NULL;
-    }
-    if (st != IG_OK) {
-        pdp_reply_error(r, 400, "INVALID_JSON", NULL, "line %d, column %d: %s",
-                        err.line, err.column, err.msg);
-        return NULL;
-    }
-    if (!json_is_object(v)) {
-        json_decref(v);
-        pdp_reply_error(r, 400, "INVALID_JSON", NULL,
-                        "the body must be a JSON object");
-        return NULL;
-    }
-    return v;
-}
-
-const struct pdp_principal *
-pdp_req_auth(struct pdp_req *r, unsigned roles)
-{
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                MHD_HTTP_HEADER_AUTHORIZATION);
-    const struct pdp_principal *p;
-
-    /* Every refusal is counted for the audit log (pdp_refusals.c), never
-       with the token. */
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0 || h[7] == '\0') {
-        pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
-                        "send Authorization: Bearer <token>");
-        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
-        return NULL;
-    }
-    p = pdp_config_authenticate(r->srv->cfg, h + 7, strlen(h + 7));
-    if (p == NULL) {
-        pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
-                        "the bearer token is not valid");
-        pdp_req_refused(r, PDP_REFUSED_AUTH, NULL, "UNAUTHENTICATED");
-        return NULL;
-    }
-    if ((roles & (1u << p->role)) == 0) {
-        pdp_reply_error(r, 403, "FORBIDDEN", NULL,
-                        "this token may not call this endpoint");
-        pdp_req_refused(r, PDP_REFUSED_AUTH, p, "FORBIDDEN");
-        return NULL;
-    }
-    return p;
-}
-
-/* ---- suspend / resume ---- */
-
-void
-pdp_req_suspend(struct pdp_req *r, void (*on_resume)(struct pdp_req *r))
-{
-    r->on_resume = on_resume;
-    r->phase = PH_WAITING;
-    MHD_suspend_connection(r->conn);
-}
-
-void
-pdp_req_resume(struct pdp_req *r)
-{
-    MHD_resume_connection(r->conn);
-}
-
-void
-pdp_req_write_done(void *ctx, enum ig_status st)
-{
-    struct pdp_req *r = ctx;
-
-    r->op_status = st;
-    pdp_req_resume(r);
-}
-
-void
-pdp_req_write(struct pdp_req *r, void (*on_resume)(struct pdp_req *r),
-              enum ig_status (*submit)(struct pdp_req *r))
-{
-    enum ig_status st;
-
-    /* Suspend first: the writer may finish before submit returns. */
-    pdp_req_suspend(r, on_resume);
-    st = submit(r);
-    if (st != IG_OK)
-        pdp_req_write_done(r, st);
-}
 
 /* A request is in flight from the moment it is routed until its reply is
    queued (or its connection ends without one): stopping waits for none to
@@ -307,7 +99,7 @@ serve_metrics(struct pdp_req *r)
     atomic_store(&s->metrics.queued, store_queue_depth(s->store));
     atomic_store(&s->metrics.in_flight,
                  (uint_fast64_t)atomic_load(&s->inflight));
-    ig_buf_init(&b, 1 << 20);
+    ig_buf_init(&b, IG_PDP_METRICS_MAX_BYTES);
     if (pdp_metrics_render(&s->metrics, &b) != IG_OK ||
         pdp_refusals_render(s->refusals, &b) != IG_OK) {
         ig_buf_release(&b);
@@ -334,7 +126,7 @@ static const struct {
 static void
 route(struct pdp_req *r, const char *url, const char *method)
 {
-    char id[128];
+    char id[IG_PATH_ID_MAX + 1];
     size_t i;
 
     r->url = url;
@@ -515,7 +307,7 @@ on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 }
 
 struct MHD_Daemon *
-pdp_http_start(struct pdp_server *srv, struct ig_err *err)
+pdp_route_start(struct pdp_server *srv, struct ig_err *err)
 {
     struct sockaddr_in sa;
     struct MHD_Daemon *d;
@@ -540,9 +332,9 @@ pdp_http_start(struct pdp_server *srv, struct ig_err *err)
         srv->conns, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned int)srv->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned int)srv->cfg->max_per_address, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned int)1024, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_END);
+        (unsigned int)IG_PDP_LISTEN_BACKLOG, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)IG_PDP_IDLE_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)IG_PDP_CONNECTION_MEMORY, MHD_OPTION_END);
     if (d == NULL) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
                          srv->cfg->listen_host, srv->cfg->listen_port);
