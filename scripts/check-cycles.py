@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/check-cycles.py BUILD - fail if product files depend on each
+"""scripts/check-cycles.py BUILD [ROOT] - fail if product files depend on each
 other in a cycle.
 
 A file depends on another when its object file uses a symbol the other's
@@ -68,10 +68,11 @@ def components(graph):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: check-cycles.py BUILD_DIR")
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: check-cycles.py BUILD_DIR [SOURCE_ROOT]")
     build = sys.argv[1]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = (os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = json.load(f)
     files = {}
@@ -102,6 +103,8 @@ def main():
             print(f"  {src} -> {', '.join(deps)}")
     if cycles:
         sys.exit(1)
+    if not files:
+        sys.exit(f"check-cycles: no product files in {build}")
     print(f"no dependency cycles among {len(files)} product files")
 
 

@@ -16,7 +16,9 @@
 #      is disabled, and the tests that need node, chromium or curl are
 #      registered)
 #   4. release build with warnings as errors, the same checks and the
-#      whole ctest suite again (its summary is the last thing printed)
+#      whole ctest suite again (its summary is the last thing printed);
+#      scripts/check-cycles.py: no two product files depend on each other
+#      in a cycle (tests/ci/test_check_cycles.sh proves it finds one)
 #
 # ctest runs through scripts/run-ctest.sh: a failed test fails the run, and
 # so does a test ctest reports as not run - skipped (its SKIP_RETURN_CODE,
@@ -59,5 +61,6 @@ echo "== release build (warnings are errors) and tests"
 cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIG_WERROR=ON \
     >/dev/null
 cmake --build build/ci -j"$jobs" >/dev/null
+python3 scripts/check-cycles.py build/ci
 scripts/check-tests.sh build/ci
 scripts/run-ctest.sh build/ci -j"$jobs"
