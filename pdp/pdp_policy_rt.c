@@ -12,9 +12,11 @@
 #include "pdp_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ig_json.h"
+#include "ig_limits.h"
 
 static int64_t
 count_hit(void *ctx, const char *key, int64_t window_seconds)
@@ -30,27 +32,53 @@ engine_destroy(void *p)
     pol_engine_free(p);
 }
 
+/* The first FAIL line of a test run's report, without its newline: what
+   the refusal to start names, so the log says which case failed. */
+static void
+first_failure(const char *report, char *out, size_t cap)
+{
+    const char *p = report != NULL ? strstr(report, "FAIL ") : NULL;
+    size_t n;
+
+    out[0] = '\0';
+    if (p == NULL || cap == 0)
+        return;
+    n = strcspn(p, "\n");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
 /* Load dir and run its tests; a new bundle only when both pass. */
 static enum ig_status
 load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
 {
     struct pol_bundle *b = NULL;
+    char *report = NULL, first[IG_POLICY_MESSAGE_MAX];
+    size_t report_len = 0;
     FILE *sink;
     int failed;
 
     if (pol_bundle_load(s->cfg->policy_dir, s->cfg->policy_settings, &b, err) !=
         IG_OK)
         return IG_ERR_INVALID;
-    sink = fopen("/dev/null", "w");
-    failed = pol_bundle_test(b, sink != NULL ? sink : stderr, err);
-    if (sink != NULL)
-        (void)fclose(sink);
+    sink = open_memstream(&report, &report_len);
+    if (sink == NULL) {
+        pol_bundle_unref(b);
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot run the policy tests");
+    }
+    failed = pol_bundle_test(b, sink, err);
+    (void)fclose(sink);
+    first_failure(report, first, sizeof(first));
+    free(report);
     if (failed != 0) {
         if (failed > 0)
             (void)ig_err_set(err, IG_ERR_INVALID,
-                             "%d policy test case(s) fail in %s (run "
-                             "`intentgate policy test %s`)",
-                             failed, s->cfg->policy_dir, s->cfg->policy_dir);
+                             "%d policy test case(s) fail in %s, first: %s "
+                             "(run `intentgate policy test %s`)",
+                             failed, s->cfg->policy_dir, first,
+                             s->cfg->policy_dir);
         pol_bundle_unref(b);
         return IG_ERR_INVALID;
     }

@@ -729,6 +729,9 @@ class Reload(CustomServer):
         self.srv.signal(signal.SIGHUP)
         self.wait_log("policy.reload_refused", 2)
         self.assertEqual(self.revision(), rev0)
+        # The refusal names the first failing case, not only a count.
+        self.assertRegex(self.srv.log(),
+                         r"case\(s\) fail in [^,]*, first: FAIL \w+_test\.lua: ")
         # A good change is taken.
         with open(refund, "w") as f:
             f.write("-- reviewed\n" + good)
