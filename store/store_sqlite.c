@@ -35,10 +35,7 @@
 double
 store_mono(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return ig_time_mono();
 }
 
 /* ---- connections ---- */
@@ -288,8 +285,7 @@ wait_for_work(struct store *s)
         }
         if (store_mono() >= due)
             return 1;
-        ts.tv_sec = (time_t)due;
-        ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+        ig_time_wait_until(due, &ts);
         (void)pthread_cond_timedwait(&s->wake, &s->mu, &ts);
     }
     return 0;
