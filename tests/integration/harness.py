@@ -15,6 +15,7 @@ IG_TEST_CLOCK_FILE naming it (clock_env) shares that time.
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -132,6 +133,14 @@ class Server:
         self.clock = clock_path(self.tmp) if clock else None
         if clock:
             require_test_clock(self.log(), "the PDP")
+
+    def now(self):
+        """The server's wall clock: real seconds plus its test clock's
+        offset (0 without one)."""
+        if self.clock is None:
+            return int(time.time())
+        with open(self.clock) as f:
+            return int(time.time()) + int(f.read())
 
     def advance(self, seconds):
         """Move this server's test clock on (started with clock=True)."""
@@ -254,6 +263,15 @@ class Server:
             return resp.status, out, dict(resp.getheaders())
         finally:
             conn.close()
+
+    def metric(self, name):
+        """The value of an unlabelled metric on /metrics, or None."""
+        st, text, _ = self.call("GET", "/metrics", raw_response=True)
+        if st != 200:
+            return None
+        m = re.search(rb"^" + re.escape(name.encode()) + rb" (\d+)$", text,
+                      re.M)
+        return int(m.group(1)) if m else None
 
     def submit(self, action, resource, params, token=None, **extra):
         body = {"action": action, "resource": resource, "params": params}
