@@ -94,6 +94,7 @@ wall_offset_is(int64_t want)
     return now >= t0 + want && now <= t1 + want;
 }
 
+#ifdef IG_TEST_CLOCK
 struct reader {
     int64_t final;
     int backwards;
@@ -119,6 +120,7 @@ reader_main(void *arg)
     r->final = near(last, (double)r->final) ? r->final : -1;
     return NULL;
 }
+#endif
 
 static int
 child_offsets(const char *path)
