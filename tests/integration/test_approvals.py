@@ -464,10 +464,11 @@ class Expiry(unittest.TestCase):
             finish(srv)
 
 
-class LoginWindows(unittest.TestCase):
-    """The login limiters' backoff and window and the device token's
-    lifetime (login_max_failures 5, login_window 300 s, the first backoff
-    5 s, device tokens 30 days), on the test clock."""
+class Lifetimes(unittest.TestCase):
+    """The login limiters' backoff and window, the device token's and the
+    session's lifetimes (login_max_failures 5, login_window 300 s, the
+    first backoff 5 s, device tokens 30 days, session_idle 900 s,
+    session_max 8 h), on the test clock."""
 
     def setUp(self):
         self.srv = start(clock=True)
@@ -507,6 +508,27 @@ class LoginWindows(unittest.TestCase):
         # The control: the fifth failure inside one window backs off.
         self.fail("second", 5)
         self.assertEqual(self.login("second", self.pw)[0], 429)
+
+    def test_session_idle_and_max(self):
+        st, body, _ = self.login("second", self.pw)
+        self.assertEqual(st, 200, body)
+        tok = body["token"]
+
+        def use():
+            return self.srv.call("GET", "/v1/approvals", tok)[0]
+
+        # Used every 800 s it stays open, up to session_max ...
+        for _ in range(35):  # 28,000 s
+            self.srv.advance(800)
+            self.assertEqual(use(), 200)
+        self.srv.advance(801)  # 28,801 s: past session_max
+        self.assertEqual(use(), 401)
+        # ... and idle for session_idle it closes.
+        tok = self.login("second", self.pw)[1]["token"]
+        self.srv.advance(899)
+        self.assertEqual(use(), 200)
+        self.srv.advance(901)
+        self.assertEqual(use(), 401)
 
     def test_device_token_expires(self):
         st, body, _ = self.login("second", self.pw)
