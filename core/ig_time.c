@@ -228,22 +228,22 @@ static struct {
     atomic_int announce; /* the warning is still to be logged */
 } tc = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* One log line in ig_log's format, written here (ig_log reads this clock)
-   with the given time. */
+/* One log line in ig_log's format, written here (ig_log reads this clock),
+   for the test clock at offset. */
 static void
 test_clock_log(const char *level, const char *event, const char *detail,
-               int64_t at)
+               int64_t offset)
 {
     char when[IG_TIME_STRLEN + 1];
     json_t *line;
     char *s = NULL;
 
-    if (ig_time_format(at, when) != IG_OK)
+    if (ig_time_format((int64_t)time(NULL) + offset, when) != IG_OK)
         when[0] = '\0';
     /* json_pack copies the strings. */
     line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "time", when, "level",
                      level, "event", event, "file", tc.path, "detail", detail,
-                     "offset", (json_int_t)tc.offset);
+                     "offset", (json_int_t)offset);
     if (line != NULL)
         s = json_dumps(line, JSON_COMPACT | JSON_SORT_KEYS);
     (void)fprintf(stderr, "%s\n", s != NULL ? s : event);
@@ -252,6 +252,7 @@ test_clock_log(const char *level, const char *event, const char *detail,
     json_decref(line);
 }
 
+/* Under tc.mu (or once). */
 static _Noreturn void
 test_clock_die(const char *why)
 {
@@ -259,7 +260,7 @@ test_clock_die(const char *why)
 
     (void)snprintf(detail, sizeof(detail), "%s%s%s", why,
                    errno != 0 ? ": " : "", errno != 0 ? strerror(errno) : "");
-    test_clock_log("error", "test_clock.broken", detail, (int64_t)time(NULL));
+    test_clock_log("error", "test_clock.broken", detail, tc.offset);
     abort();
 }
 
@@ -346,7 +347,7 @@ test_clock_offset(void)
                        "this build has a test clock and IG_TEST_CLOCK_FILE "
                        "is set: time is what the file says; never run "
                        "this in production",
-                       (int64_t)time(NULL) + off);
+                       off);
     return off;
 }
 /* Before main: the warning goes out at start-up even from a process that
