@@ -132,7 +132,12 @@ class Server:
     def _clocked(self, clock):
         self.clock = clock_path(self.tmp) if clock else None
         if clock:
-            require_test_clock(self.log(), "the PDP")
+            try:
+                require_test_clock(self.log(), "the PDP")
+            except AssertionError:
+                self.stop()
+                self.cleanup()
+                raise
 
     def now(self):
         """The server's wall clock: real seconds plus its test clock's

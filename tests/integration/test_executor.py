@@ -424,7 +424,10 @@ class ConfiguredExecutor(Executor):
                     url = json.loads(line)["url"]
                     self.host, port = url.split("//", 1)[1].rsplit(":", 1)
                     self.port = int(port)
-                    if pdp.clock is not None:
+                    if pdp.clock is not None and \
+                            '"test_clock.active"' not in self.log():
+                        self.proc.kill()
+                        self.proc.wait()
                         harness.require_test_clock(self.log(), "the executor")
                     return
             if self.proc.poll() is not None:
