@@ -386,7 +386,7 @@ REGISTRY = """{"actions": {"payments.refund": {
 class ConfiguredExecutor(Executor):
     """intentgate-executor serve --config, for a custom PDP from test_pdp."""
 
-    def __init__(self, pdp, ex_id, token, upstream_url):
+    def __init__(self, pdp, ex_id, token, upstream_url, clock=None):
         d = os.path.join(pdp.tmp, "ex-" + ex_id)
         os.makedirs(d)
         with open(os.path.join(d, "pdp.token"), "w") as f:
@@ -409,8 +409,9 @@ class ConfiguredExecutor(Executor):
                     % (ex_id, pdp.env["INTENTGATE_URL"]))
         self.log_path = os.path.join(d, "executor.log")
         env = dict(os.environ)
-        if pdp.clock is not None:  # the PDP's time, on the same clock
-            env.update(harness.clock_env(pdp.clock))
+        clock = clock or pdp.clock  # by default the PDP's time
+        if clock is not None:
+            env.update(harness.clock_env(clock))
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [EXEC_BIN, "serve", "--config",
@@ -424,7 +425,7 @@ class ConfiguredExecutor(Executor):
                     url = json.loads(line)["url"]
                     self.host, port = url.split("//", 1)[1].rsplit(":", 1)
                     self.port = int(port)
-                    if pdp.clock is not None and \
+                    if clock is not None and \
                             '"test_clock.active"' not in self.log():
                         self.proc.kill()
                         self.proc.wait()
@@ -482,6 +483,32 @@ class AudienceAndExpiry(unittest.TestCase):
             up.seen.clear()
             pdp.advance(6)
             # The executor's own offline check refuses it: not redeemed.
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual((st, out["error"]["code"]),
+                             (410, "GRANT_EXPIRED"), out)
+            self.assertEqual(up.seen, [])
+            st, rec, _ = pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                  pdp.env["INTENTGATE_ADMIN_TOKEN"])
+            self.assertEqual(rec["state"], "EXPIRED", rec)
+            self.assertNotIn("redemption", rec)
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+
+    def test_grant_expired_at_redeem(self):
+        # The executor's clock is 31 s behind the PDP's: its offline check
+        # passes, the PDP refuses the redeem, nothing runs.
+        pdp, up = self.start(clock=True)
+        behind = os.path.join(pdp.tmp, "executor-clock")
+        harness.clock_write(behind, 0)
+        ex = ConfiguredExecutor(pdp, "e1", pdp.env["INTENTGATE_EXECUTOR_TOKEN"],
+                                up.url, clock=behind)
+        try:
+            st, b, _ = pdp.submit("payments.refund", "orders/1", {"amount": 5})
+            pdp.advance(31)
             st, out = ex.execute(b["intent"], b["grant"])
             self.assertEqual((st, out["error"]["code"]),
                              (410, "GRANT_EXPIRED"), out)
