@@ -114,8 +114,8 @@ sweeper_main(void *arg)
         (void)pthread_mutex_unlock(&a->mu);
         sweep(s);
         (void)pthread_mutex_lock(&a->mu);
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts); /* cv's clock */
-        ts.tv_sec += IG_APPROVAL_SWEEP_INTERVAL;
+        ig_time_wait_until(ig_time_mono() + IG_APPROVAL_SWEEP_INTERVAL,
+                           &ts); /* cv's clock */
         if (!a->stop)
             (void)pthread_cond_timedwait(&a->cv, &a->mu, &ts);
     }

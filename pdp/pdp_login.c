@@ -154,7 +154,7 @@ static void attempt(struct pdp_req *r);
 int64_t
 pdp_login_clock_ms(void)
 {
-    return (int64_t)(pdp_mono_seconds() * 1000.0);
+    return (int64_t)(ig_time_mono() * 1000.0);
 }
 
 /* Suspend r for ms and run attempt again; 0, or -1 (answer now). */

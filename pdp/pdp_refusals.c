@@ -391,8 +391,7 @@ flusher_main(void *arg)
 
     (void)pthread_mutex_lock(&t->mu);
     while (!t->stop) {
-        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += 1;
+        ig_time_wait_until(ig_time_mono() + 1.0, &ts);
         (void)pthread_cond_timedwait(&t->cv, &t->mu, &ts);
         if (t->stop)
             break;

@@ -52,14 +52,14 @@ scripts/run-fuzzers.sh build/fuzz/tests tests/fuzz/corpus "$fuzz_seconds" \
 
 echo "== ASan+UBSan build and tests"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DIG_SANITIZE=ON \
-    -DIG_WERROR=ON -DIG_BENCH=OFF >/dev/null
+    -DIG_WERROR=ON -DIG_BENCH=OFF -DIG_TEST_CLOCK=ON >/dev/null
 cmake --build build/asan -j"$jobs" >/dev/null
 scripts/check-tests.sh build/asan
 scripts/run-ctest.sh build/asan -j"$jobs"
 
 echo "== release build (warnings are errors) and tests"
 cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIG_WERROR=ON \
-    >/dev/null
+    -DIG_TEST_CLOCK=ON >/dev/null
 cmake --build build/ci -j"$jobs" >/dev/null
 python3 scripts/check-cycles.py build/ci
 scripts/check-tests.sh build/ci

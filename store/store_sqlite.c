@@ -188,8 +188,7 @@ wait_for_work(struct store *s)
         }
         if (store_mono() >= due)
             return 1;
-        ts.tv_sec = (time_t)due;
-        ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+        ig_time_wait_until(due, &ts);
         (void)pthread_cond_timedwait(&s->wake, &s->mu, &ts);
     }
     return 0;

@@ -11,6 +11,12 @@ talk to it over HTTP. Python standard library only.
 A suite exits 0 only when every test ran and passed: a skipped test exits
 SKIPPED, which tests/CMakeLists.txt registers as ctest's SKIP_RETURN_CODE,
 and scripts/run-ctest.sh (CI's ctest step) fails a run with any test skipped.
+
+Time-dependent tests start the server with clock=True and move its test
+clock on with srv.advance(seconds) instead of waiting (the binaries must be
+built with -DIG_TEST_CLOCK=ON, as scripts/test.sh does; core/ig_time.c):
+the file tmp/test-clock holds the offset, and every process started with
+IG_TEST_CLOCK_FILE naming it (clock_env) shares that time.
 """
 import http.client
 import json
@@ -62,6 +68,64 @@ def run_tests(module="__main__", names=None):
         print("SKIPPED %s: %s (a skipped test fails CI)" % (t.id(), why))
     sys.stdout.flush()
     sys.exit(exit_status(result))
+CLOCK_ENV = "IG_TEST_CLOCK_FILE"
+
+
+# ---- the test clock ----
+
+def clock_path(tmp):
+    """The test clock file of the processes started in tmp (created at 0
+    when missing; a restart in the same tmp keeps its time)."""
+    path = os.path.join(tmp, "test-clock")
+    if not os.path.exists(path):
+        clock_write(path, 0)
+    return path
+
+
+def clock_env(path):
+    """What to add to a child's environment for it to run on the test
+    clock at path."""
+    return {CLOCK_ENV: path}
+
+
+def clock_write(path, offset):
+    # Renamed over, never written in place: a reader sees the old file or
+    # the new one, never a half-written one.
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % offset)
+    os.replace(tmp, path)
+
+
+def clock_advance(path, seconds):
+    """Move the test clock at path on by whole seconds (> 0)."""
+    if seconds <= 0 or int(seconds) != seconds:
+        raise ValueError("the test clock moves forward by whole seconds")
+    with open(path) as f:
+        now = int(f.read())
+    clock_write(path, now + int(seconds))
+
+
+def require_test_clock(log_text, what):
+    """Fail (never skip) when what did not start on the test clock."""
+    if '"test_clock.active"' not in log_text:
+        raise AssertionError(
+            "%s is not running on the test clock: build with "
+            "-DIG_TEST_CLOCK=ON (scripts/test.sh does) to run the "
+            "time-dependent tests" % what)
+
+
+def wait_until(pred, what, timeout=20.0):
+    """Poll pred (a state check, not a timer) until it returns a true
+    value, which is returned; fail naming what after timeout seconds."""
+    deadline = time.time() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        if time.time() >= deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
 
 
 class Server:
@@ -74,6 +138,7 @@ class Server:
         hostport = url.split("//", 1)[1]
         self.host, port = hostport.rsplit(":", 1)
         self.port = int(port)
+        self.clock = None  # the test clock file (clock=True)
 
     # ---- lifecycle ----
 
@@ -94,10 +159,50 @@ class Server:
         return proc, log_path
 
     @classmethod
-    def dev(cls, tmp=None, listen="127.0.0.1:0"):
+    def _spawn_clocked(cls, args, tmp, clock):
+        """_spawn, on the test clock of tmp when clock is true."""
+        if not clock:
+            return cls._spawn(args, tmp)
+        saved = os.environ.get(CLOCK_ENV)
+        os.environ[CLOCK_ENV] = clock_path(tmp)
+        try:
+            return cls._spawn(args, tmp)
+        finally:
+            if saved is None:
+                os.environ.pop(CLOCK_ENV, None)
+            else:
+                os.environ[CLOCK_ENV] = saved
+
+    def _clocked(self, clock):
+        self.clock = clock_path(self.tmp) if clock else None
+        if clock:
+            try:
+                require_test_clock(self.log(), "the PDP")
+            except AssertionError:
+                self.stop()
+                self.cleanup()
+                raise
+
+    def now(self):
+        """The server's wall clock: real seconds plus its test clock's
+        offset (0 without one)."""
+        if self.clock is None:
+            return int(time.time())
+        with open(self.clock) as f:
+            return int(time.time()) + int(f.read())
+
+    def advance(self, seconds):
+        """Move this server's test clock on (started with clock=True)."""
+        if self.clock is None:
+            raise AssertionError("this server was not started with clock=True")
+        clock_advance(self.clock, seconds)
+
+    @classmethod
+    def dev(cls, tmp=None, listen="127.0.0.1:0", clock=False):
         tmp = tmp or tempfile.mkdtemp(prefix="ig-it-")
         data = os.path.join(tmp, "data")
-        proc, log_path = cls._spawn(["--dev", "--data", data, "--listen", listen], tmp)
+        proc, log_path = cls._spawn_clocked(
+            ["--dev", "--data", data, "--listen", listen], tmp, clock)
         env = {}
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -113,14 +218,16 @@ class Server:
         srv = cls(proc, tmp, env, log_path)
         srv.data = data
         srv.wait_healthy()
+        srv._clocked(clock)
         return srv
 
     @classmethod
-    def custom(cls, conf_path, tmp, env):
+    def custom(cls, conf_path, tmp, env, clock=False):
         """serve --config conf_path; env must hold the tokens you configured.
         The config should listen on 127.0.0.1:0; the port is read from the
         server's start log line."""
-        proc, log_path = cls._spawn(["--config", conf_path], tmp)
+        proc, log_path = cls._spawn_clocked(["--config", conf_path], tmp,
+                                            clock)
         deadline = time.time() + 20
         port = None
         while time.time() < deadline and port is None:
@@ -142,6 +249,7 @@ class Server:
         env["INTENTGATE_URL"] = "http://127.0.0.1:%d" % port
         srv = cls(proc, tmp, env, log_path)
         srv.wait_healthy()
+        srv._clocked(clock)
         return srv
 
     def wait_healthy(self):

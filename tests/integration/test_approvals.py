@@ -15,13 +15,13 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, run_tests  # noqa: E402
+from harness import Server, run_tests, wait_until  # noqa: E402
 
 
-def start(ttl=None, extra=""):
+def start(ttl=None, extra="", clock=False):
     """A dev server with a second approver (same password as the first),
     and extra config text appended ("{hash}" in it: that password's
-    hash)."""
+    hash); on the test clock when clock is true."""
     if ttl is not None:
         os.environ["INTENTGATE_DEV_APPROVAL_TTL"] = str(ttl)
     try:
@@ -38,7 +38,7 @@ def start(ttl=None, extra=""):
                 "groups = finance, dba\npassword_hash = %s\n" % h)
         f.write(extra.replace("{hash}", h))
     tmp = srv.tmp
-    srv2 = Server.dev(tmp=tmp)
+    srv2 = Server.dev(tmp=tmp, clock=clock)
     return srv2
 
 
@@ -412,30 +412,47 @@ class DefaultQuorum(unittest.TestCase):
 
 
 class Expiry(unittest.TestCase):
+    """approval_ttl (900 s, the default), on the test clock: the sweeper
+    records the expiry; nothing waits for it."""
+
     def test_expiry_blocks_and_late_votes_are_refused(self):
-        srv = start(ttl=2)
+        srv = start(clock=True)
         try:
-            pw = srv.env["INTENTGATE_APPROVER_PASSWORD"]
-            st, tok, _ = srv.call("POST", "/v1/approver/login", None,
-                                  {"approver": "dev-approver",
-                                   "password": pw})
             st, body, _ = srv.submit("payments.refund", "orders/e1",
                                      {"amount": 500})
             self.assertEqual(body["decision"], "ESCALATE", body)
-            t0 = time.time()
-            st, rec, _ = srv.call("GET", "/v1/intents/%s?wait=10"
-                                  % body["intent_id"],
-                                  srv.env["INTENTGATE_AGENT_TOKEN"])
-            self.assertLess(time.time() - t0, 6)
+            iid = body["intent_id"]
+            agent = srv.env["INTENTGATE_AGENT_TOKEN"]
+
+            def state():
+                return srv.call("GET", "/v1/intents/" + iid, agent)[1]
+
+            srv.advance(890)  # 10 s short of approval_ttl: still open
+            self.assertEqual(state()["state"], "PENDING_APPROVAL")
+            # A long poll parked now is woken by the sweeper's expiry,
+            # long before its own 60 s.
+            out = {}
+            t = threading.Thread(target=lambda: out.update(
+                rec=srv.call("GET", "/v1/intents/%s?wait=60" % iid,
+                             agent)[1]))
+            t.start()
+            wait_until(lambda: srv.metric("intentgate_long_polls_parked") == 1,
+                       "the long poll to park")
+            srv.advance(11)
+            t.join(30)
+            self.assertFalse(t.is_alive(), "the long poll was not woken")
+            self.assertIn(out["rec"]["state"], ("EXPIRED", "BLOCKED"))
             # The sweeper records the expiry as a BLOCK.
-            deadline = time.time() + 5
-            while rec["state"] != "BLOCKED" and time.time() < deadline:
-                time.sleep(0.2)
-                st, rec, _ = srv.call("GET", "/v1/intents/" +
-                                      body["intent_id"],
-                                      srv.env["INTENTGATE_AGENT_TOKEN"])
-            self.assertEqual(rec["state"], "BLOCKED", rec)
+            rec = wait_until(lambda: (lambda r: r["state"] == "BLOCKED"
+                                      and r)(state()),
+                             "the sweeper to block the expired intent")
             self.assertIn("APPROVAL_EXPIRED", rec["decisions"][-1]["reasons"])
+            # (Signed in now: a session from before would have gone idle.)
+            st, tok, _ = srv.call("POST", "/v1/approver/login", None,
+                                  {"approver": "dev-approver",
+                                   "password":
+                                   srv.env["INTENTGATE_APPROVER_PASSWORD"]})
+            self.assertEqual(st, 200, tok)
             st, res, _ = srv.call("POST", "/v1/approvals/%s/votes"
                                   % body["approval"]["id"], tok["token"],
                                   {"vote": "approve",
@@ -445,6 +462,87 @@ class Expiry(unittest.TestCase):
                           ("APPROVAL_EXPIRED", "APPROVAL_RESOLVED"))
         finally:
             finish(srv)
+
+
+class Lifetimes(unittest.TestCase):
+    """The login limiters' backoff and window, the device token's and the
+    session's lifetimes (login_max_failures 5, login_window 300 s, the
+    first backoff 5 s, device tokens 30 days, session_idle 900 s,
+    session_max 8 h), on the test clock."""
+
+    def setUp(self):
+        self.srv = start(clock=True)
+        self.pw = self.srv.env["INTENTGATE_APPROVER_PASSWORD"]
+
+    def tearDown(self):
+        finish(self.srv)
+
+    def login(self, who, pw, device=None):
+        body = {"approver": who, "password": pw}
+        if device is not None:
+            body["device"] = device
+        return self.srv.call("POST", "/v1/approver/login", None, body)
+
+    def fail(self, who, n, device=None):
+        for _ in range(n):
+            st, body, _ = self.login(who, "wrong-password", device)
+            self.assertEqual(st, 401, body)
+
+    def test_backoff_ends_when_its_wait_is_over(self):
+        self.fail("second", 5)
+        st, body, h = self.login("second", self.pw)
+        self.assertEqual(st, 429, body)
+        wait = int(h["Retry-After"])
+        self.assertTrue(1 <= wait <= 5, wait)  # 5 s from the 5th failure
+        self.srv.advance(5)
+        st, body, _ = self.login("second", self.pw)
+        self.assertEqual(st, 200, body)
+
+    def test_failures_are_forgotten_after_the_window(self):
+        self.fail("second", 4)
+        self.srv.advance(301)  # login_window: the four are forgotten
+        self.fail("second", 4)
+        # Eight failures in all, but four in the window: not limited.
+        st, body, _ = self.login("second", self.pw)
+        self.assertEqual(st, 200, body)
+        # The control: the fifth failure inside one window backs off.
+        self.fail("second", 5)
+        self.assertEqual(self.login("second", self.pw)[0], 429)
+
+    def test_session_idle_and_max(self):
+        st, body, _ = self.login("second", self.pw)
+        self.assertEqual(st, 200, body)
+        tok = body["token"]
+
+        def use():
+            return self.srv.call("GET", "/v1/approvals", tok)[0]
+
+        # Used every 800 s it stays open, up to session_max ...
+        for _ in range(35):  # 28,000 s
+            self.srv.advance(800)
+            self.assertEqual(use(), 200)
+        self.srv.advance(801)  # 28,801 s: past session_max
+        self.assertEqual(use(), 401)
+        # ... and idle for session_idle it closes.
+        tok = self.login("second", self.pw)[1]["token"]
+        self.srv.advance(899)
+        self.assertEqual(use(), 200)
+        self.srv.advance(901)
+        self.assertEqual(use(), 401)
+
+    def test_device_token_expires(self):
+        st, body, _ = self.login("second", self.pw)
+        self.assertEqual(st, 200, body)
+        device = body["device"]
+        self.fail("second", 5)
+        self.assertEqual(self.login("second", self.pw)[0], 429)
+        # The browser that signed in before still gets in ...
+        self.assertEqual(self.login("second", self.pw, device)[0], 200)
+        # ... for 30 days; then its token is no device: the id's backoff
+        # applies to it as to anyone.
+        self.srv.advance(30 * 86400 + 1)
+        self.fail("second", 5)
+        self.assertEqual(self.login("second", self.pw, device)[0], 429)
 
 
 if __name__ == "__main__":

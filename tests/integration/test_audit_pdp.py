@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, run_tests  # noqa: E402
+from harness import Server, run_tests, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_VERIFIER = os.path.join(HERE, "..", "interop", "verify_checkpoint.mjs")
@@ -200,10 +200,10 @@ def node_verify(vkey, note, proof=None, leaf=None):
 
 # ---- servers ----
 
-def dev_with(audit_lines=""):
+def dev_with(audit_lines="", clock=False):
     """A dev server whose [audit] section gets audit_lines (restarted once
-    to take them)."""
-    srv = Server.dev()
+    to take them); on the test clock when clock is true."""
+    srv = Server.dev(clock=clock)
     if not audit_lines:
         return srv
     srv.stop()
@@ -212,7 +212,7 @@ def dev_with(audit_lines=""):
         text = f.read()
     with open(conf, "w") as f:
         f.write(text.replace("[audit]\n", "[audit]\n" + audit_lines))
-    return Server.dev(tmp=srv.tmp)
+    return Server.dev(tmp=srv.tmp, clock=clock)
 
 
 def finish(srv):
@@ -646,18 +646,20 @@ class Shutdown(AuditBase):
 
 class IntervalAndUnsigned(AuditBase):
     def test_interval_checkpoint(self):
-        self.srv = dev_with("checkpoint_interval = 1\n")
+        # On the test clock: the interval passes without waiting for it.
+        self.srv = dev_with("checkpoint_interval = 600\n", clock=True)
         try:
             tok = self.srv.env["INTENTGATE_AUDITOR_TOKEN"]
             vkey = self.srv.env["INTENTGATE_AUDIT_KEY"]
             # The first run signed 1 leaf at its shutdown; this one adds
             # config.loaded and the intent's two events.
             self.srv.submit("payments.refund", "orders/i1", {"amount": 2})
-            deadline = time.time() + 10
-            size = 0
-            while time.time() < deadline and size < 4:
-                _, size, _ = open_note(self.checkpoint(tok), vkey)
-                time.sleep(0.1)
+            self.assertEqual(open_note(self.checkpoint(tok), vkey)[1], 1)
+            self.srv.advance(601)
+            size = wait_until(
+                lambda: open_note(self.checkpoint(tok), vkey)[1] >= 4 and
+                open_note(self.checkpoint(tok), vkey)[1],
+                "the interval checkpoint")
             self.assertEqual(size, 4)
             self.assertNotIn("checkpoint_refused", self.srv.log())
         finally:

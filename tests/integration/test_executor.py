@@ -386,7 +386,7 @@ REGISTRY = """{"actions": {"payments.refund": {
 class ConfiguredExecutor(Executor):
     """intentgate-executor serve --config, for a custom PDP from test_pdp."""
 
-    def __init__(self, pdp, ex_id, token, upstream_url):
+    def __init__(self, pdp, ex_id, token, upstream_url, clock=None):
         d = os.path.join(pdp.tmp, "ex-" + ex_id)
         os.makedirs(d)
         with open(os.path.join(d, "pdp.token"), "w") as f:
@@ -408,11 +408,16 @@ class ConfiguredExecutor(Executor):
                     "secrets_key = secrets.key\nwork_dir = work\n"
                     % (ex_id, pdp.env["INTENTGATE_URL"]))
         self.log_path = os.path.join(d, "executor.log")
+        env = dict(os.environ)
+        clock = clock or pdp.clock  # by default the PDP's time
+        if clock is not None:
+            env.update(harness.clock_env(clock))
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [EXEC_BIN, "serve", "--config",
                  os.path.join(d, "executor.conf")],
-                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                env=env)
         deadline = time.time() + 10
         while time.time() < deadline:
             for line in self.log().splitlines():
@@ -420,6 +425,11 @@ class ConfiguredExecutor(Executor):
                     url = json.loads(line)["url"]
                     self.host, port = url.split("//", 1)[1].rsplit(":", 1)
                     self.port = int(port)
+                    if clock is not None and \
+                            '"test_clock.active"' not in self.log():
+                        self.proc.kill()
+                        self.proc.wait()
+                        harness.require_test_clock(self.log(), "the executor")
                     return
             if self.proc.poll() is not None:
                 break
@@ -428,13 +438,13 @@ class ConfiguredExecutor(Executor):
 
 
 class AudienceAndExpiry(unittest.TestCase):
-    def start(self, extra=""):
+    def start(self, extra="", clock=False):
         import tempfile
         from test_pdp import write_custom
         tmp = tempfile.mkdtemp(prefix="ig-ex-")
         conf, env = write_custom(tmp, None, extra,
                                  "quota_per_minute = 100000\n")
-        pdp = Server.custom(conf, tmp, env)
+        pdp = Server.custom(conf, tmp, env, clock=clock)
         up = Upstream()
         return pdp, up
 
@@ -458,16 +468,55 @@ class AudienceAndExpiry(unittest.TestCase):
             pdp.cleanup()
 
     def test_expired_grant(self):
-        pdp, up = self.start("intent_ttl = 2\ngrant_ttl = 1\n")
+        # grant_ttl 30 s (the default); the PDP and the executor share the
+        # test clock, so nothing waits for it.
+        pdp, up = self.start(clock=True)
         ex = ConfiguredExecutor(pdp, "e1", pdp.env["INTENTGATE_EXECUTOR_TOKEN"],
                                 up.url)
         try:
             st, b, _ = pdp.submit("payments.refund", "orders/1", {"amount": 5})
-            time.sleep(2.2)
+            st, c, _ = pdp.submit("payments.refund", "orders/2", {"amount": 5})
+            pdp.advance(25)  # the control: 5 s short of expiry, it runs
+            st, out = ex.execute(c["intent"], c["grant"])
+            self.assertEqual(st, 200, out)
+            self.assertEqual(len(up.seen), 1)
+            up.seen.clear()
+            pdp.advance(6)
+            # The executor's own offline check refuses it: not redeemed.
             st, out = ex.execute(b["intent"], b["grant"])
             self.assertEqual((st, out["error"]["code"]),
                              (410, "GRANT_EXPIRED"), out)
             self.assertEqual(up.seen, [])
+            st, rec, _ = pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                  pdp.env["INTENTGATE_ADMIN_TOKEN"])
+            self.assertEqual(rec["state"], "EXPIRED", rec)
+            self.assertNotIn("redemption", rec)
+        finally:
+            self.assertEqual(ex.stop(), 0)
+            up.stop()
+            pdp.stop()
+            pdp.cleanup()
+
+
+    def test_grant_expired_at_redeem(self):
+        # The executor's clock is 31 s behind the PDP's: its offline check
+        # passes, the PDP refuses the redeem, nothing runs.
+        pdp, up = self.start(clock=True)
+        behind = os.path.join(pdp.tmp, "executor-clock")
+        harness.clock_write(behind, 0)
+        ex = ConfiguredExecutor(pdp, "e1", pdp.env["INTENTGATE_EXECUTOR_TOKEN"],
+                                up.url, clock=behind)
+        try:
+            st, b, _ = pdp.submit("payments.refund", "orders/1", {"amount": 5})
+            pdp.advance(31)
+            st, out = ex.execute(b["intent"], b["grant"])
+            self.assertEqual((st, out["error"]["code"]),
+                             (410, "GRANT_EXPIRED"), out)
+            self.assertEqual(up.seen, [])
+            st, rec, _ = pdp.call("GET", "/v1/intents/" + b["intent_id"],
+                                  pdp.env["INTENTGATE_ADMIN_TOKEN"])
+            self.assertEqual(rec["state"], "EXPIRED", rec)
+            self.assertNotIn("redemption", rec)
         finally:
             self.assertEqual(ex.stop(), 0)
             up.stop()

@@ -560,13 +560,14 @@ class CustomServer(unittest.TestCase):
     extra = ""
     policy_settings = "quota_per_minute = 100000\n"
     policy_files = None
+    clock = False  # on the test clock (srv.advance)
 
     def setUp(self):
         import tempfile
         self.tmp = tempfile.mkdtemp(prefix="ig-it-")
         conf, env = write_custom(self.tmp, self.policy_files, self.extra,
                                  self.policy_settings)
-        self.srv = Server.custom(conf, self.tmp, env)
+        self.srv = Server.custom(conf, self.tmp, env, clock=self.clock)
         self.env = self.srv.env
         self.assertError = DevServer.assertError.__get__(self)
 
@@ -578,18 +579,51 @@ class CustomServer(unittest.TestCase):
         self.assertNotIn("Sanitizer", log)
 
 
-class ShortGrants(CustomServer):
-    extra = "intent_ttl = 2\ngrant_ttl = 1\n"
+class Expiry(CustomServer):
+    """Grant and intent lifetimes (intent_ttl 60 s, grant_ttl 30 s, the
+    defaults), on the test clock: nothing here waits for them."""
+    clock = True
+
+    def state(self, iid):
+        st, rec, _ = self.srv.call("GET", "/v1/intents/" + iid,
+                                   self.env["INTENTGATE_ADMIN_TOKEN"])
+        self.assertEqual(st, 200, rec)
+        return rec["state"]
 
     def test_expired_grant(self):
         st, body, _ = self.srv.submit("payments.refund", "o/1", {"amount": 1})
         self.assertEqual(body["decision"], "ALLOW", body)
-        time.sleep(2.2)
+        self.srv.advance(25)  # 5 s short of grant_ttl: still good
+        self.assertEqual(self.state(body["intent_id"]), "ALLOWED")
+        self.srv.advance(6)
+        self.assertEqual(self.state(body["intent_id"]), "EXPIRED")
         self.assertError(self.srv.redeem(body["grant"], body["intent_id"]),
                          410, "GRANT_EXPIRED")
-        st, rec, _ = self.srv.call("GET", "/v1/intents/" + body["intent_id"],
-                                   self.env["INTENTGATE_ADMIN_TOKEN"])
-        self.assertEqual(rec["state"], "EXPIRED")
+        # Refused, not spent: it stays expired, never redeemed.
+        self.assertEqual(self.state(body["intent_id"]), "EXPIRED")
+
+    def test_unexpired_grant_redeems_after_time_passed(self):
+        # The control: the same path, with the clock short of grant_ttl.
+        st, body, _ = self.srv.submit("payments.refund", "o/2", {"amount": 1})
+        self.srv.advance(29)
+        self.assertEqual(self.srv.redeem(body["grant"], body["intent_id"])[0],
+                         200)
+
+    def test_expired_intent_ends_idempotent_replays(self):
+        key = "exp-%d" % time.time_ns()
+        first = self.srv.submit("payments.refund", "o/3", {"amount": 1},
+                                idempotency_key=key)
+        self.srv.advance(55)  # 5 s short of intent_ttl: a replay
+        again = self.srv.submit("payments.refund", "o/3", {"amount": 1},
+                                idempotency_key=key)
+        self.assertEqual((first[0], again[0]), (201, 200))
+        self.assertEqual(first[1]["intent_id"], again[1]["intent_id"])
+        self.srv.advance(6)  # expired: a new intent with a new grant
+        late = self.srv.submit("payments.refund", "o/3", {"amount": 1},
+                               idempotency_key=key)
+        self.assertEqual(late[0], 201, late[1])
+        self.assertNotEqual(late[1]["intent_id"], first[1]["intent_id"])
+        self.assertNotEqual(late[1]["grant"], first[1]["grant"])
 
 
 class Audiences(CustomServer):
@@ -620,6 +654,7 @@ class Audiences(CustomServer):
 
 class Quota(CustomServer):
     policy_settings = "quota_per_minute = 3\n"
+    clock = True
 
     def test_quota_per_principal(self):
         got = [self.srv.submit("payments.refund", "o/%d" % i,
@@ -630,6 +665,19 @@ class Quota(CustomServer):
         other = self.srv.submit("payments.refund", "o/9", {"amount": 1},
                                 token=self.env["INTENTGATE_AGENT2_TOKEN"])[1]
         self.assertEqual(other["decision"], "ALLOW")
+
+    def test_quota_window_passes(self):
+        got = [self.srv.submit("payments.refund", "w/%d" % i,
+                               {"amount": 1})[1] for i in range(4)]
+        self.assertEqual(got[3]["decision"], "BLOCK", got[3])
+        self.srv.advance(50)  # still inside the minute
+        self.assertEqual(self.srv.submit("payments.refund", "w/5",
+                                         {"amount": 1})[1]["decision"],
+                         "BLOCK")
+        self.srv.advance(11)  # the minute has passed
+        self.assertEqual(self.srv.submit("payments.refund", "w/6",
+                                         {"amount": 1})[1]["decision"],
+                         "ALLOW")
 
 
 HOSTILE = {

@@ -37,11 +37,11 @@ from harness import BIN, Server, run_tests  # noqa: E402
 FLOOD_N = int(os.environ.get("IG_FLOOD_N", "100000"))
 
 
-def start(top="", extra="", slack=False, approvers=("second",)):
+def start(top="", extra="", slack=False, approvers=("second",), clock=False):
     """A dev server whose config gets `top` before its first section and
     `extra` at the end, more approvers (in finance and dba, with the dev
     approver's password) and, with slack, a [slack] section (an API nobody
-    listens on)."""
+    listens on); on the test clock when clock is true."""
     if slack:
         os.environ["INTENTGATE_SLACK_API_URL"] = "http://127.0.0.1:9/api"
     try:
@@ -60,7 +60,7 @@ def start(top="", extra="", slack=False, approvers=("second",)):
     text += extra
     with open(conf, "w") as f:
         f.write(text)
-    return Server.dev(tmp=srv.tmp)
+    return Server.dev(tmp=srv.tmp, clock=clock)
 
 
 def finish(srv):
@@ -250,12 +250,14 @@ class Flood(unittest.TestCase):
 
 
 class Interval(unittest.TestCase):
-    """refusal_log_interval = 1: aggregated events appear while running,
-    one per key per interval, written by the server on its own."""
+    """refusal_log_interval = 60: aggregated events appear while running,
+    one per key per interval, written by the server on its own - when the
+    test clock has moved the interval on."""
 
     @classmethod
     def setUpClass(cls):
-        cls.srv = start(top="refusal_log_interval = 1\n", slack=True)
+        cls.srv = start(top="refusal_log_interval = 60\n", slack=True,
+                        clock=True)
         cls.env = cls.srv.env
 
     @classmethod
@@ -264,6 +266,7 @@ class Interval(unittest.TestCase):
         cls.srv.cleanup()
 
     def wait_total(self, kind, want, timeout=20, **match):
+        self.srv.advance(60)
         deadline = time.time() + timeout
         while time.time() < deadline:
             evs = events(self.srv)
@@ -335,7 +338,7 @@ class Interval(unittest.TestCase):
 
     def test_bad_slack_signatures(self):
         body = "payload=" + urllib.parse.quote(json.dumps({"type": "x"}))
-        ts = str(int(time.time()))
+        ts = str(self.srv.now())
         secret = self.env["INTENTGATE_SLACK_SIGNING_SECRET"]
         good = "v0=" + hmac.new(secret.encode(),
                                 ("v0:%s:%s" % (ts, body)).encode(),

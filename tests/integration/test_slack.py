@@ -153,6 +153,7 @@ def click_body(user, action, value):
 
 class SlackServer(unittest.TestCase):
     ttl = None  # INTENTGATE_DEV_APPROVAL_TTL for this server
+    clock = False  # on the test clock (srv.advance)
 
     @classmethod
     def setUpClass(cls):
@@ -162,7 +163,7 @@ class SlackServer(unittest.TestCase):
         if cls.ttl is not None:
             os.environ["INTENTGATE_DEV_APPROVAL_TTL"] = str(cls.ttl)
         try:
-            cls.srv = Server.dev()
+            cls.srv = Server.dev(clock=cls.clock)
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -203,7 +204,7 @@ class SlackServer(unittest.TestCase):
     def click(self, user, action, value, ts=None, secret=None, body=None,
               sig=None, headers=None):
         raw = body if body is not None else click_body(user, action, value)
-        ts = ts if ts is not None else str(int(time.time()))
+        ts = ts if ts is not None else str(self.srv.now())
         h = {"Content-Type": "application/x-www-form-urlencoded",
              "X-Slack-Request-Timestamp": ts,
              "X-Slack-Signature": sig or sign(secret or self.secret, ts, raw)}
@@ -522,11 +523,11 @@ class Clicks(SlackServer):
 
 
 class Expiry(SlackServer):
-    ttl = 2
+    clock = True  # approval_ttl 900 s, the default
 
     def test_click_after_expiry(self):
         body, post, value = self.escalate()
-        time.sleep(3.2)
+        self.srv.advance(901)
         self.assertRefused(self.click(APPROVER, "approve", value),
                            "APPROVAL_EXPIRED")
         rec = self.state(body["intent_id"])
