@@ -10,7 +10,7 @@
  * to ordinary memory. The size is bounded before anything is written
  * (value_bound), so nothing is reallocated.
  *
- * Passes. The spans scrub_find_all returns are replaced by the marker, and
+ * Passes. The spans exec_scrub_find_all returns are replaced by the marker, and
  * the result is matched again, because a marker next to a fragment can
  * complete a spelling; after EXEC_SCRUB_PASSES the text is withheld. Each
  * pass's result is sized before it is written and wiped before it is
@@ -386,9 +386,10 @@ exec_scrub_new(const unsigned char *cred, size_t len, const char *prefix,
     add_value(&g, g.s->sp[plen > 0 ? 1 : 0].off, len);
     index_spellings(g.s);
     /* A credential the markers themselves hold: use nothing instead. */
-    g.s->mark_bad = scrub_holds(g.s, EXEC_SCRUB_MARKER, SCRUB_MARKER_LEN) != 0;
-    g.s->withheld_bad =
-        scrub_holds(g.s, EXEC_SCRUB_WITHHELD, strlen(EXEC_SCRUB_WITHHELD)) != 0;
+    g.s->mark_bad =
+        exec_scrub_holds(g.s, EXEC_SCRUB_MARKER, SCRUB_MARKER_LEN) != 0;
+    g.s->withheld_bad = exec_scrub_holds(g.s, EXEC_SCRUB_WITHHELD,
+                                         strlen(EXEC_SCRUB_WITHHELD)) != 0;
     *out = g.s;
     return IG_OK;
 }
@@ -466,11 +467,12 @@ rebuild(const unsigned char *t, size_t n, const struct scrub_spans *ss,
 /* 1 when t holds any spelling (or cannot be scanned), 0 when clean;
    -1 out of memory. */
 int
-scrub_holds(const struct exec_scrub *s, const char *t, size_t n)
+exec_scrub_holds(const struct exec_scrub *s, const char *t, size_t n)
 {
     struct scrub_spans ss = {
         NULL, 0, 0, 1, SCRUB_WORK_FACTOR * (n + s->longest), 0};
-    enum ig_status st = scrub_find_all(s, (const unsigned char *)t, n, 0, &ss);
+    enum ig_status st =
+        exec_scrub_find_all(s, (const unsigned char *)t, n, 0, &ss);
 
     free(ss.v);
     return st == IG_ERR_NOMEM ? -1 : st != IG_OK || ss.n > 0;
@@ -496,7 +498,7 @@ scrub_passes(const struct exec_scrub *s, const unsigned char *t, size_t n,
         ss.n = 0;
         ss.max = room / SCRUB_MARKER_LEN + 1;
         ss.work = SCRUB_WORK_FACTOR * (*rlen + s->longest);
-        if ((st = scrub_find_all(s, *res, *rlen, literal, &ss)) != IG_OK ||
+        if ((st = exec_scrub_find_all(s, *res, *rlen, literal, &ss)) != IG_OK ||
             ss.n == 0)
             break;
         *found = 1;

@@ -1,5 +1,5 @@
 /*
- * exec_scrub_b64.c - the base64 view (scrub_b64_find in exec_scrub_int.h):
+ * exec_scrub_b64.c - the base64 view (exec_scrub_b64_find in exec_scrub_int.h):
  * a credential inside base64 or base64url of a text that spells it its
  * own way - a JWT or cookie payload that is JSON written with "\/" or
  * "\u00XX", base64 of a percent-encoded or HTML-escaped value, of the
@@ -13,7 +13,7 @@
  * glued to it), so it is decoded from each of its first four characters:
  * whole 4-character groups, then a 2- or 3-character tail (its spare bits
  * ignored). The decoded bytes are matched with the caller's scanner
- * (scrub_scan, passed in so this file does not depend back on
+ * (exec_scrub_scan, passed in so this file does not depend back on
  * exec_scrub_find.c), through the escape views when the caller asks. When they
  * hold a spelling, the whole run, '=' included, is one span: every character of
  * it is replaced, so no group that carried a bit of the credential is left -
@@ -28,7 +28,7 @@
  * Bounds. A run too short to decode to the shortest spelling is skipped
  * (the escape views only shorten). Each character of a run is decoded at
  * most 4 times, once per starting offset, so at most 3 decoded bytes per
- * text byte are matched (each as scrub_scan does: linear, see
+ * text byte are matched (each as exec_scrub_scan does: linear, see
  * exec_scrub_find.c); a run's remaining offsets are skipped once one
  * holds a spelling. Whole-spelling compares take from out->work like any
  * other. One buffer holds one decoded run at a time; it is wiped before
@@ -152,8 +152,9 @@ chars_for(size_t len)
  * in the alphabets, so a run found never starts before i.
  */
 enum ig_status
-scrub_b64_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
-               unsigned views, scrub_scan_fn scan, struct scrub_spans *out)
+exec_scrub_b64_find(const struct exec_scrub *s, const unsigned char *t,
+                    size_t n, unsigned views, scrub_scan_fn scan,
+                    struct scrub_spans *out)
 {
     struct scrub_spans rs = {NULL, 0, 0, out->max, 0, out->one};
     struct scrub_spans ds = {NULL, 0, 0, 1, out->work, 1};
@@ -182,11 +183,11 @@ scrub_b64_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
         }
         st = run_holds(s, t + a, e - a, views, scan, d, &wipe, &ds, &hit);
         if (st == IG_OK && hit)
-            st = scrub_spans_push(&rs, a + escape_tail(t, a, e), p);
+            st = exec_scrub_spans_push(&rs, a + escape_tail(t, a, e), p);
     }
     out->work = ds.work;
     if (st == IG_OK && rs.n > 0)
-        st = scrub_spans_unite(out, &rs);
+        st = exec_scrub_spans_unite(out, &rs);
     if (d != NULL)
         sodium_memzero(d, wipe);
     free(d);

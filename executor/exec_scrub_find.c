@@ -1,6 +1,6 @@
 /*
  * exec_scrub_find.c - find every spelling of a credential in a text and in
- * its decoded views (scrub_find_all in exec_scrub_int.h).
+ * its decoded views (exec_scrub_find_all in exec_scrub_int.h).
  *
  * Matching (find). For every text position i the bytes ending at i are
  * read as one 8-byte word and masked to the last q = min(8, shortest
@@ -25,7 +25,7 @@
  * view span covers the source bytes of every token it touches. The spans
  * of the text and of each view are united.
  *
- * Layers (scrub_scan). The text is matched itself, through its base64
+ * Layers (exec_scrub_scan). The text is matched itself, through its base64
  * view (exec_scrub_b64.c) and through its escape views. The base64 view's
  * bytes are matched through the escape views (base64 of JSON written with
  * "\/"), an escape view's bytes through the base64 view (base64 that a
@@ -78,7 +78,8 @@ verify(const struct exec_scrub *s, const unsigned char *t, size_t i, uint64_t w,
             out->work -= sp->len;
             if (sodium_memcmp(t + i + 1 - sp->len, s->text + sp->off,
                               sp->len) == 0 &&
-                (st = scrub_spans_push(out, i + 1 - sp->len, i + 1)) != IG_OK)
+                (st = exec_scrub_spans_push(out, i + 1 - sp->len, i + 1)) !=
+                    IG_OK)
                 return st;
         }
         break;
@@ -349,7 +350,7 @@ translate(const unsigned char *t, size_t a, size_t b, decode_fn dec,
             open = 1;
             if (vs->v[k].b > end)
                 break;
-            if ((st = scrub_spans_push(out, start, si + used)) != IG_OK)
+            if ((st = exec_scrub_spans_push(out, start, si + used)) != IG_OK)
                 return st;
             open = 0;
             k++;
@@ -402,13 +403,13 @@ view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
             continue; /* no escape decoded */
         vs.n = 0;
         vs.work = out->work;
-        st = scrub_scan(s, v, m, views, &vs);
+        st = exec_scrub_scan(s, v, m, views, &vs);
         out->work = vs.work;
         if (st == IG_OK && vs.n > 0)
             st = translate(t, a, b, dec, &vs, &ts);
     }
     if (st == IG_OK && ts.n > 0)
-        st = scrub_spans_unite(out, &ts);
+        st = exec_scrub_spans_unite(out, &ts);
     if (v != NULL)
         sodium_memzero(v, wipe);
     free(v);
@@ -421,15 +422,15 @@ view_find(const struct exec_scrub *s, const unsigned char *t, size_t n,
    when views holds both), then its escape views (whose bytes are scanned
    with the base64 view likewise). */
 enum ig_status
-scrub_scan(const struct exec_scrub *s, const unsigned char *t, size_t n,
-           unsigned views, struct scrub_spans *out)
+exec_scrub_scan(const struct exec_scrub *s, const unsigned char *t, size_t n,
+                unsigned views, struct scrub_spans *out)
 {
     unsigned inner_b64 = views & ~SCRUB_VIEW_B64;
     unsigned inner_esc = views & ~SCRUB_VIEW_ESC;
     enum ig_status st = find(s, t, n, out);
 
     if (st == IG_OK && (views & SCRUB_VIEW_B64) != 0)
-        st = scrub_b64_find(s, t, n, inner_b64, scrub_scan, out);
+        st = exec_scrub_b64_find(s, t, n, inner_b64, exec_scrub_scan, out);
     if ((views & SCRUB_VIEW_ESC) == 0)
         return st;
     if (st == IG_OK)
@@ -442,9 +443,9 @@ scrub_scan(const struct exec_scrub *s, const unsigned char *t, size_t n,
 }
 
 enum ig_status
-scrub_find_all(const struct exec_scrub *s, const unsigned char *t, size_t n,
-               int literal, struct scrub_spans *out)
+exec_scrub_find_all(const struct exec_scrub *s, const unsigned char *t,
+                    size_t n, int literal, struct scrub_spans *out)
 {
-    return scrub_scan(s, t, n, literal ? 0 : SCRUB_VIEW_ESC | SCRUB_VIEW_B64,
-                      out);
+    return exec_scrub_scan(s, t, n,
+                           literal ? 0 : SCRUB_VIEW_ESC | SCRUB_VIEW_B64, out);
 }

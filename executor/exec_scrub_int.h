@@ -27,7 +27,7 @@
 #define SCRUB_STRETCH 11     /* most source bytes one view byte comes from */
 #define SCRUB_MARKER_LEN (sizeof(EXEC_SCRUB_MARKER) - 1)
 
-/* The views scrub_scan looks through besides the text itself. */
+/* The views exec_scrub_scan looks through besides the text itself. */
 #define SCRUB_VIEW_ESC 1u /* JSON escapes, %XX, HTML references */
 #define SCRUB_VIEW_B64 2u /* base64 and base64url runs */
 
@@ -92,26 +92,26 @@ scrub_extent(const struct exec_scrub *s)
 
 /*
  * All spans of the n bytes at t, into out (exec_scrub_find.c): its own,
- * and unless literal those of its views (scrub_scan with both). Each
+ * and unless literal those of its views (exec_scrub_scan with both). Each
  * whole-spelling compare takes its length from out->work. IG_ERR_LIMIT
  * past out->max spans or out of work (the text must be withheld),
  * IG_ERR_NOMEM; out then holds a part. Reads s only; thread safe.
  */
-enum ig_status scrub_find_all(const struct exec_scrub *s,
-                              const unsigned char *t, size_t n, int literal,
-                              struct scrub_spans *out) IG_WUR;
+enum ig_status exec_scrub_find_all(const struct exec_scrub *s,
+                                   const unsigned char *t, size_t n,
+                                   int literal, struct scrub_spans *out) IG_WUR;
 
 /*
  * The spans of the n bytes at t and of the views named in views
- * (SCRUB_VIEW_*), into out; errors as scrub_find_all. A view's own bytes
+ * (SCRUB_VIEW_*), into out; errors as exec_scrub_find_all. A view's own bytes
  * are scanned with the other view only: one level of each
  * (exec_scrub_find.c).
  */
-enum ig_status scrub_scan(const struct exec_scrub *s, const unsigned char *t,
-                          size_t n, unsigned views,
-                          struct scrub_spans *out) IG_WUR;
+enum ig_status exec_scrub_scan(const struct exec_scrub *s,
+                               const unsigned char *t, size_t n, unsigned views,
+                               struct scrub_spans *out) IG_WUR;
 
-/* A scanner with scrub_scan's contract. */
+/* A scanner with exec_scrub_scan's contract. */
 typedef enum ig_status (*scrub_scan_fn)(const struct exec_scrub *s,
                                         const unsigned char *t, size_t n,
                                         unsigned views,
@@ -119,26 +119,26 @@ typedef enum ig_status (*scrub_scan_fn)(const struct exec_scrub *s,
 
 /*
  * The spans of t's base64 view (exec_scrub_b64.c): every base64 run
- * whose decoded bytes, scanned by scan (scrub_scan) with views, hold a
- * spelling, whole. Errors as scrub_find_all.
+ * whose decoded bytes, scanned by scan (exec_scrub_scan) with views, hold a
+ * spelling, whole. Errors as exec_scrub_find_all.
  */
-enum ig_status scrub_b64_find(const struct exec_scrub *s,
-                              const unsigned char *t, size_t n, unsigned views,
-                              scrub_scan_fn scan,
-                              struct scrub_spans *out) IG_WUR;
+enum ig_status exec_scrub_b64_find(const struct exec_scrub *s,
+                                   const unsigned char *t, size_t n,
+                                   unsigned views, scrub_scan_fn scan,
+                                   struct scrub_spans *out) IG_WUR;
 
 /* Span lists (exec_scrub_spans.c). Add [a, b), b never below the last
    span's end; unite the sorted spans of add into ss. IG_ERR_LIMIT past
    max, IG_ERR_NOMEM. */
-enum ig_status scrub_spans_push(struct scrub_spans *ss, size_t a,
-                                size_t b) IG_WUR;
-enum ig_status scrub_spans_unite(struct scrub_spans *ss,
-                                 const struct scrub_spans *add) IG_WUR;
+enum ig_status exec_scrub_spans_push(struct scrub_spans *ss, size_t a,
+                                     size_t b) IG_WUR;
+enum ig_status exec_scrub_spans_unite(struct scrub_spans *ss,
+                                      const struct scrub_spans *add) IG_WUR;
 
 /*
  * 1 when the n bytes at t hold any spelling (or cannot be scanned), 0
  * when clean; -1 out of memory (exec_scrub.c). Thread safe.
  */
-int scrub_holds(const struct exec_scrub *s, const char *t, size_t n);
+int exec_scrub_holds(const struct exec_scrub *s, const char *t, size_t n);
 
 #endif

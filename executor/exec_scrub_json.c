@@ -69,7 +69,7 @@ set_renamed(const struct exec_scrub *s, json_t *obj, const char *key,
         cut--; /* keep whole UTF-8 characters */
     for (i = 2; i < KEY_RETRIES + 2; i++) {
         (void)snprintf(name, sizeof(name), "%.*s (%d)", (int)cut, key, i);
-        if ((h = scrub_holds(s, name, strlen(name))) < 0) {
+        if ((h = exec_scrub_holds(s, name, strlen(name))) < 0) {
             json_decref(val);
             return IG_ERR_NOMEM;
         }
@@ -155,8 +155,8 @@ walk_object(const struct exec_scrub *s, json_t **obj, int *found, int depth)
         /* json_object_iter_set_new steals val, also when it fails. */
         if (json_object_iter_set_new(*obj, it, val) != 0)
             return IG_ERR_NOMEM;
-        h = scrub_holds(s, json_object_iter_key(it),
-                        json_object_iter_key_len(it));
+        h = exec_scrub_holds(s, json_object_iter_key(it),
+                             json_object_iter_key_len(it));
         if (h < 0)
             return IG_ERR_NOMEM;
         dirty |= h;
@@ -199,7 +199,7 @@ walk(const struct exec_scrub *s, json_t **v, int *found, int depth)
         ig_buf_release(&b);
     } else if (json_is_number(*v) &&
                ig_canon_number(json_number_value(*v), num, &n) == IG_OK) {
-        if ((h = scrub_holds(s, num, n)) < 0)
+        if ((h = exec_scrub_holds(s, num, n)) < 0)
             return IG_ERR_NOMEM;
         if (h) {
             *found = 1;

@@ -8,10 +8,10 @@
 
 #include <stdlib.h>
 
-/* Add [a, b) (scrub_spans_push in exec_scrub_int.h). Overlapping or
+/* Add [a, b) (exec_scrub_spans_push in exec_scrub_int.h). Overlapping or
    touching spans merge; with ss->one every span joins the first. */
 enum ig_status
-scrub_spans_push(struct scrub_spans *ss, size_t a, size_t b)
+exec_scrub_spans_push(struct scrub_spans *ss, size_t a, size_t b)
 {
     struct scrub_span *v;
 
@@ -44,7 +44,7 @@ scrub_spans_push(struct scrub_spans *ss, size_t a, size_t b)
 
 /* Unite the sorted, disjoint spans of add into ss (also sorted). */
 enum ig_status
-scrub_spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
+exec_scrub_spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
 {
     struct scrub_spans u = {NULL, 0, 0, ss->max, ss->work, ss->one};
     size_t i = 0, j = 0;
@@ -60,7 +60,7 @@ scrub_spans_unite(struct scrub_spans *ss, const struct scrub_spans *add)
             if (next->b > u.v[u.n - 1].b)
                 u.v[u.n - 1].b = next->b;
         } else {
-            st = scrub_spans_push(&u, next->a, next->b);
+            st = exec_scrub_spans_push(&u, next->a, next->b);
         }
     }
     if (st != IG_OK) {

@@ -98,12 +98,12 @@ recover_runs(struct exec_spool *s, struct ig_err *err)
     for (e = s->oldest; e != NULL && st == IG_OK; e = e->newer) {
         if (e->outcome[0] != '\0')
             continue;
-        st = spool_format("outcome", e->id, unknown, detail, NULL, &line, &len,
-                          err);
+        st = exec_spool_format("outcome", e->id, unknown, detail, NULL, &line,
+                               &len, err);
         if (st == IG_OK) {
-            spool_entry_set(s, e, line, len, unknown);
-            spool_log(s, "outcome.recovered", e->id, 0,
-                      EXEC_SPOOL_UNKNOWN_ERROR);
+            exec_spool_entry_set(s, e, line, len, unknown);
+            exec_spool_log(s, "outcome.recovered", e->id, 0,
+                           EXEC_SPOOL_UNKNOWN_ERROR);
         }
     }
     json_decref(detail);
@@ -169,24 +169,24 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
                           IG_EXEC_SPOOL_RETRY_CEILING_MS);
     if ((s = spool_new(dir, o)) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    st = spool_dir_open(s, dir, err);
+    st = exec_spool_dir_open(s, dir, err);
     if (st == IG_OK)
-        st = spool_load(s, spool_apply, err);
+        st = exec_spool_load(s, exec_spool_apply, err);
     if (st == IG_OK)
         st = recover_runs(s, err);
     if (st == IG_OK) {
         pthread_mutex_lock(&s->mu);
-        st = spool_rewrite(s, err);
+        st = exec_spool_rewrite(s, err);
         s->pass_req = 1; /* the first pass tries everything pending */
         pthread_mutex_unlock(&s->mu);
     }
     if (st == IG_OK && s->o.send != NULL) {
-        if (pthread_create(&s->thread, NULL, spool_retry_main, s) != 0)
+        if (pthread_create(&s->thread, NULL, exec_spool_retry_main, s) != 0)
             st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
         s->has_thread = st == IG_OK;
     }
     if (st == IG_OK) {
-        if (pthread_create(&s->flusher, NULL, spool_flusher_main, s) != 0)
+        if (pthread_create(&s->flusher, NULL, exec_spool_flusher_main, s) != 0)
             st = ig_err_set(err, IG_ERR_NOMEM, "cannot start a thread");
         s->has_flusher = st == IG_OK;
     }
@@ -195,8 +195,8 @@ exec_spool_open(const char *dir, const struct exec_spool_opts *o,
         return st;
     }
     if (s->st.corrupt_lines > 0)
-        spool_log(s, "spool.damaged", NULL, (unsigned)s->st.corrupt_lines,
-                  "damaged lines of the outcome spool were skipped");
+        exec_spool_log(s, "spool.damaged", NULL, (unsigned)s->st.corrupt_lines,
+                       "damaged lines of the outcome spool were skipped");
     *out = s;
     return IG_OK;
 }
@@ -211,13 +211,14 @@ exec_spool_run_write(struct exec_spool *s, const char *intent_id,
     size_t len;
 
     *ticket = 0;
-    if (!spool_id_valid(intent_id))
+    if (!exec_spool_id_valid(intent_id))
         return ig_err_set(err, IG_ERR_INVALID, "malformed intent id");
-    st = spool_format("run", intent_id, NULL, NULL, NULL, &line, &len, err);
+    st =
+        exec_spool_format("run", intent_id, NULL, NULL, NULL, &line, &len, err);
     if (st != IG_OK)
         return st;
     pthread_mutex_lock(&s->mu);
-    if (spool_entry_find(s, intent_id) != NULL)
+    if (exec_spool_entry_find(s, intent_id) != NULL)
         st = ig_err_set(err, IG_ERR_EXISTS, "intent %s is already spooled",
                         intent_id);
     else if (s->nrun + s->npending >= IG_EXEC_SPOOL_PENDING_MAX)
@@ -225,12 +226,12 @@ exec_spool_run_write(struct exec_spool *s, const char *intent_id,
                         "%d executions are waiting for their outcome to be "
                         "recorded",
                         IG_EXEC_SPOOL_PENDING_MAX);
-    else if ((e = spool_entry_add(s, intent_id)) == NULL)
+    else if ((e = exec_spool_entry_add(s, intent_id)) == NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (st == IG_OK) {
-        spool_entry_set(s, e, line, len, NULL);
+        exec_spool_entry_set(s, e, line, len, NULL);
         line = NULL;
-        spool_append_locked(s, e->line, e->len, ticket);
+        exec_spool_append_locked(s, e->line, e->len, ticket);
         s->flush_req = 1;
         pthread_cond_signal(&s->flush_cv);
     }
@@ -246,7 +247,7 @@ exec_spool_run_durable(struct exec_spool *s, uint64_t ticket,
     enum ig_status st;
 
     pthread_mutex_lock(&s->mu);
-    st = spool_commit_locked(s, ticket, err);
+    st = exec_spool_commit_locked(s, ticket, err);
     pthread_mutex_unlock(&s->mu);
     return st;
 }
@@ -258,13 +259,13 @@ exec_spool_run_cancel(struct exec_spool *s, const char *intent_id)
     char id[IG_INTENT_ID_MAX + 1];
 
     pthread_mutex_lock(&s->mu);
-    e = spool_entry_find(s, intent_id);
+    e = exec_spool_entry_find(s, intent_id);
     if (e != NULL && e->outcome[0] == '\0' && !e->busy) {
         /* Out of the set first: a rewrite the append makes must not keep
            it. */
         memcpy(id, e->id, sizeof(id));
-        spool_entry_free(s, e);
-        spool_append_nowait(s, "done", id, "not-run");
+        exec_spool_entry_free(s, e);
+        exec_spool_append_nowait(s, "done", id, "not-run");
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -283,7 +284,7 @@ static enum ig_status
 outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
               struct ig_err *err)
 {
-    *e = spool_entry_find(s, id);
+    *e = exec_spool_entry_find(s, id);
     if (*e != NULL && (*e)->outcome[0] != '\0')
         return ig_err_set(err, IG_ERR_EXISTS,
                           "an outcome of intent %s is already spooled", id);
@@ -291,7 +292,7 @@ outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
         return ig_err_set(err, IG_ERR_LIMIT,
                           "%d outcomes are waiting to be recorded",
                           IG_EXEC_SPOOL_PENDING_MAX);
-    if (*e == NULL && (*e = spool_entry_add(s, id)) == NULL)
+    if (*e == NULL && (*e = exec_spool_entry_add(s, id)) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     return IG_OK;
 }
@@ -311,29 +312,29 @@ exec_spool_outcome(struct exec_spool *s, const char *intent_id,
 
     if (detail == NULL)
         detail = empty = json_object();
-    if (!spool_id_valid(intent_id) || !spool_name_valid(outcome))
+    if (!exec_spool_id_valid(intent_id) || !exec_spool_name_valid(outcome))
         st = ig_err_set(err, IG_ERR_INVALID, "malformed intent id or outcome");
     else if (detail == NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    else if ((st = spool_detail_check(detail, err)) == IG_OK)
-        st = spool_format("outcome", intent_id, outcome, detail, NULL, &line,
-                          &len, err);
+    else if ((st = exec_spool_detail_check(detail, err)) == IG_OK)
+        st = exec_spool_format("outcome", intent_id, outcome, detail, NULL,
+                               &line, &len, err);
     if (st != IG_OK)
         goto out;
     pthread_mutex_lock(&s->mu);
     if ((st = outcome_entry(s, intent_id, &e, err)) == IG_OK) {
-        spool_entry_set(s, e, line, len, outcome);
+        exec_spool_entry_set(s, e, line, len, outcome);
         line = NULL;
         e->busy = 1; /* the retry thread leaves it to us */
-        spool_append_locked(s, e->line, e->len, &seq);
+        exec_spool_append_locked(s, e->line, e->len, &seq);
         /* Written (the page cache keeps it if this process dies); made
            durable only when the PDP does not take it at once. */
         if (s->o.send != NULL)
-            sent = spool_deliver(s, e, detail, 0);
+            sent = exec_spool_deliver(s, e, detail, 0);
         else
             e->busy = 0;
         if (!sent)
-            st = spool_commit_locked(s, seq, err);
+            st = exec_spool_commit_locked(s, seq, err);
     }
     pthread_mutex_unlock(&s->mu);
 out:
@@ -351,7 +352,7 @@ exec_spool_kick(struct exec_spool *s)
         return;
     pthread_mutex_lock(&s->mu);
     if (s->has_thread)
-        (void)spool_kick_locked(s);
+        (void)exec_spool_kick_locked(s);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -364,7 +365,7 @@ exec_spool_flush(struct exec_spool *s)
         return;
     pthread_mutex_lock(&s->mu);
     if (s->has_thread) {
-        req = spool_kick_locked(s);
+        req = exec_spool_kick_locked(s);
         while (s->pass_done < req && !s->stopping)
             pthread_cond_wait(&s->passed, &s->mu);
     }
@@ -400,9 +401,9 @@ exec_spool_close(struct exec_spool *s)
         (void)pthread_join(s->flusher, NULL);
     pthread_mutex_lock(&s->mu);
     if (s->fd >= 0 && (s->broken || s->written > s->synced))
-        spool_lead_sync(s); /* the done records nobody waited for */
+        exec_spool_lead_sync(s); /* the done records nobody waited for */
     while (s->oldest != NULL)
-        spool_entry_free(s, s->oldest);
+        exec_spool_entry_free(s, s->oldest);
     pthread_mutex_unlock(&s->mu);
     if (s->fd >= 0)
         (void)close(s->fd);

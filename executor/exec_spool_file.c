@@ -33,7 +33,7 @@
 #define SUM_HEX 8 /* checksum digits; then one space */
 
 int
-spool_id_valid(const char *id)
+exec_spool_id_valid(const char *id)
 {
     size_t i;
 
@@ -47,7 +47,7 @@ spool_id_valid(const char *id)
 }
 
 int
-spool_name_valid(const char *name)
+exec_spool_name_valid(const char *name)
 {
     size_t i;
 
@@ -59,7 +59,7 @@ spool_name_valid(const char *name)
 }
 
 enum ig_status
-spool_detail_check(const json_t *detail, struct ig_err *err)
+exec_spool_detail_check(const json_t *detail, struct ig_err *err)
 {
     struct ig_buf b;
     enum ig_status st;
@@ -86,9 +86,9 @@ line_sum(const char *json, size_t n, char out[SUM_HEX])
 }
 
 enum ig_status
-spool_format(const char *type, const char *id, const char *outcome,
-             const json_t *detail, const char *result, char **line, size_t *len,
-             struct ig_err *err)
+exec_spool_format(const char *type, const char *id, const char *outcome,
+                  const json_t *detail, const char *result, char **line,
+                  size_t *len, struct ig_err *err)
 {
     struct ig_buf b;
     json_t *v;
@@ -142,7 +142,7 @@ parse_rec(const json_t *v, struct spool_rec *r)
     const char *t = str_member(v, "type");
 
     r->id = str_member(v, "intent_id");
-    if (t == NULL || r->id == NULL || !spool_id_valid(r->id))
+    if (t == NULL || r->id == NULL || !exec_spool_id_valid(r->id))
         return -1;
     if (strcmp(t, "run") == 0 && json_object_size(v) == 2) {
         r->type = SPOOL_RUN;
@@ -162,8 +162,8 @@ parse_rec(const json_t *v, struct spool_rec *r)
     r->type = SPOOL_OUTCOME;
     r->outcome = str_member(v, "outcome");
     r->detail = json_object_get(v, "detail");
-    if (r->outcome == NULL || !spool_name_valid(r->outcome) ||
-        spool_detail_check(r->detail, NULL) != IG_OK)
+    if (r->outcome == NULL || !exec_spool_name_valid(r->outcome) ||
+        exec_spool_detail_check(r->detail, NULL) != IG_OK)
         return -1;
     return 0;
 }
@@ -195,7 +195,7 @@ parse_line(const char *p, size_t n, struct spool_rec *r)
 }
 
 json_t *
-spool_line_detail(const char *line, size_t len)
+exec_spool_line_detail(const char *line, size_t len)
 {
     struct spool_rec r;
     json_t *d = NULL;
@@ -235,7 +235,7 @@ check_mode(int fd, const char *what, int dir, struct ig_err *err)
 }
 
 enum ig_status
-spool_dir_open(struct exec_spool *s, const char *dir, struct ig_err *err)
+exec_spool_dir_open(struct exec_spool *s, const char *dir, struct ig_err *err)
 {
     enum ig_status st;
 
@@ -319,7 +319,7 @@ read_lines(struct exec_spool *s, spool_apply_fn apply, int fd, char *buf,
 }
 
 enum ig_status
-spool_load(struct exec_spool *s, spool_apply_fn apply, struct ig_err *err)
+exec_spool_load(struct exec_spool *s, spool_apply_fn apply, struct ig_err *err)
 {
     char what[512];
     char *buf = NULL;
@@ -360,7 +360,7 @@ write_entries(const struct exec_spool *s, int fd, off_t *size)
 }
 
 enum ig_status
-spool_rewrite(struct exec_spool *s, struct ig_err *err)
+exec_spool_rewrite(struct exec_spool *s, struct ig_err *err)
 {
     off_t size = 0;
     int fd, rc;

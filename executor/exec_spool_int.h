@@ -89,86 +89,87 @@ struct exec_spool {
 /* exec_spool_file.c */
 
 /* 1 when id is 1..IG_INTENT_ID_MAX bytes of [A-Za-z0-9-]. */
-int spool_id_valid(const char *id);
+int exec_spool_id_valid(const char *id);
 /* 1 when name is 1..IG_OUTCOME_NAME_MAX bytes of [A-Z_]. */
-int spool_name_valid(const char *name);
+int exec_spool_name_valid(const char *name);
 /* IG_OK when detail is an object of at most IG_OUTCOME_DETAIL_MAX_BYTES
    canonical bytes; IG_ERR_INVALID, IG_ERR_LIMIT, IG_ERR_NOMEM. */
-enum ig_status spool_detail_check(const json_t *detail,
-                                  struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_detail_check(const json_t *detail,
+                                       struct ig_err *err) IG_WUR;
 /* The line of a record (type "run", "outcome" with outcome and detail,
    or "done" with result) into *line (malloc'd) and *len. Arguments are
    trusted (checked by the caller). IG_ERR_LIMIT, IG_ERR_NOMEM. */
-enum ig_status spool_format(const char *type, const char *id,
-                            const char *outcome, const json_t *detail,
-                            const char *result, char **line, size_t *len,
-                            struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_format(const char *type, const char *id,
+                                 const char *outcome, const json_t *detail,
+                                 const char *result, char **line, size_t *len,
+                                 struct ig_err *err) IG_WUR;
 /* The detail object of an outcome line (a new reference), or NULL. */
-json_t *spool_line_detail(const char *line, size_t len);
+json_t *exec_spool_line_detail(const char *line, size_t len);
 /* Create (0700) or check dir, open and lock it into s->dirfd. */
-enum ig_status spool_dir_open(struct exec_spool *s, const char *dir,
-                              struct ig_err *err) IG_WUR;
-/* Apply one record read back (spool_apply). */
+enum ig_status exec_spool_dir_open(struct exec_spool *s, const char *dir,
+                                   struct ig_err *err) IG_WUR;
+/* Apply one record read back (exec_spool_apply). */
 typedef enum ig_status (*spool_apply_fn)(struct exec_spool *s,
                                          const struct spool_rec *r,
                                          struct ig_err *err);
 /* Read the spool file back, calling apply for each good record and
    counting damaged lines. A missing file is empty. */
-enum ig_status spool_load(struct exec_spool *s, spool_apply_fn apply,
-                          struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_load(struct exec_spool *s, spool_apply_fn apply,
+                               struct ig_err *err) IG_WUR;
 /* With the lock held and no sync running: write every entry's line to a
    new file, sync it, rename it over the spool, sync the directory; make
    it s->fd. On success everything written is durable. */
-enum ig_status spool_rewrite(struct exec_spool *s, struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_rewrite(struct exec_spool *s,
+                                  struct ig_err *err) IG_WUR;
 
 /* exec_spool_set.c: the pending set (lock held, or before any thread
    runs) */
 
 /* The entry of id, or NULL. */
-struct spool_entry *spool_entry_find(const struct exec_spool *s,
-                                     const char *id);
+struct spool_entry *exec_spool_entry_find(const struct exec_spool *s,
+                                          const char *id);
 /* A new run entry, newest; NULL when out of memory. */
-struct spool_entry *spool_entry_add(struct exec_spool *s, const char *id);
+struct spool_entry *exec_spool_entry_add(struct exec_spool *s, const char *id);
 /* Give e the line (taken) that stands for it; outcome: now pending. */
-void spool_entry_set(struct exec_spool *s, struct spool_entry *e, char *line,
-                     size_t len, const char *outcome);
+void exec_spool_entry_set(struct exec_spool *s, struct spool_entry *e,
+                          char *line, size_t len, const char *outcome);
 /* Unlink and free e. */
-void spool_entry_free(struct exec_spool *s, struct spool_entry *e);
+void exec_spool_entry_free(struct exec_spool *s, struct spool_entry *e);
 /* Apply one record read back (the replay rules are there); a
    spool_apply_fn. */
-enum ig_status spool_apply(struct exec_spool *s, const struct spool_rec *r,
-                           struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_apply(struct exec_spool *s, const struct spool_rec *r,
+                                struct ig_err *err) IG_WUR;
 
 /* exec_spool_set.c: group commit (lock held) */
 
-/* Append one line; *seq gets its number for spool_commit_locked. */
-void spool_append_locked(struct exec_spool *s, const char *line, size_t len,
-                         uint64_t *seq);
+/* Append one line; *seq gets its number for exec_spool_commit_locked. */
+void exec_spool_append_locked(struct exec_spool *s, const char *line,
+                              size_t len, uint64_t *seq);
 /* Lead one sync (no sync running) of every record written so far. */
-void spool_lead_sync(struct exec_spool *s);
+void exec_spool_lead_sync(struct exec_spool *s);
 /* Wait until record seq is durable; IG_ERR_IO when its sync failed. */
-enum ig_status spool_commit_locked(struct exec_spool *s, uint64_t seq,
-                                   struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_commit_locked(struct exec_spool *s, uint64_t seq,
+                                        struct ig_err *err) IG_WUR;
 /* The flusher thread (arg: the spool). */
-void *spool_flusher_main(void *arg);
+void *exec_spool_flusher_main(void *arg);
 /* Append a record nobody waits for: "done" with result, after the
    change it records is made in memory (it may rewrite). */
-void spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
-                         const char *result);
+void exec_spool_append_nowait(struct exec_spool *s, const char *type,
+                              const char *id, const char *result);
 
 /* exec_spool_retry.c */
 
 /* Log one event (o.log or a JSON line on stderr). Without the lock. */
-void spool_log(const struct exec_spool *s, const char *event, const char *id,
-               unsigned attempts, const char *error);
+void exec_spool_log(const struct exec_spool *s, const char *event,
+                    const char *id, unsigned attempts, const char *error);
 /* Ask the retry thread for a new pass (lock held); the pass's number. */
-uint64_t spool_kick_locked(struct exec_spool *s);
+uint64_t exec_spool_kick_locked(struct exec_spool *s);
 /* Send busy entry e once (lock held; dropped while sending and logging;
    e may be freed on return). detail: the caller's, or NULL to read it
    from e's line. retry: made by the retry thread. 1 when delivered. */
-int spool_deliver(struct exec_spool *s, struct spool_entry *e,
-                  const json_t *detail, int retry);
+int exec_spool_deliver(struct exec_spool *s, struct spool_entry *e,
+                       const json_t *detail, int retry);
 /* The retry thread. */
-void *spool_retry_main(void *p);
+void *exec_spool_retry_main(void *p);
 
 #endif

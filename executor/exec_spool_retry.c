@@ -32,8 +32,8 @@ log_stderr(const char *event, const char *id, unsigned attempts,
 }
 
 void
-spool_log(const struct exec_spool *s, const char *event, const char *id,
-          unsigned attempts, const char *error)
+exec_spool_log(const struct exec_spool *s, const char *event, const char *id,
+               unsigned attempts, const char *error)
 {
     if (s->o.log != NULL)
         s->o.log(s->o.ctx, event, id, attempts, error);
@@ -58,7 +58,7 @@ backoff_ms(const struct exec_spool *s, unsigned n)
 
 /* Wake the retry thread for a new pass (lock held). */
 uint64_t
-spool_kick_locked(struct exec_spool *s)
+exec_spool_kick_locked(struct exec_spool *s)
 {
     pthread_cond_signal(&s->wake);
     return ++s->pass_req;
@@ -85,13 +85,13 @@ attempt_done(struct exec_spool *s, struct spool_entry *e, enum ig_status st,
             s->retry_at = now + backoff_ms(s, s->failures);
         }
         if (!retry)
-            (void)spool_kick_locked(s); /* it recomputes its deadline */
+            (void)exec_spool_kick_locked(s); /* it recomputes its deadline */
         *event = "outcome.pending";
         return;
     }
     if (s->failures > 0) { /* the PDP answers again: drain the backlog */
         s->failures = 0;
-        (void)spool_kick_locked(s);
+        (void)exec_spool_kick_locked(s);
     }
     if (st == IG_OK) {
         s->st.delivered_total++;
@@ -102,16 +102,16 @@ attempt_done(struct exec_spool *s, struct spool_entry *e, enum ig_status st,
     }
     /* Out of the set first: a rewrite the append makes must not keep it. */
     memcpy(id, e->id, sizeof(id));
-    spool_entry_free(s, e);
-    spool_append_nowait(s, "done", id,
-                        st == IG_OK ? "delivered" : "undeliverable");
+    exec_spool_entry_free(s, e);
+    exec_spool_append_nowait(s, "done", id,
+                             st == IG_OK ? "delivered" : "undeliverable");
 }
 
 /* Send busy entry e once (lock held; dropped while sending and logging).
    detail: the caller's, or NULL to read it from e's line. 1: delivered. */
 int
-spool_deliver(struct exec_spool *s, struct spool_entry *e, const json_t *detail,
-              int retry)
+exec_spool_deliver(struct exec_spool *s, struct spool_entry *e,
+                   const json_t *detail, int retry)
 {
     char id[IG_INTENT_ID_MAX + 1], outcome[IG_OUTCOME_NAME_MAX + 1];
     const char *event;
@@ -127,7 +127,7 @@ spool_deliver(struct exec_spool *s, struct spool_entry *e, const json_t *detail,
     pthread_mutex_unlock(&s->mu);
     ig_err_clear(&err);
     if (detail == NULL)
-        detail = d = spool_line_detail(e->line, e->len);
+        detail = d = exec_spool_line_detail(e->line, e->len);
     st = detail != NULL ? s->o.send(s->o.ctx, id, outcome, detail, &err)
                         : ig_err_set(&err, IG_ERR_NOMEM, "out of memory");
     json_decref(d);
@@ -135,7 +135,7 @@ spool_deliver(struct exec_spool *s, struct spool_entry *e, const json_t *detail,
     attempt_done(s, e, st, retry, &event);
     if (event != NULL) {
         pthread_mutex_unlock(&s->mu);
-        spool_log(s, event, id, attempts, st == IG_OK ? NULL : err.msg);
+        exec_spool_log(s, event, id, attempts, st == IG_OK ? NULL : err.msg);
         pthread_mutex_lock(&s->mu);
     }
     return st == IG_OK;
@@ -165,7 +165,7 @@ retry_pass(struct exec_spool *s)
            (e = next_due(s, age)) != NULL) {
         age = e->age;
         e->busy = 1;
-        if (!spool_deliver(s, e, NULL, 1) && s->failures > 0)
+        if (!exec_spool_deliver(s, e, NULL, 1) && s->failures > 0)
             return;
     }
 }
@@ -195,7 +195,7 @@ retry_wait(struct exec_spool *s)
 }
 
 void *
-spool_retry_main(void *p)
+exec_spool_retry_main(void *p)
 {
     struct exec_spool *s = p;
     uint64_t req;

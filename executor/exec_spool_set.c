@@ -27,7 +27,7 @@ bucket_of(const char *id)
 }
 
 struct spool_entry *
-spool_entry_find(const struct exec_spool *s, const char *id)
+exec_spool_entry_find(const struct exec_spool *s, const char *id)
 {
     struct spool_entry *e = s->bucket[bucket_of(id)];
 
@@ -38,7 +38,7 @@ spool_entry_find(const struct exec_spool *s, const char *id)
 
 /* A new run entry, newest; NULL when out of memory. */
 struct spool_entry *
-spool_entry_add(struct exec_spool *s, const char *id)
+exec_spool_entry_add(struct exec_spool *s, const char *id)
 {
     struct spool_entry *e = calloc(1, sizeof(*e));
     size_t b = bucket_of(id);
@@ -60,7 +60,7 @@ spool_entry_add(struct exec_spool *s, const char *id)
 }
 
 void
-spool_entry_free(struct exec_spool *s, struct spool_entry *e)
+exec_spool_entry_free(struct exec_spool *s, struct spool_entry *e)
 {
     struct spool_entry **pp = &s->bucket[bucket_of(e->id)];
 
@@ -86,8 +86,8 @@ spool_entry_free(struct exec_spool *s, struct spool_entry *e)
 
 /* Give e the line (taken) that stands for it; outcome: now pending. */
 void
-spool_entry_set(struct exec_spool *s, struct spool_entry *e, char *line,
-                size_t len, const char *outcome)
+exec_spool_entry_set(struct exec_spool *s, struct spool_entry *e, char *line,
+                     size_t len, const char *outcome)
 {
     s->live = s->live - e->len + len;
     free(e->line);
@@ -103,9 +103,10 @@ spool_entry_set(struct exec_spool *s, struct spool_entry *e, char *line,
 /* Replay: a run or outcome adds its id when absent; an outcome completes
    a run; done removes the id; any other repeat is ignored. */
 enum ig_status
-spool_apply(struct exec_spool *s, const struct spool_rec *r, struct ig_err *err)
+exec_spool_apply(struct exec_spool *s, const struct spool_rec *r,
+                 struct ig_err *err)
 {
-    struct spool_entry *e = spool_entry_find(s, r->id);
+    struct spool_entry *e = exec_spool_entry_find(s, r->id);
     enum ig_status st;
     char *line;
     size_t len;
@@ -113,21 +114,22 @@ spool_apply(struct exec_spool *s, const struct spool_rec *r, struct ig_err *err)
     if (r->type == SPOOL_DONE ||
         (e != NULL && (r->type == SPOOL_RUN || e->outcome[0] != '\0'))) {
         if (r->type == SPOOL_DONE && e != NULL)
-            spool_entry_free(s, e);
+            exec_spool_entry_free(s, e);
         return IG_OK;
     }
     st = r->type == SPOOL_RUN
-             ? spool_format("run", r->id, NULL, NULL, NULL, &line, &len, err)
-             : spool_format("outcome", r->id, r->outcome, r->detail, NULL,
-                            &line, &len, err);
+             ? exec_spool_format("run", r->id, NULL, NULL, NULL, &line, &len,
+                                 err)
+             : exec_spool_format("outcome", r->id, r->outcome, r->detail, NULL,
+                                 &line, &len, err);
     if (st != IG_OK)
         return st;
-    if (e == NULL && (e = spool_entry_add(s, r->id)) == NULL) {
+    if (e == NULL && (e = exec_spool_entry_add(s, r->id)) == NULL) {
         free(line);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    spool_entry_set(s, e, line, len,
-                    r->type == SPOOL_OUTCOME ? r->outcome : NULL);
+    exec_spool_entry_set(s, e, line, len,
+                         r->type == SPOOL_OUTCOME ? r->outcome : NULL);
     return IG_OK;
 }
 
@@ -144,8 +146,8 @@ compact_due(const struct exec_spool *s)
    write is cut off again, or ended by the next append; the spool is then
    broken, so the next commit rewrites the file from memory. */
 void
-spool_append_locked(struct exec_spool *s, const char *line, size_t len,
-                    uint64_t *seq)
+exec_spool_append_locked(struct exec_spool *s, const char *line, size_t len,
+                         uint64_t *seq)
 {
     int ok = 1;
 
@@ -168,7 +170,7 @@ spool_append_locked(struct exec_spool *s, const char *line, size_t len,
    far: the rewrite when one is due (a broken spool must be rewritten; a
    large one falls back to a plain sync when it cannot be). */
 void
-spool_lead_sync(struct exec_spool *s)
+exec_spool_lead_sync(struct exec_spool *s)
 {
     uint64_t target;
     struct ig_err err;
@@ -178,7 +180,7 @@ spool_lead_sync(struct exec_spool *s)
     target = s->written;
     ig_err_clear(&err);
     if (compact_due(s)) {
-        rewritten = spool_rewrite(s, &err) == IG_OK;
+        rewritten = exec_spool_rewrite(s, &err) == IG_OK;
         s->st.rewrite_failures += rewritten ? 0u : 1u;
     }
     if (!rewritten && s->broken) {
@@ -207,7 +209,7 @@ spool_lead_sync(struct exec_spool *s)
 
 /* Wait (lock held) until record seq is durable. */
 enum ig_status
-spool_commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
+exec_spool_commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
 {
     while (s->synced < seq) {
         if (s->failed >= seq)
@@ -217,7 +219,7 @@ spool_commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
         if (s->syncing)
             pthread_cond_wait(&s->synced_cv, &s->mu);
         else
-            spool_lead_sync(s);
+            exec_spool_lead_sync(s);
     }
     return IG_OK;
 }
@@ -226,7 +228,7 @@ spool_commit_locked(struct exec_spool *s, uint64_t seq, struct ig_err *err)
    sync is running, so that it is durable (or nearly) by the time the
    redemption's answer comes back. */
 void *
-spool_flusher_main(void *arg)
+exec_spool_flusher_main(void *arg)
 {
     struct exec_spool *s = arg;
 
@@ -238,7 +240,7 @@ spool_flusher_main(void *arg)
         }
         s->flush_req = 0;
         if (s->synced < s->written)
-            spool_lead_sync(s);
+            exec_spool_lead_sync(s);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -246,19 +248,20 @@ spool_flusher_main(void *arg)
 
 /* Append a record nobody waits for (lock held); compact when due. */
 void
-spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
-                    const char *result)
+exec_spool_append_nowait(struct exec_spool *s, const char *type, const char *id,
+                         const char *result)
 {
     char *line;
     size_t len;
     uint64_t seq;
 
-    if (spool_format(type, id, NULL, NULL, result, &line, &len, NULL) == IG_OK)
-        spool_append_locked(s, line, len, &seq);
+    if (exec_spool_format(type, id, NULL, NULL, result, &line, &len, NULL) ==
+        IG_OK)
+        exec_spool_append_locked(s, line, len, &seq);
     else
         s->broken = 1; /* the rewrite will leave the id out */
     free(line);
     /* When it fails the old file stands (or stays broken): retried. */
-    if (!s->syncing && compact_due(s) && spool_rewrite(s, NULL) != IG_OK)
+    if (!s->syncing && compact_due(s) && exec_spool_rewrite(s, NULL) != IG_OK)
         s->st.rewrite_failures++;
 }
