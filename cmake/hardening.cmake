@@ -34,6 +34,13 @@ if(IG_HARDEN)
     message(FATAL_ERROR "IG_HARDEN: cannot link PIE executables: ${ig_pie_why}")
   endif()
   set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+  # That compiles the static libraries -fPIC, where gcc assumes any global
+  # function may be replaced at load time and so will not inline it: ours
+  # are linked into executables only, so nothing is replaced.
+  check_c_compiler_flag(-fno-semantic-interposition IG_HAVE_NO_INTERPOSITION)
+  if(IG_HAVE_NO_INTERPOSITION)
+    add_compile_options(-fno-semantic-interposition)
+  endif()
 
   add_link_options(LINKER:-z,relro,-z,now LINKER:-z,noexecstack)
 

@@ -132,17 +132,18 @@ man_clean() { # man_clean PAGE: renders at 80 columns with no warning
     err=$(groff -man -ww -z "$1" 2>&1)
     [ $? -eq 0 ] && [ -z "$err" ] || return 1
     [ -z "$(MANWIDTH=80 man -l "$1" 2>/dev/null | awk 'length($0) > 80')" ] || return 1
-    grep -q '^\.SH "*EXIT STATUS' "$1" && grep -q '^\.SH "*FILES' "$1"
+    grep -q '^\.SH "*EXIT STATUS' "$1" && grep -q '^\.SH "*FILES' "$1" &&
+        grep -q "^\.TH .* \"intentgate $version\"" "$1" # not a stale version
 }
-printf '.TH BROKEN 1\n.SH NAME\nbroken \\- a page\n.BOGUS macro\n.SH EXIT STATUS\n0\n.SH FILES\nnone\n' \
-    >"$tmp/broken.1"
+printf '.TH BROKEN 1 2026-01-01 "intentgate %s"\n.SH NAME\nbroken \\- a page\n.BOGUS macro\n.SH EXIT STATUS\n0\n.SH FILES\nnone\n' \
+    "$version" >"$tmp/broken.1"
 man_clean "$tmp/broken.1" && bad "the man page check passes a page with an undefined macro" ||
     ok "the man page check refuses a broken page"
 for p in man1/intentgate.1 man1/intentgate-executor.1 man5/intentgate.conf.5; do
     if man_clean "$root/$mandir/$p"; then
         ok "$p renders cleanly, with EXIT STATUS and FILES"
     else
-        bad "$p: warnings, lines over 80 columns, or no EXIT STATUS/FILES section"
+        bad "$p: warnings, lines over 80 columns, no EXIT STATUS/FILES section, or .TH not \"intentgate $version\""
         MANWIDTH=80 man --warnings -l "$root/$mandir/$p" 2>&1 >/dev/null | sed 's/^/     /'
     fi
 done
