@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ig_version.h"
 
 struct command {
     const char *name;
@@ -39,6 +40,7 @@ usage(FILE *f)
     for (i = 0; i < NCOMMANDS; i++)
         (void)fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     (void)fputs("\nRun `intentgate COMMAND --help` for a command's options.\n"
+                "`intentgate --version` prints the version.\n"
                 "Exit status: 0 ok, 1 failure, 2 bad arguments or input.\n",
                 f);
 }
@@ -58,7 +60,10 @@ main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        (void)puts("intentgate " IG_VERSION);
+        /* "intentgate 0.1.0 (git describe)": generated at build time,
+           cmake/version.cmake. */
+        if (puts(IG_VERSION_TEXT) == EOF || fflush(stdout) != 0)
+            return CLI_EXIT_FAIL;
         return CLI_EXIT_OK;
     }
     for (i = 0; i < NCOMMANDS; i++)

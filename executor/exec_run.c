@@ -86,10 +86,13 @@ static _Noreturn void
 child_fail(int status_fd, int stage)
 {
     int msg[2];
+    ssize_t n;
 
     msg[0] = stage;
     msg[1] = errno;
-    (void)write(status_fd, msg, sizeof(msg));
+    /* A parent that cannot be told still sees the exit status 127. */
+    n = write(status_fd, msg, sizeof(msg));
+    (void)n;
     _exit(127);
 }
 
@@ -334,8 +337,11 @@ exec_run_cancel(struct exec_run *r)
         kill_group_locked(r);
     }
     (void)pthread_mutex_unlock(&r->mu);
-    if (r->wake[1] >= 0)
-        (void)write(r->wake[1], "x", 1);
+    if (r->wake[1] >= 0) {
+        /* A full pipe already holds a wake-up: nothing is lost. */
+        ssize_t n = write(r->wake[1], "x", 1);
+        (void)n;
+    }
 }
 
 void
@@ -402,8 +408,11 @@ poll_once(struct exec_run *r, double slice, struct exec_run_result *res,
     pf[n++].events = POLLIN;
     if (poll(pf, n, (int)(slice < 0 ? 0 : slice)) <= 0)
         return IG_OK;
-    if (pf[0].revents != 0)
-        (void)read(r->wake[0], sink, sizeof(sink));
+    if (pf[0].revents != 0) {
+        /* Only draining wake-ups: cancel_req says what they meant. */
+        ssize_t got = read(r->wake[0], sink, sizeof(sink));
+        (void)got;
+    }
     if (pf[1].revents != 0)
         st = read_chunk(r, &r->out_fd, "stdout", &bufs[0], &res->out_truncated,
                         fn, ctx);

@@ -60,8 +60,12 @@ probe_one(const char *path)
 
     fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd >= 0) {
+        ssize_t got;
+
         seen = 1;
-        (void)read(fd, &byte, 1);
+        /* The open already saw it; the read only tries for more. */
+        got = read(fd, &byte, 1);
+        (void)got;
         (void)close(fd);
     }
     if ((d = opendir(path)) != NULL) {

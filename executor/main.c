@@ -5,6 +5,7 @@
  *   intentgate-executor serve --config FILE [--listen HOST:PORT]
  *   intentgate-executor serve --dev --pdp-env DIR/dev.env [--listen ...]
  *   intentgate-executor secret keygen|set|list ...
+ *   intentgate-executor --version
  *
  * Signals are blocked before any thread starts and taken with sigwait:
  * SIGINT/SIGTERM stop. Serving makes the process non-dumpable (no core
@@ -26,12 +27,14 @@
 #include "exec_server.h"
 #include "ig_secmem.h"
 #include "ig_text.h"
+#include "ig_version.h"
 
 static const char usage[] =
     "usage: intentgate-executor [serve] --config FILE [--listen HOST:PORT]\n"
     "       intentgate-executor [serve] --dev --pdp-env DIR/dev.env "
     "[--listen HOST:PORT]\n"
     "       intentgate-executor secret keygen|set|list ... (secret --help)\n"
+    "       intentgate-executor --version\n"
     "\n"
     "Redeems single-use grants from the intentgate PDP and runs the action\n"
     "they allow, with credentials the agent never sees (docs/executor.md).\n";
@@ -162,6 +165,12 @@ main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         (void)fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        /* The package's version (cmake/version.cmake), as the CLI's. */
+        if (puts(IG_VERSION_TEXT) == EOF || fflush(stdout) != 0)
+            return 1;
         return 0;
     }
     if (strcmp(argv[1], "serve") == 0)

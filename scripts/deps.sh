@@ -43,9 +43,11 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 # (and a font) for the approval pages' browser test. That test drives
 # chromium with npm's playwright-core, so it needs node and npm too:
 # Debian's are used only when none is installed (a NodeSource node ships
-# its own npm, which Debian's npm package would conflict with).
+# its own npm, which Debian's npm package would conflict with). The
+# install test (tests/ci/test_install.sh) renders the man pages with man-db
+# and groff and reads the binaries' hardening with binutils' readelf.
 IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
-    bubblewrap curl chromium fonts-dejavu-core)
+    bubblewrap curl chromium fonts-dejavu-core man-db groff-base binutils)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi

@@ -183,7 +183,9 @@ slurp(const char *path)
         free(buf);
         return NULL;
     }
-    (void)fread(buf, 1, AUDIT_NOTE_MAX, fp);
+    /* A short read is the file's end (buf is zeroed), never an error. */
+    if (fread(buf, 1, AUDIT_NOTE_MAX, fp) < AUDIT_NOTE_MAX)
+        assert_false(ferror(fp));
     (void)fclose(fp);
     return buf;
 }

@@ -1,11 +1,24 @@
 /*
- * testutil.c - file and hex helpers for the unit tests.
+ * testutil.c - file and hex helpers for the unit tests, and the
+ * IG_TEST_FILTER environment variable: every test program links this
+ * file, so `IG_TEST_FILTER='test_dup*' build/release/tests/test_json`
+ * runs only the cases whose names match (cmocka's * and ? globs).
  */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Before main(): cmocka reads the filter when the group runs. */
+__attribute__((constructor)) static void
+tu_filter_from_env(void)
+{
+    const char *pattern = getenv("IG_TEST_FILTER");
+
+    if (pattern != NULL && pattern[0] != '\0')
+        cmocka_set_test_filter(pattern);
+}
 
 char *
 tu_read_file(const char *path, size_t *len)
