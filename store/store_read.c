@@ -148,25 +148,30 @@ decision_row(sqlite3_stmt *st)
                      (json_int_t)sqlite3_column_int64(st, 5));
 }
 
+enum ig_status
+store_sql_rows(sqlite3_stmt *st, json_t *(*row)(sqlite3_stmt *), json_t *arr)
+{
+    json_t *v;
+    int step;
+
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        v = row(st);
+        /* json_array_append_new steals v. */
+        if (v == NULL || json_array_append_new(arr, v) != 0)
+            return IG_ERR_NOMEM;
+    }
+    return step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
+}
+
 static enum ig_status
 add_decisions(json_t *obj, sqlite3_stmt *st)
 {
-    json_t *arr = json_array(), *d;
-    enum ig_status rc = IG_OK;
-    int step;
+    json_t *arr = json_array();
+    enum ig_status rc;
 
     if (arr == NULL)
         return IG_ERR_NOMEM;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        d = decision_row(st);
-        /* json_array_append_new steals d. */
-        if (d == NULL || json_array_append_new(arr, d) != 0) {
-            rc = IG_ERR_NOMEM;
-            break;
-        }
-    }
-    if (rc == IG_OK && step != SQLITE_DONE)
-        rc = IG_ERR_IO;
+    rc = store_sql_rows(st, decision_row, arr);
     reset(st);
     /* json_object_set_new steals arr. */
     if (json_object_set_new(obj, "decisions", arr) != 0 && rc == IG_OK)
