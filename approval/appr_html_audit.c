@@ -58,13 +58,6 @@ is_first_field(const char *k)
     return 0;
 }
 
-/* A count of the view (0 when absent). */
-static void
-w_u64(struct appr_w *w, const json_t *v)
-{
-    appr_w_int(w, v, "0");
-}
-
 /* The leaf index of {seq, ...}. */
 static void
 w_leaf(struct appr_w *w, const json_t *row)
@@ -80,7 +73,7 @@ w_leaf(struct appr_w *w, const json_t *row)
 /* One field as <dt>/<dd>: strings and numbers as text, arrays of strings
    joined, anything else pretty JSON. */
 static void
-w_field(struct appr_w *w, const char *k, const json_t *v)
+w_event_field(struct appr_w *w, const char *k, const json_t *v)
 {
     size_t i;
     int flat = json_is_array(v);
@@ -127,11 +120,11 @@ w_fields(struct appr_w *w, const json_t *ev)
     appr_w_raw(w, "<dl class=\"fields\">\n");
     for (i = 0; i < sizeof(first_fields) / sizeof(first_fields[0]); i++)
         if ((v = json_object_get(ev, first_fields[i])) != NULL)
-            w_field(w, first_fields[i], v);
+            w_event_field(w, first_fields[i], v);
     json_object_foreach(ig_json_unconst(ev), k, v)
     {
         if (!is_first_field(k) && !shown_elsewhere(k))
-            w_field(w, k, v);
+            w_event_field(w, k, v);
     }
     appr_w_raw(w, "</dl>\n");
 }
@@ -209,11 +202,11 @@ w_checkpoint(struct appr_w *w, const json_t *view)
     appr_w_raw(w, "<section class=\"card\" id=\"log\">\n<h2>Latest "
                   "checkpoint</h2>\n<dl class=\"fields\">\n<dt>Events "
                   "logged</dt><dd id=\"log-size\">");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w,
                "</dd>\n<dt>Signed tree size</dt><dd id=\"checkpoint-size\">");
     if (json_is_string(note))
-        w_u64(w, json_object_get(view, "checkpoint_size"));
+        appr_w_int(w, json_object_get(view, "checkpoint_size"), "0");
     else
         appr_w_raw(w, "none");
     appr_w_raw(w, "</dd>\n</dl>\n");
@@ -227,12 +220,12 @@ w_checkpoint(struct appr_w *w, const json_t *view)
     }
     appr_w_raw(w, "<p><a id=\"export\" download href=\"" APPR_AUDIT_PATH
                   "/export.jsonl?end=");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w,
                "\">Download the log</a> (JSONL, one event a line) and "
                "<a id=\"export-checkpoints\" download href=\"" APPR_AUDIT_PATH
                "/checkpoints.jsonl?end=");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w, "\">its checkpoints</a>, then check them offline "
                   "with the log's verifier key:</p>\n<pre>intentgate audit "
                   "verify --leaves log.jsonl --checkpoints checkpoints.jsonl "
@@ -280,7 +273,7 @@ w_older(struct appr_w *w, const json_t *view)
     if (!json_is_number(json_object_get(view, "older")))
         return;
     appr_w_raw(w, "<p><a id=\"older\" href=\"" APPR_AUDIT_PATH "?before=");
-    w_u64(w, json_object_get(view, "older"));
+    appr_w_int(w, json_object_get(view, "older"), "0");
     if (type != NULL) {
         appr_w_raw(w, "&amp;type=");
         appr_w_segment(w, type);

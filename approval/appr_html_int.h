@@ -1,7 +1,8 @@
 /*
  * appr_html_int.h - private to the HTML renderers (appr_html.c,
- * appr_html_pages.c): a writer with a sticky status, so a page is a
- * straight list of appends checked once at the end, and the layout.
+ * appr_html_pages.c, appr_html_audit.c): a writer with a sticky status, so
+ * a page is a straight list of appends checked once at the end, the
+ * pieces both kinds of page write, and the layout.
  */
 #ifndef APPR_HTML_INT_H
 #define APPR_HTML_INT_H
