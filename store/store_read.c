@@ -1,8 +1,9 @@
 /*
  * store_read.c - read operations: idempotent replay lookup, the whole
- * record of one intent, the audit log size. Each borrows a read-only
- * connection from the pool (store_pool.c) and never waits for the
- * writer: WAL readers see the last committed state.
+ * record of one intent, the audit log size, and the row loop the store's
+ * reads share (store_sql_rows). Each borrows a read-only connection from
+ * the pool (store_pool.c) and never waits for the writer: WAL readers see
+ * the last committed state.
  */
 #include "store_int.h"
 
