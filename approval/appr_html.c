@@ -224,6 +224,41 @@ appr_w_json(struct appr_w *w, const json_t *v)
 }
 
 void
+appr_w_any(struct appr_w *w, const json_t *v)
+{
+    if (json_is_string(v) || json_is_number(v))
+        appr_w_value(w, v);
+    else
+        appr_w_json(w, v);
+}
+
+void
+appr_w_int(struct appr_w *w, const json_t *v, const char *otherwise)
+{
+    char n[32];
+
+    if (!json_is_number(v)) {
+        appr_w_raw(w, otherwise);
+        return;
+    }
+    (void)snprintf(n, sizeof(n), "%lld", (long long)json_number_value(v));
+    appr_w_raw(w, n);
+}
+
+void
+appr_w_field(struct appr_w *w, const char *label, const char *id,
+             const json_t *v, int is_code)
+{
+    appr_w_raw(w, "<dt>");
+    appr_w_raw(w, label);
+    appr_w_raw(w, "</dt><dd id=\"");
+    appr_w_raw(w, id);
+    appr_w_raw(w, is_code ? "\"><code>" : "\">");
+    appr_w_value(w, v);
+    appr_w_raw(w, is_code ? "</code></dd>\n" : "</dd>\n");
+}
+
+void
 appr_w_segment(struct appr_w *w, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";

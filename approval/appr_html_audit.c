@@ -58,16 +58,6 @@ is_first_field(const char *k)
     return 0;
 }
 
-static void
-w_u64(struct appr_w *w, const json_t *v)
-{
-    char n[32];
-
-    (void)snprintf(n, sizeof(n), "%lld",
-                   json_is_number(v) ? (long long)json_number_value(v) : 0LL);
-    appr_w_raw(w, n);
-}
-
 /* The leaf index of {seq, ...}. */
 static void
 w_leaf(struct appr_w *w, const json_t *row)
@@ -83,7 +73,7 @@ w_leaf(struct appr_w *w, const json_t *row)
 /* One field as <dt>/<dd>: strings and numbers as text, arrays of strings
    joined, anything else pretty JSON. */
 static void
-w_field(struct appr_w *w, const char *k, const json_t *v)
+w_event_field(struct appr_w *w, const char *k, const json_t *v)
 {
     size_t i;
     int flat = json_is_array(v);
@@ -130,11 +120,11 @@ w_fields(struct appr_w *w, const json_t *ev)
     appr_w_raw(w, "<dl class=\"fields\">\n");
     for (i = 0; i < sizeof(first_fields) / sizeof(first_fields[0]); i++)
         if ((v = json_object_get(ev, first_fields[i])) != NULL)
-            w_field(w, first_fields[i], v);
+            w_event_field(w, first_fields[i], v);
     json_object_foreach(ig_json_unconst(ev), k, v)
     {
         if (!is_first_field(k) && !shown_elsewhere(k))
-            w_field(w, k, v);
+            w_event_field(w, k, v);
     }
     appr_w_raw(w, "</dl>\n");
 }
@@ -177,11 +167,29 @@ w_event(struct appr_w *w, const json_t *row, int with_intent)
         w_fields(w, ev);
     appr_w_raw(w, "<details><summary>Event as logged</summary>"
                   "<pre class=\"json\">");
-    if (json_is_object(ev))
-        appr_w_json(w, ev);
-    else
-        appr_w_value(w, ev);
+    /* An object, or a leaf that is not one as its text (store_audit_view). */
+    appr_w_any(w, ev);
     appr_w_raw(w, "</pre></details>\n</li>\n");
+}
+
+/* The events as a list, tag "ul" or "ol" with id; with_intent: each
+   links its intent's timeline. */
+static void
+w_event_list(struct appr_w *w, const char *tag, const char *id,
+             const json_t *events, int with_intent)
+{
+    size_t i;
+
+    appr_w_raw(w, "<");
+    appr_w_raw(w, tag);
+    appr_w_raw(w, " class=\"approvals\" id=\"");
+    appr_w_raw(w, id);
+    appr_w_raw(w, "\">\n");
+    for (i = 0; i < json_array_size(events); i++)
+        w_event(w, json_array_get(events, i), with_intent);
+    appr_w_raw(w, "</");
+    appr_w_raw(w, tag);
+    appr_w_raw(w, ">\n");
 }
 
 /* ---- the events page ---- */
@@ -194,11 +202,11 @@ w_checkpoint(struct appr_w *w, const json_t *view)
     appr_w_raw(w, "<section class=\"card\" id=\"log\">\n<h2>Latest "
                   "checkpoint</h2>\n<dl class=\"fields\">\n<dt>Events "
                   "logged</dt><dd id=\"log-size\">");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w,
                "</dd>\n<dt>Signed tree size</dt><dd id=\"checkpoint-size\">");
     if (json_is_string(note))
-        w_u64(w, json_object_get(view, "checkpoint_size"));
+        appr_w_int(w, json_object_get(view, "checkpoint_size"), "0");
     else
         appr_w_raw(w, "none");
     appr_w_raw(w, "</dd>\n</dl>\n");
@@ -212,12 +220,12 @@ w_checkpoint(struct appr_w *w, const json_t *view)
     }
     appr_w_raw(w, "<p><a id=\"export\" download href=\"" APPR_AUDIT_PATH
                   "/export.jsonl?end=");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w,
                "\">Download the log</a> (JSONL, one event a line) and "
                "<a id=\"export-checkpoints\" download href=\"" APPR_AUDIT_PATH
                "/checkpoints.jsonl?end=");
-    w_u64(w, json_object_get(view, "log_size"));
+    appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w, "\">its checkpoints</a>, then check them offline "
                   "with the log's verifier key:</p>\n<pre>intentgate audit "
                   "verify --leaves log.jsonl --checkpoints checkpoints.jsonl "
@@ -265,7 +273,7 @@ w_older(struct appr_w *w, const json_t *view)
     if (!json_is_number(json_object_get(view, "older")))
         return;
     appr_w_raw(w, "<p><a id=\"older\" href=\"" APPR_AUDIT_PATH "?before=");
-    w_u64(w, json_object_get(view, "older"));
+    appr_w_int(w, json_object_get(view, "older"), "0");
     if (type != NULL) {
         appr_w_raw(w, "&amp;type=");
         appr_w_segment(w, type);
@@ -283,7 +291,6 @@ appr_html_audit_events(struct ig_buf *b, const struct appr_page *p,
 {
     struct appr_w w = {b, IG_OK};
     const json_t *events = json_object_get(view, "events");
-    size_t i;
 
     appr_w_begin(&w, p, "Audit log");
     appr_w_raw(&w, "<h1>Audit log</h1>\n");
@@ -293,11 +300,8 @@ appr_html_audit_events(struct ig_buf *b, const struct appr_page *p,
         appr_w_raw(&w, "<p class=\"card empty\" id=\"empty\">No events "
                        "match.</p>\n");
     } else {
-        appr_w_raw(&w, "<h2>Events, newest first</h2>\n"
-                       "<ul class=\"approvals\" id=\"events\">\n");
-        for (i = 0; i < json_array_size(events); i++)
-            w_event(&w, json_array_get(events, i), 1);
-        appr_w_raw(&w, "</ul>\n");
+        appr_w_raw(&w, "<h2>Events, newest first</h2>\n");
+        w_event_list(&w, "ul", "events", events, 1);
     }
     w_older(&w, view);
     appr_w_end(&w);
@@ -322,15 +326,14 @@ w_intent_head(struct appr_w *w, const char *id, const json_t *received)
     appr_w_raw(w, "</h1>\n<dl class=\"fields\">\n<dt>Intent</dt><dd "
                   "id=\"intent-id\"><code>");
     appr_w_esc(w, id);
-    appr_w_raw(w, "</code></dd>\n<dt>Resource</dt><dd id=\"resource\"><code>");
-    appr_w_value(w, json_object_get(in, "resource"));
-    appr_w_raw(w, "</code></dd>\n<dt>Agent</dt><dd id=\"principal\">");
-    appr_w_value(w, json_object_get(received, "principal"));
-    appr_w_raw(w, "</dd>\n<dt>Tenant</dt><dd id=\"tenant\">");
-    appr_w_value(w, json_object_get(received, "tenant"));
-    appr_w_raw(w, "</dd>\n<dt>Intent hash</dt><dd id=\"intent-hash\"><code>");
-    appr_w_value(w, json_object_get(received, "intent_hash"));
-    appr_w_raw(w, "</code></dd>\n</dl>\n</section>\n");
+    appr_w_raw(w, "</code></dd>\n");
+    appr_w_field(w, "Resource", "resource", json_object_get(in, "resource"), 1);
+    appr_w_field(w, "Agent", "principal",
+                 json_object_get(received, "principal"), 0);
+    appr_w_field(w, "Tenant", "tenant", json_object_get(received, "tenant"), 0);
+    appr_w_field(w, "Intent hash", "intent-hash",
+                 json_object_get(received, "intent_hash"), 1);
+    appr_w_raw(w, "</dl>\n</section>\n");
     if (in == NULL)
         return;
     appr_w_raw(w, "<section class=\"card\">\n<h2>Parameters</h2>\n"
@@ -342,29 +345,34 @@ w_intent_head(struct appr_w *w, const char *id, const json_t *received)
     appr_w_raw(w, "</pre>\n</section>\n");
 }
 
+/* The first intent.received event of the rows, or NULL. */
+static const json_t *
+received_event(const json_t *events)
+{
+    const json_t *ev;
+    size_t i;
+
+    for (i = 0; i < json_array_size(events); i++) {
+        ev = json_object_get(json_array_get(events, i), "event");
+        if (json_is_object(ev) && appr_json_str(ev, "type") != NULL &&
+            strcmp(appr_json_str(ev, "type"), "intent.received") == 0)
+            return ev;
+    }
+    return NULL;
+}
+
 enum ig_status
 appr_html_audit_intent(struct ig_buf *b, const struct appr_page *p,
                        const json_t *view)
 {
     struct appr_w w = {b, IG_OK};
     const json_t *events = json_object_get(view, "events");
-    const json_t *received = NULL, *ev;
     const char *id = appr_json_str(view, "intent_id");
-    size_t i;
 
-    for (i = 0; received == NULL && i < json_array_size(events); i++) {
-        ev = json_object_get(json_array_get(events, i), "event");
-        if (json_is_object(ev) && appr_json_str(ev, "type") != NULL &&
-            strcmp(appr_json_str(ev, "type"), "intent.received") == 0)
-            received = ev;
-    }
     appr_w_begin(&w, p, "Intent timeline");
-    w_intent_head(&w, id != NULL ? id : "", received);
-    appr_w_raw(&w, "<h2>Timeline</h2>\n<ol class=\"approvals\" "
-                   "id=\"timeline\">\n");
-    for (i = 0; i < json_array_size(events); i++)
-        w_event(&w, json_array_get(events, i), 0);
-    appr_w_raw(&w, "</ol>\n");
+    w_intent_head(&w, id != NULL ? id : "", received_event(events));
+    appr_w_raw(&w, "<h2>Timeline</h2>\n");
+    w_event_list(&w, "ol", "timeline", events, 0);
     appr_w_end(&w);
     return w.st;
 }

@@ -1,7 +1,8 @@
 /*
  * appr_html_int.h - private to the HTML renderers (appr_html.c,
- * appr_html_pages.c): a writer with a sticky status, so a page is a
- * straight list of appends checked once at the end, and the layout.
+ * appr_html_pages.c, appr_html_audit.c): a writer with a sticky status, so
+ * a page is a straight list of appends checked once at the end, the
+ * pieces both kinds of page write, and the layout.
  */
 #ifndef APPR_HTML_INT_H
 #define APPR_HTML_INT_H
@@ -30,6 +31,15 @@ void appr_w_value(struct appr_w *w, const json_t *v);
 void appr_w_lines(struct appr_w *w, const json_t *v);
 /* v pretty-printed and escaped. */
 void appr_w_json(struct appr_w *w, const json_t *v);
+/* A string or number as appr_w_value writes it, anything else as
+   appr_w_json: a value that may be text or structure (a claim, a leaf). */
+void appr_w_any(struct appr_w *w, const json_t *v);
+/* The integer part of a JSON number, or otherwise when v is none. */
+void appr_w_int(struct appr_w *w, const json_t *v, const char *otherwise);
+/* A <dt>/<dd> pair: label and id are trusted markup, the dd gets id and
+   holds v (appr_w_value), in <code> when is_code. */
+void appr_w_field(struct appr_w *w, const char *label, const char *id,
+                  const json_t *v, int is_code);
 /* A path segment: percent-encoded (RFC 3986 unreserved kept), then
    escaped for an attribute. */
 void appr_w_segment(struct appr_w *w, const char *s);

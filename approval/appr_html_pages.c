@@ -35,33 +35,6 @@ w_time(struct appr_w *w, const json_t *v)
     appr_w_value(w, v);
 }
 
-static void
-w_int(struct appr_w *w, const json_t *v)
-{
-    char n[32];
-
-    if (!json_is_number(v)) {
-        appr_w_raw(w, "?");
-        return;
-    }
-    (void)snprintf(n, sizeof(n), "%lld", (long long)json_number_value(v));
-    appr_w_raw(w, n);
-}
-
-/* A <dt>/<dd> pair; the dd gets id and holds v. */
-static void
-w_field(struct appr_w *w, const char *label, const char *id, const json_t *v,
-        int is_code)
-{
-    appr_w_raw(w, "<dt>");
-    appr_w_raw(w, label);
-    appr_w_raw(w, "</dt><dd id=\"");
-    appr_w_raw(w, id);
-    appr_w_raw(w, is_code ? "\"><code>" : "\">");
-    appr_w_value(w, v);
-    appr_w_raw(w, is_code ? "</code></dd>\n" : "</dd>\n");
-}
-
 static const char *
 status_class(const char *status)
 {
@@ -101,9 +74,9 @@ w_groups(struct appr_w *w, const json_t *req)
 static void
 w_count(struct appr_w *w, const json_t *approvals, const json_t *req)
 {
-    w_int(w, approvals);
+    appr_w_int(w, approvals, "?");
     appr_w_raw(w, " of ");
-    w_int(w, json_object_get(req, "quorum"));
+    appr_w_int(w, json_object_get(req, "quorum"), "?");
 }
 
 const char *
@@ -239,11 +212,11 @@ w_summary(struct appr_w *w, const json_t *view)
     appr_w_raw(w, "</span></p>\n<h1 id=\"action\" class=\"action\">");
     appr_w_value(w, json_object_get(in, "action"));
     appr_w_raw(w, "</h1>\n<dl class=\"fields\">\n");
-    w_field(w, "Resource", "resource", json_object_get(in, "resource"), 1);
+    appr_w_field(w, "Resource", "resource", json_object_get(in, "resource"), 1);
     /* What the PDP established (the agent's token, the config), then
        what the agent only says (its context): labelled for what it is. */
-    w_field(w, "Agent (authenticated)", "principal",
-            json_object_get(in, "principal"), 0);
+    appr_w_field(w, "Agent (authenticated)", "principal",
+                 json_object_get(in, "principal"), 0);
     if (json_array_size(json_object_get(view, "operators")) > 0) {
         appr_w_raw(w, "<dt>Run by (config)</dt><dd id=\"operators\">");
         w_list(w, json_object_get(view, "operators"));
@@ -252,13 +225,10 @@ w_summary(struct appr_w *w, const json_t *view)
     if (by != NULL) {
         appr_w_raw(w, "<dt>Requested by</dt><dd id=\"requested-by\" "
                       "class=\"claim\">claimed by the agent: ");
-        if (json_is_string(by))
-            appr_w_value(w, by);
-        else
-            appr_w_json(w, by);
+        appr_w_any(w, by);
         appr_w_raw(w, "</dd>\n");
     }
-    w_field(w, "Tenant", "tenant", json_object_get(in, "tenant"), 0);
+    appr_w_field(w, "Tenant", "tenant", json_object_get(in, "tenant"), 0);
     appr_w_raw(w, "<dt>Approvals</dt><dd id=\"approvals\">");
     w_count(w, json_object_get(view, "approvals"), req);
     appr_w_raw(w, " from ");
@@ -306,10 +276,10 @@ w_why(struct appr_w *w, const json_t *view)
     if (json_is_object(res)) {
         appr_w_raw(w, "<section class=\"card\" id=\"resolution\">\n"
                       "<h2>Outcome</h2>\n<dl class=\"fields\">\n");
-        w_field(w, "Result", "resolution-result",
-                json_object_get(res, "result"), 0);
-        w_field(w, "Decision now", "resolution-decision",
-                json_object_get(res, "decision"), 0);
+        appr_w_field(w, "Result", "resolution-result",
+                     json_object_get(res, "result"), 0);
+        appr_w_field(w, "Decision now", "resolution-decision",
+                     json_object_get(res, "decision"), 0);
         appr_w_raw(w, "<dt>Resolved</dt><dd id=\"resolved-at\">");
         w_time(w, json_object_get(res, "resolved_at"));
         appr_w_raw(w, "</dd>\n</dl>\n");
@@ -331,13 +301,14 @@ w_integrity(struct appr_w *w, const json_t *view)
 
     appr_w_raw(w, "<section class=\"card fine\">\n<h2>What you are deciding "
                   "on</h2>\n<dl class=\"fields\">\n");
-    w_field(w, "Intent hash", "intent-hash",
-            json_object_get(view, "intent_hash"), 1);
-    w_field(w, "Policy revision", "policy-revision",
-            json_object_get(d, "policy_revision"), 1);
-    w_field(w, "Intent", "intent-id", json_object_get(view, "intent_id"), 1);
-    w_field(w, "Approval", "approval-id", json_object_get(view, "approval_id"),
-            1);
+    appr_w_field(w, "Intent hash", "intent-hash",
+                 json_object_get(view, "intent_hash"), 1);
+    appr_w_field(w, "Policy revision", "policy-revision",
+                 json_object_get(d, "policy_revision"), 1);
+    appr_w_field(w, "Intent", "intent-id", json_object_get(view, "intent_id"),
+                 1);
+    appr_w_field(w, "Approval", "approval-id",
+                 json_object_get(view, "approval_id"), 1);
     appr_w_raw(w, "</dl>\n</section>\n");
 }
 

@@ -91,13 +91,42 @@ key_cmp(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The n members of an object (keys, sorted) or elements of an array (keys
+   NULL) of v, one a line at depth + 1, between brackets; n > 0. */
+static enum ig_status
+items_out(struct ig_buf *t, const json_t *v, const char *const *keys, size_t n,
+          int depth, unsigned flags)
+{
+    size_t i;
+    enum ig_status st = ig_buf_addc(t, keys != NULL ? '{' : '[');
+
+    for (i = 0; st == IG_OK && i < n; i++) {
+        if (i > 0)
+            st = ig_buf_addc(t, ',');
+        if (st == IG_OK)
+            st = indent(t, depth + 1);
+        if (st == IG_OK && keys != NULL)
+            st = appr_show_string(t, keys[i], strlen(keys[i]), flags);
+        if (st == IG_OK && keys != NULL)
+            st = ig_buf_adds(t, ": ");
+        if (st == IG_OK)
+            st = pretty(t,
+                        keys != NULL ? json_object_get(v, keys[i])
+                                     : json_array_get(v, i),
+                        depth + 1, flags);
+    }
+    if (st == IG_OK)
+        st = indent(t, depth);
+    return st == IG_OK ? ig_buf_addc(t, keys != NULL ? '}' : ']') : st;
+}
+
 static enum ig_status
 object_out(struct ig_buf *t, const json_t *v, int depth, unsigned flags)
 {
     size_t n = json_object_size(v), i = 0;
     const char **keys, *k;
     json_t *e;
-    enum ig_status st = IG_OK;
+    enum ig_status st;
 
     if (n == 0)
         return ig_buf_adds(t, "{}");
@@ -109,45 +138,9 @@ object_out(struct ig_buf *t, const json_t *v, int depth, unsigned flags)
         keys[i++] = k;
     }
     qsort(keys, n, sizeof(*keys), key_cmp);
-    st = ig_buf_addc(t, '{');
-    for (i = 0; st == IG_OK && i < n; i++) {
-        if (i > 0)
-            st = ig_buf_addc(t, ',');
-        if (st == IG_OK)
-            st = indent(t, depth + 1);
-        if (st == IG_OK)
-            st = appr_show_string(t, keys[i], strlen(keys[i]), flags);
-        if (st == IG_OK)
-            st = ig_buf_adds(t, ": ");
-        if (st == IG_OK)
-            st = pretty(t, json_object_get(v, keys[i]), depth + 1, flags);
-    }
+    st = items_out(t, v, keys, n, depth, flags);
     free(keys);
-    if (st == IG_OK)
-        st = indent(t, depth);
-    return st == IG_OK ? ig_buf_addc(t, '}') : st;
-}
-
-static enum ig_status
-array_out(struct ig_buf *t, const json_t *v, int depth, unsigned flags)
-{
-    size_t n = json_array_size(v), i;
-    enum ig_status st;
-
-    if (n == 0)
-        return ig_buf_adds(t, "[]");
-    st = ig_buf_addc(t, '[');
-    for (i = 0; st == IG_OK && i < n; i++) {
-        if (i > 0)
-            st = ig_buf_addc(t, ',');
-        if (st == IG_OK)
-            st = indent(t, depth + 1);
-        if (st == IG_OK)
-            st = pretty(t, json_array_get(v, i), depth + 1, flags);
-    }
-    if (st == IG_OK)
-        st = indent(t, depth);
-    return st == IG_OK ? ig_buf_addc(t, ']') : st;
+    return st;
 }
 
 static enum ig_status
@@ -161,7 +154,9 @@ pretty(struct ig_buf *t, const json_t *v, int depth, unsigned flags)
     case JSON_OBJECT:
         return object_out(t, v, depth, flags);
     case JSON_ARRAY:
-        return array_out(t, v, depth, flags);
+        if (json_array_size(v) == 0)
+            return ig_buf_adds(t, "[]");
+        return items_out(t, v, NULL, json_array_size(v), depth, flags);
     case JSON_STRING:
         return appr_show_string(t, json_string_value(v), json_string_length(v),
                                 flags);

@@ -181,25 +181,18 @@ audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
 
 /* ---- signing ---- */
 
-enum ig_status
-audit_checkpoint_text(const char *origin, uint64_t size,
-                      const unsigned char root[32], struct ig_buf *out)
+/* Appends the n strings of parts to out unless st already failed; on any
+   failure out is cut back to start (its length then), so a caller's
+   buffer never holds half a note. */
+static enum ig_status
+add_parts(struct ig_buf *out, size_t start, enum ig_status st,
+          const char *const parts[], size_t n)
 {
-    char b64[AUDIT_B64_LEN(32) + 1], num[24];
-    size_t start = out->len, olen = strlen(origin);
-    enum ig_status st;
+    size_t i;
 
-    if (olen == 0 || olen > AUDIT_NAME_MAX ||
-        !audit_text_valid(origin, olen, 0))
-        return IG_ERR_INVALID;
-    audit_b64_encode(root, 32, b64, sizeof(b64));
-    (void)snprintf(num, sizeof(num), "%" PRIu64, size);
-    if ((st = ig_buf_adds(out, origin)) != IG_OK ||
-        (st = ig_buf_addc(out, '\n')) != IG_OK ||
-        (st = ig_buf_adds(out, num)) != IG_OK ||
-        (st = ig_buf_addc(out, '\n')) != IG_OK ||
-        (st = ig_buf_adds(out, b64)) != IG_OK ||
-        (st = ig_buf_addc(out, '\n')) != IG_OK) {
+    for (i = 0; st == IG_OK && i < n; i++)
+        st = ig_buf_adds(out, parts[i]);
+    if (st != IG_OK) {
         out->len = start;
         if (out->data != NULL)
             out->data[start] = '\0';
@@ -208,14 +201,31 @@ audit_checkpoint_text(const char *origin, uint64_t size,
 }
 
 enum ig_status
+audit_checkpoint_text(const char *origin, uint64_t size,
+                      const unsigned char root[32], struct ig_buf *out)
+{
+    char b64[AUDIT_B64_LEN(32) + 1], num[24];
+    const char *const parts[] = {origin, "\n", num, "\n", b64, "\n"};
+    size_t olen = strlen(origin);
+
+    if (olen == 0 || olen > AUDIT_NAME_MAX ||
+        !audit_text_valid(origin, olen, 0))
+        return IG_ERR_INVALID;
+    audit_b64_encode(root, 32, b64, sizeof(b64));
+    (void)snprintf(num, sizeof(num), "%" PRIu64, size);
+    return add_parts(out, out->len, IG_OK, parts,
+                     sizeof(parts) / sizeof(parts[0]));
+}
+
+enum ig_status
 audit_note_sign(const char *text, size_t len, const char *name,
                 const struct ig_signing_key *k, struct ig_buf *out)
 {
     unsigned char sig[SIG_BYTES];
     char b64[AUDIT_B64_LEN(SIG_BYTES) + 1];
+    const char *const parts[] = {"\n", EM_DASH_SP, name, " ", b64, "\n"};
     struct ig_public_key pub;
     size_t start = out->len;
-    enum ig_status st;
     uint32_t id;
 
     if (len == 0 || text[len - 1] != '\n' || !audit_text_valid(text, len, 1) ||
@@ -229,18 +239,8 @@ audit_note_sign(const char *text, size_t len, const char *name,
     sig[3] = (unsigned char)id;
     ig_signing_key_sign(k, sig + 4, (const unsigned char *)text, len);
     audit_b64_encode(sig, sizeof(sig), b64, sizeof(b64));
-    if ((st = ig_buf_add(out, text, len)) != IG_OK ||
-        (st = ig_buf_addc(out, '\n')) != IG_OK ||
-        (st = ig_buf_adds(out, EM_DASH_SP)) != IG_OK ||
-        (st = ig_buf_adds(out, name)) != IG_OK ||
-        (st = ig_buf_addc(out, ' ')) != IG_OK ||
-        (st = ig_buf_adds(out, b64)) != IG_OK ||
-        (st = ig_buf_addc(out, '\n')) != IG_OK) {
-        out->len = start;
-        if (out->data != NULL)
-            out->data[start] = '\0';
-    }
-    return st;
+    return add_parts(out, start, ig_buf_add(out, text, len), parts,
+                     sizeof(parts) / sizeof(parts[0]));
 }
 
 /* ---- opening ---- */

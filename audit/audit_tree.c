@@ -196,6 +196,25 @@ reverse(unsigned char proof[][AUDIT_HASH_BYTES], size_t n)
     }
 }
 
+/* One step down the subtree [*start, *start + *count) split at k: into
+   its left part (left) or its right one; the root of the part not taken
+   goes to sibling. */
+static enum ig_status
+descend(uint64_t *start, uint64_t *count, uint64_t k, int left,
+        audit_fetch_fn fetch, void *ctx,
+        unsigned char sibling[AUDIT_HASH_BYTES])
+{
+    uint64_t from = left ? *start + k : *start, len = left ? *count - k : k;
+
+    if (left) {
+        *count = k;
+    } else {
+        *start += k;
+        *count -= k;
+    }
+    return range_root(from, len, fetch, ctx, sibling);
+}
+
 enum ig_status
 audit_inclusion_proof(uint64_t index, uint64_t size, audit_fetch_fn fetch,
                       void *ctx, unsigned char proof[][AUDIT_HASH_BYTES],
@@ -211,14 +230,8 @@ audit_inclusion_proof(uint64_t index, uint64_t size, audit_fetch_fn fetch,
     while (count > 1) {
         k = split_point(count);
         IG_ASSERT(*n < AUDIT_PROOF_MAX);
-        if (index - start < k) {
-            st = range_root(start + k, count - k, fetch, ctx, proof[*n]);
-            count = k;
-        } else {
-            st = range_root(start, k, fetch, ctx, proof[*n]);
-            start += k;
-            count -= k;
-        }
+        st = descend(&start, &count, k, index - start < k, fetch, ctx,
+                     proof[*n]);
         if (st != IG_OK) {
             *n = 0;
             return st;
@@ -245,14 +258,9 @@ audit_consistency_proof(uint64_t old_size, uint64_t new_size,
     while (m != count) {
         k = split_point(count);
         IG_ASSERT(*n < AUDIT_CPROOF_MAX);
-        if (m <= k) {
-            st = range_root(start + k, count - k, fetch, ctx, proof[*n]);
-            count = k;
-        } else {
-            st = range_root(start, k, fetch, ctx, proof[*n]);
-            start += k;
+        st = descend(&start, &count, k, m <= k, fetch, ctx, proof[*n]);
+        if (m > k) {
             m -= k;
-            count -= k;
             whole = 0;
         }
         if (st != IG_OK)

@@ -80,6 +80,25 @@ sw_field(struct sw *w, const json_t *o, const char *k)
     sw_value(w, json_object_get(o, k));
 }
 
+/* One piece of a description: text, then the value of key. */
+struct sw_part {
+    const char *text, *key;
+};
+
+#define NPARTS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The n pieces of p, the values read from o. */
+static void
+sw_parts(struct sw *w, const json_t *o, const struct sw_part *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        sw_raw(w, p[i].text);
+        sw_field(w, o, p[i].key);
+    }
+}
+
 static void
 sw_json(struct sw *w, const json_t *v, int indent)
 {
@@ -141,6 +160,8 @@ header(struct sw *w, const char *id, const json_t *received)
         {"Action", "action"},      {"Resource", "resource"},
         {"Params", "params"},      {"Context", "context"},
         {"Created", "created_at"}, {"Expires", "expires_at"}};
+    static const struct sw_part who[] = {{"", "principal"},
+                                         {" (tenant ", "tenant"}};
     const json_t *intent = json_object_get(received, "intent");
     size_t i;
 
@@ -152,9 +173,7 @@ header(struct sw *w, const char *id, const json_t *received)
         return;
     }
     sw_label(w, "Principal");
-    sw_field(w, received, "principal");
-    sw_raw(w, " (tenant ");
-    sw_field(w, received, "tenant");
+    sw_parts(w, received, who, NPARTS(who));
     sw_raw(w, ")\n");
     for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         if (json_object_get(intent, fields[i][1]) == NULL)
@@ -180,10 +199,12 @@ decided(struct sw *w, const json_t *ev)
     const json_t *grant = json_object_get(ev, "grant");
     const json_t *appr = json_object_get(ev, "approval");
     const json_t *req = json_object_get(appr, "requirements");
+    static const struct sw_part decision[] = {
+        {"", "decision"}, {" by policy revision ", "policy_revision"}};
+    static const struct sw_part granted[] = {
+        {"grant ", "jti"}, {" for ", "audience"}, {", expires ", "expires_at"}};
 
-    sw_field(w, ev, "decision");
-    sw_raw(w, " by policy revision ");
-    sw_field(w, ev, "policy_revision");
+    sw_parts(w, ev, decision, NPARTS(decision));
     sw_cont(w);
     sw_raw(w, "reasons: ");
     sw_list(w, json_object_get(ev, "reasons"));
@@ -209,23 +230,17 @@ decided(struct sw *w, const json_t *ev)
     }
     if (json_is_object(grant)) {
         sw_cont(w);
-        sw_raw(w, "grant ");
-        sw_field(w, grant, "jti");
-        sw_raw(w, " for ");
-        sw_field(w, grant, "audience");
-        sw_raw(w, ", expires ");
-        sw_field(w, grant, "expires_at");
+        sw_parts(w, grant, granted, NPARTS(granted));
     }
 }
 
 static void
 voted(struct sw *w, const json_t *ev)
 {
-    sw_field(w, ev, "vote");
-    sw_raw(w, " by ");
-    sw_field(w, ev, "approver");
-    sw_raw(w, " via ");
-    sw_field(w, ev, "channel");
+    static const struct sw_part vote[] = {
+        {"", "vote"}, {" by ", "approver"}, {" via ", "channel"}};
+
+    sw_parts(w, ev, vote, NPARTS(vote));
     if (json_string_length(json_object_get(ev, "comment")) > 0) {
         sw_cont(w);
         sw_raw(w, "comment: ");
@@ -255,9 +270,10 @@ refused(struct sw *w, const json_t *ev)
 static void
 outcome(struct sw *w, const json_t *ev)
 {
-    sw_field(w, ev, "outcome");
-    sw_raw(w, " reported by ");
-    sw_field(w, ev, "executor");
+    static const struct sw_part reported[] = {{"", "outcome"},
+                                              {" reported by ", "executor"}};
+
+    sw_parts(w, ev, reported, NPARTS(reported));
     if (json_object_get(ev, "detail") != NULL &&
         !json_is_null(json_object_get(ev, "detail"))) {
         sw_cont(w);
@@ -285,13 +301,16 @@ other(struct sw *w, const json_t *ev)
 static void
 describe(struct sw *w, const char *type, const json_t *ev)
 {
+    static const struct sw_part received[] = {
+        {"from ", "principal"},
+        {" (tenant ", "tenant"},
+        {"), intent hash ", "intent_hash"}};
+    static const struct sw_part redeemed[] = {{"grant ", "jti"},
+                                              {" by ", "executor"}};
+    static const struct sw_part notified[] = {{"", "channel"}, {" ", "method"}};
+
     if (strcmp(type, "intent.received") == 0) {
-        sw_raw(w, "from ");
-        sw_field(w, ev, "principal");
-        sw_raw(w, " (tenant ");
-        sw_field(w, ev, "tenant");
-        sw_raw(w, "), intent hash ");
-        sw_field(w, ev, "intent_hash");
+        sw_parts(w, ev, received, NPARTS(received));
     } else if (strcmp(type, "intent.decided") == 0) {
         decided(w, ev);
     } else if (strcmp(type, "approval.voted") == 0) {
@@ -301,18 +320,13 @@ describe(struct sw *w, const char *type, const json_t *ev)
     } else if (strcmp(type, "approval.resolved") == 0) {
         sw_field(w, ev, "result");
     } else if (strcmp(type, "approval.notified") == 0) {
-        sw_field(w, ev, "channel");
-        sw_raw(w, " ");
-        sw_field(w, ev, "method");
+        sw_parts(w, ev, notified, NPARTS(notified));
         sw_raw(w,
                json_is_true(json_object_get(ev, "ok")) ? ": ok" : ": failed ");
         if (!json_is_true(json_object_get(ev, "ok")))
             sw_field(w, ev, "error");
     } else if (strcmp(type, "grant.redeemed") == 0) {
-        sw_raw(w, "grant ");
-        sw_field(w, ev, "jti");
-        sw_raw(w, " by ");
-        sw_field(w, ev, "executor");
+        sw_parts(w, ev, redeemed, NPARTS(redeemed));
     } else if (strcmp(type, "execution.outcome") == 0) {
         outcome(w, ev);
     } else {

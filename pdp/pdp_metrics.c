@@ -108,98 +108,88 @@ render_hist(struct ig_buf *b, const char *name, const char *help,
 }
 
 enum ig_status
-pdp_metrics_counter(struct ig_buf *b, const char *name, const char *help,
-                    atomic_uint_fast64_t *v)
+pdp_metrics_rows(struct ig_buf *b, const char *type,
+                 const struct pdp_metric *rows, size_t n)
 {
-    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
-                            name, help, name, name,
-                            (unsigned long long)atomic_load(v));
+    enum ig_status st = IG_OK;
+    size_t i;
+
+    for (i = 0; st == IG_OK && i < n; i++)
+        st = pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
+                              rows[i].name, rows[i].help, rows[i].name, type,
+                              rows[i].name,
+                              (unsigned long long)atomic_load(rows[i].v));
+    return st;
 }
 
 enum ig_status
-pdp_metrics_gauge(struct ig_buf *b, const char *name, const char *help,
-                  atomic_uint_fast64_t *v)
+pdp_metrics_family(struct ig_buf *b, const char *name, const char *help,
+                   const char *label, const char *const *labels,
+                   atomic_uint_fast64_t *v, size_t n)
 {
-    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name,
-                            help, name, name,
-                            (unsigned long long)atomic_load(v));
+    enum ig_status st;
+    size_t i;
+
+    st = pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s counter\n", name, help,
+                          name);
+    for (i = 0; st == IG_OK && i < n && labels[i] != NULL; i++)
+        st = pdp_metrics_addf(b, "%s{%s=\"%s\"} %llu\n", name, label, labels[i],
+                              (unsigned long long)atomic_load(&v[i]));
+    return st;
 }
 
 enum ig_status
 pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
 {
     static const char *const verdicts[3] = {"BLOCK", "ALLOW", "ESCALATE"};
+    const struct pdp_metric counters[] = {
+        {"intentgate_policy_errors_total",
+         "Evaluations that failed with POLICY_ERROR.", &m->policy_errors},
+        {"intentgate_policy_limit_hits_total",
+         "Evaluations stopped by a sandbox limit.", &m->policy_limits},
+        {"intentgate_policy_reloads_total",
+         "Policy bundles swapped in by a reload.", &m->reloads_ok},
+        {"intentgate_policy_reloads_refused_total",
+         "Reloads refused (load or tests failed).", &m->reloads_refused},
+        {"intentgate_grants_redeemed_total", "Grants consumed by an executor.",
+         &m->redeemed},
+        {"intentgate_idempotent_replays_total",
+         "Intents answered from an earlier submission.",
+         &m->idempotent_replays},
+        {"intentgate_store_commit_writes_total",
+         "Writes made durable by group commits.", &m->commit_writes},
+        {"intentgate_long_polls_capped_total",
+         "Long polls answered at once: too many parked.", &m->waits_capped},
+        {"intentgate_connections_cut_total",
+         "Connections cut: request not arrived in time.", &m->connections_cut},
+    };
+    const struct pdp_metric gauges[] = {
+        {"intentgate_connections_open", "Open HTTP connections.",
+         &m->connections},
+        {"intentgate_long_polls_parked", "Long polls waiting for a change.",
+         &m->waiters},
+        {"intentgate_requests_in_flight",
+         "Requests routed and not yet answered (this one included).",
+         &m->in_flight},
+        {"intentgate_store_queue_depth",
+         "Writes queued for the store's writer.", &m->queued},
+    };
     enum ig_status st;
-    size_t i;
 
-    st = pdp_metrics_addf(
-        out, "# HELP intentgate_decisions_total Decisions made, by "
-             "result.\n# TYPE intentgate_decisions_total counter\n");
-    for (i = 0; st == IG_OK && i < 3; i++)
-        st = pdp_metrics_addf(
-            out, "intentgate_decisions_total{decision=\"%s\"} %llu\n",
-            verdicts[i], (unsigned long long)atomic_load(&m->decisions[i]));
+    st = pdp_metrics_family(out, "intentgate_decisions_total",
+                            "Decisions made, by result.", "decision", verdicts,
+                            m->decisions, 3);
     if (st == IG_OK)
-        st = pdp_metrics_addf(
-            out, "# HELP intentgate_requests_rejected_total Requests "
-                 "refused with an error, by code.\n# TYPE "
-                 "intentgate_requests_rejected_total counter\n");
-    for (i = 0; st == IG_OK && reject_codes[i] != NULL; i++)
-        st = pdp_metrics_addf(
-            out, "intentgate_requests_rejected_total{code=\"%s\"} %llu\n",
-            reject_codes[i], (unsigned long long)atomic_load(&m->rejected[i]));
+        st = pdp_metrics_family(out, "intentgate_requests_rejected_total",
+                                "Requests refused with an error, by code.",
+                                "code", reject_codes, m->rejected,
+                                PDP_REJECT_CODES);
     if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_policy_errors_total",
-                                 "Evaluations that failed with POLICY_ERROR.",
-                                 &m->policy_errors);
+        st = pdp_metrics_rows(out, "counter", counters,
+                              sizeof(counters) / sizeof(counters[0]));
     if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_policy_limit_hits_total",
-                                 "Evaluations stopped by a sandbox limit.",
-                                 &m->policy_limits);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_policy_reloads_total",
-                                 "Policy bundles swapped in by a reload.",
-                                 &m->reloads_ok);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_policy_reloads_refused_total",
-                                 "Reloads refused (load or tests failed).",
-                                 &m->reloads_refused);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_grants_redeemed_total",
-                                 "Grants consumed by an executor.",
-                                 &m->redeemed);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_idempotent_replays_total",
-                                 "Intents answered from an earlier submission.",
-                                 &m->idempotent_replays);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_store_commit_writes_total",
-                                 "Writes made durable by group commits.",
-                                 &m->commit_writes);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(
-            out, "intentgate_long_polls_capped_total",
-            "Long polls answered at once: too many parked.", &m->waits_capped);
-    if (st == IG_OK)
-        st =
-            pdp_metrics_counter(out, "intentgate_connections_cut_total",
-                                "Connections cut: request not arrived in time.",
-                                &m->connections_cut);
-    if (st == IG_OK)
-        st = pdp_metrics_gauge(out, "intentgate_connections_open",
-                               "Open HTTP connections.", &m->connections);
-    if (st == IG_OK)
-        st = pdp_metrics_gauge(out, "intentgate_long_polls_parked",
-                               "Long polls waiting for a change.", &m->waiters);
-    if (st == IG_OK)
-        st = pdp_metrics_gauge(out, "intentgate_requests_in_flight",
-                               "Requests routed and not yet answered (this "
-                               "one included).",
-                               &m->in_flight);
-    if (st == IG_OK)
-        st = pdp_metrics_gauge(out, "intentgate_store_queue_depth",
-                               "Writes queued for the store's writer.",
-                               &m->queued);
+        st = pdp_metrics_rows(out, "gauge", gauges,
+                              sizeof(gauges) / sizeof(gauges[0]));
     if (st == IG_OK)
         st = render_hist(out, "intentgate_decision_seconds",
                          "Intent request latency, body read to response.",

@@ -46,11 +46,23 @@ void pdp_metrics_reject(struct pdp_metrics *m, const char *code);
 /* One line of exposition text (at most 511 bytes) appended to b. */
 enum ig_status pdp_metrics_addf(struct ig_buf *b, const char *fmt, ...)
     IG_PRINTF(2, 3);
-/* A counter or a gauge with its HELP and TYPE lines. */
-enum ig_status pdp_metrics_counter(struct ig_buf *b, const char *name,
-                                   const char *help, atomic_uint_fast64_t *v);
-enum ig_status pdp_metrics_gauge(struct ig_buf *b, const char *name,
-                                 const char *help, atomic_uint_fast64_t *v);
+
+/* One metric of a table: its name, HELP text and value. */
+struct pdp_metric {
+    const char *name, *help;
+    atomic_uint_fast64_t *v;
+};
+
+/* The n metrics of rows, each with its HELP and TYPE lines (type
+   "counter" or "gauge"), in order; stops at the first failure. */
+enum ig_status pdp_metrics_rows(struct ig_buf *b, const char *type,
+                                const struct pdp_metric *rows, size_t n);
+/* A counter labelled label="labels[i]" with value v[i], for i < n up to
+   the first NULL label, after one HELP and TYPE line for name. */
+enum ig_status pdp_metrics_family(struct ig_buf *b, const char *name,
+                                  const char *help, const char *label,
+                                  const char *const *labels,
+                                  atomic_uint_fast64_t *v, size_t n);
 
 /* Append the exposition text to out. */
 enum ig_status pdp_metrics_render(struct pdp_metrics *m,

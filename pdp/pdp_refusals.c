@@ -471,34 +471,27 @@ pdp_refusals_free(struct pdp_refusals *t)
 enum ig_status
 pdp_refusals_render(struct pdp_refusals *t, struct ig_buf *out)
 {
+    const struct pdp_metric counters[] = {
+        {"intentgate_refusal_events_total",
+         "Aggregated *.refused audit events written.", &t->events},
+        {"intentgate_refusals_overflow_total",
+         "Refusals counted in an overflow key (too many keys).",
+         &t->overflowed},
+        {"intentgate_login_delayed_total",
+         "Logins slowed for their client address.",
+         &t->throttled[PDP_THROTTLE_DELAYED]},
+        {"intentgate_login_device_bypass_total",
+         "Logins let past their id's backoff by a device token.",
+         &t->throttled[PDP_THROTTLE_DEVICE]},
+    };
     enum ig_status st;
-    size_t i;
 
-    st = pdp_metrics_addf(out,
-                          "# HELP intentgate_refusals_total Refused requests "
-                          "counted for the audit log, by kind.\n# TYPE "
-                          "intentgate_refusals_total counter\n");
-    for (i = 0; st == IG_OK && i < PDP_REFUSED_KINDS; i++)
-        st = pdp_metrics_addf(
-            out, "intentgate_refusals_total{kind=\"%s\"} %llu\n", kind_label[i],
-            (unsigned long long)atomic_load(&t->noted[i]));
+    st = pdp_metrics_family(out, "intentgate_refusals_total",
+                            "Refused requests counted for the audit log, by "
+                            "kind.",
+                            "kind", kind_label, t->noted, PDP_REFUSED_KINDS);
     if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_refusal_events_total",
-                                 "Aggregated *.refused audit events written.",
-                                 &t->events);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(
-            out, "intentgate_refusals_overflow_total",
-            "Refusals counted in an overflow key (too many keys).",
-            &t->overflowed);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(out, "intentgate_login_delayed_total",
-                                 "Logins slowed for their client address.",
-                                 &t->throttled[PDP_THROTTLE_DELAYED]);
-    if (st == IG_OK)
-        st = pdp_metrics_counter(
-            out, "intentgate_login_device_bypass_total",
-            "Logins let past their id's backoff by a device token.",
-            &t->throttled[PDP_THROTTLE_DEVICE]);
+        st = pdp_metrics_rows(out, "counter", counters,
+                              sizeof(counters) / sizeof(counters[0]));
     return st;
 }

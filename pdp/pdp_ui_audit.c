@@ -237,31 +237,48 @@ intent_get(struct aui *u, const char *id)
     pdp_ui_html_reply(u->r, 200, &b, st);
 }
 
-/* Reply b as a download named name. */
+/* ?end=N into *end (0 when absent); a 400 page and -1 when malformed. */
+static int
+arg_end(struct aui *u, int64_t *end)
+{
+    if (arg_count(u, "end", end) == 0)
+        return 0;
+    error_page(u, 400, "Bad range", "end must be a number of events.");
+    return -1;
+}
+
+/* Reply b as a download named intentgate-<what>-<n>.jsonl, or, when st
+   says the read failed, the error page (status, message). Releases b. */
 static void
-attachment(struct aui *u, struct ig_buf *b, const char *name)
+download(struct aui *u, struct ig_buf *b, enum ig_status st, const char *what,
+         unsigned long long n, unsigned int status, const char *message)
 {
     char disp[128];
 
-    (void)snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", name);
+    if (st != IG_OK) {
+        ig_buf_release(b);
+        error_page(u, status, "Cannot export", message);
+        return;
+    }
+    (void)snprintf(disp, sizeof(disp),
+                   "attachment; filename=\"intentgate-%s-%llu.jsonl\"", what,
+                   n);
     (void)pdp_reply_header(u->r, "Content-Disposition", disp);
     pdp_reply_text(u->r, 200, b->data != NULL ? b->data : "", b->len,
                    "application/x-ndjson");
+    ig_buf_release(b);
 }
 
 static void
 export_get(struct aui *u)
 {
     uint64_t size = 0, count = 0, want;
-    char name[64];
     int64_t end;
     struct ig_buf b;
     enum ig_status st;
 
-    if (arg_count(u, "end", &end) != 0) {
-        error_page(u, 400, "Bad range", "end must be a number of events.");
+    if (arg_end(u, &end) != 0)
         return;
-    }
     ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES + 2 * IG_CANON_MAX_BYTES);
     st = store_audit_leaves(u->r->srv->store, 0,
                             end > 0 ? (uint64_t)end : UINT64_MAX,
@@ -269,45 +286,27 @@ export_get(struct aui *u)
     want = end > 0 && (uint64_t)end < size ? (uint64_t)end : size;
     if (st == IG_OK && count < want)
         st = IG_ERR_LIMIT;
-    if (st != IG_OK) {
-        ig_buf_release(&b);
-        error_page(u, st == IG_ERR_LIMIT ? 413 : 503, "Cannot export",
-                   st == IG_ERR_LIMIT
-                       ? "The log is too large for a download from this "
-                         "page; use `intentgate audit export`."
-                       : "The audit log cannot be read right now.");
-        return;
-    }
-    (void)snprintf(name, sizeof(name), "intentgate-audit-%llu.jsonl",
-                   (unsigned long long)count);
-    attachment(u, &b, name);
-    ig_buf_release(&b);
+    download(u, &b, st, "audit", (unsigned long long)count,
+             st == IG_ERR_LIMIT ? 413 : 503,
+             st == IG_ERR_LIMIT
+                 ? "The log is too large for a download from this page; use "
+                   "`intentgate audit export`."
+                 : "The audit log cannot be read right now.");
 }
 
 static void
 checkpoints_get(struct aui *u)
 {
-    char name[64];
     int64_t end;
     struct ig_buf b;
     enum ig_status st;
 
-    if (arg_count(u, "end", &end) != 0) {
-        error_page(u, 400, "Bad range", "end must be a number of events.");
+    if (arg_end(u, &end) != 0)
         return;
-    }
     ig_buf_init(&b, IG_AUDIT_UI_EXPORT_MAX_BYTES);
     st = store_audit_checkpoints(u->r->srv->store, (uint64_t)end, &b);
-    if (st != IG_OK) {
-        ig_buf_release(&b);
-        error_page(u, 503, "Cannot export",
-                   "The checkpoints cannot be read right now.");
-        return;
-    }
-    (void)snprintf(name, sizeof(name), "intentgate-checkpoints-%lld.jsonl",
-                   (long long)end);
-    attachment(u, &b, name);
-    ig_buf_release(&b);
+    download(u, &b, st, "checkpoints", (unsigned long long)end, 503,
+             "The checkpoints cannot be read right now.");
 }
 
 /* ---- routing ---- */

@@ -82,12 +82,25 @@ pol_ro_pairs(lua_State *L)
     return 3;
 }
 
+/* The arguments of next/rawget/rawset: a table, then arguments 2..need
+   present; the stack is cut to keep. Returns whether the table is a
+   read-only proxy, its data table then pushed. */
+static int
+table_args(lua_State *L, int need, int keep)
+{
+    int i;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    for (i = 2; i <= need; i++)
+        luaL_checkany(L, i);
+    lua_settop(L, keep);
+    return pol_proxy_data(L, 1);
+}
+
 int
 pol_lua_next(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_settop(L, 2);
-    if (pol_proxy_data(L, 1))
+    if (table_args(L, 1, 2))
         lua_replace(L, 1);
     if (lua_next(L, 1))
         return 2;
@@ -98,10 +111,7 @@ pol_lua_next(lua_State *L)
 int
 pol_lua_rawget(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    luaL_checkany(L, 2);
-    lua_settop(L, 2);
-    if (pol_proxy_data(L, 1))
+    if (table_args(L, 2, 2))
         lua_replace(L, 1);
     lua_rawget(L, 1);
     return 1;
@@ -110,12 +120,8 @@ pol_lua_rawget(lua_State *L)
 int
 pol_lua_rawset(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    luaL_checkany(L, 2);
-    luaL_checkany(L, 3);
-    if (pol_proxy_data(L, 1))
+    if (table_args(L, 3, 3))
         return luaL_error(L, "attempt to modify a read-only table");
-    lua_settop(L, 3);
     lua_rawset(L, 1);
     return 1;
 }

@@ -221,8 +221,9 @@ vote_row(sqlite3_stmt *st)
 enum ig_status
 store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
 {
-    json_t *votes = json_array(), *v, *res;
+    json_t *votes = json_array(), *res;
     sqlite3_stmt *st;
+    enum ig_status rc;
     int step;
 
     if (votes == NULL)
@@ -236,17 +237,10 @@ store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
             &st) != SQLITE_OK)
         return IG_ERR_IO;
     (void)sqlite3_bind_int64(st, 1, seq);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        v = vote_row(st);
-        /* json_array_append_new steals v. */
-        if (v == NULL || json_array_append_new(votes, v) != 0) {
-            sqlite3_finalize(st);
-            return IG_ERR_NOMEM;
-        }
-    }
+    rc = store_sql_rows(st, vote_row, votes);
     sqlite3_finalize(st);
-    if (step != SQLITE_DONE)
-        return IG_ERR_IO;
+    if (rc != IG_OK)
+        return rc;
     if (run(c->db,
             "SELECT result, resolved_at FROM resolutions WHERE "
             "intent_seq = ?1",
@@ -267,14 +261,25 @@ store_read_votes(struct store_rconn *c, sqlite3_int64 seq, json_t *approval)
     return step == SQLITE_ROW || step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }
 
+static json_t *
+open_row(sqlite3_stmt *st)
+{
+    /* "o" steals the requirements. */
+    return json_pack("{s:s, s:s, s:o?, s:I, s:I}", "intent_id",
+                     store_sql_text(st, 0), "approval_id",
+                     store_sql_text(st, 1), "requirements",
+                     store_sql_json(st, 2), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 3), "expires_at",
+                     (json_int_t)sqlite3_column_int64(st, 4));
+}
+
 enum ig_status
 store_open_approvals(struct store *s, int64_t expired_before, json_t **out)
 {
     struct store_rconn *c = store_rconn_get(s);
-    json_t *arr = json_array(), *v;
-    enum ig_status rc = IG_OK;
+    json_t *arr = json_array();
+    enum ig_status rc;
     sqlite3_stmt *st = NULL;
-    int step;
 
     *out = NULL;
     if (c == NULL || arr == NULL ||
@@ -292,22 +297,7 @@ store_open_approvals(struct store *s, int64_t expired_before, json_t **out)
         return c == NULL || arr == NULL ? IG_ERR_NOMEM : IG_ERR_IO;
     }
     (void)sqlite3_bind_int64(st, 1, expired_before);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        /* "o" steals the requirements. */
-        v = json_pack("{s:s, s:s, s:o?, s:I, s:I}", "intent_id",
-                      store_sql_text(st, 0), "approval_id",
-                      store_sql_text(st, 1), "requirements",
-                      store_sql_json(st, 2), "created_at",
-                      (json_int_t)sqlite3_column_int64(st, 3), "expires_at",
-                      (json_int_t)sqlite3_column_int64(st, 4));
-        /* json_array_append_new steals v. */
-        if (v == NULL || json_array_append_new(arr, v) != 0) {
-            rc = IG_ERR_NOMEM;
-            break;
-        }
-    }
-    if (rc == IG_OK && step != SQLITE_DONE)
-        rc = IG_ERR_IO;
+    rc = store_sql_rows(st, open_row, arr);
     sqlite3_finalize(st);
     store_rconn_put(s, c);
     if (rc != IG_OK)

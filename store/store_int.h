@@ -254,6 +254,12 @@ enum ig_status store_checkpointer_start(struct store *s,
                                         struct ig_err *err) IG_WUR;
 void store_checkpointer_stop(struct store *s);
 
+/* store_read.c: step st to its end, appending what row() builds of each
+   row to arr. IG_ERR_NOMEM (row() gave NULL), IG_ERR_IO (a step failed);
+   st is left for the caller to reset or finalize. */
+enum ig_status store_sql_rows(sqlite3_stmt *st, json_t *(*row)(sqlite3_stmt *),
+                              json_t *arr) IG_WUR;
+
 /* store_approval.c: add votes and resolution to an approval object
    read on c (inside its read transaction). */
 enum ig_status store_read_votes(struct store_rconn *c, sqlite3_int64 seq,

@@ -1,8 +1,9 @@
 /*
  * store_read.c - read operations: idempotent replay lookup, the whole
- * record of one intent, the audit log size. Each borrows a read-only
- * connection from the pool (store_pool.c) and never waits for the
- * writer: WAL readers see the last committed state.
+ * record of one intent, the audit log size, and the row loop the store's
+ * reads share (store_sql_rows). Each borrows a read-only connection from
+ * the pool (store_pool.c) and never waits for the writer: WAL readers see
+ * the last committed state.
  */
 #include "store_int.h"
 
@@ -18,33 +19,60 @@ reset(sqlite3_stmt *st)
     (void)sqlite3_clear_bindings(st);
 }
 
+/* Borrow a read connection, run step on its statement which, reset the
+   statement and give the connection back; step's status, or IG_ERR_IO
+   when no connection could be had. */
+static enum ig_status
+with_stmt(struct store *s, enum rstmt which,
+          enum ig_status (*step)(sqlite3_stmt *st, void *ctx), void *ctx)
+{
+    struct store_rconn *c = store_rconn_get(s);
+    enum ig_status rc;
+
+    if (c == NULL)
+        return IG_ERR_IO;
+    rc = step(c->st[which], ctx);
+    reset(c->st[which]);
+    store_rconn_put(s, c);
+    return rc;
+}
+
+struct idem_query {
+    const char *principal, *key;
+    int64_t now;
+    char **replay;
+};
+
+static enum ig_status
+idem_step(sqlite3_stmt *st, void *ctx)
+{
+    const struct idem_query *q = ctx;
+
+    (void)sqlite3_bind_text(st, 1, q->principal, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 2, q->key, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(st, 3, q->now);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW:
+        *q->replay = strdup(store_sql_text(st, 0));
+        return *q->replay != NULL ? IG_OK : IG_ERR_NOMEM;
+    case SQLITE_DONE:
+        return IG_ERR_NOTFOUND;
+    default:
+        return IG_ERR_IO;
+    }
+}
+
 enum ig_status
 store_find_idempotent(struct store *s, const char *principal, const char *key,
                       int64_t now, char **replay)
 {
-    struct store_rconn *c = store_rconn_get(s);
-    sqlite3_stmt *st;
-    enum ig_status rc = IG_ERR_NOTFOUND;
+    struct idem_query q;
 
-    if (c == NULL)
-        return IG_ERR_IO;
-    st = c->st[R_IDEM];
-    (void)sqlite3_bind_text(st, 1, principal, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_int64(st, 3, now);
-    switch (sqlite3_step(st)) {
-    case SQLITE_ROW:
-        *replay = strdup(store_sql_text(st, 0));
-        rc = *replay != NULL ? IG_OK : IG_ERR_NOMEM;
-        break;
-    case SQLITE_DONE:
-        break;
-    default:
-        rc = IG_ERR_IO;
-    }
-    reset(st);
-    store_rconn_put(s, c);
-    return rc;
+    q.principal = principal;
+    q.key = key;
+    q.now = now;
+    q.replay = replay;
+    return with_stmt(s, R_IDEM, idem_step, &q);
 }
 
 /* Run st (bound to intent_id) and set key on obj to what row() builds. */
@@ -121,25 +149,30 @@ decision_row(sqlite3_stmt *st)
                      (json_int_t)sqlite3_column_int64(st, 5));
 }
 
+enum ig_status
+store_sql_rows(sqlite3_stmt *st, json_t *(*row)(sqlite3_stmt *), json_t *arr)
+{
+    json_t *v;
+    int step;
+
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        v = row(st);
+        /* json_array_append_new steals v. */
+        if (v == NULL || json_array_append_new(arr, v) != 0)
+            return IG_ERR_NOMEM;
+    }
+    return step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
+}
+
 static enum ig_status
 add_decisions(json_t *obj, sqlite3_stmt *st)
 {
-    json_t *arr = json_array(), *d;
-    enum ig_status rc = IG_OK;
-    int step;
+    json_t *arr = json_array();
+    enum ig_status rc;
 
     if (arr == NULL)
         return IG_ERR_NOMEM;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        d = decision_row(st);
-        /* json_array_append_new steals d. */
-        if (d == NULL || json_array_append_new(arr, d) != 0) {
-            rc = IG_ERR_NOMEM;
-            break;
-        }
-    }
-    if (rc == IG_OK && step != SQLITE_DONE)
-        rc = IG_ERR_IO;
+    rc = store_sql_rows(st, decision_row, arr);
     reset(st);
     /* json_object_set_new steals arr. */
     if (json_object_set_new(obj, "decisions", arr) != 0 && rc == IG_OK)
@@ -220,21 +253,17 @@ store_get_intent(struct store *s, const char *intent_id, json_t **out)
     return rc;
 }
 
+static enum ig_status
+size_step(sqlite3_stmt *st, void *ctx)
+{
+    if (sqlite3_step(st) != SQLITE_ROW)
+        return IG_ERR_IO;
+    *(int64_t *)ctx = sqlite3_column_int64(st, 0); /* NULL (0) when empty */
+    return IG_OK;
+}
+
 enum ig_status
 store_audit_size(struct store *s, int64_t *out)
 {
-    struct store_rconn *c = store_rconn_get(s);
-    sqlite3_stmt *st;
-    enum ig_status rc = IG_ERR_IO;
-
-    if (c == NULL)
-        return IG_ERR_IO;
-    st = c->st[R_AUDIT_SIZE];
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0); /* NULL (0) when empty */
-        rc = IG_OK;
-    }
-    reset(st);
-    store_rconn_put(s, c);
-    return rc;
+    return with_stmt(s, R_AUDIT_SIZE, size_step, out);
 }
