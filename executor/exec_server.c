@@ -31,6 +31,7 @@
 
 #include "exec_job.h"
 #include "exec_server_int.h"
+#include "ig_body.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_conns.h"
@@ -253,23 +254,15 @@ static enum MHD_Result
 begin(struct MHD_Connection *c, void **con_cls)
 {
     struct req *q = calloc(1, sizeof(*q));
-    const char *cl;
-    char *end;
-    unsigned long long n;
 
     if (q == NULL)
         return MHD_NO;
     ig_buf_init(&q->body, IG_JSON_MAX_BYTES);
     *con_cls = q;
-    cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl != NULL) {
-        n = strtoull(cl, &end, 10);
-        if (*end == '\0' && n > IG_JSON_MAX_BYTES) {
-            q->answered = 1;
-            return send_json(
-                c, 413, exec_error("BODY_TOO_LARGE", "the body is too big"));
-        }
+    if (ig_body_declared_over(c, IG_JSON_MAX_BYTES)) {
+        q->answered = 1;
+        return send_json(c, 413,
+                         exec_error("BODY_TOO_LARGE", "the body is too big"));
     }
     return MHD_YES;
 }
@@ -290,10 +283,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        if (!q->too_large &&
-            ig_buf_add(&q->body, upload, *upload_size) != IG_OK)
-            q->too_large = 1;
-        *upload_size = 0;
+        ig_body_take(&q->body, &q->too_large, upload, upload_size);
         return MHD_YES;
     }
     if (q->job != NULL) /* resumed */

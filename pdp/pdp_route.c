@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_body.h"
 #include "ig_conns.h"
 #include "ig_limits.h"
 
@@ -202,9 +203,6 @@ static enum MHD_Result
 begin(struct pdp_server *srv, struct MHD_Connection *conn, void **con_cls)
 {
     struct pdp_req *r = calloc(1, sizeof(*r));
-    const char *cl;
-    char *end;
-    unsigned long long n;
 
     if (r == NULL)
         return MHD_NO;
@@ -213,16 +211,11 @@ begin(struct pdp_server *srv, struct MHD_Connection *conn, void **con_cls)
     r->t_start = pdp_mono_seconds();
     ig_buf_init(&r->body, srv->cfg->max_body_bytes);
     *con_cls = r;
-    cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl != NULL) {
-        n = strtoull(cl, &end, 10);
-        if (*end == '\0' && n > srv->cfg->max_body_bytes) {
-            pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
-                            "the body is larger than %zu bytes",
-                            srv->cfg->max_body_bytes);
-            return queue_reply(r);
-        }
+    if (ig_body_declared_over(conn, srv->cfg->max_body_bytes)) {
+        pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
+                        "the body is larger than %zu bytes",
+                        srv->cfg->max_body_bytes);
+        return queue_reply(r);
     }
     return MHD_YES;
 }
@@ -242,10 +235,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     if (r->phase == PH_READING && *upload_size > 0) {
-        if (!r->too_large &&
-            ig_buf_add(&r->body, upload, *upload_size) != IG_OK)
-            r->too_large = 1; /* keep draining; refuse at the end */
-        *upload_size = 0;
+        ig_body_take(&r->body, &r->too_large, upload, upload_size);
         return MHD_YES;
     }
     if (r->phase == PH_READING) {
