@@ -12,7 +12,6 @@
  */
 #include "audit_redact.h"
 
-#include <sodium.h>
 #include <string.h>
 
 #include "audit_int.h"
@@ -35,18 +34,7 @@ audit_redact_value(const json_t *v,
                    const unsigned char key[AUDIT_REDACT_KEY_BYTES],
                    char out[AUDIT_REDACT_STRLEN + 1], struct ig_err *err)
 {
-    unsigned char mac[IG_SHA256_BYTES];
-    enum ig_status st;
-
-    out[0] = '\0';
-    st = ig_hash_json_hmac(v, key, mac, err);
-    if (st != IG_OK)
-        return st;
-    memcpy(out, AUDIT_REDACT_PREFIX, strlen(AUDIT_REDACT_PREFIX));
-    (void)sodium_bin2hex(out + strlen(AUDIT_REDACT_PREFIX),
-                         AUDIT_REDACT_STRLEN + 1 - strlen(AUDIT_REDACT_PREFIX),
-                         mac, sizeof(mac));
-    return IG_OK;
+    return ig_hash_json_hmac(v, key, out, err);
 }
 
 enum ig_status

@@ -99,15 +99,19 @@ ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1])
     ig_sha256_hex(p, len, out + o);
 }
 
-/* v's canonical bytes MACed with key, or hashed when key is NULL, into
-   d; the bytes of a MACed value are wiped (it is a secret). */
+/* prefix and the hex of v's canonical bytes MACed with key, or hashed
+   when key is NULL; the bytes of a MACed value are wiped (it is a
+   secret). out is "" on an error. */
 static enum ig_status
-canon_digest(const json_t *v, const unsigned char *key,
-             unsigned char d[IG_SHA256_BYTES], struct ig_err *err)
+canon_digest(const json_t *v, const unsigned char *key, const char *prefix,
+             char *out, struct ig_err *err)
 {
+    unsigned char d[IG_SHA256_BYTES];
+    size_t o = strlen(prefix);
     struct ig_buf b;
     enum ig_status st;
 
+    out[0] = '\0';
     ig_buf_init(&b, IG_CANON_MAX_BYTES);
     st = ig_canon_write(v, &b, err);
     if (st == IG_OK && key != NULL)
@@ -119,31 +123,25 @@ canon_digest(const json_t *v, const unsigned char *key,
         ig_buf_release_secret(&b);
     else
         ig_buf_release(&b);
-    return st;
+    if (st != IG_OK)
+        return st;
+    memcpy(out, prefix, o);
+    to_hex(d, out + o);
+    return IG_OK;
 }
 
 enum ig_status
 ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1], struct ig_err *err)
 {
-    size_t o = sizeof(IG_HASH_PREFIX) - 1;
-    unsigned char h[IG_SHA256_BYTES];
-    enum ig_status st;
-
-    out[0] = '\0';
-    st = canon_digest(v, NULL, h, err);
-    if (st != IG_OK)
-        return st;
-    memcpy(out, IG_HASH_PREFIX, o);
-    to_hex(h, out + o);
-    return IG_OK;
+    return canon_digest(v, NULL, IG_HASH_PREFIX, out, err);
 }
 
 enum ig_status
 ig_hash_json_hmac(const json_t *v, const unsigned char key[IG_SHA256_BYTES],
-                  unsigned char mac[IG_SHA256_BYTES], struct ig_err *err)
+                  char out[IG_HMAC_STRLEN + 1], struct ig_err *err)
 {
     IG_ASSERT(key != NULL);
-    return canon_digest(v, key, mac, err);
+    return canon_digest(v, key, IG_HMAC_PREFIX, out, err);
 }
 
 int
