@@ -22,11 +22,12 @@
 #include <stddef.h>
 
 #include "ig_error.h"
+#include "ig_hash.h"
 
 #define AUDIT_REDACT_KEY_BYTES 32
-#define AUDIT_REDACT_PREFIX "hmac-sha256:"
+#define AUDIT_REDACT_PREFIX IG_HMAC_PREFIX
 /* Characters in a placeholder, without the NUL. */
-#define AUDIT_REDACT_STRLEN (12 + 64)
+#define AUDIT_REDACT_STRLEN IG_HMAC_STRLEN
 
 /*
  * 1 when p is a JSON pointer this module takes: "/" then tokens separated

@@ -153,17 +153,6 @@ setup(struct cli_http *h, const char *url, const char *method, const char *body,
     return IG_OK;
 }
 
-/* Free the header list after wiping every line (one holds the token). */
-static void
-headers_free(struct curl_slist *l)
-{
-    struct curl_slist *t;
-
-    for (t = l; t != NULL; t = t->next)
-        sodium_memzero(t->data, strlen(t->data));
-    curl_slist_free_all(l);
-}
-
 /* The request's header lines, or NULL when out of memory. */
 static struct curl_slist *
 headers(const struct cli_http *h, int has_body)
@@ -178,7 +167,7 @@ headers(const struct cli_http *h, int has_body)
         if (lines[i] == NULL)
             continue;
         if ((t = curl_slist_append(l, lines[i])) == NULL) {
-            headers_free(l);
+            ig_curl_headers_free(l);
             return NULL;
         }
         l = t;
@@ -236,7 +225,7 @@ cli_http_call(struct cli_http *h, const char *method, const char *path,
                         "HTTP %ld from %s%s is not JSON: %s", out->status,
                         h->base, path, jerr.msg);
 out:
-    headers_free(hdr);
+    ig_curl_headers_free(hdr);
     ig_buf_release_secret(&resp.buf);
     return st;
 }

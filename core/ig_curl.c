@@ -1,11 +1,18 @@
 /*
- * ig_curl.c - libcurl hardening (see ig_curl.h).
+ * ig_curl.c - libcurl hardening, and the two small pieces every caller
+ * needs around it: a capped response sink and a wiping header free (see
+ * ig_curl.h).
  *
  * Every option is set and its result checked: a libcurl too old to know
  * one (CURLOPT_PROTOCOLS_STR needs 7.85) refuses the request instead of
  * sending it unprotected.
  */
 #include "ig_curl.h"
+
+#include <sodium.h>
+#include <string.h>
+
+#include "ig_buf.h"
 
 #define SET(opt, val)                                                          \
     do {                                                                       \
@@ -33,4 +40,21 @@ ig_curl_harden(CURL *c, long connect_ms, long total_ms, struct ig_err *err)
     SET(CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
     SET(CURLOPT_TIMEOUT_MS, total_ms);
     return IG_OK;
+}
+
+size_t
+ig_curl_to_buf(char *p, size_t size, size_t n, void *buf)
+{
+    return ig_buf_add(buf, p, size * n) == IG_OK ? size * n : 0;
+}
+
+void
+ig_curl_headers_free(struct curl_slist *h)
+{
+    struct curl_slist *t;
+
+    for (t = h; t != NULL; t = t->next)
+        if (t->data != NULL)
+            sodium_memzero(t->data, strlen(t->data));
+    curl_slist_free_all(h);
 }

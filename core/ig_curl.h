@@ -30,4 +30,15 @@
 enum ig_status ig_curl_harden(CURL *c, long connect_ms, long total_ms,
                               struct ig_err *err) IG_WUR;
 
+/*
+ * A CURLOPT_WRITEFUNCTION that appends the response to the struct ig_buf
+ * given as CURLOPT_WRITEDATA; past the buffer's cap it returns 0, which
+ * ends the transfer with CURLE_WRITE_ERROR (never a silently cut body).
+ */
+size_t ig_curl_to_buf(char *p, size_t size, size_t n, void *buf);
+
+/* Wipe every line of a header list (one carries a credential or token),
+   then free it. NULL is fine. */
+void ig_curl_headers_free(struct curl_slist *h);
+
 #endif

@@ -8,6 +8,9 @@
  * five times slower on large inputs, and hashes of request and response
  * bodies are on every request's path), and the digest is written as hex
  * by hand (no allocation, no locale). libcrypto is used for this alone.
+ * The same canonical bytes MACed with libsodium's HMAC-SHA256
+ * (ig_hash_json_hmac) are the audit log's placeholder for a redacted
+ * value; that buffer is wiped.
  */
 #include "ig_hash.h"
 
@@ -65,18 +68,26 @@ sha256(const void *p, size_t len, unsigned char h[IG_SHA256_BYTES])
     ig_sha256_2(p, len, NULL, 0, h);
 }
 
-void
-ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1])
+/* h as lowercase hex: 64 characters and a NUL. */
+static void
+to_hex(const unsigned char h[IG_SHA256_BYTES], char out[IG_SHA256_HEXLEN + 1])
 {
-    unsigned char h[IG_SHA256_BYTES];
     size_t i, o = 0;
 
-    sha256(p, len, h);
-    for (i = 0; i < sizeof(h); i++) {
+    for (i = 0; i < IG_SHA256_BYTES; i++) {
         out[o++] = hexdigits[h[i] >> 4];
         out[o++] = hexdigits[h[i] & 0xF];
     }
     out[o] = '\0';
+}
+
+void
+ig_sha256_hex(const void *p, size_t len, char out[IG_SHA256_HEXLEN + 1])
+{
+    unsigned char h[IG_SHA256_BYTES];
+
+    sha256(p, len, h);
+    to_hex(h, out);
 }
 
 void
@@ -88,21 +99,49 @@ ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1])
     ig_sha256_hex(p, len, out + o);
 }
 
-enum ig_status
-ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1], struct ig_err *err)
+/* prefix and the hex of v's canonical bytes MACed with key, or hashed
+   when key is NULL; the bytes of a MACed value are wiped (it is a
+   secret). out is "" on an error. */
+static enum ig_status
+canon_digest(const json_t *v, const unsigned char *key, const char *prefix,
+             char *out, struct ig_err *err)
 {
+    unsigned char d[IG_SHA256_BYTES];
+    size_t o = strlen(prefix);
     struct ig_buf b;
     enum ig_status st;
 
     out[0] = '\0';
     ig_buf_init(&b, IG_CANON_MAX_BYTES);
     st = ig_canon_write(v, &b, err);
+    if (st == IG_OK && key != NULL)
+        (void)crypto_auth_hmacsha256(d, (const unsigned char *)b.data, b.len,
+                                     key);
+    else if (st == IG_OK)
+        sha256(b.data != NULL ? b.data : "", b.len, d);
+    if (key != NULL)
+        ig_buf_release_secret(&b);
+    else
+        ig_buf_release(&b);
     if (st != IG_OK)
-        goto out;
-    ig_hash_bytes(b.data != NULL ? b.data : "", b.len, out);
-out:
-    ig_buf_release(&b);
-    return st;
+        return st;
+    memcpy(out, prefix, o);
+    to_hex(d, out + o);
+    return IG_OK;
+}
+
+enum ig_status
+ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1], struct ig_err *err)
+{
+    return canon_digest(v, NULL, IG_HASH_PREFIX, out, err);
+}
+
+enum ig_status
+ig_hash_json_hmac(const json_t *v, const unsigned char key[IG_SHA256_BYTES],
+                  char out[IG_HMAC_STRLEN + 1], struct ig_err *err)
+{
+    IG_ASSERT(key != NULL);
+    return canon_digest(v, key, IG_HMAC_PREFIX, out, err);
 }
 
 int

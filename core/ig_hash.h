@@ -1,6 +1,7 @@
 /*
  * ig_hash.h - the intent hash: "sha256:" followed by the lowercase hex
- * SHA-256 of the RFC 8785 canonical bytes of a JSON value.
+ * SHA-256 of the RFC 8785 canonical bytes of a JSON value; and the keyed
+ * HMAC of those bytes.
  */
 #ifndef IG_HASH_H
 #define IG_HASH_H
@@ -41,6 +42,21 @@ void ig_hash_bytes(const void *p, size_t len, char out[IG_HASH_STRLEN + 1]);
  */
 enum ig_status ig_hash_json(const json_t *v, char out[IG_HASH_STRLEN + 1],
                             struct ig_err *err) IG_WUR;
+
+#define IG_HMAC_PREFIX "hmac-sha256:"
+/* Characters in a keyed hash string, without the NUL. */
+#define IG_HMAC_STRLEN (12 + 64)
+
+/*
+ * "hmac-sha256:" and the lowercase hex HMAC-SHA256, with the 32-byte key,
+ * of v's canonical bytes (ig_canon_write), which are wiped afterwards:
+ * the audit log's placeholder for a redacted value. Errors as
+ * ig_canon_write, out "" then. Thread safe.
+ */
+enum ig_status ig_hash_json_hmac(const json_t *v,
+                                 const unsigned char key[IG_SHA256_BYTES],
+                                 char out[IG_HMAC_STRLEN + 1],
+                                 struct ig_err *err) IG_WUR;
 
 /* 1 when s is exactly "sha256:" + 64 lowercase hex digits, else 0. */
 int ig_hash_is_valid(const char *s);

@@ -9,15 +9,12 @@
  */
 #include "ig_ini.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "ig_file.h"
 #include "ig_limits.h"
 #include "ig_text.h"
 
@@ -155,59 +152,6 @@ ig_ini_parse(const char *name, const char *text, size_t len,
     return IG_OK;
 }
 
-/* The whole regular file at path into *text (malloc'd), at most
-   IG_INI_FILE_MAX bytes. */
-static enum ig_status
-slurp(const char *path, char **text, size_t *len, struct ig_err *err)
-{
-    const size_t cap = IG_INI_FILE_MAX;
-    enum ig_status st = IG_OK;
-    struct stat sb;
-    char *buf = NULL;
-    size_t n = 0;
-    ssize_t got;
-    int fd;
-
-    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = ig_err_set(err, IG_ERR_IO, "%s is not a regular file", path);
-        goto out;
-    }
-    if ((buf = malloc(cap + 1)) == NULL) {
-        st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    while (n <= cap) {
-        got = read(fd, buf + n, cap + 1 - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            st = ig_err_set(err, IG_ERR_IO, "cannot read %s: %s", path,
-                            strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    if (n > cap) {
-        st = ig_err_set(err, IG_ERR_LIMIT, "%s is over %d bytes", path,
-                        IG_INI_FILE_MAX);
-        goto out;
-    }
-    *text = buf;
-    *len = n;
-    buf = NULL;
-out:
-    free(buf);
-    (void)close(fd);
-    return st;
-}
-
 enum ig_status
 ig_ini_read(const char *path, const struct ig_ini_handler *h, void *ctx,
             struct ig_err *err)
@@ -216,7 +160,12 @@ ig_ini_read(const char *path, const struct ig_ini_handler *h, void *ctx,
     char *text = NULL;
     size_t len = 0;
 
-    if ((st = slurp(path, &text, &len, err)) != IG_OK)
+    /* ig_ini.h promises IG_ERR_IO for a file that cannot be opened, a
+       missing one included. */
+    st = ig_file_read(path, IG_INI_FILE_MAX, &text, &len, err);
+    if (st == IG_ERR_NOTFOUND)
+        st = IG_ERR_IO;
+    if (st != IG_OK)
         return st;
     st = ig_ini_parse(path, text, len, h, ctx, err);
     free(text);

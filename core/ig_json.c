@@ -487,25 +487,37 @@ pointer_index(const char *tok, size_t len, size_t *out)
 }
 
 const json_t *
-ig_json_pointer_get(const json_t *doc, const char *p)
+ig_json_pointer_find(const json_t *doc, const char *p,
+                     struct ig_json_step *last)
 {
-    char tok[IG_AUDIT_POINTER_MAX + 1];
     const json_t *v = doc;
-    size_t i = 0, k, idx;
+    size_t i = 0, k;
 
+    memset(last, 0, sizeof(*last));
     if (!ig_json_pointer_valid(p))
         return NULL;
     while (v != NULL && p[i] == '/') {
         for (i++, k = 0; p[i] != '\0' && p[i] != '/'; k++) {
-            tok[k] = p[i] == '~' ? (p[i + 1] == '1' ? '/' : '~') : p[i];
+            last->key[k] = p[i] == '~' ? (p[i + 1] == '1' ? '/' : '~') : p[i];
             i += p[i] == '~' ? 2 : 1;
         }
+        last->key[k] = '\0';
+        last->key_len = k;
+        last->parent = v;
         if (json_is_object(v))
-            v = json_object_getn(v, tok, k);
-        else if (json_is_array(v) && pointer_index(tok, k, &idx))
-            v = json_array_get(v, idx);
+            v = json_object_getn(v, last->key, k);
+        else if (json_is_array(v) && pointer_index(last->key, k, &last->index))
+            v = json_array_get(v, last->index);
         else
             v = NULL;
     }
     return v;
+}
+
+const json_t *
+ig_json_pointer_get(const json_t *doc, const char *p)
+{
+    struct ig_json_step last;
+
+    return ig_json_pointer_find(doc, p, &last);
 }

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
 /*
  * Parse len bytes of text (need not be NUL-terminated). On IG_OK *out holds
@@ -50,10 +51,28 @@ int ig_json_pointer_valid(const char *p);
  */
 const json_t *ig_json_pointer_get(const json_t *doc, const char *p);
 
+/* The last step of a pointer: the value it was taken from, and the token
+   it took (unescaped), as an array index when parent is an array. */
+struct ig_json_step {
+    const json_t *parent;               /* an object or an array; NULL for "" */
+    char key[IG_AUDIT_POINTER_MAX + 1]; /* key_len bytes and a NUL */
+    size_t key_len;
+    size_t index; /* when parent is an array */
+};
+
+/*
+ * ig_json_pointer_get, with the last step in *last, for a caller that
+ * replaces the value in its parent. *last is meaningful only when the
+ * result is not NULL. Allocates nothing; thread safe.
+ */
+const json_t *ig_json_pointer_find(const json_t *doc, const char *p,
+                                   struct ig_json_step *last);
+
 /*
  * jansson's iterator functions take non-const pointers but do not write
  * through them: this drops the const without a cast warning, for walking a
- * const value.
+ * const value, or for changing a value that ig_json_pointer_find found in
+ * a document the caller owns.
  */
 static inline json_t *
 ig_json_unconst(const json_t *v)

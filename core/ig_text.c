@@ -123,6 +123,16 @@ ig_strip_comment(char *line)
         }
 }
 
+void
+ig_str_list_free(char **list, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
 char *
 ig_trim(char *s)
 {

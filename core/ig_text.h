@@ -38,6 +38,10 @@ int ig_action_valid(const char *s);
 /* The value of one hex digit (either case), or -1. */
 int ig_hex_digit(int c);
 
+/* Free the n malloc'd strings of list, then list (NULL when n is 0 is
+   fine): the one way a config or a directory listing frees its lists. */
+void ig_str_list_free(char **list, size_t n);
+
 /* Strip leading and trailing whitespace in place; returns the new start. */
 char *ig_trim(char *s);
 

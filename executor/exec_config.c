@@ -17,16 +17,6 @@
 #include "ig_limits.h"
 #include "ig_text.h"
 
-static void
-free_list(char **list, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        free(list[i]);
-    free(list);
-}
-
 void
 exec_config_free(struct exec_config *c)
 {
@@ -37,13 +27,13 @@ exec_config_free(struct exec_config *c)
     free(c->listen_host);
     free(c->pdp_url);
     free(c->pdp_token_file);
-    free_list(c->public_keys, c->npublic_keys);
+    ig_str_list_free(c->public_keys, c->npublic_keys);
     free(c->registry);
     free(c->secrets);
     free(c->secrets_key);
     free(c->work_dir);
     free(c->spool_dir);
-    free_list(c->protect, c->nprotect);
+    ig_str_list_free(c->protect, c->nprotect);
     free(c->sandbox_user);
     free(c);
 }

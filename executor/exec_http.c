@@ -228,15 +228,6 @@ credential_header(const json_t *settings, const unsigned char *cred,
     return line;
 }
 
-/* Wipe every header line (one holds the credential) before freeing. */
-static void
-wipe_headers(struct curl_slist *h)
-{
-    for (; h != NULL; h = h->next)
-        if (h->data != NULL)
-            sodium_memzero(h->data, strlen(h->data));
-}
-
 /* Classify a finished call; fill out. A response becomes the agent's
    result and the PDP's report (exec_response.c), scrubbed of every
    spelling of the credential. */
@@ -336,8 +327,7 @@ header_list(const char *cred_line, int has_body, struct curl_slist **out)
     if (has_body) {
         if ((t = curl_slist_append(h, "Content-Type: application/json")) ==
             NULL) {
-            wipe_headers(h);
-            curl_slist_free_all(h);
+            ig_curl_headers_free(h);
             return -1;
         }
         h = t;
@@ -427,8 +417,8 @@ exec_http_run(const json_t *settings, const json_t *params,
     st = classify(c, rc, settings, &sink, scrub, out, err);
 out:
     exec_scrub_free(scrub);
-    wipe_headers(h); /* curl_slist_append copied the credential line */
-    curl_slist_free_all(h);
+    /* curl_slist_append copied the credential line: wipe it. */
+    ig_curl_headers_free(h);
     if (cred_line != NULL)
         ig_secmem_put(cred_line); /* wipes */
     ig_buf_release(&url);

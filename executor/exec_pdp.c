@@ -77,27 +77,6 @@ exec_pdp_free(struct exec_pdp *p)
     free(p);
 }
 
-static size_t
-on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct ig_buf *b = ud;
-
-    if (ig_buf_add(b, ptr, size * nmemb) != IG_OK)
-        return 0; /* over the cap: abort the transfer */
-    return size * nmemb;
-}
-
-/* Free a header list after wiping every line (one holds the token). */
-static void
-headers_free(struct curl_slist *h)
-{
-    struct curl_slist *t;
-
-    for (t = h; t != NULL; t = t->next)
-        sodium_memzero(t->data, strlen(t->data));
-    curl_slist_free_all(h);
-}
-
 /* POST body to path; *status gets the HTTP status, reply the body. */
 static enum ig_status
 post(struct exec_pdp *p, const char *path, const char *body, long *status,
@@ -119,24 +98,24 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
     h2 = h != NULL ? curl_slist_append(h, "Content-Type: application/json")
                    : NULL;
     if (h2 == NULL) {
-        headers_free(h);
+        ig_curl_headers_free(h);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
     if (ig_curl_harden(c, p->timeout_ms, p->timeout_ms, err) != IG_OK) {
-        headers_free(h2);
+        ig_curl_headers_free(h2);
         return IG_ERR_IO;
     }
     (void)curl_easy_setopt(c, CURLOPT_URL, url);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h2);
     (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ig_curl_to_buf);
     (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
     rc = curl_easy_perform(c);
     if (rc == CURLE_OK)
         (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
     /* The reused handle keeps the pointer: drop it before the list goes. */
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    headers_free(h2);
+    ig_curl_headers_free(h2);
     if (rc != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "PDP unreachable: %s",
                           curl_easy_strerror(rc));

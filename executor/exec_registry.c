@@ -12,73 +12,16 @@
  */
 #include "exec_registry.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "exec_registry_int.h"
 #include "ig_buf.h"
+#include "ig_file.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 #include "ig_text.h"
-
-/* Read the whole file; *text is malloc'd and NUL-terminated. */
-static enum ig_status
-read_file(const char *path, char **text, size_t *len, struct ig_err *err)
-{
-    enum ig_status st = IG_OK;
-    const size_t cap = IG_EXEC_REGISTRY_MAX_BYTES;
-    struct stat sb;
-    size_t n = 0;
-    ssize_t got;
-    char *buf = NULL;
-    int fd;
-
-    /* O_NONBLOCK: a FIFO planted at path must not hang us before fstat. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return ig_err_set(err, IG_ERR_IO, "cannot open %s: %s", path,
-                          strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = ig_err_set(err, IG_ERR_IO, "%s is not a regular file", path);
-        goto out;
-    }
-    buf = malloc(cap + 1);
-    if (buf == NULL) {
-        st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    while (n <= cap) {
-        got = read(fd, buf + n, cap + 1 - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            st = ig_err_set(err, IG_ERR_IO, "cannot read %s: %s", path,
-                            strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    if (n > cap) {
-        st = ig_err_set(err, IG_ERR_LIMIT, "%s is over %d bytes", path,
-                        IG_EXEC_REGISTRY_MAX_BYTES);
-        goto out;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    buf = NULL;
-out:
-    free(buf);
-    (void)close(fd);
-    return st;
-}
 
 /* Length of the variable name at s (a letter or _, then alnum or _). */
 static size_t
@@ -335,7 +278,11 @@ exec_registry_load(const char *path, struct exec_registry **out,
     size_t len = 0;
 
     *out = NULL;
-    if ((st = read_file(path, &text, &len, err)) != IG_OK)
+    /* A missing registry is IG_ERR_IO, as exec_registry.h promises. */
+    st = ig_file_read(path, IG_EXEC_REGISTRY_MAX_BYTES, &text, &len, err);
+    if (st == IG_ERR_NOTFOUND)
+        st = IG_ERR_IO;
+    if (st != IG_OK)
         return st;
     r = calloc(1, sizeof(*r));
     if (r == NULL) {

@@ -41,7 +41,11 @@
  * the element type, max_items), object (max_keys). Parameters not in the
  * schema are refused.
  *
- * A loaded registry is immutable and may be read from any thread.
+ * exec_registry_load: IG_ERR_IO when the file cannot be opened (a missing
+ * one included) or read, or is not a regular file; IG_ERR_LIMIT over
+ * IG_EXEC_REGISTRY_MAX_BYTES; otherwise the error names the file, and the
+ * action and key where there is one. A loaded registry is immutable and
+ * may be read from any thread.
  */
 #ifndef EXEC_REGISTRY_H
 #define EXEC_REGISTRY_H

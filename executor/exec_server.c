@@ -20,9 +20,7 @@
  */
 #include "exec_server.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +29,11 @@
 
 #include "exec_job.h"
 #include "exec_server_int.h"
+#include "ig_body.h"
 #include "ig_buf.h"
 #include "ig_canon.h"
 #include "ig_conns.h"
+#include "ig_httpd.h"
 #include "ig_json.h"
 #include "ig_limits.h"
 
@@ -253,23 +253,15 @@ static enum MHD_Result
 begin(struct MHD_Connection *c, void **con_cls)
 {
     struct req *q = calloc(1, sizeof(*q));
-    const char *cl;
-    char *end;
-    unsigned long long n;
 
     if (q == NULL)
         return MHD_NO;
     ig_buf_init(&q->body, IG_JSON_MAX_BYTES);
     *con_cls = q;
-    cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl != NULL) {
-        n = strtoull(cl, &end, 10);
-        if (*end == '\0' && n > IG_JSON_MAX_BYTES) {
-            q->answered = 1;
-            return send_json(
-                c, 413, exec_error("BODY_TOO_LARGE", "the body is too big"));
-        }
+    if (ig_body_declared_over(c, IG_JSON_MAX_BYTES)) {
+        q->answered = 1;
+        return send_json(c, 413,
+                         exec_error("BODY_TOO_LARGE", "the body is too big"));
     }
     return MHD_YES;
 }
@@ -290,10 +282,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        if (!q->too_large &&
-            ig_buf_add(&q->body, upload, *upload_size) != IG_OK)
-            q->too_large = 1;
-        *upload_size = 0;
+        ig_body_take(&q->body, &q->too_large, upload, upload_size);
         return MHD_YES;
     }
     if (q->job != NULL) /* resumed */
@@ -325,32 +314,21 @@ struct MHD_Daemon *
 exec_server_listen(struct exec_server *s, struct ig_err *err)
 {
     const struct exec_config *c = s->x.cfg;
-    struct sockaddr_in sa;
-    struct MHD_Daemon *d;
+    struct ig_httpd o = {
+        .host = c->listen_host,
+        .port = c->listen_port,
+        .threads = (unsigned int)c->threads,
+        .max_connections = (unsigned int)s->max_connections,
+        .max_per_address = (unsigned int)c->max_per_address,
+        .idle_timeout_s = (unsigned int)((c->request_timeout_ms + 999) / 1000),
+        .connection_memory = 64 * 1024,
+        .backlog = 1024,
+        .request = on_request,
+        .request_cls = s,
+        .completed = on_done,
+        .completed_cls = s,
+        .conns = s->conns,
+    };
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(c->listen_port);
-    if (inet_pton(AF_INET, c->listen_host, &sa.sin_addr) != 1) {
-        (void)ig_err_set(err, IG_ERR_INVALID, "listen: %s is not IPv4",
-                         c->listen_host);
-        return NULL;
-    }
-    d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-            MHD_ALLOW_SUSPEND_RESUME,
-        0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned int)c->threads, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-        MHD_OPTION_NOTIFY_CONNECTION, ig_conns_notify, s->conns,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->max_per_address,
-        MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)((c->request_timeout_ms + 999) / 1000),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024, MHD_OPTION_END);
-    if (d == NULL)
-        (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
-                         c->listen_host, c->listen_port);
-    return d;
+    return ig_httpd_start(&o, &s->port, err);
 }

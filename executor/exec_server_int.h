@@ -30,7 +30,8 @@ struct exec_server {
     atomic_int live_jobs; /* requests with an execution not yet answered */
 };
 
-/* Start listening (libmicrohttpd); NULL with err set on failure. */
+/* Start listening (libmicrohttpd, net/ig_httpd.h); sets s->port. NULL
+   with err set on failure. */
 struct MHD_Daemon *exec_server_listen(struct exec_server *s,
                                       struct ig_err *err);
 

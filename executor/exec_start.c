@@ -249,7 +249,6 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
                   struct ig_err *err)
 {
     struct exec_server *s = calloc(1, sizeof(*s));
-    const union MHD_DaemonInfo *info;
 
     *out = NULL;
     if (s == NULL)
@@ -268,8 +267,6 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
         ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK ||
         (s->mhd = exec_server_listen(s, err)) == NULL)
         goto fail;
-    info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info != NULL ? info->port : c->listen_port;
     *out = s;
     return IG_OK;
 fail:

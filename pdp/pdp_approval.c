@@ -145,11 +145,7 @@ groups_json(const struct pdp_approver *a)
     size_t i;
 
     for (i = 0; g != NULL && i < a->ngroups; i++)
-        /* json_array_append_new steals the string. */
-        if (json_array_append_new(g, json_string(a->groups[i])) != 0) {
-            json_decref(g);
-            g = NULL;
-        }
+        g = pdp_json_push(g, a->groups[i]);
     return g;
 }
 

@@ -85,12 +85,8 @@ operators_of(const struct pdp_config *c, const char *principal)
     size_t i;
 
     for (i = 0; out != NULL && i < c->napprovers; i++)
-        /* json_array_append_new steals the string. */
-        if (pdp_approver_runs(&c->approvers[i], principal) &&
-            json_array_append_new(out, json_string(c->approvers[i].id)) != 0) {
-            json_decref(out);
-            out = NULL;
-        }
+        if (pdp_approver_runs(&c->approvers[i], principal))
+            out = pdp_json_push(out, c->approvers[i].id);
     return out;
 }
 

@@ -154,19 +154,6 @@ principals_by_role(const struct pdp_config *c)
     return o;
 }
 
-/* Append string v to array a (stolen by the array); a is freed and
-   NULL returned when it cannot be: the caller never keeps a short list. */
-static json_t *
-append_string(json_t *a, const char *v)
-{
-    /* json_array_append_new steals the string. */
-    if (a != NULL && json_array_append_new(a, json_string(v)) != 0) {
-        json_decref(a);
-        a = NULL;
-    }
-    return a;
-}
-
 static json_t *
 approver_ids(const struct pdp_config *c)
 {
@@ -174,7 +161,7 @@ approver_ids(const struct pdp_config *c)
     size_t i;
 
     for (i = 0; a != NULL && i < c->napprovers; i++)
-        a = append_string(a, c->approvers[i].id);
+        a = pdp_json_push(a, c->approvers[i].id);
     return a;
 }
 
@@ -185,7 +172,7 @@ redact_pointers(const struct pdp_config *c)
     size_t i;
 
     for (i = 0; a != NULL && i < c->nredact; i++)
-        a = append_string(a, c->redact[i]);
+        a = pdp_json_push(a, c->redact[i]);
     return a;
 }
 

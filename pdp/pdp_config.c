@@ -21,6 +21,7 @@
 #include "ig_b64.h"
 #include "ig_ini.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 #include "pdp_config_int.h"
 
 static const struct pdp_cfg_section sections[] = {
@@ -54,7 +55,7 @@ pdp_config_free(struct pdp_config *c)
     free(c->signing_key);
     free(c->policy_dir);
     free(c->issuer);
-    pdp_cfg_list_free(c->public_keys, c->npublic_keys);
+    ig_str_list_free(c->public_keys, c->npublic_keys);
     json_decref(c->policy_settings);
     pdp_cfg_principals_free(c);
     pdp_cfg_appr_free(c);

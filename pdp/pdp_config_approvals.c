@@ -21,6 +21,7 @@
 
 #include "appr_password.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 /* ---- [approvals] ---- */
 
@@ -322,10 +323,10 @@ pdp_cfg_appr_free(struct pdp_config *c)
         struct pdp_approver *a = &c->approvers[i];
         free(a->id);
         free(a->name);
-        pdp_cfg_list_free(a->groups, a->ngroups);
+        ig_str_list_free(a->groups, a->ngroups);
         free(a->password_hash);
         free(a->slack_user);
-        pdp_cfg_list_free(a->agents, a->nagents);
+        ig_str_list_free(a->agents, a->nagents);
     }
     free(c->approvers);
     free(c->slack_api_url);

@@ -26,6 +26,7 @@
 #include "audit_note.h"
 #include "audit_redact.h"
 #include "ig_limits.h"
+#include "ig_text.h"
 
 #define DEFAULT_NAME "intentgate.local/audit"
 
@@ -133,5 +134,5 @@ pdp_cfg_audit_free(struct pdp_config *c)
     free(c->audit_key);
     free(c->audit_hmac_key);
     free(c->audit_anchor);
-    pdp_cfg_list_free(c->redact, c->nredact);
+    ig_str_list_free(c->redact, c->nredact);
 }

@@ -115,14 +115,14 @@ int pdp_cfg_set_bool(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k,
 
 /* A whole number lo..hi for key (error names the range); a non-empty
    string copied into *dst (replacing it); "a, b ,c" appended to *out as
-   trimmed non-empty strings (at least one). 0, or -1 with err set. */
+   trimmed non-empty strings (at least one; ig_str_list_free frees the
+   list). 0, or -1 with err set. */
 int pdp_cfg_int(struct pdp_cfg_parse *p, const char *key, const char *v,
                 int64_t lo, int64_t hi, int64_t *out);
 int pdp_cfg_string(struct pdp_cfg_parse *p, const char *key, const char *v,
                    char **dst);
 int pdp_cfg_list(struct pdp_cfg_parse *p, const char *key, const char *v,
                  char ***out, size_t *n);
-void pdp_cfg_list_free(char **list, size_t n);
 
 /* 1 when id is letters, digits and ._:@- (not first), at most
    IG_ID_MAX. */

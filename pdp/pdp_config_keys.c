@@ -72,7 +72,7 @@ set_trusted_proxies(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k,
         else
             c->ntrusted_proxies = i + 1;
     }
-    pdp_cfg_list_free(items, n);
+    ig_str_list_free(items, n);
     return rc;
 }
 
@@ -255,7 +255,7 @@ pdp_cfg_principals_free(struct pdp_config *c)
     for (i = 0; i < c->nprincipals; i++) {
         free(c->principals[i].id);
         free(c->principals[i].tenant);
-        pdp_cfg_list_free(c->principals[i].actions, c->principals[i].nactions);
+        ig_str_list_free(c->principals[i].actions, c->principals[i].nactions);
     }
     free(c->principals);
 }

@@ -172,16 +172,6 @@ pdp_cfg_list(struct pdp_cfg_parse *p, const char *key, const char *v,
     return 0;
 }
 
-void
-pdp_cfg_list_free(char **list, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        free(list[i]);
-    free(list);
-}
-
 int
 pdp_cfg_valid_id(const char *id)
 {

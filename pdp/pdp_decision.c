@@ -39,11 +39,7 @@ pdp_decision_reasons(const struct pol_decision *d)
     size_t i;
 
     for (i = 0; a != NULL && i < d->nreasons; i++)
-        /* json_array_append_new steals the string. */
-        if (json_array_append_new(a, json_string(d->reasons[i])) != 0) {
-            json_decref(a);
-            a = NULL;
-        }
+        a = pdp_json_push(a, d->reasons[i]);
     return a;
 }
 

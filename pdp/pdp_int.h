@@ -149,6 +149,11 @@ double pdp_mono_seconds(void);
    failure. */
 char *pdp_json_text(const json_t *v);
 
+/* Append a copy of string v to array a and return a; when that cannot be
+   done (out of memory, or a already NULL) a is freed and NULL returned, so
+   a loop `a = pdp_json_push(a, ...)` builds the whole list or none. */
+json_t *pdp_json_push(json_t *a, const char *v);
+
 /* "agent", "executor", "admin", "auditor" ("none" otherwise). */
 const char *pdp_role_name(enum pdp_role role);
 

@@ -279,11 +279,7 @@ requirements(const struct pol_decision *d)
     size_t i;
 
     for (i = 0; g != NULL && i < d->ngroups; i++)
-        /* json_array_append_new steals the string. */
-        if (json_array_append_new(g, json_string(d->groups[i])) != 0) {
-            json_decref(g);
-            g = NULL;
-        }
+        g = pdp_json_push(g, d->groups[i]);
     /* "o" steals g; a NULL g fails the pack: never a short list. */
     return json_pack("{s:o, s:i}", "groups", g, "quorum", d->quorum);
 }

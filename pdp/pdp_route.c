@@ -15,13 +15,13 @@
  */
 #include "pdp_int.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_body.h"
 #include "ig_conns.h"
+#include "ig_httpd.h"
 #include "ig_limits.h"
 
 /* A request is in flight from the moment it is routed until its reply is
@@ -202,9 +202,6 @@ static enum MHD_Result
 begin(struct pdp_server *srv, struct MHD_Connection *conn, void **con_cls)
 {
     struct pdp_req *r = calloc(1, sizeof(*r));
-    const char *cl;
-    char *end;
-    unsigned long long n;
 
     if (r == NULL)
         return MHD_NO;
@@ -213,16 +210,11 @@ begin(struct pdp_server *srv, struct MHD_Connection *conn, void **con_cls)
     r->t_start = pdp_mono_seconds();
     ig_buf_init(&r->body, srv->cfg->max_body_bytes);
     *con_cls = r;
-    cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl != NULL) {
-        n = strtoull(cl, &end, 10);
-        if (*end == '\0' && n > srv->cfg->max_body_bytes) {
-            pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
-                            "the body is larger than %zu bytes",
-                            srv->cfg->max_body_bytes);
-            return queue_reply(r);
-        }
+    if (ig_body_declared_over(conn, srv->cfg->max_body_bytes)) {
+        pdp_reply_error(r, 413, "BODY_TOO_LARGE", NULL,
+                        "the body is larger than %zu bytes",
+                        srv->cfg->max_body_bytes);
+        return queue_reply(r);
     }
     return MHD_YES;
 }
@@ -242,10 +234,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     if (r->phase == PH_READING && *upload_size > 0) {
-        if (!r->too_large &&
-            ig_buf_add(&r->body, upload, *upload_size) != IG_OK)
-            r->too_large = 1; /* keep draining; refuse at the end */
-        *upload_size = 0;
+        ig_body_take(&r->body, &r->too_large, upload, upload_size);
         return MHD_YES;
     }
     if (r->phase == PH_READING) {
@@ -309,38 +298,23 @@ on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 struct MHD_Daemon *
 pdp_route_start(struct pdp_server *srv, struct ig_err *err)
 {
-    struct sockaddr_in sa;
-    struct MHD_Daemon *d;
-    const union MHD_DaemonInfo *info;
+    struct ig_httpd o = {
+        .host = srv->cfg->listen_host,
+        .port = srv->cfg->listen_port,
+        .threads = (unsigned int)srv->cfg->threads,
+        .max_connections = (unsigned int)srv->max_connections,
+        .max_per_address = (unsigned int)srv->cfg->max_per_address,
+        .idle_timeout_s = IG_PDP_IDLE_TIMEOUT,
+        .connection_memory = IG_PDP_CONNECTION_MEMORY,
+        .backlog = IG_PDP_LISTEN_BACKLOG,
+        .accept = on_accept,
+        .accept_cls = srv,
+        .request = on_request,
+        .request_cls = srv,
+        .completed = on_completed,
+        .completed_cls = srv,
+        .conns = srv->conns,
+    };
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(srv->cfg->listen_port);
-    if (inet_pton(AF_INET, srv->cfg->listen_host, &sa.sin_addr) != 1) {
-        (void)ig_err_set(err, IG_ERR_INVALID,
-                         "listen address %s is not an IPv4 address",
-                         srv->cfg->listen_host);
-        return NULL;
-    }
-    d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-            MHD_ALLOW_SUSPEND_RESUME,
-        0, on_accept, srv, on_request, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned int)srv->cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, ig_conns_notify,
-        srv->conns, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)srv->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned int)srv->cfg->max_per_address, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned int)IG_PDP_LISTEN_BACKLOG, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)IG_PDP_IDLE_TIMEOUT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)IG_PDP_CONNECTION_MEMORY, MHD_OPTION_END);
-    if (d == NULL) {
-        (void)ig_err_set(err, IG_ERR_IO, "cannot listen on %s:%u",
-                         srv->cfg->listen_host, srv->cfg->listen_port);
-        return NULL;
-    }
-    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = info != NULL ? info->port : srv->cfg->listen_port;
-    return d;
+    return ig_httpd_start(&o, &srv->port, err);
 }

@@ -119,23 +119,6 @@ read_secret(const char *path, const char *what, char **out, size_t *len,
 
 /* ---- the Slack Web API ---- */
 
-static size_t
-on_data(char *p, size_t size, size_t n, void *ud)
-{
-    return ig_buf_add(ud, p, size * n) == IG_OK ? size * n : 0;
-}
-
-/* Free a header list after wiping every header (one holds the token). */
-static void
-headers_free(struct curl_slist *h)
-{
-    struct curl_slist *t;
-
-    for (t = h; t != NULL; t = t->next)
-        sodium_memzero(t->data, strlen(t->data));
-    curl_slist_free_all(h);
-}
-
 static struct curl_slist *
 headers_new(const struct pdp_slack *k)
 {
@@ -155,7 +138,7 @@ headers_new(const struct pdp_slack *k)
         return NULL;
     t = curl_slist_append(h, "Content-Type: application/json; charset=utf-8");
     if (t == NULL)
-        headers_free(h);
+        ig_curl_headers_free(h);
     return t;
 }
 
@@ -184,7 +167,7 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
     curl_easy_reset(k->curl);
     if (ig_curl_harden(k->curl, SLACK_CONNECT_MS, SLACK_TOTAL_MS, &herr) !=
         IG_OK) {
-        headers_free(h);
+        ig_curl_headers_free(h);
         (void)snprintf(why, cap, "%s", herr.msg);
         return IG_ERR_IO;
     }
@@ -192,7 +175,7 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
     (void)curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, h);
     (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, body);
     (void)curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    (void)curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, ig_curl_to_buf);
     (void)curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, reply);
     (void)curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, ebuf);
     rc = curl_easy_perform(k->curl);
@@ -201,7 +184,7 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
        goes away. */
     (void)curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, NULL);
     (void)curl_easy_setopt(k->curl, CURLOPT_ERRORBUFFER, NULL);
-    headers_free(h);
+    ig_curl_headers_free(h);
     if (rc != CURLE_OK) {
         (void)snprintf(why, cap, "%s", ebuf[0] ? ebuf : curl_easy_strerror(rc));
         return IG_ERR_IO;

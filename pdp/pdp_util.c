@@ -42,6 +42,17 @@ pdp_json_text(const json_t *v)
     return ig_buf_take(&b, NULL);
 }
 
+json_t *
+pdp_json_push(json_t *a, const char *v)
+{
+    /* json_array_append_new steals the string, NULL included. */
+    if (a != NULL && json_array_append_new(a, json_string(v)) != 0) {
+        json_decref(a);
+        a = NULL;
+    }
+    return a;
+}
+
 const char *
 pdp_role_name(enum pdp_role r)
 {

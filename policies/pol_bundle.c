@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ig_buf.h"
+#include "ig_text.h"
 #include "pol_int.h"
 
 #define POL_SUFFIX ".lua"
@@ -62,16 +63,6 @@ static int
 pol_cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void
-pol_free_names(char **names, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
 }
 
 /* The sorted *.lua names in dir. */
@@ -119,7 +110,7 @@ pol_list_dir(const char *dir, char ***out, size_t *nout, struct ig_err *err)
 out:
     (void)closedir(d);
     if (st != IG_OK) {
-        pol_free_names(names, n);
+        ig_str_list_free(names, n);
         return st;
     }
     *out = names;
@@ -285,7 +276,7 @@ pol_bundle_read(const char *dir, const json_t *settings,
     }
     st = pol_read_all(b, names, n, err);
 out:
-    pol_free_names(names, n);
+    ig_str_list_free(names, n);
     if (st != IG_OK) {
         pol_bundle_unref(b);
         return st;

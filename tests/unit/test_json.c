@@ -573,6 +573,35 @@ test_pointer_get(void **state)
     json_decref(d);
 }
 
+/* ig_json_pointer_find tells where the value was taken from, so that a
+   caller can replace it there (the audit log's redaction). */
+static void
+test_pointer_find(void **state)
+{
+    static const char text[] = "{\"a\": [1, {\"x/y\": 2}], \"b\": 3}";
+    struct ig_json_step last;
+    struct ig_err err;
+    const json_t *v;
+    json_t *d;
+
+    (void)state;
+    d = parse(text, strlen(text), IG_OK, &err);
+    assert_ptr_equal(ig_json_pointer_find(d, "", &last), d);
+    assert_null(last.parent);
+    v = ig_json_pointer_find(d, "/a/1/x~1y", &last);
+    assert_true(json_number_value(v) == 2);
+    assert_ptr_equal(last.parent, json_array_get(json_object_get(d, "a"), 1));
+    assert_int_equal(last.key_len, 3);
+    assert_string_equal(last.key, "x/y");
+    v = ig_json_pointer_find(d, "/a/1", &last);
+    assert_true(json_is_object(v));
+    assert_ptr_equal(last.parent, json_object_get(d, "a"));
+    assert_int_equal(last.index, 1);
+    assert_null(ig_json_pointer_find(d, "/a/2", &last));
+    assert_null(ig_json_pointer_find(d, "/b/c", &last));
+    json_decref(d);
+}
+
 int
 main(void)
 {
@@ -594,6 +623,7 @@ main(void)
         cmocka_unit_test(test_size),
         cmocka_unit_test(test_pointer_valid),
         cmocka_unit_test(test_pointer_get),
+        cmocka_unit_test(test_pointer_find),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
