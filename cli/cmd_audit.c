@@ -42,10 +42,13 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } subcommands[] = {
-    {"verify", acli_verify},           {"show", acli_show},
-    {"export", acli_export},           {"proof", acli_proof},
-    {"consistency", acli_consistency}, {"verify-proof", acli_verify_proof},
-    {"hash-value", acli_hash_value},
+    {"verify", cli_audit_verify},
+    {"show", cli_audit_show},
+    {"export", cli_audit_export},
+    {"proof", cli_audit_proof},
+    {"consistency", cli_audit_consistency},
+    {"verify-proof", cli_audit_verify_proof},
+    {"hash-value", cli_audit_hash_value},
 };
 
 int

@@ -16,7 +16,7 @@
 #include "ig_json.h"
 
 int
-acli_exit(enum ig_status st)
+cli_audit_exit(enum ig_status st)
 {
     if (st == IG_OK)
         return CLI_EXIT_OK;
@@ -26,7 +26,7 @@ acli_exit(enum ig_status st)
 }
 
 int
-acli_help(int argc, char **argv, const char *usage)
+cli_audit_help(int argc, char **argv, const char *usage)
 {
     if (!cli_wants_help(argc, argv))
         return 0;
@@ -35,8 +35,8 @@ acli_help(int argc, char **argv, const char *usage)
 }
 
 int
-acli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
-         const char **value)
+cli_audit_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
+              const char **value)
 {
     const char *a = argv[*i];
     size_t n = strlen(name);
@@ -59,7 +59,7 @@ acli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 }
 
 int
-acli_u64(const char *s, uint64_t *out)
+cli_audit_u64(const char *s, uint64_t *out)
 {
     unsigned long long v;
     char *end;
@@ -75,7 +75,7 @@ acli_u64(const char *s, uint64_t *out)
 }
 
 int
-acli_write(FILE *f, const void *p, size_t n)
+cli_audit_write(FILE *f, const void *p, size_t n)
 {
     return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
 }
@@ -83,7 +83,8 @@ acli_write(FILE *f, const void *p, size_t n)
 /* ---- the verifier key ---- */
 
 enum ig_status
-acli_key_load(const char *arg, struct audit_verifier *out, struct ig_err *err)
+cli_audit_key_load(const char *arg, struct audit_verifier *out,
+                   struct ig_err *err)
 {
     struct ig_buf file;
     struct ig_err ferr;
@@ -121,13 +122,13 @@ out:
 /* ---- checkpoint notes ---- */
 
 void
-acli_notes_init(struct acli_notes *ns)
+cli_audit_notes_init(struct cli_audit_notes *ns)
 {
     memset(ns, 0, sizeof(*ns));
 }
 
 void
-acli_notes_release(struct acli_notes *ns)
+cli_audit_notes_release(struct cli_audit_notes *ns)
 {
     size_t i;
 
@@ -137,11 +138,11 @@ acli_notes_release(struct acli_notes *ns)
     free(ns->len);
     free(ns->size);
     free(ns->at);
-    acli_notes_init(ns);
+    cli_audit_notes_init(ns);
 }
 
 static int
-notes_grow(struct acli_notes *ns)
+notes_grow(struct cli_audit_notes *ns)
 {
     size_t cap = ns->cap != 0 ? ns->cap * 2 : 16;
     char **note;
@@ -168,8 +169,8 @@ notes_grow(struct acli_notes *ns)
 }
 
 enum ig_status
-acli_notes_add(struct acli_notes *ns, uint64_t size, int64_t at,
-               const char *note, size_t len)
+cli_audit_notes_add(struct cli_audit_notes *ns, uint64_t size, int64_t at,
+                    const char *note, size_t len)
 {
     char *copy;
 
@@ -189,7 +190,7 @@ acli_notes_add(struct acli_notes *ns, uint64_t size, int64_t at,
 }
 
 int
-acli_note_size(const char *note, size_t len, uint64_t *size)
+cli_audit_note_size(const char *note, size_t len, uint64_t *size)
 {
     const char *a = memchr(note, '\n', len), *b;
     char digits[24];
@@ -204,13 +205,13 @@ acli_note_size(const char *note, size_t len, uint64_t *size)
         return -1;
     memcpy(digits, a, n);
     digits[n] = '\0';
-    return acli_u64(digits, size);
+    return cli_audit_u64(digits, size);
 }
 
 /* One JSONL line {"size":N,"note":"..."}. */
 static enum ig_status
-note_line(struct acli_notes *ns, const char *line, size_t n, const char *path,
-          long lineno, struct ig_err *err)
+note_line(struct cli_audit_notes *ns, const char *line, size_t n,
+          const char *path, long lineno, struct ig_err *err)
 {
     json_t *v = NULL, *size, *note;
     struct ig_err jerr;
@@ -232,8 +233,8 @@ note_line(struct acli_notes *ns, const char *line, size_t n, const char *path,
                         lineno);
         goto out;
     }
-    st = acli_notes_add(ns, (uint64_t)d, 0, json_string_value(note),
-                        json_string_length(note));
+    st = cli_audit_notes_add(ns, (uint64_t)d, 0, json_string_value(note),
+                             json_string_length(note));
     if (st != IG_OK)
         (void)ig_err_set(err, st, "%s: too many checkpoints or out of memory",
                          path);
@@ -243,8 +244,8 @@ out:
 }
 
 enum ig_status
-acli_notes_read_file(struct acli_notes *ns, const char *path,
-                     struct ig_err *err)
+cli_audit_notes_read_file(struct cli_audit_notes *ns, const char *path,
+                          struct ig_err *err)
 {
     FILE *f = fopen(path, "rb");
     char *line = NULL;
@@ -276,8 +277,8 @@ acli_notes_read_file(struct acli_notes *ns, const char *path,
 }
 
 enum ig_status
-acli_notes_read_db(struct acli_notes *ns, struct store_log *db,
-                   struct ig_err *err)
+cli_audit_notes_read_db(struct cli_audit_notes *ns, struct store_log *db,
+                        struct ig_err *err)
 {
     struct store_log_cursor *c;
     struct store_log_row row;
@@ -287,8 +288,9 @@ acli_notes_read_db(struct acli_notes *ns, struct store_log *db,
         IG_OK)
         return st;
     while ((st = store_log_next(c, &row, err)) == IG_OK) {
-        st = acli_notes_add(ns, row.key > 0 ? (uint64_t)row.key : 0, row.at,
-                            row.data != NULL ? row.data : "", row.len);
+        st =
+            cli_audit_notes_add(ns, row.key > 0 ? (uint64_t)row.key : 0, row.at,
+                                row.data != NULL ? row.data : "", row.len);
         if (st != IG_OK) {
             (void)ig_err_set(err, st, "reading checkpoints: %s",
                              ig_strerror(st));
@@ -305,8 +307,8 @@ acli_notes_read_db(struct acli_notes *ns, struct store_log *db,
 /* ---- the database ---- */
 
 enum ig_status
-acli_db_checkpoint(struct store_log *db, uint64_t size, char **note,
-                   size_t *len, uint64_t *got, struct ig_err *err)
+cli_audit_db_checkpoint(struct store_log *db, uint64_t size, char **note,
+                        size_t *len, uint64_t *got, struct ig_err *err)
 {
     enum ig_status st = store_log_checkpoint(db, size, note, len, got, err);
 
@@ -319,8 +321,8 @@ acli_db_checkpoint(struct store_log *db, uint64_t size, char **note,
 }
 
 enum ig_status
-acli_db_events(struct store_log *db, const char *key, const char *value,
-               acli_event_fn fn, void *ctx, struct ig_err *err)
+cli_audit_db_events(struct store_log *db, const char *key, const char *value,
+                    cli_audit_event_fn fn, void *ctx, struct ig_err *err)
 {
     char needle[IG_AUDIT_CLI_NEEDLE_MAX];
     struct store_log_cursor *c;

@@ -187,8 +187,8 @@ intents_pass(struct store_log *db, struct intents *t, const char *type,
     int received = strcmp(type, "intent.received") == 0;
     enum ig_status st;
 
-    st = acli_db_events(db, "type", type, received ? on_received : on_decided,
-                        t, err);
+    st = cli_audit_db_events(db, "type", type,
+                             received ? on_received : on_decided, t, err);
     if (st != IG_OK && err->msg[0] == '\0')
         (void)ig_err_set(err, st, "reading intents: %s", ig_strerror(st));
     if (st == IG_OK && received)
@@ -362,7 +362,8 @@ export_one(const struct export_args *a, const struct intents *t,
                           "the log was altered (run `audit verify`)",
                           (long long)row->key);
     if (!a->filtered && !a->csv)
-        return acli_write(stdout, text, n) != 0 || fputc('\n', stdout) == EOF
+        return cli_audit_write(stdout, text, n) != 0 ||
+                       fputc('\n', stdout) == EOF
                    ? IG_ERR_IO
                    : IG_OK;
     if (ig_json_parse(text, n, &ev, NULL) != IG_OK)
@@ -373,7 +374,7 @@ export_one(const struct export_args *a, const struct intents *t,
     row_of(ev, t, &r);
     if (keep(a, &r))
         werr = a->csv ? csv_row(stdout, row->key, &r) != 0
-                      : acli_write(stdout, text, n) != 0 ||
+                      : cli_audit_write(stdout, text, n) != 0 ||
                             fputc('\n', stdout) == EOF;
     json_decref(ev);
     return werr ? IG_ERR_IO : IG_OK;
@@ -406,16 +407,16 @@ export_events(struct store_log *db, const struct export_args *a,
 static enum ig_status
 write_checkpoints(struct store_log *db, const char *path, struct ig_err *err)
 {
-    struct acli_notes ns;
+    struct cli_audit_notes ns;
     struct ig_buf line;
     FILE *f = NULL;
     json_t *v;
     enum ig_status st;
     size_t i;
 
-    acli_notes_init(&ns);
+    cli_audit_notes_init(&ns);
     ig_buf_init(&line, 4 * (size_t)AUDIT_NOTE_MAX);
-    if ((st = acli_notes_read_db(&ns, db, err)) != IG_OK)
+    if ((st = cli_audit_notes_read_db(&ns, db, err)) != IG_OK)
         goto out;
     if ((f = fopen(path, "w")) == NULL) {
         st = ig_err_set(err, IG_ERR_INVALID, "cannot create %s: %s", path,
@@ -428,8 +429,8 @@ write_checkpoints(struct store_log *db, const char *path, struct ig_err *err)
                       ns.note[i], ns.len[i]);
         st = v != NULL ? ig_canon_write(v, &line, err) : IG_ERR_NOMEM;
         json_decref(v);
-        if (st == IG_OK &&
-            (acli_write(f, line.data, line.len) != 0 || fputc('\n', f) == EOF))
+        if (st == IG_OK && (cli_audit_write(f, line.data, line.len) != 0 ||
+                            fputc('\n', f) == EOF))
             st = IG_ERR_IO;
     }
     if (fclose(f) != 0 && st == IG_OK)
@@ -439,7 +440,7 @@ write_checkpoints(struct store_log *db, const char *path, struct ig_err *err)
                          st == IG_ERR_IO ? strerror(errno) : ig_strerror(st));
 out:
     ig_buf_release(&line);
-    acli_notes_release(&ns);
+    cli_audit_notes_release(&ns);
     return st;
 }
 
@@ -454,7 +455,7 @@ export_args(int argc, char **argv, struct export_args *a)
     memset(a, 0, sizeof(*a));
     for (i = 1; i < argc; i++) {
 #define OPT(name, field)                                                       \
-    if ((r = acli_opt(cmd, argc, argv, &i, name, &a->field)) != 0) {           \
+    if ((r = cli_audit_opt(cmd, argc, argv, &i, name, &a->field)) != 0) {      \
         if (r < 0)                                                             \
             return -1;                                                         \
         continue;                                                              \
@@ -492,8 +493,8 @@ export_args(int argc, char **argv, struct export_args *a)
         cli_error(cmd, "an empty filter matches nothing");
         return -1;
     }
-    if (acli_time_arg(cmd, "--since", a->since, &a->t_since) != 0 ||
-        acli_time_arg(cmd, "--until", a->until, &a->t_until) != 0)
+    if (cli_audit_time_arg(cmd, "--since", a->since, &a->t_since) != 0 ||
+        cli_audit_time_arg(cmd, "--until", a->until, &a->t_until) != 0)
         return -1;
     a->csv = a->format != NULL && strcmp(a->format, "csv") == 0;
     a->filtered = a->since != NULL || a->until != NULL ||
@@ -505,7 +506,7 @@ export_args(int argc, char **argv, struct export_args *a)
 }
 
 int
-acli_export(int argc, char **argv)
+cli_audit_export(int argc, char **argv)
 {
     struct export_args a;
     struct intents t = {NULL, 0, 0};
@@ -513,7 +514,7 @@ acli_export(int argc, char **argv)
     struct ig_err err;
     enum ig_status st;
 
-    if (acli_help(argc, argv, export_usage))
+    if (cli_audit_help(argc, argv, export_usage))
         return CLI_EXIT_OK;
     if (export_args(argc, argv, &a) != 0)
         return CLI_EXIT_USAGE;
@@ -533,5 +534,5 @@ acli_export(int argc, char **argv)
         cli_error(argv[0], "%s", err.msg);
     intents_release(&t);
     store_log_close(db);
-    return acli_exit(st);
+    return cli_audit_exit(st);
 }

@@ -5,7 +5,7 @@
  * as JSONL, checkpoints as JSONL) - and the verifier key. Nothing here
  * knows the database's schema.
  *
- * Helpers return enum ig_status with err filled; acli_exit() maps a status
+ * Helpers return enum ig_status with err filled; cli_audit_exit() maps a status
  * to the command's exit code: bad input (IG_ERR_INVALID, IG_ERR_LIMIT,
  * IG_ERR_NOTFOUND) exits 2, anything else 1.
  */
@@ -26,18 +26,18 @@
 #include "store_log.h"
 
 /* The subcommands (cmd_audit*.c), argv[0] their name. */
-int acli_verify(int argc, char **argv);
-int acli_show(int argc, char **argv);
-int acli_export(int argc, char **argv);
-int acli_proof(int argc, char **argv);
-int acli_consistency(int argc, char **argv);
-int acli_verify_proof(int argc, char **argv);
-int acli_hash_value(int argc, char **argv);
+int cli_audit_verify(int argc, char **argv);
+int cli_audit_show(int argc, char **argv);
+int cli_audit_export(int argc, char **argv);
+int cli_audit_proof(int argc, char **argv);
+int cli_audit_consistency(int argc, char **argv);
+int cli_audit_verify_proof(int argc, char **argv);
+int cli_audit_hash_value(int argc, char **argv);
 
-int acli_exit(enum ig_status st);
+int cli_audit_exit(enum ig_status st);
 
 /* Print help when asked: 1 when printed (exit 0). */
-int acli_help(int argc, char **argv, const char *usage);
+int cli_audit_help(int argc, char **argv, const char *usage);
 
 /* ---- options ---- */
 
@@ -47,11 +47,11 @@ int acli_help(int argc, char **argv, const char *usage);
  * returned; a repeated option (*value already set) or a missing value is
  * reported and -1 returned; 0 when argv[*i] is another argument.
  */
-int acli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
-             const char **value);
+int cli_audit_opt(const char *cmd, int argc, char **argv, int *i,
+                  const char *name, const char **value);
 
 /* Parse a decimal uint64 (no sign, no spaces). -1 when s is not one. */
-int acli_u64(const char *s, uint64_t *out);
+int cli_audit_u64(const char *s, uint64_t *out);
 
 /* ---- the verifier key ---- */
 
@@ -60,12 +60,12 @@ int acli_u64(const char *s, uint64_t *out);
  * (when arg does not parse as a key); arg NULL: the environment variable
  * INTENTGATE_AUDIT_KEY. IG_ERR_INVALID with err naming the problem.
  */
-enum ig_status acli_key_load(const char *arg, struct audit_verifier *out,
-                             struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_key_load(const char *arg, struct audit_verifier *out,
+                                  struct ig_err *err) IG_WUR;
 
 /* ---- checkpoint notes ---- */
 
-struct acli_notes {
+struct cli_audit_notes {
     char **note;
     size_t *len;
     uint64_t *size; /* the size the source gave (table column, JSONL) */
@@ -74,23 +74,26 @@ struct acli_notes {
     size_t ndb; /* note[0..ndb) came from the database, in size order */
 };
 
-void acli_notes_init(struct acli_notes *ns);
-void acli_notes_release(struct acli_notes *ns);
+void cli_audit_notes_init(struct cli_audit_notes *ns);
+void cli_audit_notes_release(struct cli_audit_notes *ns);
 /* Add a copy of note (len bytes) given as size, signed at `at` (0:
    unknown). */
-enum ig_status acli_notes_add(struct acli_notes *ns, uint64_t size, int64_t at,
-                              const char *note, size_t len) IG_WUR;
+enum ig_status cli_audit_notes_add(struct cli_audit_notes *ns, uint64_t size,
+                                   int64_t at, const char *note,
+                                   size_t len) IG_WUR;
 /* Add every line {"size":N,"note":"..."} of a JSONL file. */
-enum ig_status acli_notes_read_file(struct acli_notes *ns, const char *path,
-                                    struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_notes_read_file(struct cli_audit_notes *ns,
+                                         const char *path,
+                                         struct ig_err *err) IG_WUR;
 /* Add every checkpoint of the database, in size order (first: before
    any other note). */
-enum ig_status acli_notes_read_db(struct acli_notes *ns, struct store_log *db,
-                                  struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_notes_read_db(struct cli_audit_notes *ns,
+                                       struct store_log *db,
+                                       struct ig_err *err) IG_WUR;
 
 /* The tree size a checkpoint note's text states (its second line), or -1
    when the note is not shaped like a checkpoint. */
-int acli_note_size(const char *note, size_t len, uint64_t *size);
+int cli_audit_note_size(const char *note, size_t len, uint64_t *size);
 
 /* ---- the database ---- */
 
@@ -100,51 +103,53 @@ int acli_note_size(const char *note, size_t len, uint64_t *size);
  * then checked on the parsed event; leaves that do not parse are skipped:
  * `audit verify` reports them). fn returns IG_OK to go on.
  */
-typedef enum ig_status (*acli_event_fn)(void *ctx, uint64_t index, json_t *ev,
-                                        struct ig_err *err);
-enum ig_status acli_db_events(struct store_log *db, const char *key,
-                              const char *value, acli_event_fn fn, void *ctx,
-                              struct ig_err *err) IG_WUR;
+typedef enum ig_status (*cli_audit_event_fn)(void *ctx, uint64_t index,
+                                             json_t *ev, struct ig_err *err);
+enum ig_status cli_audit_db_events(struct store_log *db, const char *key,
+                                   const char *value, cli_audit_event_fn fn,
+                                   void *ctx, struct ig_err *err) IG_WUR;
 
 /* The note of the checkpoint of size (size 0: the latest): *note malloc'd,
  *got the size. IG_ERR_NOTFOUND when there is none. */
-enum ig_status acli_db_checkpoint(struct store_log *db, uint64_t size,
-                                  char **note, size_t *len, uint64_t *got,
-                                  struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_db_checkpoint(struct store_log *db, uint64_t size,
+                                       char **note, size_t *len, uint64_t *got,
+                                       struct ig_err *err) IG_WUR;
 
 /* ---- verify: one verifier per key, the leaves (cmd_audit_leaves.c) ---- */
 
-struct acli_times;
+struct cli_audit_times;
 
 /* The verifiers of a log whose key was rotated: each checkpoint goes to
    the one of the key that signed it (one no key opens to the first),
    every leaf to all of them. */
-struct acli_vset {
+struct cli_audit_vset {
     struct audit_verifier key[IG_AUDIT_CLI_KEYS_MAX];
     struct audit_verify *v[IG_AUDIT_CLI_KEYS_MAX];
     size_t n;
 };
 
 /* Start one verifier per key (s->key[0..n) filled) on the notes. */
-enum ig_status acli_vset_start(struct acli_vset *s,
-                               const struct acli_notes *ns) IG_WUR;
+enum ig_status cli_audit_vset_start(struct cli_audit_vset *s,
+                                    const struct cli_audit_notes *ns) IG_WUR;
 /* Record a reader's finding in every verifier. */
-void acli_vset_fail(struct acli_vset *s, enum audit_failure f, uint64_t index,
-                    const char *fmt, ...) IG_PRINTF(4, 5);
+void cli_audit_vset_fail(struct cli_audit_vset *s, enum audit_failure f,
+                         uint64_t index, const char *fmt, ...) IG_PRINTF(4, 5);
 /* The reports merged: counts summed, the failure at the lowest index. */
-void acli_vset_end(struct acli_vset *s, struct audit_report *out);
-void acli_vset_free(struct acli_vset *s);
+void cli_audit_vset_end(struct cli_audit_vset *s, struct audit_report *out);
+void cli_audit_vset_free(struct cli_audit_vset *s);
 
 /* Feed every leaf of the database (in seq order; gaps and leaves that no
    longer match audit_nodes are recorded; *compared counts the stored
    hashes compared) or of an export file to the verifiers and to t (may be
    NULL). IG_ERR_IO / IG_ERR_INVALID / IG_ERR_LIMIT with err. */
-enum ig_status acli_leaves_db(struct store_log *db, struct acli_vset *v,
-                              struct acli_times *t, uint64_t *compared,
-                              struct ig_err *err) IG_WUR;
-enum ig_status acli_leaves_file(const char *path, struct acli_vset *v,
-                                struct acli_times *t,
-                                struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_leaves_db(struct store_log *db,
+                                   struct cli_audit_vset *v,
+                                   struct cli_audit_times *t,
+                                   uint64_t *compared,
+                                   struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_leaves_file(const char *path, struct cli_audit_vset *v,
+                                     struct cli_audit_times *t,
+                                     struct ig_err *err) IG_WUR;
 
 /* ---- verify: the leaves' times (cmd_audit_times.c) ---- */
 
@@ -159,34 +164,36 @@ enum ig_status acli_leaves_file(const char *path, struct acli_vset *v,
 /* Parse TIME (YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD, midnight UTC) for the
    option opt into *t; s NULL: 0 and nothing set. -1 after one line on
    stderr. */
-int acli_time_arg(const char *cmd, const char *opt, const char *s, int64_t *t);
+int cli_audit_time_arg(const char *cmd, const char *opt, const char *s,
+                       int64_t *t);
 
-struct acli_times_opts {
+struct cli_audit_times_opts {
     int64_t at;           /* the time of the check (now, or --at) */
     int64_t interval;     /* the PDP's checkpoint_interval, seconds */
     int64_t max_gap;      /* report gaps between events over this; 0: none */
     uint64_t signed_size; /* leaves the latest valid checkpoint covers */
 };
 
-struct acli_times;
+struct cli_audit_times;
 
 /* Start: the database's notes in ns (ns->ndb of them; ns may be NULL)
    give the checkpoints' signing times. ns must outlive t. */
-enum ig_status acli_times_new(const struct acli_times_opts *o,
-                              const struct acli_notes *ns,
-                              struct acli_times **out,
-                              struct ig_err *err) IG_WUR;
+enum ig_status cli_audit_times_new(const struct cli_audit_times_opts *o,
+                                   const struct cli_audit_notes *ns,
+                                   struct cli_audit_times **out,
+                                   struct ig_err *err) IG_WUR;
 /* The next leaf (index in log order, its exact bytes). */
-void acli_times_leaf(struct acli_times *t, uint64_t index, const char *leaf,
-                     size_t len);
+void cli_audit_times_leaf(struct cli_audit_times *t, uint64_t index,
+                          const char *leaf, size_t len);
 /* Print the findings (gap:, backwards:, late:, unsigned: lines). 1 when a
    leaf has waited unsigned too long (why: one line saying which), else 0. */
-int acli_times_report(const struct acli_times *t, char *why, size_t cap);
-void acli_times_free(struct acli_times *t);
+int cli_audit_times_report(const struct cli_audit_times *t, char *why,
+                           size_t cap);
+void cli_audit_times_free(struct cli_audit_times *t);
 
 /* ---- output ---- */
 
 /* Write n bytes to f; -1 on a write error. */
-int acli_write(FILE *f, const void *p, size_t n);
+int cli_audit_write(FILE *f, const void *p, size_t n);
 
 #endif

@@ -78,7 +78,7 @@ node_check(struct node_cursor *n, uint64_t index,
  * each other too.
  */
 static void
-vset_leaf(struct acli_vset *s, const unsigned char h[AUDIT_HASH_BYTES])
+vset_leaf(struct cli_audit_vset *s, const unsigned char h[AUDIT_HASH_BYTES])
 {
     size_t i;
 
@@ -87,8 +87,8 @@ vset_leaf(struct acli_vset *s, const unsigned char h[AUDIT_HASH_BYTES])
 }
 
 void
-acli_vset_fail(struct acli_vset *s, enum audit_failure f, uint64_t index,
-               const char *fmt, ...)
+cli_audit_vset_fail(struct cli_audit_vset *s, enum audit_failure f,
+                    uint64_t index, const char *fmt, ...)
 {
     char detail[160];
     va_list ap;
@@ -102,7 +102,7 @@ acli_vset_fail(struct acli_vset *s, enum audit_failure f, uint64_t index,
 }
 
 enum ig_status
-acli_vset_start(struct acli_vset *s, const struct acli_notes *ns)
+cli_audit_vset_start(struct cli_audit_vset *s, const struct cli_audit_notes *ns)
 {
     const char **note = calloc(ns->n + 1, sizeof(*note));
     size_t *len = calloc(ns->n + 1, sizeof(*len));
@@ -132,7 +132,7 @@ acli_vset_start(struct acli_vset *s, const struct acli_notes *ns)
 
 /* The reports merged: counts summed, the failure at the lowest index. */
 void
-acli_vset_end(struct acli_vset *s, struct audit_report *out)
+cli_audit_vset_end(struct cli_audit_vset *s, struct audit_report *out)
 {
     struct audit_report r;
     size_t k;
@@ -153,7 +153,7 @@ acli_vset_end(struct acli_vset *s, struct audit_report *out)
 }
 
 void
-acli_vset_free(struct acli_vset *s)
+cli_audit_vset_free(struct cli_audit_vset *s)
 {
     size_t k;
 
@@ -165,32 +165,33 @@ acli_vset_free(struct acli_vset *s)
    the stored one, then to the verifiers. *next is the index it should
    have; *failed once a finding was recorded (the first is enough). */
 static void
-db_leaf(const struct store_log_row *row, struct acli_vset *v,
-        struct acli_times *t, struct node_cursor *nodes, uint64_t *next,
+db_leaf(const struct store_log_row *row, struct cli_audit_vset *v,
+        struct cli_audit_times *t, struct node_cursor *nodes, uint64_t *next,
         int *failed, uint64_t *compared, struct ig_err *err)
 {
     unsigned char h[AUDIT_HASH_BYTES];
     int64_t seq = row->key;
 
     if (!*failed && (seq < 1 || (uint64_t)seq - 1 < *next)) {
-        acli_vset_fail(v, AUDIT_LEAF_MISMATCH, *next,
-                       "a row with seq %lld is outside the log",
-                       (long long)seq);
+        cli_audit_vset_fail(v, AUDIT_LEAF_MISMATCH, *next,
+                            "a row with seq %lld is outside the log",
+                            (long long)seq);
         *failed = 1;
     } else if (!*failed && (uint64_t)seq - 1 > *next) {
-        acli_vset_fail(v, AUDIT_MISSING_LEAF, *next,
-                       "leaf %llu is missing (a gap in audit_events.seq)",
-                       (unsigned long long)*next);
+        cli_audit_vset_fail(v, AUDIT_MISSING_LEAF, *next,
+                            "leaf %llu is missing (a gap in audit_events.seq)",
+                            (unsigned long long)*next);
         *failed = 1;
     }
     audit_leaf_hash(row->data, row->len, h);
     if (t != NULL)
-        acli_times_leaf(t, *next, row->data, row->len);
+        cli_audit_times_leaf(t, *next, row->data, row->len);
     if (!*failed && node_check(nodes, *next, h, compared, err) != 0) {
-        acli_vset_fail(v, AUDIT_LEAF_MISMATCH, *next,
-                       "leaf %llu no longer hashes to the leaf hash stored "
-                       "when it was appended (audit_nodes level 0)",
-                       (unsigned long long)*next);
+        cli_audit_vset_fail(
+            v, AUDIT_LEAF_MISMATCH, *next,
+            "leaf %llu no longer hashes to the leaf hash stored "
+            "when it was appended (audit_nodes level 0)",
+            (unsigned long long)*next);
         *failed = 1;
     }
     vset_leaf(v, h);
@@ -199,8 +200,9 @@ db_leaf(const struct store_log_row *row, struct acli_vset *v,
 
 /* Feed the database's leaves in seq order. */
 enum ig_status
-acli_leaves_db(struct store_log *db, struct acli_vset *v, struct acli_times *t,
-               uint64_t *compared, struct ig_err *err)
+cli_audit_leaves_db(struct store_log *db, struct cli_audit_vset *v,
+                    struct cli_audit_times *t, uint64_t *compared,
+                    struct ig_err *err)
 {
     struct node_cursor nodes;
     struct store_log_cursor *q = NULL;
@@ -229,8 +231,8 @@ out:
 
 /* Feed an export's lines. */
 enum ig_status
-acli_leaves_file(const char *path, struct acli_vset *v, struct acli_times *t,
-                 struct ig_err *err)
+cli_audit_leaves_file(const char *path, struct cli_audit_vset *v,
+                      struct cli_audit_times *t, struct ig_err *err)
 {
     FILE *f = fopen(path, "rb");
     unsigned char h[AUDIT_HASH_BYTES];
@@ -262,7 +264,7 @@ acli_leaves_file(const char *path, struct acli_vset *v, struct acli_times *t,
         audit_leaf_hash(line, (size_t)got, h);
         vset_leaf(v, h);
         if (t != NULL)
-            acli_times_leaf(t, index, line, (size_t)got);
+            cli_audit_times_leaf(t, index, line, (size_t)got);
         index++;
     }
     if (st == IG_OK && ferror(f))

@@ -85,7 +85,7 @@ static int
 fail(const char *cmd, enum ig_status st, const struct ig_err *err)
 {
     cli_error(cmd, "%s", err->msg[0] != '\0' ? err->msg : ig_strerror(st));
-    return acli_exit(st);
+    return cli_audit_exit(st);
 }
 
 /* ---- proof ---- */
@@ -102,10 +102,11 @@ proof_args(int argc, char **argv, struct proof_args *a)
 
     memset(a, 0, sizeof(*a));
     for (i = 1; i < argc; i++) {
-        if ((r = acli_opt(argv[0], argc, argv, &i, "--db", &a->db)) == 0 &&
-            (r = acli_opt(argv[0], argc, argv, &i, "--size", &a->size)) == 0 &&
-            (r = acli_opt(argv[0], argc, argv, &i, "--leaf-out",
-                          &a->leaf_out)) == 0) {
+        if ((r = cli_audit_opt(argv[0], argc, argv, &i, "--db", &a->db)) == 0 &&
+            (r = cli_audit_opt(argv[0], argc, argv, &i, "--size", &a->size)) ==
+                0 &&
+            (r = cli_audit_opt(argv[0], argc, argv, &i, "--leaf-out",
+                               &a->leaf_out)) == 0) {
             if (argv[i][0] == '-' || a->index != NULL) {
                 cli_error(argv[0], "unexpected argument %s (see --help)",
                           argv[i]);
@@ -120,8 +121,9 @@ proof_args(int argc, char **argv, struct proof_args *a)
         cli_error(argv[0], "usage: audit proof INDEX --db FILE [--size N]");
         return -1;
     }
-    if (acli_u64(a->index, &a->i) != 0 ||
-        (a->size != NULL && (acli_u64(a->size, &a->n) != 0 || a->n == 0))) {
+    if (cli_audit_u64(a->index, &a->i) != 0 ||
+        (a->size != NULL &&
+         (cli_audit_u64(a->size, &a->n) != 0 || a->n == 0))) {
         cli_error(argv[0], "INDEX and --size must be decimal numbers (size "
                            "> 0)");
         return -1;
@@ -144,7 +146,7 @@ write_leaf(struct store_log *db, uint64_t index, const char *path,
         st = ig_err_set(err, IG_ERR_INVALID, "cannot create %s: %s", path,
                         strerror(errno));
     } else {
-        if (acli_write(f, leaf, len) != 0)
+        if (cli_audit_write(f, leaf, len) != 0)
             st = IG_ERR_IO;
         if (fclose(f) != 0)
             st = IG_ERR_IO;
@@ -185,7 +187,7 @@ proof_self_check(struct store_log *db, const struct proof_args *a,
 }
 
 int
-acli_proof(int argc, char **argv)
+cli_audit_proof(int argc, char **argv)
 {
     unsigned char proof[AUDIT_PROOF_MAX][AUDIT_HASH_BYTES];
     struct proof_args a;
@@ -197,14 +199,14 @@ acli_proof(int argc, char **argv)
     enum ig_status st;
     int rc;
 
-    if (acli_help(argc, argv, proof_usage))
+    if (cli_audit_help(argc, argv, proof_usage))
         return CLI_EXIT_OK;
     if (proof_args(argc, argv, &a) != 0)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     ig_buf_init(&out, PROOF_FILE_MAX);
     if ((st = store_log_open(a.db, &db, &err)) != IG_OK ||
-        (st = acli_db_checkpoint(db, a.n, &note, &note_len, &a.n, &err)) !=
+        (st = cli_audit_db_checkpoint(db, a.n, &note, &note_len, &a.n, &err)) !=
             IG_OK)
         goto out;
     if (a.i >= a.n) {
@@ -234,7 +236,7 @@ acli_proof(int argc, char **argv)
                          ig_strerror(st));
         goto out;
     }
-    if (acli_write(stdout, out.data, out.len) != 0 || fflush(stdout) != 0)
+    if (cli_audit_write(stdout, out.data, out.len) != 0 || fflush(stdout) != 0)
         st = ig_err_set(&err, IG_ERR_IO, "cannot write to standard output");
 out:
     rc = st == IG_OK ? CLI_EXIT_OK : fail(argv[0], st, &err);
@@ -258,8 +260,9 @@ cons_args(int argc, char **argv, struct cons_args *a)
 
     memset(a, 0, sizeof(*a));
     for (i = 1; i < argc; i++) {
-        if ((r = acli_opt(argv[0], argc, argv, &i, "--db", &a->db)) == 0 &&
-            (r = acli_opt(argv[0], argc, argv, &i, "--key", &a->key)) == 0) {
+        if ((r = cli_audit_opt(argv[0], argc, argv, &i, "--db", &a->db)) == 0 &&
+            (r = cli_audit_opt(argv[0], argc, argv, &i, "--key", &a->key)) ==
+                0) {
             if (argv[i][0] == '-' || k == 2) {
                 cli_error(argv[0], "unexpected argument %s (see --help)",
                           argv[i]);
@@ -274,8 +277,8 @@ cons_args(int argc, char **argv, struct cons_args *a)
         cli_error(argv[0], "usage: audit consistency OLD NEW --db FILE");
         return -1;
     }
-    if (acli_u64(a->sizes[0], &a->size[0]) != 0 ||
-        acli_u64(a->sizes[1], &a->size[1]) != 0 || a->size[0] == 0 ||
+    if (cli_audit_u64(a->sizes[0], &a->size[0]) != 0 ||
+        cli_audit_u64(a->sizes[1], &a->size[1]) != 0 || a->size[0] == 0 ||
         a->size[0] > a->size[1]) {
         cli_error(argv[0], "OLD and NEW must be sizes with 0 < OLD <= NEW");
         return -1;
@@ -296,7 +299,7 @@ cons_roots(struct store_log *db, const struct cons_args *a,
     int k;
 
     for (k = 0; k < 2 && st == IG_OK; k++) {
-        st = acli_db_checkpoint(db, a->size[k], &note, &len, &got, err);
+        st = cli_audit_db_checkpoint(db, a->size[k], &note, &len, &got, err);
         if (st == IG_OK)
             st = note_checkpoint(note, len, key, &cp[k], err);
         if (st == IG_OK && cp[k].size != a->size[k])
@@ -326,7 +329,7 @@ cons_print(unsigned char proof[][AUDIT_HASH_BYTES], size_t n)
 }
 
 int
-acli_consistency(int argc, char **argv)
+cli_audit_consistency(int argc, char **argv)
 {
     unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
     struct audit_checkpoint cp[2];
@@ -337,12 +340,13 @@ acli_consistency(int argc, char **argv)
     size_t n = 0;
     enum ig_status st;
 
-    if (acli_help(argc, argv, consistency_usage))
+    if (cli_audit_help(argc, argv, consistency_usage))
         return CLI_EXIT_OK;
     if (cons_args(argc, argv, &a) != 0)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
-    if ((a.key != NULL && (st = acli_key_load(a.key, &key, &err)) != IG_OK) ||
+    if ((a.key != NULL &&
+         (st = cli_audit_key_load(a.key, &key, &err)) != IG_OK) ||
         (st = store_log_open(a.db, &db, &err)) != IG_OK ||
         (st = cons_roots(db, &a, a.key != NULL ? &key : NULL, cp, &err)) !=
             IG_OK ||
@@ -387,9 +391,10 @@ vp_args(int argc, char **argv, const char **key, const char **proof,
 
     *key = *proof = *leaf = NULL;
     for (i = 1; i < argc; i++) {
-        if ((r = acli_opt(argv[0], argc, argv, &i, "--key", key)) == 0 &&
-            (r = acli_opt(argv[0], argc, argv, &i, "--proof", proof)) == 0 &&
-            (r = acli_opt(argv[0], argc, argv, &i, "--leaf", leaf)) == 0) {
+        if ((r = cli_audit_opt(argv[0], argc, argv, &i, "--key", key)) == 0 &&
+            (r = cli_audit_opt(argv[0], argc, argv, &i, "--proof", proof)) ==
+                0 &&
+            (r = cli_audit_opt(argv[0], argc, argv, &i, "--leaf", leaf)) == 0) {
             cli_error(argv[0], "unexpected argument %s (see --help)", argv[i]);
             return -1;
         }
@@ -459,7 +464,7 @@ check_proof(const struct audit_verifier *key, const struct ig_buf *pf,
 }
 
 int
-acli_verify_proof(int argc, char **argv)
+cli_audit_verify_proof(int argc, char **argv)
 {
     const char *key_arg, *proof_path, *leaf_path;
     struct audit_verifier key;
@@ -468,14 +473,14 @@ acli_verify_proof(int argc, char **argv)
     enum ig_status st;
     int rc;
 
-    if (acli_help(argc, argv, verify_proof_usage))
+    if (cli_audit_help(argc, argv, verify_proof_usage))
         return CLI_EXIT_OK;
     if (vp_args(argc, argv, &key_arg, &proof_path, &leaf_path) != 0)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     ig_buf_init(&pf, PROOF_FILE_MAX);
     ig_buf_init(&lf, IG_AUDIT_CLI_LEAF_MAX + 1);
-    if ((st = acli_key_load(key_arg, &key, &err)) == IG_OK &&
+    if ((st = cli_audit_key_load(key_arg, &key, &err)) == IG_OK &&
         (st = read_file(proof_path, &pf, &err)) == IG_OK &&
         (st = read_file(leaf_path, &lf, &err)) == IG_OK)
         st = check_proof(&key, &pf, &lf, &err);

@@ -65,7 +65,7 @@ hash_value_args(int argc, char **argv, const char **key, const char **value)
 
     *key = *value = NULL;
     for (i = 1; i < argc; i++) {
-        if ((r = acli_opt(argv[0], argc, argv, &i, "--hmac-key", key)) < 0)
+        if ((r = cli_audit_opt(argv[0], argc, argv, &i, "--hmac-key", key)) < 0)
             return -1;
         if (r > 0)
             continue;
@@ -90,7 +90,7 @@ hash_value_args(int argc, char **argv, const char **key, const char **value)
 }
 
 int
-acli_hash_value(int argc, char **argv)
+cli_audit_hash_value(int argc, char **argv)
 {
     char out[AUDIT_REDACT_STRLEN + 1];
     const char *key_path, *value;
@@ -101,7 +101,7 @@ acli_hash_value(int argc, char **argv)
     enum ig_status st;
     int rc = CLI_EXIT_FAIL;
 
-    if (acli_help(argc, argv, hash_value_usage))
+    if (cli_audit_help(argc, argv, hash_value_usage))
         return CLI_EXIT_OK;
     if (hash_value_args(argc, argv, &key_path, &value) != 0)
         return CLI_EXIT_USAGE;
@@ -116,7 +116,7 @@ acli_hash_value(int argc, char **argv)
         (strcmp(value, "-") == 0 &&
          (st = cli_read_input(NULL, &in, &err)) != IG_OK)) {
         cli_error(argv[0], "%s", err.msg);
-        rc = acli_exit(st == IG_ERR_IO ? IG_ERR_INVALID : st);
+        rc = cli_audit_exit(st == IG_ERR_IO ? IG_ERR_INVALID : st);
         goto out;
     }
     len = strlen(value);

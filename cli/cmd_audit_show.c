@@ -388,7 +388,7 @@ collect(struct store_log *db, const char *key, const char *value,
         int skip_if_intent, struct found *f, struct ig_err *err)
 {
     f->skip_if_intent = skip_if_intent;
-    return acli_db_events(db, key, value, keep, f, err);
+    return cli_audit_db_events(db, key, value, keep, f, err);
 }
 
 static int
@@ -452,7 +452,7 @@ print_timeline(const char *cmd, const char *id, const struct found *f)
     json_array_foreach(f->events, i, pair)
     {
         if (w.st == IG_OK &&
-            acli_write(stdout, b.data != NULL ? b.data : "", b.len) != 0)
+            cli_audit_write(stdout, b.data != NULL ? b.data : "", b.len) != 0)
             break;
         ig_buf_reset(&b);
         event_block(&w, (uint64_t)json_integer_value(json_array_get(pair, 0)),
@@ -461,7 +461,8 @@ print_timeline(const char *cmd, const char *id, const struct found *f)
     if (w.st != IG_OK) {
         cli_error(cmd, "cannot print the timeline: %s", ig_strerror(w.st));
         rc = CLI_EXIT_FAIL;
-    } else if (acli_write(stdout, b.data != NULL ? b.data : "", b.len) != 0 ||
+    } else if (cli_audit_write(stdout, b.data != NULL ? b.data : "", b.len) !=
+                   0 ||
                fflush(stdout) != 0) {
         cli_error(cmd, "cannot write to standard output");
         rc = CLI_EXIT_FAIL;
@@ -481,7 +482,7 @@ id_shaped(const char *s)
 }
 
 int
-acli_show(int argc, char **argv)
+cli_audit_show(int argc, char **argv)
 {
     const char *db_path = NULL, *id = NULL;
     struct found f = {NULL, "", 0};
@@ -490,10 +491,10 @@ acli_show(int argc, char **argv)
     enum ig_status st;
     int i, r, rc;
 
-    if (acli_help(argc, argv, show_usage))
+    if (cli_audit_help(argc, argv, show_usage))
         return CLI_EXIT_OK;
     for (i = 1; i < argc; i++) {
-        if ((r = acli_opt(argv[0], argc, argv, &i, "--db", &db_path)) < 0)
+        if ((r = cli_audit_opt(argv[0], argc, argv, &i, "--db", &db_path)) < 0)
             return CLI_EXIT_USAGE;
         if (r > 0)
             continue;
@@ -525,7 +526,7 @@ acli_show(int argc, char **argv)
         cli_error(argv[0], "%s",
                   st == IG_ERR_NOMEM && err.msg[0] == '\0' ? "out of memory"
                                                            : err.msg);
-        rc = acli_exit(st);
+        rc = cli_audit_exit(st);
     } else if (json_array_size(f.events) == 0) {
         cli_error(argv[0], "the log holds no event of intent %s", id);
         rc = CLI_EXIT_FAIL;

@@ -65,10 +65,10 @@ print_findings(const char *label, const struct findings *f)
         (void)printf("%-13s... %llu in all\n", label, (unsigned long long)f->n);
 }
 
-struct acli_times {
-    struct acli_times_opts o;
-    const struct acli_notes *ns; /* the database's checkpoints */
-    size_t cp_next;              /* the next of them to look at */
+struct cli_audit_times {
+    struct cli_audit_times_opts o;
+    const struct cli_audit_notes *ns; /* the database's checkpoints */
+    size_t cp_next;                   /* the next of them to look at */
     int cp_have;
     uint64_t cp_size, cp_from; /* the next checkpoint, its first new leaf */
     int64_t cp_at, from_time;
@@ -86,7 +86,7 @@ struct acli_times {
 };
 
 int
-acli_time_arg(const char *cmd, const char *opt, const char *s, int64_t *t)
+cli_audit_time_arg(const char *cmd, const char *opt, const char *s, int64_t *t)
 {
     char full[IG_TIME_STRLEN + 1];
 
@@ -113,14 +113,14 @@ fmt_time(int64_t t, char out[IG_TIME_STRLEN + 1])
 }
 
 static int64_t
-allowed(const struct acli_times *t)
+allowed(const struct cli_audit_times *t)
 {
     return t->o.interval + IG_AUDIT_UNSIGNED_MARGIN;
 }
 
 /* The next checkpoint with a recorded time, after the current one. */
 static void
-next_checkpoint(struct acli_times *t)
+next_checkpoint(struct cli_audit_times *t)
 {
     uint64_t size;
     int64_t at;
@@ -142,10 +142,11 @@ next_checkpoint(struct acli_times *t)
 }
 
 enum ig_status
-acli_times_new(const struct acli_times_opts *o, const struct acli_notes *ns,
-               struct acli_times **out, struct ig_err *err)
+cli_audit_times_new(const struct cli_audit_times_opts *o,
+                    const struct cli_audit_notes *ns,
+                    struct cli_audit_times **out, struct ig_err *err)
 {
-    struct acli_times *t = calloc(1, sizeof(*t));
+    struct cli_audit_times *t = calloc(1, sizeof(*t));
 
     *out = NULL;
     if (t == NULL)
@@ -159,7 +160,7 @@ acli_times_new(const struct acli_times_opts *o, const struct acli_notes *ns,
 }
 
 static void
-late_checkpoint(struct acli_times *t)
+late_checkpoint(struct cli_audit_times *t)
 {
     char from[IG_TIME_STRLEN + 1];
     int64_t waited;
@@ -178,7 +179,7 @@ late_checkpoint(struct acli_times *t)
 }
 
 static void
-step(struct acli_times *t, uint64_t index, int64_t when)
+step(struct cli_audit_times *t, uint64_t index, int64_t when)
 {
     char a[IG_TIME_STRLEN + 1];
     int64_t d;
@@ -198,8 +199,8 @@ step(struct acli_times *t, uint64_t index, int64_t when)
 }
 
 void
-acli_times_leaf(struct acli_times *t, uint64_t index, const char *leaf,
-                size_t len)
+cli_audit_times_leaf(struct cli_audit_times *t, uint64_t index,
+                     const char *leaf, size_t len)
 {
     int64_t when = NO_TIME;
 
@@ -237,7 +238,7 @@ acli_times_leaf(struct acli_times *t, uint64_t index, const char *leaf,
 }
 
 int
-acli_times_report(const struct acli_times *t, char *why, size_t cap)
+cli_audit_times_report(const struct cli_audit_times *t, char *why, size_t cap)
 {
     char a[IG_TIME_STRLEN + 1], b[IG_TIME_STRLEN + 1];
     int64_t age;
@@ -287,7 +288,7 @@ acli_times_report(const struct acli_times *t, char *why, size_t cap)
 }
 
 void
-acli_times_free(struct acli_times *t)
+cli_audit_times_free(struct cli_audit_times *t)
 {
     if (t == NULL)
         return;

@@ -127,7 +127,7 @@ struct verify_args {
     const char *interval, *at, *max_gap;
     const char *keys[IG_AUDIT_CLI_KEYS_MAX];
     size_t nkeys;
-    struct acli_times_opts t;
+    struct cli_audit_times_opts t;
 };
 
 /* --key KEY, repeatable: *i moves past it. 1, 0 (another argument), -1. */
@@ -135,7 +135,7 @@ static int
 key_opt(int argc, char **argv, int *i, struct verify_args *a)
 {
     const char *v = NULL;
-    int r = acli_opt(argv[0], argc, argv, i, "--key", &v);
+    int r = cli_audit_opt(argv[0], argc, argv, i, "--key", &v);
 
     if (r <= 0)
         return r;
@@ -155,7 +155,7 @@ seconds_arg(const char *cmd, const char *opt, const char *s, int64_t *out)
 
     if (s == NULL)
         return 0;
-    if (acli_u64(s, &v) != 0 || v > 1000000000u) {
+    if (cli_audit_u64(s, &v) != 0 || v > 1000000000u) {
         cli_error(cmd, "%s %s: expected a number of seconds", opt, s);
         return -1;
     }
@@ -169,15 +169,15 @@ verify_opt(int argc, char **argv, int *i, struct verify_args *a)
     const char *cmd = argv[0];
     int r;
 
-    if ((r = acli_opt(cmd, argc, argv, i, "--db", &a->db)) != 0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--leaves", &a->leaves)) != 0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--checkpoints", &a->checkpoints)) !=
-            0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--anchor", &a->anchor)) != 0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--checkpoint-interval",
-                      &a->interval)) != 0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--at", &a->at)) != 0 ||
-        (r = acli_opt(cmd, argc, argv, i, "--max-gap", &a->max_gap)) != 0)
+    if ((r = cli_audit_opt(cmd, argc, argv, i, "--db", &a->db)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--leaves", &a->leaves)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--checkpoints",
+                           &a->checkpoints)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--anchor", &a->anchor)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--checkpoint-interval",
+                           &a->interval)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--at", &a->at)) != 0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--max-gap", &a->max_gap)) != 0)
         return r;
     return key_opt(argc, argv, i, a);
 }
@@ -211,30 +211,31 @@ verify_args(int argc, char **argv, struct verify_args *a)
     if (seconds_arg(cmd, "--checkpoint-interval", a->interval,
                     &a->t.interval) != 0 ||
         seconds_arg(cmd, "--max-gap", a->max_gap, &a->t.max_gap) != 0 ||
-        acli_time_arg(cmd, "--at", a->at, &a->t.at) != 0)
+        cli_audit_time_arg(cmd, "--at", a->at, &a->t.at) != 0)
         return -1;
     return 0;
 }
 
 /* Report column sizes that disagree with their notes (a moved note). */
 static void
-check_sizes(struct acli_vset *v, const struct acli_notes *ns)
+check_sizes(struct cli_audit_vset *v, const struct cli_audit_notes *ns)
 {
     uint64_t size;
     size_t i;
 
     for (i = 0; i < ns->n; i++)
-        if (acli_note_size(ns->note[i], ns->len[i], &size) == 0 &&
+        if (cli_audit_note_size(ns->note[i], ns->len[i], &size) == 0 &&
             size != ns->size[i])
-            acli_vset_fail(v, AUDIT_BAD_CHECKPOINT, ns->size[i],
-                           "the checkpoint stored as size %llu signs another "
-                           "size",
-                           (unsigned long long)ns->size[i]);
+            cli_audit_vset_fail(
+                v, AUDIT_BAD_CHECKPOINT, ns->size[i],
+                "the checkpoint stored as size %llu signs another "
+                "size",
+                (unsigned long long)ns->size[i]);
 }
 
 /* The latest checkpoint that opens with one of the keys; 0 when none. */
 static int
-latest(const struct acli_notes *ns, const struct acli_vset *vs,
+latest(const struct cli_audit_notes *ns, const struct cli_audit_vset *vs,
        struct audit_checkpoint *best)
 {
     struct audit_checkpoint cp;
@@ -267,10 +268,10 @@ print_checkpoint(const char *label, const struct audit_checkpoint *cp,
 
 struct verify_run {
     struct verify_args a;
-    struct acli_vset vs;
-    struct acli_notes ns;
+    struct cli_audit_vset vs;
+    struct cli_audit_notes ns;
     struct audit_report rep;
-    struct acli_times *times;
+    struct cli_audit_times *times;
     struct store_log *db;
     uint64_t compared;
     int anchored;                   /* the anchor's note was read */
@@ -313,7 +314,7 @@ report(const char *cmd, const struct verify_run *r)
                      (unsigned long long)r->compared);
     if (r->anchored)
         print_checkpoint("anchor:", &r->anchor, r->a.anchor);
-    late = acli_times_report(r->times, why, sizeof(why));
+    late = cli_audit_times_report(r->times, why, sizeof(why));
     if (rep->failure != AUDIT_OK)
         return failed(cmd, r);
     if (rep->checkpoints == 0) {
@@ -374,8 +375,8 @@ read_anchor(struct verify_run *r, struct ig_err *err)
                         "bytes)",
                         r->a.anchor, AUDIT_NOTE_MAX);
     if (st == IG_OK) {
-        (void)acli_note_size(buf, n, &size);
-        if ((st = acli_notes_add(&r->ns, size, 0, buf, n)) != IG_OK)
+        (void)cli_audit_note_size(buf, n, &size);
+        if ((st = cli_audit_notes_add(&r->ns, size, 0, buf, n)) != IG_OK)
             (void)ig_err_set(err, st, "cannot keep %s", r->a.anchor);
     }
     /* What it claims, for the report; the verifier checks it. */
@@ -395,13 +396,14 @@ static enum ig_status
 verify_inputs(struct verify_run *r, struct ig_err *err)
 {
     const struct verify_args *a = &r->a;
-    struct acli_vset *vs = &r->vs;
+    struct cli_audit_vset *vs = &r->vs;
     enum ig_status st = IG_OK;
     size_t k;
 
     vs->n = a->nkeys > 0 ? a->nkeys : 1;
     for (k = 0; k < vs->n && st == IG_OK; k++)
-        st = acli_key_load(a->nkeys > 0 ? a->keys[k] : NULL, &vs->key[k], err);
+        st = cli_audit_key_load(a->nkeys > 0 ? a->keys[k] : NULL, &vs->key[k],
+                                err);
     for (k = 1; k < vs->n && st == IG_OK; k++)
         if (strcmp(vs->key[k].name, vs->key[0].name) != 0)
             st = ig_err_set(err, IG_ERR_INVALID,
@@ -410,9 +412,9 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
                             vs->key[0].name, vs->key[k].name);
     if (st == IG_OK && a->db != NULL &&
         (st = store_log_open(a->db, &r->db, err)) == IG_OK)
-        st = acli_notes_read_db(&r->ns, r->db, err);
+        st = cli_audit_notes_read_db(&r->ns, r->db, err);
     if (st == IG_OK && a->checkpoints != NULL)
-        st = acli_notes_read_file(&r->ns, a->checkpoints, err);
+        st = cli_audit_notes_read_file(&r->ns, a->checkpoints, err);
     if (st == IG_OK && a->anchor != NULL)
         st = read_anchor(r, err);
     return st;
@@ -427,29 +429,29 @@ run(struct verify_run *r, struct ig_err *err)
     if ((st = verify_inputs(r, err)) != IG_OK)
         return st;
     r->a.t.signed_size = latest(&r->ns, &r->vs, &best) ? best.size : 0;
-    if ((st = acli_times_new(&r->a.t, &r->ns, &r->times, err)) != IG_OK)
+    if ((st = cli_audit_times_new(&r->a.t, &r->ns, &r->times, err)) != IG_OK)
         return st;
-    if ((st = acli_vset_start(&r->vs, &r->ns)) != IG_OK)
+    if ((st = cli_audit_vset_start(&r->vs, &r->ns)) != IG_OK)
         return ig_err_set(err, st, "cannot start: %s", ig_strerror(st));
     if (r->db != NULL)
         check_sizes(&r->vs, &r->ns);
     st = r->db != NULL
-             ? acli_leaves_db(r->db, &r->vs, r->times, &r->compared, err)
-             : acli_leaves_file(r->a.leaves, &r->vs, r->times, err);
+             ? cli_audit_leaves_db(r->db, &r->vs, r->times, &r->compared, err)
+             : cli_audit_leaves_file(r->a.leaves, &r->vs, r->times, err);
     if (st == IG_OK)
-        acli_vset_end(&r->vs, &r->rep);
+        cli_audit_vset_end(&r->vs, &r->rep);
     return st;
 }
 
 int
-acli_verify(int argc, char **argv)
+cli_audit_verify(int argc, char **argv)
 {
     struct verify_run *r;
     struct ig_err err;
     enum ig_status st;
     int rc;
 
-    if (acli_help(argc, argv, verify_usage))
+    if (cli_audit_help(argc, argv, verify_usage))
         return CLI_EXIT_OK;
     if ((r = calloc(1, sizeof(*r))) == NULL) {
         cli_error(argv[0], "out of memory");
@@ -459,19 +461,19 @@ acli_verify(int argc, char **argv)
         free(r);
         return CLI_EXIT_USAGE;
     }
-    acli_notes_init(&r->ns);
+    cli_audit_notes_init(&r->ns);
     ig_err_clear(&err);
     st = run(r, &err);
     if (st != IG_OK) {
         cli_error(argv[0], "%s", err.msg);
-        rc = acli_exit(st);
+        rc = cli_audit_exit(st);
     } else {
         rc = report(argv[0], r);
     }
-    acli_times_free(r->times);
-    acli_vset_free(&r->vs);
+    cli_audit_times_free(r->times);
+    cli_audit_vset_free(&r->vs);
     store_log_close(r->db);
-    acli_notes_release(&r->ns);
+    cli_audit_notes_release(&r->ns);
     free(r);
     return rc;
 }

@@ -14,7 +14,8 @@
  *   store_audit_open.c             the audit log at open
  *   store_sqlite.c                 lifecycle and the writer thread
  *   store_write.c                  the write operations (submit jobs)
- *   store_approval.c, store_read.c, store_audit_read.c,
+ *   store_approval.c               approvals and their votes
+ *   store_read.c, store_audit_read.c,
  *   store_audit_view.c             the reads
  * store_log.c (the offline read-only reader) stands apart: it uses none.
  */

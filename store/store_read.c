@@ -1,8 +1,7 @@
 /*
  * store_read.c - read operations: idempotent replay lookup, the whole
- * record of one intent, the audit log size, and the row loop the store's
- * reads share (store_sql_rows). Each borrows a read-only connection from
- * the pool (store_pool.c) and never waits for the writer: WAL readers see
+ * record of one intent, the audit log size. Each borrows a read-only connection
+ * from the pool (store_pool.c) and never waits for the writer: WAL readers see
  * the last committed state.
  */
 #include "store_int.h"
@@ -147,21 +146,6 @@ decision_row(sqlite3_stmt *st)
                      store_sql_text(st, 3), "policy_revision",
                      store_sql_text(st, 4), "decided_at",
                      (json_int_t)sqlite3_column_int64(st, 5));
-}
-
-enum ig_status
-store_sql_rows(sqlite3_stmt *st, json_t *(*row)(sqlite3_stmt *), json_t *arr)
-{
-    json_t *v;
-    int step;
-
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        v = row(st);
-        /* json_array_append_new steals v. */
-        if (v == NULL || json_array_append_new(arr, v) != 0)
-            return IG_ERR_NOMEM;
-    }
-    return step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }
 
 static enum ig_status

@@ -2,7 +2,8 @@
  * store_util.c - the small helpers every part of the store uses, at the
  * bottom of its files (it calls none of them): opening a connection,
  * binding text (NULL as SQL NULL), reading a text or JSON column, reading
- * one audit tree node, the monotonic clock, the operator's log.
+ * one audit tree node, the monotonic clock, the operator's log, the row
+ * loop of the reads.
  */
 #include "store_int.h"
 
@@ -104,4 +105,21 @@ store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
     struct store *s = ctx;
 
     return store_audit_fetch_node(s->wst[W_NODE_GET], level, index, out);
+}
+
+/* Step st to its end, appending row(st) of each row to arr: the row loop
+   the store's reads share. */
+enum ig_status
+store_sql_rows(sqlite3_stmt *st, json_t *(*row)(sqlite3_stmt *), json_t *arr)
+{
+    json_t *v;
+    int step;
+
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        v = row(st);
+        /* json_array_append_new steals v. */
+        if (v == NULL || json_array_append_new(arr, v) != 0)
+            return IG_ERR_NOMEM;
+    }
+    return step == SQLITE_DONE ? IG_OK : IG_ERR_IO;
 }
