@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 ig_install_packages "${IG_RUNTIME_PACKAGES[@]}"
 
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DIG_TEST_CLOCK=OFF >/dev/null
 cmake --build build/release -j"$(nproc)" --target intentgate intentgate-executor \
     >/dev/null
 
