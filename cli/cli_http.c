@@ -21,9 +21,10 @@
 #include "ig_buf.h"
 #include "ig_curl.h"
 #include "ig_json.h"
+#include "ig_limits.h"
 
 #define AUTH_PREFIX "Authorization: Bearer "
-#define AUTH_MAX 512 /* longest header line carried */
+#define AUTH_MAX IG_CLI_AUTH_HEADER_MAX
 
 struct cli_http {
     CURL *curl;

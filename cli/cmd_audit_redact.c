@@ -21,10 +21,11 @@
 #include "cmd_audit_int.h"
 #include "ig_b64.h"
 #include "ig_file.h"
+#include "ig_limits.h"
 
 /* The key file's text: 43 base64url characters, with room to refuse a
    wrong one as such rather than as too long. */
-#define KEY_TEXT_MAX 128
+#define KEY_TEXT_MAX IG_AUDIT_HMAC_KEY_TEXT_MAX
 
 static const char hash_value_usage[] =
     "usage: intentgate audit hash-value --hmac-key FILE VALUE_JSON\n"

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DIR_MAX 4096
+#include "ig_limits.h"
+
+#define DIR_MAX IG_PATH_MAX
 
 int
 ig_file_write_all(int fd, const void *p, size_t n)

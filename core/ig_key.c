@@ -38,7 +38,7 @@
 #define PID_HASH_BYTES 33
 /* Most keys one keyring holds; a limit like those in ig_limits.h. */
 #define KEYRING_MAX_KEYS 64
-#define PATH_BYTES 4096
+#define PATH_BYTES IG_PATH_MAX
 
 struct ig_signing_key {
     unsigned char *sk;        /* IG_SK_BYTES, sodium_malloc'd, read-only */

@@ -545,4 +545,19 @@
 #define IG_DEV_CONFIG_MAX 8191
 #define IG_DEV_ENV_MAX 8191
 
+/* ---- the last stragglers ---- */
+/* The CLI's HTTP calls to the PDP: connect and total timeout (ms; a long
+   poll asks for its own), the longest Authorization header line. */
+#define IG_CLI_HTTP_CONNECT_TIMEOUT_MS 5000L
+#define IG_CLI_HTTP_TIMEOUT_MS 30000L
+#define IG_CLI_AUTH_HEADER_MAX 512
+/* The executor's sealed secrets: the largest value (bytes), the most
+   names in one file, the longest name, the secrets key file's text. */
+#define IG_EXEC_SECRET_MAX_BYTES 8192
+#define IG_EXEC_SECRETS_MAX 1024
+#define IG_EXEC_SECRET_NAME_MAX 64
+#define IG_EXEC_SECRETS_KEY_TEXT_MAX 128
+/* One argv element of a sandboxed run, bytes. */
+#define IG_EXEC_ARGV_ELEM_MAX 4096
+
 #endif

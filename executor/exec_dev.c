@@ -19,7 +19,7 @@
 #include "ig_key.h"
 #include "ig_limits.h"
 
-#define PATH_CAP 4096
+#define PATH_CAP IG_PATH_MAX
 #define DEV_UPSTREAM "http://127.0.0.1:8702"
 
 /*

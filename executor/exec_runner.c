@@ -19,7 +19,7 @@
 #include "ig_hash.h"
 #include "ig_limits.h"
 
-#define PATH_CAP 4096
+#define PATH_CAP IG_PATH_MAX
 
 int
 exec_runner_needs_sandbox(const json_t *settings)

@@ -21,9 +21,10 @@
 #include "exec_http.h"     /* enum exec_outcome */
 #include "exec_registry.h" /* struct exec_bind */
 #include "ig_error.h"
+#include "ig_limits.h"
 
 /* Longest argv element, in bytes. (Count cap: IG_EXEC_MAX_ARGV.) */
-#define EXEC_ARGV_ELEM_MAX 4096
+#define EXEC_ARGV_ELEM_MAX IG_EXEC_ARGV_ELEM_MAX
 
 /* Resource limit defaults, used when a field of exec_run_opts is 0. */
 #define EXEC_RLIMIT_CPU_DEFAULT 10

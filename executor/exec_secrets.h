@@ -27,10 +27,11 @@
 #include <stddef.h>
 
 #include "ig_error.h"
+#include "ig_limits.h"
 
 #define EXEC_SECRETS_KEY_ENV "INTENTGATE_EXECUTOR_SECRETS_KEY"
-#define EXEC_SECRET_MAX_BYTES 8192 /* largest value */
-#define EXEC_SECRETS_MAX 1024      /* most names in one file */
+#define EXEC_SECRET_MAX_BYTES IG_EXEC_SECRET_MAX_BYTES
+#define EXEC_SECRETS_MAX IG_EXEC_SECRETS_MAX
 
 struct exec_secrets;
 

@@ -23,11 +23,12 @@
 
 #include "ig_env.h"
 #include "ig_file.h"
+#include "ig_limits.h"
 
-#define PATH_BYTES 4096
+#define PATH_BYTES IG_PATH_MAX
 /* A key file's text: longer than a key, so a wrong one is refused as "not a
    secrets key" rather than as too long. */
-#define KEYTEXT_MAX 128
+#define KEYTEXT_MAX IG_EXEC_SECRETS_KEY_TEXT_MAX
 
 /* Decode a key's text (one optional trailing newline) into key. */
 static enum ig_status

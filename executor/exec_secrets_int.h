@@ -12,11 +12,12 @@
 #include "exec_secrets.h"
 #include "ig_b64.h"
 #include "ig_error.h"
+#include "ig_limits.h"
 
 #define EXEC_SECRETS_HEADER "intentgate-secrets/1"
 #define EXEC_SECRETS_KEY_BYTES crypto_secretbox_KEYBYTES
 #define EXEC_SECRETS_KEY_STRLEN IG_B64_ENCODED_LEN(EXEC_SECRETS_KEY_BYTES)
-#define EXEC_SECRET_NAME_MAX 64
+#define EXEC_SECRET_NAME_MAX IG_EXEC_SECRET_NAME_MAX
 
 /* A sealed entry: nonce || MAC || ciphertext of (name || NUL || value). */
 #define EXEC_SEALED_MAX                                                        \

@@ -31,9 +31,10 @@
 
 #include "exec_runner.h"
 #include "exec_sandbox.h"
+#include "ig_limits.h"
 
 #define PROBE_VERB "__sandbox-probe"
-#define PROBE_PATH_MAX 4096
+#define PROBE_PATH_MAX IG_PATH_MAX
 /* Paths probed per own path: as given, /proc/self/root, /proc/1/root. */
 #define PROBE_VARIANTS 3
 
