@@ -5,7 +5,8 @@
 # real tests/integration/harness.py, and a bare SKIP_RETURN_CODE), on a
 # missing tool (the real ui.browser, audit.interop and cli.approvals
 # scripts without chromium, node, curl: one line naming it), on a failed
-# or missing test, on no test at all, and on a test left unregistered; and
+# or missing test, on a test past its timeout, on no test at all, and on a
+# test left unregistered; and
 # pass only when every test ran and passed.
 #
 #   tests/ci/test_ctest_gate.sh [REPO_DIR]
@@ -77,6 +78,8 @@ elseif(PLANT STREQUAL "no_curl")
            /bin/bash \${R}/tests/cli/test_approvals.sh /bin/true)
 elseif(PLANT STREQUAL "missing_command")
   add_test(NAME absent COMMAND \${CMAKE_SOURCE_DIR}/absent/program)
+elseif(PLANT STREQUAL "timeout")
+  add_test(NAME hang COMMAND sh -c "sleep 30")
 elseif(PLANT STREQUAL "disabled")
   add_test(NAME off COMMAND sh -c "exit 0")
   set_tests_properties(off PROPERTIES DISABLED ON)
@@ -84,6 +87,9 @@ endif()
 get_property(all DIRECTORY PROPERTY TESTS)
 set_tests_properties(\${all} PROPERTIES LABELS planted TIMEOUT 60
                      SKIP_RETURN_CODE 77)
+if(PLANT STREQUAL "timeout")
+  set_tests_properties(hang PROPERTIES TIMEOUT 1)
+endif()
 CMAKE
 
 fails=0
@@ -147,6 +153,7 @@ also "1 failed, 0 not run"
 expect fail "a test whose command is missing fails the step" \
     missing_command "absent did not run"
 expect fail "a disabled test fails the step" disabled "off is disabled"
+expect fail "a test past its timeout fails the step" timeout "1 failed"
 expect fail "a test that needs a tool and is not registered fails" \
     unregistered "ui.browser is not registered"
 expect fail "no test run at all fails the step" all "0 passed, 0 failed" \
