@@ -224,6 +224,14 @@ class PerAddressLimit(SoakBase):
 
     def test_one_address_cannot_take_every_connection(self):
         held = [self.connect("127.0.0.2") for _ in range(20)]
+        # connect() returns when the kernel has the connection, not when
+        # the server has counted it: wait until it has all 20 (and the
+        # /metrics request's own), or the 21st can be counted first.
+        deadline = time.time() + 20
+        while self.ex.metric("intentgate_executor_connections") < 21:
+            self.assertLess(time.time(), deadline,
+                            "the server never counted the 20 connections")
+            time.sleep(0.02)
         extra = self.connect("127.0.0.2")
         extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         extra.settimeout(10)
