@@ -22,6 +22,15 @@ from harness import Server, parallel, run_tests  # noqa: E402
 EXEC_BIN = os.environ.get("INTENTGATE_EXECUTOR_BIN", "intentgate-executor")
 
 
+
+def stop_all(test, ex, up, pdp):
+    """Stop the executor (test asserts it exits 0), the upstream and the
+    PDP, and remove the PDP's files."""
+    test.assertEqual(ex.stop(), 0)
+    up.stop()
+    pdp.stop()
+    pdp.cleanup()
+
 class Upstream:
     """A fake payments API: records every request, answers 201."""
 
@@ -243,10 +252,7 @@ class PdpDown(unittest.TestCase):
             self.assertEqual(out["error"]["code"], "PDP_UNAVAILABLE")
             self.assertEqual(up.seen, [])
         finally:
-            self.assertEqual(ex.stop(), 0)
-            up.stop()
-            pdp.stop()
-            pdp.cleanup()
+            stop_all(self, ex, up, pdp)
 
 
 
@@ -284,10 +290,7 @@ class ExecHandler(unittest.TestCase):
                                   pdp.env["INTENTGATE_ADMIN_TOKEN"])
             self.assertEqual(rec["state"], "ALLOWED")
         finally:
-            self.assertEqual(ex.stop(), 0)
-            up.stop()
-            pdp.stop()
-            pdp.cleanup()
+            stop_all(self, ex, up, pdp)
 
 
 class StreamAndCancel(unittest.TestCase):
@@ -462,10 +465,7 @@ class AudienceAndExpiry(unittest.TestCase):
                              (403, "WRONG_AUDIENCE"), out)
             self.assertEqual(up.seen, [])
         finally:
-            self.assertEqual(ex.stop(), 0)
-            up.stop()
-            pdp.stop()
-            pdp.cleanup()
+            stop_all(self, ex, up, pdp)
 
     def test_expired_grant(self):
         # grant_ttl 30 s (the default); the PDP and the executor share the
@@ -492,11 +492,7 @@ class AudienceAndExpiry(unittest.TestCase):
             self.assertEqual(rec["state"], "EXPIRED", rec)
             self.assertNotIn("redemption", rec)
         finally:
-            self.assertEqual(ex.stop(), 0)
-            up.stop()
-            pdp.stop()
-            pdp.cleanup()
-
+            stop_all(self, ex, up, pdp)
 
     def test_grant_expired_at_redeem(self):
         # The executor's clock is 31 s behind the PDP's: its offline check
@@ -518,10 +514,7 @@ class AudienceAndExpiry(unittest.TestCase):
             self.assertEqual(rec["state"], "EXPIRED", rec)
             self.assertNotIn("redemption", rec)
         finally:
-            self.assertEqual(ex.stop(), 0)
-            up.stop()
-            pdp.stop()
-            pdp.cleanup()
+            stop_all(self, ex, up, pdp)
 
 
 if __name__ == "__main__":
