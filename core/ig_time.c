@@ -1,7 +1,8 @@
 /*
  * ig_time.c - the clocks (wall seconds and monotonic seconds), whole-second
  * UTC timestamps in the one RFC 3339 form intentgate writes
- * ("YYYY-MM-DDTHH:MM:SSZ"), and random UUIDv4s.
+ * ("YYYY-MM-DDTHH:MM:SSZ"), and UUIDs (version 4 random, version 7 time
+ * ordered).
  *
  * Formatting goes through gmtime_r. Parsing is by hand and strict: exactly
  * 20 characters, every digit checked, month/day/hour/minute/second ranges
@@ -195,23 +196,47 @@ ig_time_parse(const char *s, size_t len, int64_t *out)
     return IG_OK;
 }
 
-void
-ig_uuid4(char out[IG_UUID_STRLEN + 1])
+/* Write the 16 bytes of b as a UUID, setting its version and variant. */
+static void
+uuid_text(unsigned char b[16], int version, char out[IG_UUID_STRLEN + 1])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char b[16];
     size_t i, o = 0;
 
-    randombytes_buf(b, sizeof(b));
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    for (i = 0; i < sizeof(b); i++) {
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
+    for (i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10)
             out[o++] = '-';
         out[o++] = hex[b[i] >> 4];
         out[o++] = hex[b[i] & 0x0f];
     }
     out[o] = '\0';
+}
+
+void
+ig_uuid4(char out[IG_UUID_STRLEN + 1])
+{
+    unsigned char b[16];
+
+    randombytes_buf(b, sizeof(b));
+    uuid_text(b, 4, out);
+}
+
+void
+ig_uuid7(char out[IG_UUID_STRLEN + 1])
+{
+    struct timespec ts;
+    uint64_t ms;
+    unsigned char b[16];
+    int i;
+
+    randombytes_buf(b, sizeof(b));
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    for (i = 5; i >= 0; i--, ms >>= 8)
+        b[i] = (unsigned char)(ms & 0xff);
+    uuid_text(b, 7, out);
 }
 
 #ifdef IG_TEST_CLOCK

@@ -55,4 +55,14 @@ enum ig_status ig_time_parse(const char *s, size_t len, int64_t *out) IG_WUR;
 /* A random (libsodium randombytes) RFC 4122 version 4 UUID, lowercase. */
 void ig_uuid4(char out[IG_UUID_STRLEN + 1]);
 
+/*
+ * A RFC 9562 version 7 UUID: the real clock's Unix milliseconds, then 74
+ * random bits. Intent ids use it: ids created in time order land at the
+ * right edge of the store's unique index instead of on a random page, so
+ * a group commit dirties one index page instead of one per intent. The
+ * random part keeps them as hard to guess as a version 4 UUID is for a
+ * given millisecond; the time part says no more than created_at does.
+ */
+void ig_uuid7(char out[IG_UUID_STRLEN + 1]);
+
 #endif

@@ -171,7 +171,7 @@ pdp_intake_bind(struct pdp_req *r, struct pdp_intake_op *op,
 
     op->now = ig_time_now();
     op->expires_at = op->now + c->intent_ttl;
-    ig_uuid4(op->intent_id);
+    ig_uuid7(op->intent_id);
     ig_uuid4(op->decision_id);
     if (ig_time_format(op->now, op->created) != IG_OK ||
         ig_time_format(op->expires_at, op->expires) != IG_OK || ctx == NULL)

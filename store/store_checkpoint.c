@@ -12,6 +12,7 @@
  */
 #include "store_int.h"
 
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "ig_limits.h"
@@ -38,6 +39,7 @@ ckpt_main(void *arg)
     struct store *s = arg;
     struct timespec ts;
 
+    (void)prctl(PR_SET_NAME, "ig-store-wal");
     pthread_mutex_lock(&s->ckpt_mu);
     while (!s->ckpt_stop) {
         if (!s->ckpt_wanted) {

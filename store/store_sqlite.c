@@ -6,15 +6,16 @@
  * DESIGN
  * Callers of a write operation enqueue a job and sleep on a condition
  * variable. The single writer thread takes every queued job at once, runs
- * them inside one BEGIN IMMEDIATE ... COMMIT, each in its own SAVEPOINT so
- * that one failing job (a duplicate redeem, say) rolls back alone, then
- * marks them all done and wakes the callers. With synchronous=FULL the
- * COMMIT returns only once the WAL is on disk, so the callers' responses
- * leave only after their records are durable; one fsync covers however many
- * requests arrived while the previous one ran.
- * Reads use separate read-only connections (WAL: readers never block the
- * writer and see the last commit), handed out from a small pool
- * (store_pool.c).
+ * them inside one BEGIN IMMEDIATE ... COMMIT, then marks them all done and
+ * wakes the callers. A job that refuses (a duplicate redeem, say) has
+ * written nothing: each checks before it writes. One that fails after
+ * writing has the whole batch rolled back and run again with each job in
+ * its own SAVEPOINT, so that it alone is undone (run_batch). With
+ * synchronous=FULL the COMMIT returns only once the WAL is on disk, so the
+ * callers' responses leave only after their records are durable; one fsync
+ * covers however many requests arrived while the previous one ran. Reads use
+ * separate read-only connections (WAL: readers never block the writer and see
+ * the last commit), handed out from a small pool (store_pool.c).
  *
  * The audit tree's frontier (store_audit.c) is writer state that must
  * follow the database: it is saved before each job and each transaction
@@ -28,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "ig_limits.h"
@@ -48,6 +50,8 @@ setup_writer(struct store *s, struct ig_err *err)
         sqlite3_exec(s->wdb, "PRAGMA foreign_keys=ON", NULL, NULL, &msg) !=
             SQLITE_OK ||
         sqlite3_exec(s->wdb, "PRAGMA cache_size=-32768", NULL, NULL, &msg) !=
+            SQLITE_OK ||
+        sqlite3_exec(s->wdb, "PRAGMA temp_store=MEMORY", NULL, NULL, &msg) !=
             SQLITE_OK) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot configure database %s: %s",
                          s->path, msg != NULL ? msg : "unknown error");
@@ -74,47 +78,115 @@ step_reset(sqlite3_stmt *st)
     return rc;
 }
 
+/* How a batch's jobs ran in the open transaction (run_jobs). */
+enum jobs_result {
+    JOBS_OK,      /* each job's rows are in, or it wrote nothing */
+    JOBS_RERUN,   /* a job failed after writing: roll back, rerun */
+    JOBS_TXN_LOST /* the transaction ended under a job (I/O error) */
+};
+
+/* Run one job; with savepoint, inside its own SAVEPOINT, rolled back
+   alone (rows and audit frontier) when the job fails. */
+static enum jobs_result
+run_job(struct store *s, struct store_job *j, int savepoint)
+{
+    struct store_audit_state job_saved;
+    sqlite3_int64 before = sqlite3_total_changes64(s->wdb);
+
+    if (savepoint) {
+        if (step_reset(s->wst[W_SAVEPOINT]) != SQLITE_DONE) {
+            j->status = IG_ERR_IO;
+            return sqlite3_get_autocommit(s->wdb) ? JOBS_TXN_LOST : JOBS_OK;
+        }
+        job_saved = s->audit;
+    }
+    s->cur_job = j;
+    j->status = j->run(s, j);
+    s->cur_job = NULL;
+    if (j->status != IG_OK && savepoint) {
+        (void)step_reset(s->wst[W_ROLLBACK_TO]);
+        s->audit = job_saved;
+    }
+    if (savepoint)
+        (void)step_reset(s->wst[W_RELEASE]);
+    if (sqlite3_get_autocommit(s->wdb))
+        return JOBS_TXN_LOST;
+    /* Every job checks before it writes and appends its audit events
+       last, so a refusal (a replay, a second redeem) changed nothing;
+       a failure after a row went in needs the savepoints. */
+    if (j->status != IG_OK && !savepoint &&
+        sqlite3_total_changes64(s->wdb) != before)
+        return JOBS_RERUN;
+    return JOBS_OK;
+}
+
+static enum jobs_result
+run_jobs(struct store *s, struct store_job *batch, int savepoints)
+{
+    enum jobs_result r;
+    struct store_job *j;
+
+    for (j = batch; j != NULL; j = j->next) {
+        if (j->replay != NULL && *j->replay != NULL) {
+            free(*j->replay); /* from a first run that was rolled back */
+            *j->replay = NULL;
+        }
+        /* A quota hit is one INSERT, atomic by itself: no savepoint. */
+        r = run_job(s, j, savepoints && j->key == NULL);
+        if (r != JOBS_OK)
+            return r;
+    }
+    return JOBS_OK;
+}
+
+static int
+begin(struct store *s)
+{
+    return sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+           SQLITE_OK;
+}
+
+static void
+rollback(struct store *s, const struct store_audit_state *saved)
+{
+    if (!sqlite3_get_autocommit(s->wdb))
+        (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+    s->audit = *saved;
+    store_anchor_after_commit(s, 0); /* a staged checkpoint note is void */
+}
+
+/*
+ * One group commit. The jobs run first without savepoints (a SAVEPOINT
+ * per job costs its RELEASE and a copy of every page the job touches into
+ * the statement journal); only when a job fails after writing is the
+ * transaction rolled back and the batch run again with one savepoint per
+ * job, so that the failed job alone is undone.
+ */
 static void
 run_batch(struct store *s, struct store_job *batch)
 {
-    struct store_audit_state txn_saved = s->audit, job_saved;
+    struct store_audit_state txn_saved = s->audit;
     struct store_job *j;
     double t0 = store_mono();
+    enum jobs_result r = JOBS_TXN_LOST;
     size_t n = 0;
     int ok;
 
-    ok = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-    for (j = batch; j != NULL; j = j->next, n++) {
-        if (!ok) {
-            j->status = IG_ERR_IO;
-            continue;
+    for (j = batch; j != NULL; j = j->next)
+        n++;
+    if (begin(s)) {
+        r = run_jobs(s, batch, 0);
+        if (r == JOBS_RERUN) {
+            rollback(s, &txn_saved);
+            r = begin(s) ? run_jobs(s, batch, 1) : JOBS_TXN_LOST;
         }
-        if (j->key != NULL) {
-            /* A quota hit is one INSERT, atomic by itself: no savepoint. */
-            j->status = j->run(s, j);
-            continue;
-        }
-        if (step_reset(s->wst[W_SAVEPOINT]) != SQLITE_DONE) {
-            j->status = IG_ERR_IO;
-            continue;
-        }
-        job_saved = s->audit;
-        s->cur_job = j;
-        j->status = j->run(s, j);
-        s->cur_job = NULL;
-        if (j->status != IG_OK) {
-            (void)step_reset(s->wst[W_ROLLBACK_TO]);
-            s->audit = job_saved;
-        }
-        (void)step_reset(s->wst[W_RELEASE]);
     }
-    if (ok && sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
-        ok = 0;
-    }
+    ok = r == JOBS_OK &&
+         sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
     if (!ok)
-        s->audit = txn_saved;
-    store_anchor_after_commit(s, ok); /* a checkpoint's note to its file */
+        rollback(s, &txn_saved);
+    else
+        store_anchor_after_commit(s, 1); /* a checkpoint's note to its file */
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;
@@ -200,6 +272,7 @@ writer_main(void *arg)
     struct store *s = arg;
     struct store_job *batch, *j;
 
+    (void)prctl(PR_SET_NAME, "ig-store-writer"); /* for top -H and perf */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (wait_for_work(s)) {

@@ -9,7 +9,7 @@
 const char *const store_wstmt_sql[W_COUNT] = {
     [W_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
-               "ORDER BY created_at DESC LIMIT 1",
+               "ORDER BY seq DESC LIMIT 1",
     [W_INTENT] = "INSERT INTO intents (intent_id, principal, tenant, action, "
                  "resource, intent_hash, binding, idempotency_key, "
                  "created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
@@ -43,7 +43,7 @@ const char *const store_wstmt_sql[W_COUNT] = {
 const char *const store_rstmt_sql[R_COUNT] = {
     [R_IDEM] = "SELECT intent_id FROM intents WHERE principal = ?1 AND "
                "idempotency_key = ?2 AND expires_at > ?3 "
-               "ORDER BY created_at DESC LIMIT 1",
+               "ORDER BY seq DESC LIMIT 1",
     [R_INTENT] = "SELECT seq, intent_id, principal, tenant, intent_hash, "
                  "binding, created_at, expires_at FROM intents "
                  "WHERE intent_id = ?1",

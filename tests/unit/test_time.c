@@ -168,6 +168,41 @@ test_uuid4(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* Version 7: the version and variant nibbles, its first 48 bits the
+   real clock's milliseconds (so ids sort by creation in text order), and
+   a random tail: two ids of the same millisecond still differ. */
+static void
+test_uuid7(void **state)
+{
+    char prev[IG_UUID_STRLEN + 1] = "", a[IG_UUID_STRLEN + 1];
+    char b[IG_UUID_STRLEN + 1];
+    struct timespec ts;
+    long long ms, before;
+    int k;
+    (void)state;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    before = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    for (k = 0; k < 1000; k++) {
+        ig_uuid7(a);
+        assert_int_equal(strlen(a), IG_UUID_STRLEN);
+        assert_int_equal(a[14], '7');
+        assert_non_null(strchr("89ab", a[19]));
+        /* Only the random tail may go down within one millisecond. */
+        assert_true(strncmp(prev, a, 13) <= 0);
+        memcpy(prev, a, sizeof(a));
+    }
+    ms = strtoll((char[]){a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[9],
+                          a[10], a[11], a[12], '\0'},
+                 NULL, 16);
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    assert_true(ms >= before);
+    assert_true(ms <= (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    ig_uuid7(b);
+    assert_string_not_equal(a, b);
+    assert_string_not_equal(a + 15, b + 15);
+}
+
 int
 main(void)
 {
@@ -178,6 +213,7 @@ main(void)
         cmocka_unit_test(test_parse_refusals),
         cmocka_unit_test(test_now),
         cmocka_unit_test(test_uuid4),
+        cmocka_unit_test(test_uuid7),
     };
 
     if (sodium_init() < 0)
