@@ -45,7 +45,7 @@ enum wstmt {
     W_REDEMPTION_BY,
     W_OUTCOME_GET,
     W_OUTCOME,
-    W_HIT,
+    W_HITS,
     W_SEQ,
     W_NODE,
     W_NODE_GET,
@@ -87,7 +87,7 @@ struct store_job {
     store_done_fn done_fn; /* async with a completion callback */
     void *done_ctx;
     char notify[IG_UUID_STRLEN + 1]; /* intent id whose state changed */
-    char *key;                       /* async counter hit */
+    struct store_hits *hits;         /* quota hits a flush job took */
     int64_t at;
     /* The leaf hashes of the audit events the job appends, computed by
        the submitting thread so that the single writer does not hash
@@ -105,6 +105,16 @@ struct store_rconn {
 };
 
 struct store_counter; /* quota counters, store_counter.c */
+
+/* Quota hits not yet written: (key, second, hits), in the order first
+   seen (store_counter.c). */
+struct store_hits {
+    struct store_pending_hit {
+        char *key;
+        int64_t sec, hits;
+    } * p;
+    size_t n, cap;
+};
 
 /*
  * The audit tree as the writer thread sees it, owned by that thread (and
@@ -192,7 +202,7 @@ extern const char *const store_rstmt_sql[R_COUNT];
 enum ig_status store_job_put_intent(struct store *s, struct store_job *j);
 enum ig_status store_job_redeem(struct store *s, struct store_job *j);
 enum ig_status store_job_put_outcome(struct store *s, struct store_job *j);
-enum ig_status store_job_hit(struct store *s, struct store_job *j);
+enum ig_status store_job_flush_hits(struct store *s, struct store_job *j);
 
 /* store_util.c: helpers. store_db_open: a connection to path with the
    store's settings (IG_ERR_IO with err). Text binds as SQL NULL when s
@@ -244,9 +254,17 @@ enum ig_status store_run_events(struct store *s, store_job_fn fn,
                                 const char *const *ev, size_t n);
 
 /* store_counter.c: record one hit of key at now, return the hits in
-   (now - window, now]; -1 on error (nothing persisted). */
+   (now - window, now]; -1 on error (nothing persisted). *queue_flush is
+   1 when no writer job is queued to write the pending hits yet: the
+   caller queues one (store_job_flush_hits), or says it could not
+   (store_counter_queue_failed). */
 int64_t store_counter_hit(struct store *s, const char *key, int64_t window,
-                          int64_t now);
+                          int64_t now, int *queue_flush);
+void store_counter_queue_failed(struct store *s);
+/* The pending hits, taken for a flush job (NULL: out of memory); the
+   next hit queues the next job. */
+struct store_hits *store_counter_take(struct store *s);
+void store_hits_free(struct store_hits *h);
 enum ig_status store_counters_load(struct store *s, struct ig_err *err) IG_WUR;
 void store_counters_free(struct store *s);
 

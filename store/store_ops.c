@@ -239,12 +239,23 @@ store_job_put_outcome(struct store *s, struct store_job *j)
     return store_append_events(s, r->events, r->nevents);
 }
 
+/* Add the quota hits pending since the last flush to counter_counts. On a
+   rerun of the batch (store_sqlite.c) the job writes the hits it took the
+   first time. */
 enum ig_status
-store_job_hit(struct store *s, struct store_job *j)
+store_job_flush_hits(struct store *s, struct store_job *j)
 {
-    sqlite3_stmt *st = s->wst[W_HIT];
+    sqlite3_stmt *st = s->wst[W_HITS];
+    size_t i;
 
-    store_sql_bind_text(st, 1, j->key);
-    (void)sqlite3_bind_int64(st, 2, j->at);
-    return exec_stmt(st);
+    if (j->hits == NULL && (j->hits = store_counter_take(s)) == NULL)
+        return IG_ERR_NOMEM;
+    for (i = 0; i < j->hits->n; i++) {
+        store_sql_bind_text(st, 1, j->hits->p[i].key);
+        (void)sqlite3_bind_int64(st, 2, j->hits->p[i].sec);
+        (void)sqlite3_bind_int64(st, 3, j->hits->p[i].hits);
+        if (exec_stmt(st) != IG_OK)
+            return IG_ERR_IO;
+    }
+    return IG_OK;
 }

@@ -117,6 +117,17 @@ static const char *const migrations[] = {
     " note TEXT NOT NULL,"
     " created_at INTEGER NOT NULL);" IMMUTABLE("audit_nodes")
         IMMUTABLE("checkpoints"),
+    /* 4: quota hits as counts per key and second, written once per group
+       commit (store_counter.c) instead of one row and one index entry per
+       hit. */
+    "CREATE TABLE counter_counts ("
+    " key TEXT NOT NULL,"
+    " at INTEGER NOT NULL,"
+    " hits INTEGER NOT NULL CHECK (hits > 0),"
+    " PRIMARY KEY (key, at)) WITHOUT ROWID;"
+    "INSERT INTO counter_counts SELECT key, at, count(*) FROM counter_hits"
+    " GROUP BY key, at;"
+    "DROP TABLE counter_hits;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -131,8 +131,7 @@ run_jobs(struct store *s, struct store_job *batch, int savepoints)
             free(*j->replay); /* from a first run that was rolled back */
             *j->replay = NULL;
         }
-        /* A quota hit is one INSERT, atomic by itself: no savepoint. */
-        r = run_job(s, j, savepoints && j->key == NULL);
+        r = run_job(s, j, savepoints);
         if (r != JOBS_OK)
             return r;
     }
@@ -213,7 +212,7 @@ complete_async(struct store_job *batch)
         if (j->async) {
             if (j->done_fn != NULL)
                 j->done_fn(j->done_ctx, j->status);
-            free(j->key);
+            store_hits_free(j->hits);
             free(j->leaves);
             free(j);
         } else {

@@ -28,7 +28,9 @@ const char *const store_wstmt_sql[W_COUNT] = {
     [W_OUTCOME_GET] = "SELECT outcome, detail FROM outcomes WHERE "
                       "intent_seq = ?1",
     [W_OUTCOME] = "INSERT INTO outcomes VALUES (?1, ?2, ?3, ?4, ?5)",
-    [W_HIT] = "INSERT INTO counter_hits VALUES (?1, ?2)",
+    [W_HITS] = "INSERT INTO counter_counts VALUES (?1, ?2, ?3) "
+               "ON CONFLICT (key, at) DO UPDATE SET hits = hits + "
+               "excluded.hits",
     [W_SEQ] = "SELECT seq FROM intents WHERE intent_id = ?1",
     [W_NODE] = "INSERT INTO audit_nodes (level, idx, hash) VALUES (?1, ?2, ?3)",
     [W_NODE_GET] = "SELECT hash FROM audit_nodes WHERE level = ?1 AND "

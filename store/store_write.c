@@ -5,7 +5,7 @@
  * waiters to wake, the leaf hashes of its audit events, computed here on
  * the calling thread - and submits it, waiting for its commit or (the
  * _async variants) not. Quota counts (store_counter.c) are answered from
- * memory and their hits persisted by an async job.
+ * memory and their hits persisted by an async job, one at a time.
  */
 #include "store_int.h"
 
@@ -154,21 +154,17 @@ store_put_outcome_async(struct store *s, const struct store_outcome_rec *r,
 
 /* ---- quota counters ---- */
 
-/* Queue one quota hit for the writer (not waited). */
+/* Queue the job that writes the pending quota hits (not waited). */
 static enum ig_status
-persist_hit(struct store *s, const char *key, int64_t at)
+queue_flush(struct store *s)
 {
     struct store_job *j = calloc(1, sizeof(*j));
 
-    if (j == NULL || (j->key = strdup(key)) == NULL) {
-        free(j);
+    if (j == NULL)
         return IG_ERR_NOMEM;
-    }
-    j->run = store_job_hit;
+    j->run = store_job_flush_hits;
     j->async = 1;
-    j->at = at;
     if (store_submit(s, j) != IG_OK) {
-        free(j->key);
         free(j);
         return IG_ERR_IO;
     }
@@ -180,14 +176,17 @@ store_count(struct store *s, const char *key, int64_t window_seconds,
             int64_t now)
 {
     int64_t n;
+    int flush;
 
     if (key == NULL || strlen(key) == 0 ||
         strlen(key) > IG_STORE_COUNT_KEY_MAX || window_seconds < 1 ||
         window_seconds > IG_STORE_COUNT_WINDOW_MAX)
         return -1;
-    n = store_counter_hit(s, key, window_seconds, now);
-    if (n >= 0 && persist_hit(s, key, now) != IG_OK)
+    n = store_counter_hit(s, key, window_seconds, now, &flush);
+    if (flush && queue_flush(s) != IG_OK) {
+        store_counter_queue_failed(s);
         return -1;
+    }
     return n;
 }
 

@@ -408,6 +408,83 @@ test_counters(void **state)
     assert_int_equal(store_count(f->s, "k", 3600, now), 6);
 }
 
+/* One integer the query returns, on a connection of the test's own. */
+static int64_t
+query_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int64_t v = -1;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* Hits are stored as one row per key and second, however many. */
+static void
+test_counters_stored_per_second(void **state)
+{
+    struct fixture *f = *state;
+    int64_t now = ig_time_now();
+    int i;
+
+    for (i = 0; i < 500; i++)
+        assert_int_equal(store_count(f->s, "busy", 60, now), i + 1);
+    assert_int_equal(store_count(f->s, "busy", 60, now + 1), 501);
+    assert_int_equal(store_count(f->s, "calm", 60, now), 1);
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(query_int(f->path, "SELECT count(*) FROM "
+                                        "counter_counts"),
+                     3);
+    assert_int_equal(query_int(f->path, "SELECT sum(hits) FROM "
+                                        "counter_counts WHERE key = 'busy'"),
+                     501);
+    f->s = open_store(f->path);
+    assert_int_equal(store_count(f->s, "busy", 60, now + 1), 502);
+    assert_int_equal(store_count(f->s, "busy", 1, now + 1), 3);
+}
+
+/* A database from before migration 4 kept one counter_hits row per hit:
+   its hits count after the upgrade. */
+static void
+test_counter_hits_migrate(void **state)
+{
+    struct fixture *f = *state;
+    int64_t now = ig_time_now();
+    char sql[512];
+    sqlite3 *db;
+
+    store_close(f->s);
+    f->s = NULL;
+    (void)snprintf(sql, sizeof(sql),
+                   "DROP TABLE counter_counts; CREATE TABLE counter_hits ("
+                   "key TEXT NOT NULL, at INTEGER NOT NULL); CREATE INDEX "
+                   "counter_hits_at ON counter_hits(at); INSERT INTO "
+                   "counter_hits VALUES ('q', %lld), ('q', %lld), ('q', "
+                   "%lld), ('r', %lld); PRAGMA user_version = 3",
+                   (long long)now, (long long)now, (long long)now - 30,
+                   (long long)now);
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    f->s = open_store(f->path);
+    assert_int_equal(store_count(f->s, "q", 60, now), 4);
+    assert_int_equal(store_count(f->s, "q", 10, now), 4);
+    assert_int_equal(store_count(f->s, "r", 60, now), 2);
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_schema "
+                                        "WHERE name LIKE 'counter_hits%'"),
+                     0);
+    f->s = open_store(f->path);
+}
+
 static void
 test_newer_schema_refused(void **state)
 {
@@ -447,6 +524,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_async_and_failed_job_isolated,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counters_stored_per_second, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_counter_hits_migrate, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup,
                                         teardown),
     };

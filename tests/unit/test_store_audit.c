@@ -470,6 +470,8 @@ test_backfill_of_an_older_database(void **state)
     f->s = NULL;
     /* What a database from before migration 3 looks like. */
     raw_exec(f, "DROP TABLE audit_nodes; DROP TABLE checkpoints; "
+                "DROP TABLE counter_counts; CREATE TABLE counter_hits ("
+                "key TEXT NOT NULL, at INTEGER NOT NULL); "
                 "PRAGMA user_version = 2");
     f->s = open_store(f);
     assert_true(was_logged("audit.backfilled"));
