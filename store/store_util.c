@@ -14,11 +14,24 @@
 #include "ig_limits.h"
 #include "ig_time.h"
 
+/* Before SQLite's first use: no memory statistics (nobody reads them, and
+   keeping them takes a process-wide mutex on every allocation, which the
+   writer and the readers then contend for). Fails harmlessly when
+   something else initialised SQLite first. */
+static void
+sqlite_setup(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    (void)sqlite3_initialize();
+}
+
 enum ig_status
 store_db_open(const char *path, int flags, sqlite3 **out, struct ig_err *err)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     sqlite3 *db = NULL;
 
+    (void)pthread_once(&once, sqlite_setup);
     if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot open database %s: %s", path,

@@ -61,8 +61,39 @@ run() {
         --header "Content-Type: application/json" \
         --body "$body" --expect-status 201 "$@"
 }
+# The server's CPU seconds by thread name (utime + stime, from /proc).
+cpu_by_thread() {
+    local tck t
+    tck=$(getconf CLK_TCK)
+    for t in /proc/"$pid"/task/*; do
+        printf '%s %s\n' "$(cat "$t/comm")" \
+            "$(cut -d')' -f2 "$t/stat" | awk '{print $12 + $13}')"
+    done | awk -v tck="$tck" '{s[$1] += $2} END {for (k in s)
+        printf "%s=%.2f ", k, s[k] / tck}'
+}
+allowed() {
+    curl -s "http://127.0.0.1:$port/metrics" |
+        sed -n 's/^intentgate_decisions_total{decision="ALLOW"} //p'
+}
 echo "== closed loop, 64 connections, ${secs}s (ALLOW, durable, signed)"
+cpu0=$(cpu_by_thread)
+n0=$(allowed)
 run --connections 64 --duration "$secs" --warmup 2
+n1=$(allowed)
+cpu1=$(cpu_by_thread)
+# CPU per decision: a figure the machine's other load disturbs far less
+# than decisions/s does.
+python3 - "$cpu0" "$cpu1" "$((n1 - n0))" <<'PY'
+import sys
+a = dict(kv.split("=") for kv in sys.argv[1].split())
+b = dict(kv.split("=") for kv in sys.argv[2].split())
+n = int(sys.argv[3])
+d = {k: float(b[k]) - float(a.get(k, 0)) for k in b}
+print("  server cpu  %.1f us/decision (%d decisions); by thread: %s" % (
+    sum(d.values()) * 1e6 / max(n, 1), n,
+    ", ".join("%s %.1f" % (k, v * 1e6 / max(n, 1))
+              for k, v in sorted(d.items(), key=lambda kv: -kv[1]) if v > 0)))
+PY
 echo "== open loop at 5000/s, 64 connections, ${secs}s"
 run --connections 64 --duration "$secs" --warmup 2 --rate 5000 \
     --seq-start 100000000
