@@ -409,6 +409,22 @@ ig_canon_write(const json_t *v, struct ig_buf *out, struct ig_err *err)
 }
 
 enum ig_status
+ig_canon_string(const char *s, size_t len, struct ig_buf *out,
+                struct ig_err *err)
+{
+    struct writer w;
+    enum ig_status st;
+
+    w.out = out;
+    w.err = err;
+    w.n = 0;
+    st = write_string(&w, (const unsigned char *)s, len);
+    if (st == IG_OK)
+        st = flush(&w);
+    return st;
+}
+
+enum ig_status
 ig_canon_text(const char *text, size_t len, struct ig_buf *out,
               struct ig_err *err)
 {

@@ -51,4 +51,53 @@ enum ig_status ig_canon_number(double d, char out[IG_NUMBER_STRMAX],
 enum ig_status ig_canon_text(const char *text, size_t len, struct ig_buf *out,
                              struct ig_err *err) IG_WUR;
 
+/* Append s (len bytes, valid UTF-8) as a canonical JSON string. Same
+   errors as ig_canon_write. */
+enum ig_status ig_canon_string(const char *s, size_t len, struct ig_buf *out,
+                               struct ig_err *err) IG_WUR;
+
+/*
+ * An object written member by member (ig_canon_obj.c), for the records the
+ * PDP writes on every decision: building a jansson object only to
+ * serialise it costs an allocation per member and a sort per object, and
+ * values that are already canonical text (the intent binding, say) would
+ * be parsed or serialised again. Keys are ASCII (no '"', '\\' or
+ * controls) and must come in canonical order, which for ASCII is byte
+ * order: a key out of order or not ASCII fails the object with
+ * IG_ERR_INVALID, so the output is canonical or refused, never subtly off.
+ * The first failure sticks; ig_canon_obj_end reports it.
+ *
+ *   struct ig_canon_obj o, g;
+ *   ig_canon_obj_begin(&o, &buf, &err);
+ *   ig_canon_obj_str(&o, "decision", "ALLOW");
+ *   ig_canon_obj_open(&o, "grant", &g);     nested, on the same buffer
+ *   ig_canon_obj_str(&g, "jti", jti);
+ *   ig_canon_obj_end(&g);                   before o is written again
+ *   ig_canon_obj_raw(&o, "reasons", text, len);   already canonical
+ *   st = ig_canon_obj_end(&o);
+ */
+struct ig_canon_obj {
+    struct ig_buf *out;
+    struct ig_err *err;
+    const char *last; /* the previous key; NULL before the first */
+    struct ig_canon_obj *parent;
+    enum ig_status st;
+};
+
+void ig_canon_obj_begin(struct ig_canon_obj *o, struct ig_buf *out,
+                        struct ig_err *err);
+/* A string member (s NUL-terminated, valid UTF-8). */
+void ig_canon_obj_str(struct ig_canon_obj *o, const char *key, const char *s);
+/* A member whose value is canonical JSON text already (the caller's
+   promise: it is copied as it is). */
+void ig_canon_obj_raw(struct ig_canon_obj *o, const char *key,
+                      const char *canon, size_t len);
+/* A member whose value is the object child, written next on o's buffer
+   until ig_canon_obj_end(child). */
+void ig_canon_obj_open(struct ig_canon_obj *o, const char *key,
+                       struct ig_canon_obj *child);
+/* Close the object; its first failure (IG_OK when none). A child's
+   failure is also its parent's. */
+enum ig_status ig_canon_obj_end(struct ig_canon_obj *o);
+
 #endif

@@ -291,14 +291,17 @@ void pdp_policies_eval(struct pdp_server *s, const json_t *intent,
 struct pdp_answer {
     const char *intent_id, *intent_hash, *decision, *message;
     const char *policy_revision, *decision_id;
-    json_t *binding;
-    json_t *reasons;
+    const char *binding; /* canonical text, binding_len bytes */
+    size_t binding_len;
+    const char *reasons; /* canonical text of the reasons array */
     const char *grant, *grant_expires_at;
     const char *approval_id, *approval_expires_at;
 };
 
-/* The answer object; NULL on out-of-memory. Always steals a->reasons. */
-json_t *pdp_answer_json(const struct pdp_answer *a);
+/* Append the answer's canonical text to out. IG_ERR_INVALID (a missing
+   field), IG_ERR_NOMEM, IG_ERR_LIMIT. */
+enum ig_status pdp_answer_text(const struct pdp_answer *a,
+                               struct ig_buf *out) IG_WUR;
 
 /* Rebuild, from what is recorded, the answer intent_id got when it was
    submitted (byte for byte: the same canonical text). *text malloc'd.

@@ -32,11 +32,8 @@ op_free(void *p)
     if (op == NULL)
         return;
     json_decref(op->binding);
-    json_decref(op->response);
-    for (i = 0; i < op->nevents; i++) {
-        json_decref(op->events[i]);
+    for (i = 0; i < op->nevents; i++)
         free(op->event_text[i]);
-    }
     free(op->response_text);
     free(op->reasons_text);
     free(op->requirements_text);

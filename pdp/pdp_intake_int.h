@@ -34,10 +34,10 @@ struct pdp_intake_op {
     const struct pdp_principal *executor; /* ALLOW: the grant's audience */
     struct ig_buf grant;
 
-    json_t *response; /* the 201 body */
-    char *response_text, *reasons_text, *requirements_text;
-    json_t *events[2];
-    char *event_text[2]; /* their canonical text, what the store appends */
+    char *response_text; /* the 201 body */
+    char *reasons_text, *requirements_text;
+    /* The audit events' canonical text, what the store appends. */
+    char *event_text[2];
     size_t nevents;
 
     struct store_intent_rec rec;

@@ -284,18 +284,30 @@ requirements(const struct pol_decision *d)
     return json_pack("{s:o, s:i}", "groups", g, "quorum", d->quorum);
 }
 
+/* Move out's text into *text; -1 when st failed or out of memory. */
+static int
+take_text(enum ig_status st, struct ig_buf *out, char **text)
+{
+    if (st == IG_OK)
+        *text = ig_buf_take(out, NULL);
+    ig_buf_release(out);
+    return st == IG_OK && *text != NULL ? 0 : -1;
+}
+
 /* The 201 body. */
-static json_t *
+static int
 build_response(struct pdp_intake_op *op, const char *verdict)
 {
     struct pdp_answer a;
+    struct ig_buf out;
 
     memset(&a, 0, sizeof(a));
     a.intent_id = op->intent_id;
     a.intent_hash = op->intent_hash;
-    a.binding = op->binding;
+    a.binding = op->canon.data;
+    a.binding_len = op->canon.len;
     a.decision = verdict;
-    a.reasons = pdp_decision_reasons(&op->decision);
+    a.reasons = op->reasons_text;
     a.message = op->decision.message;
     a.policy_revision = op->revision;
     a.decision_id = op->decision_id;
@@ -306,55 +318,92 @@ build_response(struct pdp_intake_op *op, const char *verdict)
         a.approval_id = op->approval_id;
         a.approval_expires_at = op->approval_expires;
     }
-    return pdp_answer_json(&a);
+    ig_buf_init(&out, IG_CANON_MAX_BYTES);
+    return take_text(pdp_answer_text(&a, &out), &out, &op->response_text);
 }
 
+/* intent.received: the recorded copy of the binding (sensitive params
+   redacted, pdp_audit.c; the intent hash is the real binding's). Without
+   redaction that copy is the binding itself, whose canonical text is
+   already written. */
 static int
-build_events(struct pdp_server *srv, struct pdp_intake_op *op,
-             const struct pdp_principal *agent, const char *verdict)
+event_received(struct pdp_server *srv, struct pdp_intake_op *op,
+               const struct pdp_principal *agent)
 {
-    const struct pol_decision *d = &op->decision;
-    json_t *decided;
+    json_t *recorded = pdp_audit_redact_intent(srv, op->binding);
+    struct ig_buf copy, out;
+    struct ig_canon_obj o;
+    const struct ig_buf *intent = &op->canon;
+    enum ig_status st = recorded != NULL ? IG_OK : IG_ERR_NOMEM;
 
-    /* "o" steals the recorded copy of the binding (sensitive params
-       redacted, pdp_audit.c); the intent hash is the real binding's. */
-    op->events[0] = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "type", "intent.received",
-        "time", op->created, "intent_id", op->intent_id, "principal", agent->id,
-        "tenant", agent->tenant, "intent_hash", op->intent_hash, "intent",
-        pdp_audit_redact_intent(srv, op->binding));
-    /* "o" steals the reasons (NULL fails the pack). */
-    decided = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s, s:s}", "type",
-                        "intent.decided", "time", op->created, "intent_id",
-                        op->intent_id, "decision_id", op->decision_id,
-                        "decision", verdict, "reasons", pdp_decision_reasons(d),
-                        "message", d->message, "policy_revision", op->revision);
-    op->events[1] = decided;
-    op->nevents = 2;
-    if (op->events[0] == NULL || decided == NULL)
-        return -1;
-    if (op->verdict == POL_ALLOW)
-        return json_object_set_new(decided, "grant",
-                                   json_pack("{s:s, s:s, s:s}", "jti", op->jti,
-                                             "audience", op->executor->id,
-                                             "expires_at", op->grant_expires));
-    if (op->verdict == POL_ESCALATE)
-        /* "o" steals the requirements (NULL fails the pack). */
-        return json_object_set_new(decided, "approval",
-                                   json_pack("{s:s, s:o, s:s}", "approval_id",
-                                             op->approval_id, "requirements",
-                                             requirements(d), "expires_at",
-                                             op->approval_expires));
-    return 0;
+    ig_buf_init(&copy, IG_CANON_MAX_BYTES);
+    ig_buf_init(&out, IG_CANON_MAX_BYTES);
+    if (st == IG_OK && recorded != op->binding) {
+        st = ig_canon_write(recorded, &copy, NULL);
+        intent = &copy;
+    }
+    json_decref(recorded);
+    if (st == IG_OK) {
+        ig_canon_obj_begin(&o, &out, NULL);
+        ig_canon_obj_raw(&o, "intent", intent->data, intent->len);
+        ig_canon_obj_str(&o, "intent_hash", op->intent_hash);
+        ig_canon_obj_str(&o, "intent_id", op->intent_id);
+        ig_canon_obj_str(&o, "principal", agent->id);
+        ig_canon_obj_str(&o, "tenant", agent->tenant);
+        ig_canon_obj_str(&o, "time", op->created);
+        ig_canon_obj_str(&o, "type", "intent.received");
+        st = ig_canon_obj_end(&o);
+    }
+    ig_buf_release(&copy);
+    return take_text(st, &out, &op->event_text[0]);
 }
 
+/* intent.decided, with the grant or the approval request. */
 static int
-fill_texts(struct pdp_intake_op *op)
+event_decided(struct pdp_intake_op *op, const char *verdict)
+{
+    struct ig_canon_obj o, sub;
+    struct ig_buf out;
+
+    ig_buf_init(&out, IG_CANON_MAX_BYTES);
+    ig_canon_obj_begin(&o, &out, NULL);
+    if (op->verdict == POL_ESCALATE) {
+        ig_canon_obj_open(&o, "approval", &sub);
+        ig_canon_obj_str(&sub, "approval_id", op->approval_id);
+        ig_canon_obj_str(&sub, "expires_at", op->approval_expires);
+        ig_canon_obj_raw(&sub, "requirements", op->requirements_text,
+                         strlen(op->requirements_text));
+        (void)ig_canon_obj_end(&sub);
+    }
+    ig_canon_obj_str(&o, "decision", verdict);
+    ig_canon_obj_str(&o, "decision_id", op->decision_id);
+    if (op->verdict == POL_ALLOW) {
+        ig_canon_obj_open(&o, "grant", &sub);
+        ig_canon_obj_str(&sub, "audience", op->executor->id);
+        ig_canon_obj_str(&sub, "expires_at", op->grant_expires);
+        ig_canon_obj_str(&sub, "jti", op->jti);
+        (void)ig_canon_obj_end(&sub);
+    }
+    ig_canon_obj_str(&o, "intent_id", op->intent_id);
+    ig_canon_obj_str(&o, "message", op->decision.message);
+    ig_canon_obj_str(&o, "policy_revision", op->revision);
+    ig_canon_obj_raw(&o, "reasons", op->reasons_text, strlen(op->reasons_text));
+    ig_canon_obj_str(&o, "time", op->created);
+    ig_canon_obj_str(&o, "type", "intent.decided");
+    return take_text(ig_canon_obj_end(&o), &out, &op->event_text[1]);
+}
+
+/* The texts the record and the answer are made of. */
+static int
+fill_texts(struct pdp_server *srv, struct pdp_intake_op *op,
+           const struct pdp_principal *agent, const char *verdict)
 {
     json_t *reasons = pdp_decision_reasons(&op->decision), *req = NULL;
 
     op->reasons_text = reasons != NULL ? pdp_json_text(reasons) : NULL;
     json_decref(reasons);
+    if (op->reasons_text == NULL)
+        return -1;
     if (op->verdict == POL_ESCALATE) {
         req = requirements(&op->decision);
         op->requirements_text = pdp_json_text(req);
@@ -362,13 +411,12 @@ fill_texts(struct pdp_intake_op *op)
         if (op->requirements_text == NULL)
             return -1;
     }
-    op->response_text = pdp_json_text(op->response);
-    op->event_text[0] = pdp_json_text(op->events[0]);
-    op->event_text[1] = pdp_json_text(op->events[1]);
-    return op->reasons_text != NULL && op->response_text != NULL &&
-                   op->event_text[0] != NULL && op->event_text[1] != NULL
-               ? 0
-               : -1;
+    op->nevents = 2;
+    return build_response(op, verdict) != 0 ||
+                   event_received(srv, op, agent) != 0 ||
+                   event_decided(op, verdict) != 0
+               ? -1
+               : 0;
 }
 
 int
@@ -379,9 +427,7 @@ pdp_intake_prepare_record(struct pdp_req *r, struct pdp_intake_op *op,
     const char *verdict = pol_verdict_name(op->verdict);
     struct store_intent_rec *rec = &op->rec;
 
-    op->response = build_response(op, verdict);
-    if (op->response == NULL || build_events(r->srv, op, agent, verdict) != 0 ||
-        fill_texts(op) != 0)
+    if (fill_texts(r->srv, op, agent, verdict) != 0)
         return internal(r, "out of memory");
     memset(rec, 0, sizeof(*rec));
     rec->intent_id = op->intent_id;
