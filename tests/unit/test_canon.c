@@ -573,6 +573,115 @@ test_idempotent(void **state)
     }
 }
 
+/* ---- ig_canon_obj: the member-by-member writer ---- */
+
+/* Strings that need every kind of escape, and raw UTF-8. */
+static const char *const tricky[] = {
+    "plain",
+    "",
+    "quote \" and backslash \\",
+    "ctl \x01\x1f\b\t\n\f\r",
+    "del \x7f",
+    "utf8 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+    "</script>",
+};
+
+/* The writer's bytes equal ig_canon_write's for the same object, with
+   nested objects and raw canonical values spliced in. */
+static void
+test_obj_matches_canon_write(void **state)
+{
+    struct ig_buf a, b, raw;
+    struct ig_canon_obj o, sub;
+    json_t *v, *inner;
+    size_t i, j;
+    (void)state;
+
+    for (i = 0; i < sizeof(tricky) / sizeof(tricky[0]); i++)
+        for (j = 0; j < sizeof(tricky) / sizeof(tricky[0]); j++) {
+            inner = json_pack("{s:s, s:[s, i, n], s:f}", "k", tricky[j], "l",
+                              tricky[i], 7, "m", 0.5);
+            assert_non_null(inner);
+            ig_buf_init(&raw, 4096);
+            assert_int_equal(ig_canon_write(inner, &raw, NULL), IG_OK);
+            v = json_pack("{s:s, s:O, s:{s:s, s:s}, s:s}", "a", tricky[i], "b",
+                          inner, "c", "x", tricky[j], "y", "z", "d", tricky[j]);
+            assert_non_null(v);
+            ig_buf_init(&a, 4096);
+            ig_buf_init(&b, 4096);
+            assert_int_equal(ig_canon_write(v, &a, NULL), IG_OK);
+            ig_canon_obj_begin(&o, &b, NULL);
+            ig_canon_obj_str(&o, "a", tricky[i]);
+            ig_canon_obj_raw(&o, "b", raw.data, raw.len);
+            ig_canon_obj_open(&o, "c", &sub);
+            ig_canon_obj_str(&sub, "x", tricky[j]);
+            ig_canon_obj_str(&sub, "y", "z");
+            assert_int_equal(ig_canon_obj_end(&sub), IG_OK);
+            ig_canon_obj_str(&o, "d", tricky[j]);
+            assert_int_equal(ig_canon_obj_end(&o), IG_OK);
+            assert_int_equal(a.len, b.len);
+            assert_memory_equal(a.data, b.data, a.len);
+            ig_buf_release(&a);
+            ig_buf_release(&b);
+            ig_buf_release(&raw);
+            json_decref(v);
+            json_decref(inner);
+        }
+}
+
+/* Write one object with keys k1 then k2 (and value v2); its status. */
+static enum ig_status
+obj_two(const char *k1, const char *k2, const char *v2, size_t cap)
+{
+    struct ig_buf b;
+    struct ig_canon_obj o;
+    struct ig_err err;
+    enum ig_status st;
+
+    ig_buf_init(&b, cap);
+    ig_canon_obj_begin(&o, &b, &err);
+    ig_canon_obj_str(&o, k1, "v");
+    ig_canon_obj_str(&o, k2, v2);
+    st = ig_canon_obj_end(&o);
+    ig_buf_release(&b);
+    return st;
+}
+
+/* Never subtly off: what would not be canonical is refused. */
+static void
+test_obj_refusals(void **state)
+{
+    struct ig_buf b;
+    struct ig_canon_obj o, sub;
+    (void)state;
+
+    assert_int_equal(obj_two("a", "b", "v", 100), IG_OK);
+    assert_int_equal(obj_two("b", "a", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "a", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "\xc3\xa9", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "q\"", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "b\\", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "\x01", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("", "b", "v", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "b", "\xff", 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "b", NULL, 100), IG_ERR_INVALID);
+    assert_int_equal(obj_two("a", "b", "v", 12), IG_ERR_LIMIT);
+    /* A raw value that is missing; a child's failure is its parent's. */
+    ig_buf_init(&b, 100);
+    ig_canon_obj_begin(&o, &b, NULL);
+    ig_canon_obj_raw(&o, "a", NULL, 0);
+    assert_int_equal(ig_canon_obj_end(&o), IG_ERR_INVALID);
+    ig_buf_reset(&b);
+    ig_canon_obj_begin(&o, &b, NULL);
+    ig_canon_obj_open(&o, "a", &sub);
+    ig_canon_obj_str(&sub, "y", "v");
+    ig_canon_obj_str(&sub, "x", "v");
+    (void)ig_canon_obj_end(&sub);
+    ig_canon_obj_str(&o, "b", "v");
+    assert_int_equal(ig_canon_obj_end(&o), IG_ERR_INVALID);
+    ig_buf_release(&b);
+}
+
 int
 main(void)
 {
@@ -593,6 +702,8 @@ main(void)
         cmocka_unit_test(test_output_cap),
         cmocka_unit_test(test_canon_text_errors),
         cmocka_unit_test(test_idempotent),
+        cmocka_unit_test(test_obj_matches_canon_write),
+        cmocka_unit_test(test_obj_refusals),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
