@@ -514,10 +514,11 @@
 #define IG_PDP_METRICS_MAX_BYTES (1024 * 1024)
 /* The listen socket's backlog; how long a connection may sit idle
    between requests (s); the memory libmicrohttpd gives one connection
-   for its request line and headers (bytes). */
+   for its request line and headers (bytes: it clears that memory for
+   every request, so more than the headers need costs on every one). */
 #define IG_PDP_LISTEN_BACKLOG 1024
 #define IG_PDP_IDLE_TIMEOUT 120
-#define IG_PDP_CONNECTION_MEMORY (64 * 1024)
+#define IG_PDP_CONNECTION_MEMORY (16 * 1024)
 /* Stopping: how often the server looks whether every routed request was
    answered, and how often it logs that it still waits (ms). */
 #define IG_PDP_STOP_POLL_MS 5

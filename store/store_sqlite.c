@@ -49,7 +49,7 @@ setup_writer(struct store *s, struct ig_err *err)
         sqlite3_exec(s->wdb, sync, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(s->wdb, "PRAGMA foreign_keys=ON", NULL, NULL, &msg) !=
             SQLITE_OK ||
-        sqlite3_exec(s->wdb, "PRAGMA cache_size=-32768", NULL, NULL, &msg) !=
+        sqlite3_exec(s->wdb, "PRAGMA cache_size=-8192", NULL, NULL, &msg) !=
             SQLITE_OK ||
         sqlite3_exec(s->wdb, "PRAGMA temp_store=MEMORY", NULL, NULL, &msg) !=
             SQLITE_OK) {
