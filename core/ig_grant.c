@@ -70,36 +70,36 @@ check_claims(const struct ig_grant_claims *c, struct ig_err *err)
     return IG_OK;
 }
 
-/* Append the canonical JSON of the claims to out. */
+/* Append the canonical JSON of the claims to out (members in canonical
+   key order; ig_canon_obj refuses any other). */
 static enum ig_status
 write_payload(const struct ig_grant_claims *c, struct ig_buf *out,
               struct ig_err *err)
 {
     char iat[IG_TIME_STRLEN + 1], nbf[IG_TIME_STRLEN + 1];
     char exp[IG_TIME_STRLEN + 1];
-    json_error_t jerr;
-    enum ig_status st;
-    json_t *obj;
+    struct ig_canon_obj o;
 
     if (ig_time_format(c->iat, iat) != IG_OK ||
         ig_time_format(c->nbf, nbf) != IG_OK ||
         ig_time_format(c->exp, exp) != IG_OK)
         return ig_err_set(err, IG_ERR_INVALID,
                           "grant time is outside years 0000-9999");
-    /* A new reference; "s" copies each string, nothing is stolen. */
-    obj = json_pack_ex(&jerr, 0,
-                       "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s,"
-                       " s:s, s:s, s:s}",
-                       "iss", c->iss, "aud", c->aud, "sub", c->sub, "jti",
-                       c->jti, "iat", iat, "nbf", nbf, "exp", exp, "intent_id",
-                       c->intent_id, "intent_hash", c->intent_hash, "action",
-                       c->action, "resource", c->resource, "decision_id",
-                       c->decision_id, "policy_revision", c->policy_revision);
-    if (obj == NULL)
-        return ig_err_set(err, IG_ERR_INVALID, "grant claims: %s", jerr.text);
-    st = ig_canon_write(obj, out, err);
-    json_decref(obj);
-    return st;
+    ig_canon_obj_begin(&o, out, err);
+    ig_canon_obj_str(&o, "action", c->action);
+    ig_canon_obj_str(&o, "aud", c->aud);
+    ig_canon_obj_str(&o, "decision_id", c->decision_id);
+    ig_canon_obj_str(&o, "exp", exp);
+    ig_canon_obj_str(&o, "iat", iat);
+    ig_canon_obj_str(&o, "intent_hash", c->intent_hash);
+    ig_canon_obj_str(&o, "intent_id", c->intent_id);
+    ig_canon_obj_str(&o, "iss", c->iss);
+    ig_canon_obj_str(&o, "jti", c->jti);
+    ig_canon_obj_str(&o, "nbf", nbf);
+    ig_canon_obj_str(&o, "policy_revision", c->policy_revision);
+    ig_canon_obj_str(&o, "resource", c->resource);
+    ig_canon_obj_str(&o, "sub", c->sub);
+    return ig_canon_obj_end(&o);
 }
 
 enum ig_status
