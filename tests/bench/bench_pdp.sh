@@ -7,8 +7,16 @@
 # Starts the server on a free port with its own data dir (synchronous=FULL:
 # every reply waits for its records to be durable; grants signed), then
 # runs the loadgen on the same machine:
-#   1. closed loop, 64 connections: the most ALLOW decisions per second
-#   2. open loop at 5,000 requests/s: latency at that rate (p50/p99)
+#   1. closed loop, 64 connections: the most ALLOW decisions per second,
+#      and the server's CPU per decision by thread (writer, HTTP workers,
+#      WAL checkpointer) - the figure another load on the machine disturbs
+#      least
+#   2. open loop at 5,000 requests/s: latency from each request's
+#      scheduled send time (p50/p99)
+#   3. open loop at 500 requests/s: the latency of a quiet server
+#   4. when wrk is installed (Debian: wrk), wrk with
+#      tests/bench/wrk_intents.lua on the same path, then wrk on /healthz,
+#      and the ratio of the two: figures that compare with other servers
 # and prints the server's peak RSS. Each request is a distinct
 # payments.refund of 42 (ALLOW) with a unique idempotency key.
 set -euo pipefail
@@ -97,6 +105,24 @@ PY
 echo "== open loop at 5000/s, 64 connections, ${secs}s"
 run --connections 64 --duration "$secs" --warmup 2 --rate 5000 \
     --seq-start 100000000
+echo "== open loop at 500/s, 8 connections, ${secs}s"
+run --connections 8 --duration "$secs" --warmup 1 --rate 500 \
+    --seq-start 200000000
+if command -v wrk >/dev/null 2>&1; then
+    wrk_out=$tmp/wrk.txt
+    echo "== wrk POST /v1/intents, 2 threads, 64 connections, ${secs}s"
+    IG_AGENT_TOKEN=$agent wrk -t2 -c64 -d"${secs}s" \
+        -s "$(dirname "$0")/wrk_intents.lua" \
+        "http://127.0.0.1:$port/v1/intents" | tee "$wrk_out"
+    echo "== wrk GET /healthz, 2 threads, 64 connections, ${secs}s"
+    wrk -t2 -c64 -d"${secs}s" "http://127.0.0.1:$port/healthz" |
+        tee -a "$wrk_out"
+    awk '/^Requests\/sec/ {r[n++] = $2} END {if (n == 2 && r[1] > 0)
+        printf "  decisions/s over /healthz requests/s: %.3f\n", r[0] / r[1]}' \
+        "$wrk_out"
+else
+    echo "== wrk not installed (Debian: apt-get install wrk): its rows skipped"
+fi
 echo "== server"
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
 curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
