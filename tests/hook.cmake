@@ -25,3 +25,8 @@ if(IG_FUZZ)
   target_link_libraries(fuzz_hook PRIVATE igcli)
   target_link_options(fuzz_hook PRIVATE -fsanitize=fuzzer)
 endif()
+
+if(IG_BENCH AND NOT IG_FUZZ)
+  # One short-lived command timed N times (tests/bench/bench_hook.sh).
+  add_executable(bench_hook bench/bench_hook.c)
+endif()
