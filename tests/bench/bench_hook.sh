@@ -8,7 +8,8 @@
 # bench_pdp.sh does (synchronous=FULL: the PDP answers after the intent and
 # its decision are durable; grants signed), then times RUNS calls of each
 # (bench_hook: median, p90, p99 of the wall time, one call after another):
-#   1. `intentgate --version`: starting the process, nothing else
+#   1. `intentgate hook --help`: starting the process the hook runs in,
+#      nothing else
 #   2. the hook with a mapping file that answers Bash itself ("allow"):
 #      start, read stdin and the mapping file, parse and map; no network
 #   3. the hook on tests/hook/bash_ls.json (Bash `ls -la` in the project)
@@ -67,8 +68,8 @@ printf '{"tools": {"Bash": "allow"}}\n' >"$tmp/fixed.json"
 export INTENTGATE_URL="http://127.0.0.1:$port" INTENTGATE_TOKEN="$agent"
 unset INTENTGATE_HOOK_MAPPINGS
 allow='"permissionDecision":"allow"'
-echo "== 1. intentgate --version (process start)"
-"$bench" "$runs" /dev/null intentgate -- "$ig" --version
+echo "== 1. intentgate hook --help (process start)"
+"$bench" "$runs" /dev/null usage -- "$ig" hook --help
 echo "== 2. hook, fixed answer from the mapping file (no PDP)"
 "$bench" "$runs" "$event" "$allow" -- "$ig" hook claude-code \
     --mappings "$tmp/fixed.json"
