@@ -290,6 +290,29 @@ read_answer(int fd, struct cli_http_xfer *x, struct ig_buf *raw, long deadline,
     return p;
 }
 
+/* Send the request (head, then the body) and read the answer. */
+static enum cli_http_parsed
+exchange(int fd, struct cli_http_xfer *x, const char *head, size_t n,
+         struct ig_buf *raw, long deadline, const char **why,
+         struct ig_err *perr)
+{
+    enum cli_http_parsed p;
+    const char *sent_why;
+
+    if (send_all(fd, head, n, deadline, why) == 0 &&
+        (x->body == NULL || send_all(fd, x->body, x->len, deadline, why) == 0))
+        return read_answer(fd, x, raw, deadline, why, perr);
+    /* The server may have answered (413) and closed before taking the
+       whole body: its answer, if whole, is the one to report. */
+    sent_why = *why;
+    p = read_answer(fd, x, raw, deadline, why, perr);
+    if (p != CLI_HTTP_DONE) {
+        *why = sent_why;
+        p = CLI_HTTP_MORE;
+    }
+    return p;
+}
+
 enum ig_status
 cli_http_plain_call(struct cli_http_xfer *x, struct ig_err *err)
 {
@@ -318,11 +341,7 @@ cli_http_plain_call(struct cli_http_xfer *x, struct ig_err *err)
         st = ig_err_set(err, IG_ERR_IO, "cannot reach %s: %s", x->base, why);
         goto out;
     }
-    if (send_all(fd, head, n, deadline, &why) != 0 ||
-        (x->body != NULL && send_all(fd, x->body, x->len, deadline, &why) != 0))
-        p = CLI_HTTP_MORE;
-    else
-        p = read_answer(fd, x, &raw, deadline, &why, &perr);
+    p = exchange(fd, x, head, n, &raw, deadline, &why, &perr);
     (void)close(fd);
     if (p == CLI_HTTP_BIG)
         st = ig_err_set(err, IG_ERR_LIMIT,
