@@ -2,8 +2,9 @@
  * cli_http_plain.c - the http:// transport of the CLI's JSON client
  * (cli_http_int.h): one HTTP/1.1 request over a new TCP connection.
  *
- * The request is written whole (header lines from a stack buffer that is
- * wiped, since it holds the bearer token, then the body) with
+ * The request is written whole with one sendmsg (header lines from a
+ * stack buffer that is wiped, since it holds the bearer token, and the
+ * body) with
  * "Connection: close"; the answer is read until cli_http_parse_answer
  * (cli_http_answer.c) says it is whole, or the peer closes, or the total
  * timeout passes. Every wait is a poll(2) bounded by the connect timeout
@@ -19,9 +20,11 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -201,27 +204,40 @@ dial(const struct cli_http_target *t, long deadline, const char **why)
 
 /* ---- the exchange ---- */
 
-/* Write all n bytes of p: 0, or -1 with why set. */
+/* Write all of iov[0..1] (one segment when it fits: the head and the body
+   together): 0, or -1 with why set. */
 static int
-send_all(int fd, const char *p, size_t n, long deadline, const char **why)
+send_all(int fd, struct iovec iov[2], long deadline, const char **why)
 {
-    ssize_t w;
+    struct msghdr m;
+    size_t w;
+    ssize_t r;
 
-    while (n > 0) {
-        w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w > 0) {
-            p += w;
-            n -= (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+    memset(&m, 0, sizeof(m));
+    m.msg_iov = iov;
+    m.msg_iovlen = 2;
+    while (m.msg_iovlen > 0) {
+        r = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
             errno != EINTR) {
             *why = strerror(errno);
             return -1;
         }
-        if (wait_fd(fd, POLLOUT, deadline) <= 0) {
-            *why = "timed out sending the request";
-            return -1;
+        if (r <= 0) {
+            if (wait_fd(fd, POLLOUT, deadline) <= 0) {
+                *why = "timed out sending the request";
+                return -1;
+            }
+            continue;
+        }
+        for (w = (size_t)r; m.msg_iovlen > 0 && w >= m.msg_iov->iov_len;) {
+            w -= m.msg_iov->iov_len;
+            m.msg_iov++;
+            m.msg_iovlen--;
+        }
+        if (m.msg_iovlen > 0) {
+            m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + w;
+            m.msg_iov->iov_len -= w;
         }
     }
     return 0;
@@ -298,9 +314,13 @@ exchange(int fd, struct cli_http_xfer *x, const char *head, size_t n,
 {
     enum cli_http_parsed p;
     const char *sent_why;
+    struct iovec iov[2];
 
-    if (send_all(fd, head, n, deadline, why) == 0 &&
-        (x->body == NULL || send_all(fd, x->body, x->len, deadline, why) == 0))
+    iov[0].iov_base = (void *)(uintptr_t)head; /* sendmsg does not write */
+    iov[0].iov_len = n;
+    iov[1].iov_base = (void *)(uintptr_t)(x->body != NULL ? x->body : "");
+    iov[1].iov_len = x->body != NULL ? x->len : 0;
+    if (send_all(fd, iov, deadline, why) == 0)
         return read_answer(fd, x, raw, deadline, why, perr);
     /* The server may have answered (413) and closed before taking the
        whole body: its answer, if whole, is the one to report. */

@@ -586,6 +586,13 @@ class Hook(unittest.TestCase):
         d, reason = self.check_output(p.returncode, p.stdout, p.stderr)
         self.assertEqual(d, "allow", reason)
 
+    def test_body_over_the_pdp_limit(self):
+        # The PDP answers 413 before it has taken the whole body: the plain
+        # http client still reports its answer, not a broken pipe.
+        ev = recorded("mcp_github")
+        ev["tool_input"] = {"body": "x" * 600000}
+        self.expect("deny", ev, "HTTP 413 BODY_TOO_LARGE")
+
     def test_hanging_pdp(self):
         fake = FakePDP(hang=True)
         m = self.mappings({"escalate_wait": 1, "timeout": 3})
