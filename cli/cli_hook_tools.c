@@ -14,11 +14,29 @@
  */
 #include "cli_hook.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ig_hash.h"
 #include "ig_text.h"
+
+/* "sha256:" + hex of len bytes, as ig_hash_bytes writes it, but with
+   libsodium's SHA-256: the hook's small binary does not load libcrypto
+   (cli/main.c), and a Write's content is one short digest per call
+   (test_hook_map checks the two agree). */
+static void
+content_hash(const char *p, size_t len, char out[IG_HASH_STRLEN + 1])
+{
+    unsigned char d[crypto_hash_sha256_BYTES];
+
+    (void)crypto_hash_sha256(d, (const unsigned char *)p,
+                             (unsigned long long)len);
+    memcpy(out, IG_HASH_PREFIX, sizeof(IG_HASH_PREFIX) - 1);
+    (void)sodium_bin2hex(out + sizeof(IG_HASH_PREFIX) - 1,
+                         IG_HASH_STRLEN + 2 - sizeof(IG_HASH_PREFIX), d,
+                         sizeof(d));
+}
 
 /* tool_input's key as a non-empty string without NUL, or NULL after err. */
 static const json_t *
@@ -51,8 +69,7 @@ map_write(json_t *body, const char *tool, const json_t *input, const char *cwd,
     if (!json_is_string(content))
         return ig_err_set(err, IG_ERR_INVALID,
                           "Write: tool_input.content is not a string");
-    ig_hash_bytes(json_string_value(content), json_string_length(content),
-                  hash);
+    content_hash(json_string_value(content), json_string_length(content), hash);
     /* "O" takes a new reference */
     return cli_hook_set_intent(
         body, "file.write", cli_hook_ref(path),

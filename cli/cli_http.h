@@ -1,5 +1,6 @@
 /*
- * cli_http.h - the CLI's small JSON client for the PDP's HTTP API (libcurl).
+ * cli_http.h - the CLI's small JSON client for the PDP's HTTP API: http://
+ * over a plain socket, https:// with libcurl (cli_http_int.h).
  *
  * One struct cli_http per command run: a base URL ("http://host:port", no
  * path), an optional bearer token, fixed timeouts, no redirects, http and
@@ -30,8 +31,10 @@ struct cli_http_reply {
 
 /*
  * A client for base_url (must start with http:// or https://; trailing
- * slashes are dropped). *out is freed with cli_http_free(). IG_ERR_INVALID
- * for a bad URL, IG_ERR_NOMEM, IG_ERR_IO when libcurl cannot start.
+ * slashes are dropped; an http:// URL must be HOST[:PORT][/PATH], without
+ * user, query or escapes). *out is freed with cli_http_free().
+ * IG_ERR_INVALID for a bad URL, IG_ERR_NOMEM. Nothing is initialised
+ * here: libcurl starts on the first https call (IG_ERR_IO if it cannot).
  */
 enum ig_status cli_http_new(const char *base_url, struct cli_http **out,
                             struct ig_err *err) IG_WUR;

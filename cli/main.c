@@ -1,77 +1,79 @@
 /*
- * main.c - `intentgate`: dispatch to a subcommand (cli/cli.h).
+ * main.c - `intentgate`, the small front binary that every command starts
+ * in.
+ *
+ * Claude Code starts `intentgate hook claude-code` before each tool call,
+ * so its start-up is on the agent's path; loading the libraries the PDP
+ * needs (libcurl and its TLS stack, Lua, SQLite, libmicrohttpd) cost more
+ * than the rest of a hook call. So this binary links only what the hook
+ * uses over http:// (libc, jansson, libsodium) and runs it itself; every
+ * other command, and a hook whose INTENTGATE_URL is https://, is handed
+ * with execv(2) to the full binary (main_full.c): same process, same
+ * arguments, same environment. The full binary's path is fixed at build
+ * time relative to this one's (/proc/self/exe), never searched for.
+ *
+ * If the hand-over fails, a hook still answers (its https call then fails
+ * and it denies, cli_http_notls.c); any other command fails with status 1.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "ig_version.h"
 
-struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-};
+/* The full binary, relative to this one's directory (cli/CMakeLists.txt). */
+#ifndef IG_CLI_FULL_REL
+#error "IG_CLI_FULL_REL must name the full binary relative to this one"
+#endif
 
-static const struct command commands[] = {
-    {"approvals", cli_approvals, "list, show, approve or deny escalations"},
-    {"approver", cli_approver, "print an approver's config section (add)"},
-    {"audit", cli_audit, "verify, show, export and prove the audit log"},
-    {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
-    {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
-    {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
-    {"keygen", cli_keygen, "create a grant signing key pair"},
-    {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
-    {"serve", cli_serve, "run the policy decision point (HTTP API)"},
-    {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},
-};
-
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-static void
-usage(FILE *f)
+/* The full binary's path into out (PATH_MAX bytes); 0, or -1. */
+static int
+full_path(char *out)
 {
-    size_t i;
+    char self[PATH_MAX], *slash;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    int w;
 
-    (void)fputs("usage: intentgate COMMAND [ARGS]\n\n"
-                "intentgate is the gate an AI agent must pass before it "
-                "acts.\n\nCommands:\n",
-                f);
-    for (i = 0; i < NCOMMANDS; i++)
-        (void)fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    (void)fputs("\nRun `intentgate COMMAND --help` for a command's options.\n"
-                "`intentgate --version` prints the version.\n"
-                "Exit status: 0 ok, 1 failure, 2 bad arguments or input.\n",
-                f);
+    if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+        return -1;
+    self[n] = '\0';
+    if ((slash = strrchr(self, '/')) == NULL)
+        return -1;
+    *slash = '\0';
+    w = snprintf(out, PATH_MAX, "%s/%s", self, IG_CLI_FULL_REL);
+    return w > 0 && w < PATH_MAX ? 0 : -1;
+}
+
+/* Whether this run is a hook the small binary can answer itself. */
+static int
+small_hook(int argc, char **argv)
+{
+    const char *url = getenv("INTENTGATE_URL");
+
+    return argc >= 2 && strcmp(argv[1], "hook") == 0 &&
+           (url == NULL || strncmp(url, "https://", 8) != 0);
 }
 
 int
 main(int argc, char **argv)
 {
-    size_t i;
+    char path[PATH_MAX];
+    int err = ENOENT;
 
-    if (argc < 2) {
-        usage(stderr);
-        return CLI_EXIT_USAGE;
+    if (small_hook(argc, argv))
+        return cli_hook(argc - 1, argv + 1);
+    if (full_path(path) == 0) {
+        (void)execv(path, argv);
+        err = errno;
+    } else {
+        (void)snprintf(path, sizeof(path), "%s", IG_CLI_FULL_REL);
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return CLI_EXIT_OK;
-    }
-    if (strcmp(argv[1], "--version") == 0) {
-        /* "intentgate 0.1.0 (git describe)": generated at build time,
-           cmake/version.cmake. */
-        if (puts(IG_VERSION_TEXT) == EOF || fflush(stdout) != 0)
-            return CLI_EXIT_FAIL;
-        return CLI_EXIT_OK;
-    }
-    for (i = 0; i < NCOMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    (void)fprintf(stderr,
-                  "intentgate: unknown command '%s' (run `intentgate "
-                  "--help`)\n",
-                  argv[1]);
-    return CLI_EXIT_USAGE;
+    if (argc >= 2 && strcmp(argv[1], "hook") == 0)
+        return cli_hook(argc - 1, argv + 1); /* denies: see the top */
+    (void)fprintf(stderr, "intentgate: cannot start %s: %s\n", path,
+                  strerror(err));
+    return CLI_EXIT_FAIL;
 }

@@ -2,6 +2,8 @@
 # (GNUInstallDirs, so every path follows the prefix):
 #
 #   bin/intentgate, bin/intentgate-executor
+#   libexec/intentgate/intentgate-full  every command but the http:// hook
+#                                     (bin/intentgate execs it: cli/main.c)
 #   share/intentgate/policies/        the example policy bundle and its tests
 #   share/doc/intentgate/             README, LICENSE, CHANGELOG, docs/*.md,
 #                                     docs/examples, docs/Containerfile
@@ -23,6 +25,8 @@ set(IG_SYSTEMD_UNIT_DIR "lib/systemd/system" CACHE STRING
 
 install(TARGETS intentgate intentgate-executor
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS intentgate-full
+        RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/intentgate)
 
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/policies/bundle/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/intentgate/policies

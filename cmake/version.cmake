@@ -16,7 +16,7 @@ add_custom_target(ig_version
           -P ${CMAKE_SOURCE_DIR}/cmake/version_header.cmake
   BYPRODUCTS ${IG_GENERATED_DIR}/ig_version.h
   VERBATIM)
-foreach(ig_bin intentgate intentgate-executor)
+foreach(ig_bin intentgate intentgate-full intentgate-executor)
   add_dependencies(${ig_bin} ig_version)
   target_include_directories(${ig_bin} PRIVATE ${IG_GENERATED_DIR})
 endforeach()

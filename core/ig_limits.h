@@ -548,10 +548,12 @@
 
 /* ---- the last stragglers ---- */
 /* The CLI's HTTP calls to the PDP: connect and total timeout (ms; a long
-   poll asks for its own), the longest Authorization header line. */
+   poll asks for its own), the longest Authorization header line, the
+   largest status line plus header block of an answer over plain http. */
 #define IG_CLI_HTTP_CONNECT_TIMEOUT_MS 5000L
 #define IG_CLI_HTTP_TIMEOUT_MS 30000L
 #define IG_CLI_AUTH_HEADER_MAX 512
+#define IG_CLI_HTTP_HEADER_MAX (16 * 1024)
 /* The executor's sealed secrets: the largest value (bytes), the most
    names in one file, the longest name, the secrets key file's text. */
 #define IG_EXEC_SECRET_MAX_BYTES 8192

@@ -6,6 +6,8 @@
 if(NOT IG_FUZZ)
   ig_test(cli hook_shell LIBS igcli)
   ig_test(cli hook_map LIBS igcli)
+  # The CLI's plain http transport (cli/cli_http_int.h).
+  ig_test(cli cli_http LIBS igcli)
   target_compile_definitions(test_hook_map PRIVATE
     IG_HOOK_INPUTS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/hook")
 
@@ -24,4 +26,13 @@ if(IG_FUZZ)
   add_executable(fuzz_hook fuzz/fuzz_hook.c)
   target_link_libraries(fuzz_hook PRIVATE igcli)
   target_link_options(fuzz_hook PRIVATE -fsanitize=fuzzer)
+  # An answer on the PDP's port, read by the CLI's plain http transport.
+  add_executable(fuzz_http_answer fuzz/fuzz_http_answer.c)
+  target_link_libraries(fuzz_http_answer PRIVATE igcli)
+  target_link_options(fuzz_http_answer PRIVATE -fsanitize=fuzzer)
+endif()
+
+if(IG_BENCH AND NOT IG_FUZZ)
+  # One short-lived command timed N times (tests/bench/bench_hook.sh).
+  add_executable(bench_hook bench/bench_hook.c)
 endif()

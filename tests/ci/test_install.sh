@@ -45,6 +45,7 @@ cached() { # cached VAR DEFAULT: a value from the build's CMakeCache.txt
 [ -f "$build/CMakeCache.txt" ] || { echo "no CMakeCache.txt in $build" >&2; exit 1; }
 version=$(cached CMAKE_PROJECT_VERSION "")
 bindir=$(cached CMAKE_INSTALL_BINDIR bin)
+libexecdir=$(cached CMAKE_INSTALL_LIBEXECDIR libexec)
 datadir=$(cached CMAKE_INSTALL_DATADIR share)
 mandir=$(cached CMAKE_INSTALL_MANDIR share/man)
 docdir=$(cached CMAKE_INSTALL_DOCDIR share/doc/intentgate)
@@ -72,6 +73,7 @@ else
     sed 's/^/     /' "$tmp/install.log"
 fi
 for f in "$bindir/intentgate" "$bindir/intentgate-executor" \
+    "$libexecdir/intentgate/intentgate-full" \
     "$mandir/man1/intentgate.1" "$mandir/man1/intentgate-executor.1" \
     "$mandir/man5/intentgate.conf.5" "$docdir/README.md" "$docdir/LICENSE" \
     "$docdir/CHANGELOG.md" "$docdir/CONTRIBUTING.md" "$docdir/operations.md" \

@@ -540,6 +540,59 @@ class Hook(unittest.TestCase):
             fake.close()
         self.assertLess(len(fake.requests), 30)
 
+    # ---- the small front binary (cli/main.c) ----
+
+    def test_small_binary_loads_no_pdp_library(self):
+        # The hook runs in `intentgate` itself: it must not need libcurl,
+        # Lua, SQLite, libmicrohttpd or libcrypto (what made it slow).
+        out = subprocess.run(["readelf", "-d", BIN], capture_output=True,
+                             check=True, timeout=20).stdout.decode()
+        needed = re.findall(r"\(NEEDED\).*\[(.*)\]", out)
+        self.assertIn("libjansson.so.4", needed)
+        for lib in ("libcurl", "liblua", "libsqlite3", "libmicrohttpd",
+                    "libcrypto", "libssl", "libgnutls"):
+            self.assertFalse([n for n in needed if n.startswith(lib)],
+                             needed)
+
+    def test_https_hook_goes_to_the_full_binary(self):
+        # Nothing listens there: the full binary's libcurl says so.
+        env = self.hook_env(url="https://127.0.0.1:%d" % free_port())
+        self.expect("deny", recorded("bash_ls"), "cannot reach", env=env)
+
+    def test_front_without_the_full_binary(self):
+        # Copied alone, the front cannot hand over: an https hook still
+        # denies (never a call without TLS), other commands fail.
+        where = tempfile.mkdtemp(prefix="ig-front-", dir=self.tmp)
+        alone = os.path.join(where, "intentgate")
+        with open(BIN, "rb") as src, open(alone, "wb") as dst:
+            dst.write(src.read())
+        os.chmod(alone, 0o755)
+        env = self.hook_env(url="https://127.0.0.1:%d" % free_port())
+        p = subprocess.run([alone, "hook", "claude-code"], env=env,
+                           input=json.dumps(recorded("bash_ls")).encode(),
+                           capture_output=True, timeout=20)
+        d, reason = self.check_output(p.returncode, p.stdout, p.stderr)
+        self.assertEqual(d, "deny", reason)
+        self.assertIn("needs the full intentgate binary", reason)
+        p = subprocess.run([alone, "--version"], capture_output=True,
+                           timeout=20)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(b"cannot start", p.stderr)
+        # Over http it answers by itself.
+        p = subprocess.run([alone, "hook", "claude-code"],
+                           env=self.hook_env(),
+                           input=json.dumps(recorded("bash_ls")).encode(),
+                           capture_output=True, timeout=20)
+        d, reason = self.check_output(p.returncode, p.stdout, p.stderr)
+        self.assertEqual(d, "allow", reason)
+
+    def test_body_over_the_pdp_limit(self):
+        # The PDP answers 413 before it has taken the whole body: the plain
+        # http client still reports its answer, not a broken pipe.
+        ev = recorded("mcp_github")
+        ev["tool_input"] = {"body": "x" * 600000}
+        self.expect("deny", ev, "HTTP 413 BODY_TOO_LARGE")
+
     def test_hanging_pdp(self):
         fake = FakePDP(hang=True)
         m = self.mappings({"escalate_wait": 1, "timeout": 3})

@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,39 @@ test_bash(void **state)
     assert_string_equal(str_at(b, "/params/argv/2"),
                         "npm test 2>&1 | tail -n 20");
     json_decref(b);
+    cli_hook_map_free(m);
+}
+
+/* A Write's content_hash is ig_hash_bytes of its content at every size
+   (the hook hashes it with libsodium, core with libcrypto). */
+static void
+test_write_hash_agrees(void **state)
+{
+    static const size_t sizes[] = {0, 1, 55, 56, 63, 64, 65, 1000, 70000};
+    struct cli_hook_map *m = load(NULL);
+    char hash[IG_HASH_STRLEN + 1], *text;
+    json_t *event, *b;
+    size_t i, k;
+
+    (void)state;
+    text = malloc(70001);
+    assert_non_null(text);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (k = 0; k < sizes[i]; k++) /* printable, so a JSON string */
+            text[k] = (char)(0x20 + (randombytes_uniform(95)));
+        text[sizes[i]] = '\0';
+        event = recorded("write_project");
+        assert_int_equal(
+            json_object_set_new(json_object_get(event, "tool_input"), "content",
+                                json_string(text)),
+            0);
+        b = map_ok(m, event);
+        ig_hash_bytes(text, sizes[i], hash);
+        assert_string_equal(str_at(b, "/params/content_hash"), hash);
+        json_decref(b);
+        json_decref(event);
+    }
+    free(text);
     cli_hook_map_free(m);
 }
 
@@ -629,6 +663,7 @@ main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bash),
         cmocka_unit_test(test_file_tools),
+        cmocka_unit_test(test_write_hash_agrees),
         cmocka_unit_test(test_webfetch_and_mcp),
         cmocka_unit_test(test_mcp_names),
         cmocka_unit_test(test_mapping_file),
