@@ -29,7 +29,8 @@
  * thread's first. libcrypto refusing SHA-256 (no default provider) or out
  * of memory for a thread's first context is fatal (ig_assert_fail): there
  * is no second implementation to drift from the first. ig_sha256_check()
- * lets start-up find that out before any request.
+ * lets start-up find that out before any request (the PDP and the executor
+ * call it; the CLI does not, as the first fetch costs milliseconds).
  */
 
 /* IG_OK when libcrypto computes SHA-256 correctly ("abc"'s known digest),

@@ -29,7 +29,6 @@
 
 #include "ig_b64.h"
 #include "ig_file.h"
-#include "ig_hash.h"
 #include "ig_limits.h"
 
 #define PFX_SECRET "k4.secret."
@@ -57,7 +56,7 @@ ig_crypto_init(void)
     /* 0 on first success, 1 when already initialised, -1 on failure. */
     if (sodium_init() < 0)
         return IG_ERR_CRYPTO;
-    return ig_sha256_check(); /* libcrypto: every SHA-256 (ig_hash.h) */
+    return IG_OK;
 }
 
 /* ---- public keys ---- */

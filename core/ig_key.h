@@ -35,8 +35,7 @@ struct ig_public_key {
 struct ig_signing_key; /* opaque; secret in sodium_malloc memory */
 struct ig_keyring;     /* opaque; public keys by kid */
 
-/* Call once at start-up; IG_ERR_CRYPTO when libsodium cannot initialize
-   or libcrypto cannot hash (ig_sha256_check). */
+/* Call once at start-up; IG_ERR_CRYPTO when libsodium cannot initialize. */
 enum ig_status ig_crypto_init(void) IG_WUR;
 
 /* ---- signing keys ---- */
