@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ig_b64.h"
+#include "ig_hash.h"
 
 struct session {
     unsigned char hash[32]; /* SHA-256 of the id */
@@ -106,7 +107,7 @@ appr_session_create(struct appr_sessions *s, const char *approver, int64_t now,
         return IG_ERR_NOMEM;
     }
     memset(slot, 0, sizeof(*slot));
-    crypto_hash_sha256(slot->hash, (const unsigned char *)id, strlen(id));
+    ig_sha256(id, strlen(id), slot->hash);
     (void)snprintf(slot->approver, sizeof(slot->approver), "%s", approver);
     memcpy(slot->csrf, csrf, APPR_CSRF_LEN + 1);
     slot->created = slot->last_seen = now;
@@ -126,7 +127,7 @@ find(struct appr_sessions *s, const char *id, int64_t now)
 
     if (strlen(id) != APPR_SESSION_ID_LEN || strncmp(id, "igs_", 4) != 0)
         return NULL;
-    crypto_hash_sha256(h, (const unsigned char *)id, strlen(id));
+    ig_sha256(id, strlen(id), h);
     for (i = 0; i < s->n; i++)
         if (s->v[i].used && sodium_memcmp(s->v[i].hash, h, sizeof(h)) == 0)
             found = &s->v[i];
@@ -166,7 +167,7 @@ appr_session_end(struct appr_sessions *s, const char *id)
 
     if (id == NULL || strlen(id) != APPR_SESSION_ID_LEN)
         return;
-    crypto_hash_sha256(h, (const unsigned char *)id, strlen(id));
+    ig_sha256(id, strlen(id), h);
     (void)pthread_mutex_lock(&s->mu);
     for (i = 0; i < s->n; i++)
         if (s->v[i].used && sodium_memcmp(s->v[i].hash, h, sizeof(h)) == 0)

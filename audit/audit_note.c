@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "audit_int.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 #include "ig_text.h"
 
@@ -72,14 +73,11 @@ uint32_t
 audit_key_id(const char *name, const unsigned char pk[32])
 {
     static const unsigned char sep[2] = {'\n', SIG_ALG_ED25519};
-    unsigned char h[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256_state st;
+    unsigned char tail[2 + 32], h[IG_SHA256_BYTES];
 
-    crypto_hash_sha256_init(&st);
-    crypto_hash_sha256_update(&st, (const unsigned char *)name, strlen(name));
-    crypto_hash_sha256_update(&st, sep, sizeof(sep));
-    crypto_hash_sha256_update(&st, pk, 32);
-    crypto_hash_sha256_final(&st, h);
+    memcpy(tail, sep, sizeof(sep));
+    memcpy(tail + sizeof(sep), pk, 32);
+    ig_sha256_2(name, strlen(name), tail, sizeof(tail), h);
     return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 |
            (uint32_t)h[3];
 }

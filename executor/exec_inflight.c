@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "exec_sandbox.h"
+#include "ig_hash.h"
 
 struct exec_slots {
     const struct exec_action *act;
@@ -144,8 +145,7 @@ exec_inflight_init(struct exec_inflight_run *rc, struct exec_ctx *x,
     rc->out_ctx = out_ctx;
     (void)snprintf(rc->entry.intent_id, sizeof(rc->entry.intent_id), "%s",
                    intent_id);
-    crypto_hash_sha256(rc->entry.grant_hash, (const unsigned char *)grant,
-                       strlen(grant));
+    ig_sha256(grant, strlen(grant), rc->entry.grant_hash);
 }
 
 void
@@ -172,7 +172,7 @@ exec_cancel(struct exec_ctx *x, const char *intent_id, const json_t *body,
         *status = 400;
         return exec_error("NO_GRANT", "send the grant of the execution");
     }
-    crypto_hash_sha256(h, (const unsigned char *)grant, strlen(grant));
+    ig_sha256(grant, strlen(grant), h);
     pthread_mutex_lock(&x->mu);
     for (e = x->inflight; e != NULL; e = e->next)
         if (strcmp(e->intent_id, intent_id) == 0 &&

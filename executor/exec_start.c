@@ -31,6 +31,7 @@
 #include "exec_selfcheck.h"
 #include "ig_env.h"
 #include "ig_file.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 #include "ig_log.h"
 #include "ig_secmem.h"
@@ -76,7 +77,8 @@ load_parts(struct exec_server *s, const struct exec_config *c,
     enum ig_status st;
     size_t i;
 
-    if (ig_crypto_init() != IG_OK || ig_keyring_new(&s->x.keys) != IG_OK)
+    if (ig_crypto_init() != IG_OK || ig_sha256_check() != IG_OK ||
+        ig_keyring_new(&s->x.keys) != IG_OK)
         return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize crypto");
     for (i = 0; i < c->npublic_keys; i++) {
         if (ig_public_key_load_file(c->public_keys[i], &pub, err) != IG_OK)

@@ -24,6 +24,7 @@
 #include "audit_redact.h"
 #include "ig_b64.h"
 #include "ig_file.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 
 #define HMAC_KEY_BYTES AUDIT_REDACT_KEY_BYTES
@@ -114,24 +115,26 @@ pdp_audit_append(struct pdp_server *s, json_t *ev)
 static void
 file_hash(const char *path, char out[IG_HASH_STRLEN + 1])
 {
-    crypto_hash_sha256_state st;
-    unsigned char buf[8192], h[32];
+    struct ig_sha256 *st = NULL;
+    unsigned char buf[8192], h[IG_SHA256_BYTES];
     size_t n, total = 0;
     FILE *f = fopen(path, "rb");
 
     out[0] = '\0';
-    if (f == NULL)
-        return;
-    crypto_hash_sha256_init(&st);
+    if (f == NULL || ig_sha256_new(&st) != IG_OK)
+        goto out;
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0 &&
            (total += n) <= IG_PDP_CONFIG_HASH_MAX_BYTES)
-        crypto_hash_sha256_update(&st, buf, n);
+        ig_sha256_update(st, buf, n);
     if (!ferror(f) && total <= IG_PDP_CONFIG_HASH_MAX_BYTES) {
-        crypto_hash_sha256_final(&st, h);
+        ig_sha256_final(st, h);
         memcpy(out, IG_HASH_PREFIX, 7);
         sodium_bin2hex(out + 7, 65, h, sizeof(h));
     }
-    (void)fclose(f);
+out:
+    ig_sha256_free(st);
+    if (f != NULL)
+        (void)fclose(f);
 }
 
 /* {"agent":[ids], "executor":[...], "admin":[...], "auditor":[...]} */

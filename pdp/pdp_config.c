@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ig_b64.h"
+#include "ig_hash.h"
 #include "ig_ini.h"
 #include "ig_limits.h"
 #include "ig_text.h"
@@ -251,7 +252,7 @@ pdp_config_authenticate(const struct pdp_config *c, const char *token,
 
     if (token == NULL || len == 0)
         return NULL;
-    crypto_hash_sha256(h, (const unsigned char *)token, len);
+    ig_sha256(token, len, h);
     /* Compare with every entry, constant time each, no early exit. */
     for (i = 0; i < c->nprincipals; i++)
         if (sodium_memcmp(h, c->principals[i].token_hash, sizeof(h)) == 0)
@@ -291,7 +292,7 @@ pdp_token_new(char out[48], char hex[65])
     memcpy(out, "igt_", 4);
     n = ig_b64_encode(raw, sizeof(raw), out + 4, 44);
     out[4 + n] = '\0';
-    crypto_hash_sha256(h, (const unsigned char *)out, 4 + n);
+    ig_sha256(out, 4 + n, h);
     sodium_bin2hex(hex, 65, h, sizeof(h));
     sodium_memzero(raw, sizeof(raw));
 }

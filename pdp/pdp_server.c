@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ig_hash.h"
 #include "ig_limits.h"
 
 static void
@@ -32,6 +33,8 @@ load_keys(struct pdp_server *s, struct ig_err *err)
 
     if (ig_crypto_init() != IG_OK)
         return ig_err_set(err, IG_ERR_CRYPTO, "cannot initialize libsodium");
+    if (ig_sha256_check() != IG_OK)
+        return ig_err_set(err, IG_ERR_CRYPTO, "libcrypto cannot hash SHA-256");
     if (ig_signing_key_load_file(c->signing_key, &s->key, err) != IG_OK)
         return IG_ERR_IO;
     if (ig_keyring_new(&s->keyring) != IG_OK)

@@ -27,11 +27,14 @@
 -- Such a name is not refused, it is asked about like prod itself.
 
 -- Is the first segment of resource ASCII letters, digits, "_" and "-"?
+local byte, find = string.byte, string.find
+
 local function plain_name(resource)
-  local slash = string.find(resource, "/", 1, true)
+  local slash = find(resource, "/", 1, true)
   local last = slash and slash - 1 or #resource
+  local bytes = { byte(resource, 1, last) } -- one call, not one per byte
   for i = 1, last do
-    local b = resource:byte(i)
+    local b = bytes[i]
     local letter = (b >= 65 and b <= 90) or (b >= 97 and b <= 122)
     if not letter and not (b >= 48 and b <= 57) and b ~= 95 and b ~= 45 then
       return false

@@ -60,12 +60,18 @@
 -- `find -exec rm -rf`; commands there are matched by base name
 -- (/usr/bin/sudo is sudo).
 
+-- The library functions and helpers used per byte or per argument, as
+-- locals: a global is two table lookups through the read-only environment.
+local byte, find, sub = string.byte, string.find, string.sub
+local starts_with, ends_with, clean_text = starts_with, ends_with, clean_text
+
 -- Programs allowed without a human, and what their arguments may be.
 local SCRATCH = { cat = true, head = true, tail = true, wc = true,
                   grep = true, ls = true }
 local PWD_OPTIONS = { ["-L"] = true, ["-P"] = true }
 -- Long options refused per program, with every abbreviation getopt takes.
 local REFUSED_LONG = { wc = { "files0-from" } }
+local NONE = {}
 -- Sensitive names, as file.lua reads them (a component, any case).
 local SENSITIVE_PARTS = {
   [".git"] = true, [".ssh"] = true, [".gnupg"] = true, [".aws"] = true,
@@ -84,40 +90,63 @@ local BLANK = { [9] = true, [10] = true, [13] = true, [32] = true,
                 [34] = true, [39] = true, [61] = true }
 local OPERATOR = { [38] = "&", [40] = "(", [41] = ")", [59] = ";",
                    [60] = "<", [62] = ">", [96] = "`", [124] = "|" }
+-- Both as one array over every byte value: the operator token, true for
+-- a word end, false for a byte of a word.
+local CLASS = {}
+for b = 0, 255 do
+  CLASS[b] = OPERATOR[b] or BLANK[b] or false
+end
+
+-- The name checks below skip strings without a "." or "id_" (every
+-- sensitive name holds one of them); refuse to load if an edit of the
+-- lists breaks that.
+for part in pairs(SENSITIVE_PARTS) do
+  if not find(part, ".", 1, true) then
+    error("SENSITIVE_PARTS: " .. part .. " has no '.'")
+  end
+end
+for _, key in ipairs(KEY_PREFIXES) do
+  if sub(key, 1, 3) ~= "id_" then
+    error("KEY_PREFIXES: " .. key .. " does not start with 'id_'")
+  end
+end
 
 local function basename(word)
-  if not string.find(word, "/", 1, true) then
+  if not find(word, "/", 1, true) then
     return word
   end
   local i = #word
-  while i > 0 and word:byte(i) ~= 47 do -- '/'
+  while i > 0 and byte(word, i) ~= 47 do -- '/'
     i = i - 1
   end
-  return word:sub(i + 1)
+  return sub(word, i + 1)
 end
 
--- All argv elements split into shell words and operator tokens.
+-- All argv elements split into shell words and operator tokens. The bytes
+-- of an element are read in one call (check_argv capped them at MAX_BYTES).
 local function tokens(argv)
-  local out = {}
+  local out, n = {}, 0
   for _, arg in ipairs(argv) do
-    local start
-    for i = 1, #arg do
-      local b = arg:byte(i)
-      local op = OPERATOR[b]
-      if op or BLANK[b] then
+    local bytes, start = { byte(arg, 1, -1) }, nil
+    for i = 1, #bytes do
+      local class = CLASS[bytes[i]]
+      if class then
         if start then
-          out[#out + 1] = arg:sub(start, i - 1)
+          n = n + 1
+          out[n] = sub(arg, start, i - 1)
           start = nil
         end
-        if op then
-          out[#out + 1] = op
+        if class ~= true then
+          n = n + 1
+          out[n] = class
         end
       elseif not start then
         start = i
       end
     end
     if start then
-      out[#out + 1] = arg:sub(start)
+      n = n + 1
+      out[n] = sub(arg, start)
     end
   end
   return out
@@ -187,7 +216,7 @@ local function check_argv(params)
     return nil
   end
   for _, a in ipairs(argv) do
-    if string.find(a, "\0", 1, true) then
+    if find(a, "\0", 1, true) then
       return nil
     end
   end
@@ -199,21 +228,21 @@ end
 -- ("x.." counts): for a short-option cluster, whose attached value may
 -- start at any byte.
 local function has_dotdot(s, from_anywhere)
-  local i = string.find(s, "..", 1, true)
+  local i = find(s, "..", 1, true)
   while i do
-    local after = s:byte(i + 2)
+    local after = byte(s, i + 2)
     if (after == nil or after == 47)
-        and (from_anywhere or i == 1 or s:byte(i - 1) == 47) then
+        and (from_anywhere or i == 1 or byte(s, i - 1) == 47) then
       return true
     end
-    i = string.find(s, "..", i + 1, true)
+    i = find(s, "..", i + 1, true)
   end
   return false
 end
 
 -- Could v, used as a path, leave the scratch directory?
 local function outside(v)
-  local b = v:byte(1)
+  local b = byte(v, 1)
   return b == 47 or b == 126 or has_dotdot(v, false) -- "/" "~"
 end
 
@@ -223,9 +252,11 @@ local function sensitive_part(part)
       or ends_with(part, ".pem") then
     return true
   end
-  for _, key in ipairs(KEY_PREFIXES) do
-    if starts_with(part, key) then
-      return true
+  if sub(part, 1, 3) == "id_" then -- every key prefix starts so
+    for _, key in ipairs(KEY_PREFIXES) do
+      if starts_with(part, key) then
+        return true
+      end
     end
   end
   return false
@@ -233,11 +264,15 @@ end
 
 -- Does a component of v (split at "/" and "=") name a sensitive file?
 local function names_sensitive(v)
-  local lower, start = v:lower(), 1
+  local lower = v:lower()
+  if not find(lower, ".", 1, true) and not find(lower, "id_", 1, true) then
+    return false -- no component can be a sensitive name
+  end
+  local bytes, start = { byte(lower, 1, -1) }, 1
   for i = 1, #lower + 1 do
-    local b = lower:byte(i)
+    local b = bytes[i]
     if b == nil or b == 47 or b == 61 then -- end, "/", "="
-      if i > start and sensitive_part(lower:sub(start, i - 1)) then
+      if i > start and sensitive_part(sub(lower, start, i - 1)) then
         return true
       end
       start = i + 1
@@ -249,7 +284,7 @@ end
 -- Is the long option name (without "--") a refused one for prog, or an
 -- abbreviation getopt would take for it?
 local function refused_long(prog, name)
-  for _, full in ipairs(REFUSED_LONG[prog] or {}) do
+  for _, full in ipairs(REFUSED_LONG[prog] or NONE) do
     if #name > 0 and starts_with(full, name) then
       return true
     end
@@ -270,16 +305,16 @@ local function scratch_violation(argv)
     end
     local bad = outside(a)
     if not bad and starts_with(a, "--") then
-      local eq = string.find(a, "=", 3, true)
-      local name = eq and a:sub(3, eq - 1) or a:sub(3)
+      local eq = find(a, "=", 3, true)
+      local name = eq and sub(a, 3, eq - 1) or sub(a, 3)
       if refused_long(prog, name) then
         return "ARGUMENT_NOT_ALLOWED",
           prog .. ": argument " .. (n - 1) .. " is a refused option"
       end
-      bad = eq ~= nil and outside(a:sub(eq + 1))
-    elseif not bad and a:byte(1) == 45 then -- "-xyz": a value may follow
-      bad = string.find(a, "/", 2, true) ~= nil
-        or string.find(a, "~", 2, true) ~= nil or has_dotdot(a, true)
+      bad = eq ~= nil and outside(sub(a, eq + 1))
+    elseif not bad and byte(a, 1) == 45 then -- "-xyz": a value may follow
+      bad = find(a, "/", 2, true) ~= nil
+        or find(a, "~", 2, true) ~= nil or has_dotdot(a, true)
     end
     if bad then
       return "PATH_OUTSIDE_SCRATCH", prog .. ": argument " .. (n - 1)

@@ -216,6 +216,9 @@ return {
   sensitive("ls .ssh", run("ls", "-la", ".ssh/")),
   sensitive("wc a pem", run("wc", "-c", "certs/server.PEM")),
   sensitive("grep --file=.env", run("grep", "--file=.env", "x")),
+  -- No "." anywhere: found by the "id_" test, in any case.
+  sensitive("cat an upper-case key", run("cat", "keys/ID_RSA")),
+  sensitive("grep --file=a key", run("grep", "--file=Id_Ecdsa", "x")),
   allow("sensitive once approved", approved_by(run("cat", ".env"),
                                                "security")),
   allow("a name merely like one", run("cat", "environment.txt", "git.md")),

@@ -5,10 +5,21 @@
  * (the files in tests/vectors/agent-safe: "binding" must hash to "intent_hash"
  * and, when given, canonicalize to "canonical_json"), the format check and
  * refused values; the raw digest of two parts (ig_sha256_2).
+ *
+ * SHA-256 itself is libcrypto's (ig_hash.c); libsodium's
+ * crypto_hash_sha256 is the independent reference here: both must give
+ * the FIPS 180-2 / RFC 6234 digests (empty, "abc", the 448- and 896-bit
+ * messages, a million 'a'), and the same digest of 10,000 pseudo-random
+ * inputs of 0..4096 bytes through every entry point (one-shot, two parts
+ * split anywhere, incremental in random pieces), from several threads at
+ * once (each has its own context).
  */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <sodium.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,12 +214,208 @@ test_is_valid(void **state)
                                   "0123456789abcdef0123456789abcdef"));
 }
 
+/* ---- SHA-256: libcrypto against the vectors and against libsodium ---- */
+
+#define RANDOM_INPUTS 10000
+#define RANDOM_MAX 4096
+#define THREADS 4
+
+/* A deterministic generator (xorshift64*), so a failure replays. */
+static uint64_t
+next_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * (uint64_t)0x2545F4914F6CDD1DULL;
+}
+
+static void
+fill_rand(uint64_t *s, unsigned char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        p[i] = (unsigned char)(next_rand(s) >> 56);
+}
+
+static void
+hex_of(const unsigned char h[IG_SHA256_BYTES], char out[65])
+{
+    (void)sodium_bin2hex(out, 65, h, IG_SHA256_BYTES);
+}
+
+/* msg's digest is want (hex), by every entry point and by libsodium. */
+static void
+check_sha256(const unsigned char *msg, size_t len, const char *want)
+{
+    struct ig_sha256 *st = NULL;
+    unsigned char got[IG_SHA256_BYTES];
+    char hex[65], str[IG_HASH_STRLEN + 1];
+
+    ig_sha256(msg, len, got);
+    hex_of(got, hex);
+    assert_string_equal(hex, want);
+    ig_sha256_2(msg, len / 3, msg + len / 3, len - len / 3, got);
+    hex_of(got, hex);
+    assert_string_equal(hex, want);
+    assert_int_equal(ig_sha256_new(&st), IG_OK);
+    ig_sha256_update(st, msg, len / 2);
+    ig_sha256_update(st, msg + len / 2, len - len / 2);
+    ig_sha256_final(st, got);
+    ig_sha256_free(st);
+    hex_of(got, hex);
+    assert_string_equal(hex, want);
+    ig_sha256_hex(msg, len, hex);
+    assert_string_equal(hex, want);
+    ig_hash_bytes(msg, len, str);
+    assert_string_equal(str + 7, want);
+    crypto_hash_sha256(got, msg, len);
+    hex_of(got, hex);
+    assert_string_equal(hex, want); /* the reference agrees too */
+}
+
+static void
+test_sha256_nist_vectors(void **state)
+{
+    static const char m448[] =
+        "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    static const char m896[] =
+        "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+        "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+    unsigned char *million = malloc(1000000);
+
+    (void)state;
+    assert_non_null(million);
+    assert_int_equal(ig_sha256_check(), IG_OK);
+    check_sha256((const unsigned char *)"", 0,
+                 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
+                 "7852b855");
+    check_sha256((const unsigned char *)"abc", 3,
+                 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61"
+                 "f20015ad");
+    check_sha256((const unsigned char *)m448, sizeof(m448) - 1,
+                 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd4"
+                 "19db06c1");
+    check_sha256((const unsigned char *)m896, sizeof(m896) - 1,
+                 "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac4503"
+                 "7afee9d1");
+    memset(million, 'a', 1000000);
+    check_sha256(million, 1000000,
+                 "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39cc"
+                 "c7112cd0");
+    free(million);
+}
+
+/* One random input: 1 when libcrypto's digest by each entry point equals
+   libsodium's. The incremental context is reused, as callers may. No
+   cmocka assertion here: it runs in threads too. */
+static int
+random_input_agrees(uint64_t *s, unsigned char *buf, struct ig_sha256 *st)
+{
+    unsigned char want[IG_SHA256_BYTES], got[3][IG_SHA256_BYTES];
+    size_t len = (size_t)(next_rand(s) % (RANDOM_MAX + 1)), split, off, n;
+
+    fill_rand(s, buf, len);
+    crypto_hash_sha256(want, buf, len);
+    ig_sha256(buf, len, got[0]);
+    split = (size_t)(next_rand(s) % (len + 1));
+    ig_sha256_2(buf, split, buf + split, len - split, got[1]);
+    for (off = 0; off < len; off += n) {
+        n = (size_t)(next_rand(s) % 700);
+        if (n > len - off)
+            n = len - off;
+        ig_sha256_update(st, buf + off, n);
+    }
+    ig_sha256_final(st, got[2]);
+    return memcmp(got[0], want, sizeof(want)) == 0 &&
+           memcmp(got[1], want, sizeof(want)) == 0 &&
+           memcmp(got[2], want, sizeof(want)) == 0;
+}
+
+struct rand_run {
+    uint64_t seed;
+    int count;
+    int agreed; /* inputs whose digests all agreed, read after join */
+};
+
+static void *
+random_inputs(void *arg)
+{
+    struct rand_run *r = arg;
+    unsigned char *buf = malloc(RANDOM_MAX);
+    struct ig_sha256 *st = NULL;
+    int i;
+
+    if (buf != NULL && ig_sha256_new(&st) == IG_OK)
+        for (i = 0; i < r->count; i++)
+            r->agreed += random_input_agrees(&r->seed, buf, st);
+    ig_sha256_free(st);
+    free(buf);
+    return NULL;
+}
+
+static void
+test_sha256_matches_libsodium(void **state)
+{
+    struct rand_run r = {(uint64_t)0x9E3779B97F4A7C15ULL, RANDOM_INPUTS, 0};
+
+    (void)state;
+    (void)random_inputs(&r);
+    assert_int_equal(r.agreed, RANDOM_INPUTS);
+}
+
+/* Threads hashing at once each use their own context: every digest still
+   equals libsodium's. */
+static void
+test_sha256_threads(void **state)
+{
+    struct rand_run r[THREADS];
+    pthread_t t[THREADS];
+    int i;
+
+    (void)state;
+    for (i = 0; i < THREADS; i++) {
+        r[i].seed = (uint64_t)0xD1B54A32D192ED03ULL * (uint64_t)(i + 1);
+        r[i].count = RANDOM_INPUTS / THREADS;
+        r[i].agreed = 0;
+        assert_int_equal(pthread_create(&t[i], NULL, random_inputs, &r[i]), 0);
+    }
+    for (i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(r[i].agreed, RANDOM_INPUTS / THREADS);
+    }
+}
+
+/* One flipped bit anywhere changes the digest (the check can fail). */
+static void
+test_sha256_detects_a_flip(void **state)
+{
+    unsigned char buf[200], a[IG_SHA256_BYTES], b[IG_SHA256_BYTES];
+    uint64_t s = 42;
+    size_t i;
+
+    (void)state;
+    fill_rand(&s, buf, sizeof(buf));
+    ig_sha256(buf, sizeof(buf), a);
+    for (i = 0; i < sizeof(buf) * 8; i += 7) {
+        buf[i / 8] ^= (unsigned char)(1u << (i % 8));
+        ig_sha256_2(buf, i / 16, buf + i / 16, sizeof(buf) - i / 16, b);
+        assert_memory_not_equal(a, b, sizeof(a));
+        buf[i / 8] ^= (unsigned char)(1u << (i % 8));
+    }
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_digests),
         cmocka_unit_test(test_sha256_of_two_parts),
+        cmocka_unit_test(test_sha256_nist_vectors),
+        cmocka_unit_test(test_sha256_matches_libsodium),
+        cmocka_unit_test(test_sha256_threads),
+        cmocka_unit_test(test_sha256_detects_a_flip),
         cmocka_unit_test(test_agent_safe_vectors),
         cmocka_unit_test(test_hash_ignores_layout),
         cmocka_unit_test(test_hash_refused),
