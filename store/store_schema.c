@@ -117,6 +117,19 @@ static const char *const migrations[] = {
     " note TEXT NOT NULL,"
     " created_at INTEGER NOT NULL);" IMMUTABLE("audit_nodes")
         IMMUTABLE("checkpoints"),
+    /* 4: the tree as C2SP tlog tiles (audit/audit_tile.h): one row per
+       full tile of 256 hashes, written once, in place of two audit_nodes
+       rows per leaf. The partial tiles at the right edge are not stored:
+       the writer keeps them and rebuilds them at open. audit_nodes is
+       dropped (with its triggers: DROP TABLE fires none); the tiles of an
+       existing log are computed from its events at the first open, after
+       which its checkpoints and the anchor are checked against them. */
+    "CREATE TABLE audit_tiles ("
+    " level INTEGER NOT NULL,"
+    " idx INTEGER NOT NULL,"
+    " hashes BLOB NOT NULL,"
+    " PRIMARY KEY (level, idx)) WITHOUT ROWID;"
+    "DROP TABLE audit_nodes;" IMMUTABLE("audit_tiles"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -1,28 +1,30 @@
 /*
  * test_store_log.c - the audit log read offline (store/store_log.h): a
  * database the store wrote reads back row for row (events in seq order,
- * the leaf hashes, the checkpoints with their times, one leaf, one
- * checkpoint, the tree's nodes), and reading it leaves the file byte for
- * byte as it was, with nothing created beside it. A file that changes
- * under such a read fails it; a database a store has open is read
- * through the store's own WAL, up to its last commit. A missing file, a
- * directory and a file that is not a database are refused with one line
- * naming them, and the missing file is not created.
+ * the tiles of leaf hashes, the checkpoints with their times, one leaf,
+ * one checkpoint, the tree's nodes from the tiles and the last events), and
+ * reading it leaves the file byte for byte as it was, with nothing created
+ * beside it. A file that changes under such a read fails it; a database a store
+ * has open is read through the store's own WAL, up to its last commit. A
+ * missing file, a directory and a file that is not a database are refused with
+ * one line naming them, and the missing file is not created.
  */
 #include "testutil.h"
 
 #include <dirent.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_key.h"
 #include "store.h"
 #include "store_log.h"
 
-#define NEV 10
+#define NEV 300     /* one full tile of 256 leaf hashes, and a partial one */
 #define SIGNED_AT 7 /* the first checkpoint; the second is at close */
 
 struct fixture {
@@ -121,15 +123,21 @@ read_events(struct store_log *l, struct fixture *f)
     }
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
-    assert_int_equal(store_log_scan(l, STORE_LOG_LEAF_HASHES, NULL, &c, NULL),
-                     IG_OK);
-    for (i = 0; i < NEV; i++) {
-        assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
-        assert_int_equal(row.key, i);
+    /* The full tile of leaf hashes; the last 44 are in no tile. */
+    assert_int_equal(store_log_has_tiles(l), 1);
+    assert_int_equal(store_log_scan_tiles(l, 0, &c, NULL), IG_OK);
+    assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
+    assert_int_equal(row.key, 0);
+    assert_int_equal(row.len, AUDIT_TILE_BYTES);
+    for (i = 0; i < AUDIT_TILE_WIDTH; i++) {
         audit_leaf_hash(f->text[i], strlen(f->text[i]), h);
-        assert_int_equal(row.len, AUDIT_HASH_BYTES);
-        assert_memory_equal(row.data, h, AUDIT_HASH_BYTES);
+        assert_memory_equal((const unsigned char *)row.data +
+                                (size_t)i * AUDIT_HASH_BYTES,
+                            h, AUDIT_HASH_BYTES);
     }
+    assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
+    store_log_cursor_free(c);
+    assert_int_equal(store_log_scan_tiles(l, 1, &c, NULL), IG_OK);
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
     /* A filter is a substring of the text; the caller checks the rest. */
@@ -142,6 +150,17 @@ read_events(struct store_log *l, struct fixture *f)
     }
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
+}
+
+/* The note's third line is the base64 of root. */
+static void
+assert_root_in_note(const char *note, const unsigned char *root)
+{
+    char b64[64];
+
+    (void)sodium_bin2base64(b64, sizeof(b64), root, AUDIT_HASH_BYTES,
+                            sodium_base64_VARIANT_ORIGINAL);
+    assert_non_null(strstr(note, b64));
 }
 
 static void
@@ -176,10 +195,24 @@ read_checkpoints(struct store_log *l)
     assert_null(note);
     assert_string_equal(err.msg, "no checkpoint of size 8");
 
-    assert_int_equal(store_log_nodes(l, NULL), IG_OK);
+    /* Roots of both checkpoints from the tiles (and, past the full tile,
+       the events), equal to the roots the notes sign. */
+    assert_int_equal(store_log_nodes(l, SIGNED_AT, NULL), IG_OK);
     assert_int_equal(audit_root_at(SIGNED_AT, store_log_fetch_node, l, root),
                      IG_OK);
+    assert_int_equal(
+        store_log_checkpoint(l, SIGNED_AT, &note, &len, &got, NULL), IG_OK);
+    assert_root_in_note(note, root);
+    free(note);
+    assert_int_equal(store_log_nodes(l, NEV, NULL), IG_OK);
+    assert_int_equal(audit_root_at(NEV, store_log_fetch_node, l, root), IG_OK);
+    assert_int_equal(store_log_checkpoint(l, NEV, &note, &len, &got, NULL),
+                     IG_OK);
+    assert_root_in_note(note, root);
+    free(note);
     assert_int_equal(store_log_fetch_node(l, 0, NEV, node), IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_fetch_node(l, 8, 1, node), IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_fetch_node(l, 8, 0, node), IG_OK);
 }
 
 static void
@@ -195,7 +228,7 @@ read_leaves(struct store_log *l, struct fixture *f)
     free(leaf);
     assert_int_equal(store_log_leaf(l, NEV, &leaf, &len, &err),
                      IG_ERR_NOTFOUND);
-    assert_string_equal(err.msg, "no leaf 10 in the log");
+    assert_string_equal(err.msg, "no leaf 300 in the log");
 }
 
 /* Every read, and the file is as it was: same bytes, same time, nothing
