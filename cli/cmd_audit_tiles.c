@@ -3,15 +3,14 @@
  * (audit_tiles, audit/audit_tile.h) against the tree it recomputes.
  *
  * The first verifier hands every complete subtree it computes to
- * cli_audit_tiles_node. Level-0 subtrees are the leaf hashes: each is
- * compared at once with its entry of the stored level-0 tile, so an
- * edited event is named by its leaf. Subtrees at levels 8, 16... are
- * entries of the higher tiles, collected in partial tiles; a tile that
- * fills is compared whole with its row. One cursor per tile level reads
- * the rows in index order. A row that is missing, of another length
- * than 8 KiB (the bytes are untrusted), not the events' or past the log
- * is a finding that names the tile; the first one is kept. The signed
- * checkpoints stay the trust anchor: this locates an edit.
+ * cli_audit_tiles_node. Those at levels 0, 8, 16... are the entries of
+ * tiles (level 0: the leaf hashes), collected in partial tiles; a tile
+ * that fills is compared whole with its row, and an entry that differs
+ * in a level-0 tile names its leaf (an edited event). One cursor per tile level
+ * reads the rows in index order. A row that is missing, of another length than
+ * 8 KiB (the bytes are untrusted), not the events' or past the log is a finding
+ * that names the tile; the first one is kept. The signed checkpoints stay the
+ * trust anchor: this locates an edit.
  */
 #include "cmd_audit_int.h"
 
@@ -128,26 +127,17 @@ tile_row(struct cli_audit_tiles *t, unsigned level, uint64_t n)
     return c->have && c->idx == n ? c : NULL;
 }
 
-/* A leaf hash against its entry of the stored level-0 tile. */
-static void
-leaf_check(struct cli_audit_tiles *t, uint64_t index,
-           const unsigned char hash[AUDIT_HASH_BYTES])
+/* The first entry where a stored tile differs from the recomputed. */
+static unsigned
+first_diff(const unsigned char *stored, const unsigned char *want)
 {
-    const struct tile_cursor *c = tile_row(t, 0, index / AUDIT_TILE_WIDTH);
-    unsigned i = (unsigned)(index % AUDIT_TILE_WIDTH);
-    char name[AUDIT_TILE_NAME_MAX];
+    unsigned i;
 
-    if (c == NULL || c->len != AUDIT_TILE_BYTES || c->hashes == NULL)
-        return; /* named when the tile is complete */
-    t->compared++;
-    if (memcmp(c->hashes + (size_t)i * AUDIT_HASH_BYTES, hash,
-               AUDIT_HASH_BYTES) == 0)
-        return;
-    audit_tile_name(0, index / AUDIT_TILE_WIDTH, name);
-    finding(t, AUDIT_LEAF_MISMATCH, index,
-            "leaf %llu no longer hashes to the leaf hash stored when it "
-            "was appended (entry %u of %s)",
-            (unsigned long long)index, i, name);
+    for (i = 0; i < AUDIT_TILE_WIDTH - 1; i++)
+        if (memcmp(stored + (size_t)i * AUDIT_HASH_BYTES,
+                   want + (size_t)i * AUDIT_HASH_BYTES, AUDIT_HASH_BYTES) != 0)
+            break;
+    return i;
 }
 
 /* A tile the recomputed tree filled against its row. */
@@ -155,25 +145,40 @@ static void
 tile_check(struct cli_audit_tiles *t, unsigned level, uint64_t n)
 {
     const struct tile_cursor *c = tile_row(t, level, n);
-    unsigned shift = AUDIT_TILE_HEIGHT * (level + 1);
+    const unsigned char *want = t->edge.hash[level][0];
+    unsigned shift = AUDIT_TILE_HEIGHT * (level + 1), i;
     uint64_t first = n << shift;
     char name[AUDIT_TILE_NAME_MAX];
 
     audit_tile_name(level, n, name);
-    if (c == NULL)
+    if (c == NULL) {
         finding(t, AUDIT_BAD_TILE, first,
                 "%s (leaves %llu to %llu) is missing from audit_tiles", name,
                 (unsigned long long)first,
                 (unsigned long long)(((n + 1) << shift) - 1));
-    else if (c->len != AUDIT_TILE_BYTES || c->hashes == NULL)
+        return;
+    }
+    if (c->len != AUDIT_TILE_BYTES || c->hashes == NULL) {
         finding(t, AUDIT_BAD_TILE, first,
                 "%s in audit_tiles is %zu bytes, not %d", name, c->len,
                 AUDIT_TILE_BYTES);
-    else if (level > 0 &&
-             memcmp(c->hashes, t->edge.hash[level], AUDIT_TILE_BYTES) != 0)
+        return;
+    }
+    if (memcmp(c->hashes, want, AUDIT_TILE_BYTES) == 0) {
+        t->compared += level == 0 ? AUDIT_TILE_WIDTH : 0;
+        return;
+    }
+    i = first_diff(c->hashes, want);
+    if (level == 0)
+        finding(t, AUDIT_LEAF_MISMATCH, first + i,
+                "leaf %llu no longer hashes to the leaf hash stored when it "
+                "was appended (entry %u of %s)",
+                (unsigned long long)(first + i), i, name);
+    else
         finding(t, AUDIT_BAD_TILE, first,
-                "%s (from leaf %llu) is not the tree the leaves make", name,
-                (unsigned long long)first);
+                "entry %u of %s (from leaf %llu) is not the tree the leaves "
+                "make",
+                i, name, (unsigned long long)first);
 }
 
 int
@@ -184,8 +189,6 @@ cli_audit_tiles_node(void *ctx, unsigned level, uint64_t index,
     uint64_t n;
     unsigned l;
 
-    if (level == 0)
-        leaf_check(t, index, hash);
     if (audit_tile_edge_put(&t->edge, level, index, hash, &l, &n))
         tile_check(t, l, n);
     return 0;
