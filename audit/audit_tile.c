@@ -143,7 +143,7 @@ audit_tile_node(void *ctx, unsigned level, uint64_t index,
 void
 audit_tile_name(unsigned level, uint64_t index, char out[AUDIT_TILE_NAME_MAX])
 {
-    char groups[32] = "";
+    char groups[40] = ""; /* 7 groups of 3 digits: 2^64 - 1 */
     char g[8];
     uint64_t div = 1;
     size_t used = 0;
