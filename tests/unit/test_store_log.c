@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <sodium.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,63 @@ test_refuses_what_is_not_a_log(void **state)
     assert_one_line(&err, path, "is not an intentgate database");
 }
 
+/* A file of schema 3 that no newer PDP opened yet: its tree is read from
+   audit_nodes (here: the leaf hashes alone). */
+static void
+test_reads_a_schema_3_file(void **state)
+{
+    struct fixture *f = *state;
+    struct store_log *l = NULL;
+    struct store_log_cursor *c;
+    struct store_log_row row;
+    unsigned char h[AUDIT_HASH_BYTES], node[AUDIT_HASH_BYTES];
+    sqlite3_stmt *st;
+    sqlite3 *db;
+    int i;
+
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE audit_tiles; CREATE TABLE audit_nodes (level "
+                     "INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT "
+                     "NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID; PRAGMA "
+                     "user_version = 3",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO audit_nodes VALUES (0, "
+                                        "?1, ?2)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    for (i = 0; i < NEV; i++) {
+        audit_leaf_hash(f->text[i], strlen(f->text[i]), h);
+        (void)sqlite3_bind_int(st, 1, i);
+        (void)sqlite3_bind_blob(st, 2, h, AUDIT_HASH_BYTES, SQLITE_TRANSIENT);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        (void)sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    assert_int_equal(store_log_open(f->path, &l, NULL), IG_OK);
+    assert_int_equal(store_log_has_tiles(l), 0);
+    assert_int_equal(store_log_scan(l, STORE_LOG_LEAF_HASHES, NULL, &c, NULL),
+                     IG_OK);
+    for (i = 0; i < NEV; i++) {
+        assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
+        assert_int_equal(row.key, i);
+        assert_int_equal(row.len, AUDIT_HASH_BYTES);
+    }
+    assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
+    store_log_cursor_free(c);
+    assert_int_equal(store_log_nodes(l, NEV, NULL), IG_OK);
+    assert_int_equal(store_log_fetch_node(l, 0, 3, node), IG_OK);
+    audit_leaf_hash(f->text[3], strlen(f->text[3]), h);
+    assert_memory_equal(node, h, AUDIT_HASH_BYTES);
+    assert_int_equal(store_log_fetch_node(l, 1, 0, node), IG_ERR_NOTFOUND);
+    store_log_close(l);
+}
+
 int
 main(void)
 {
@@ -363,6 +421,8 @@ main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_change_under_the_read_fails_it,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_a_schema_3_file, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_refuses_what_is_not_a_log, setup,
                                         teardown),
     };
