@@ -34,6 +34,8 @@ struct vcp {
 struct audit_verify {
     struct audit_verifier key;
     struct audit_frontier tree;
+    audit_node_fn on_node; /* a reader's, or NULL */
+    void *on_node_ctx;
     struct vcp *cps; /* sorted by size, one per size */
     size_t ncps, next;
     uint64_t leaves, given, checked;
@@ -62,6 +64,8 @@ audit_failure_name(enum audit_failure f)
         return "missing_leaf";
     case AUDIT_LEAF_MISMATCH:
         return "leaf_mismatch";
+    case AUDIT_BAD_TILE:
+        return "bad_tile";
     }
     return "unknown";
 }
@@ -195,7 +199,8 @@ audit_verify_leaf_hash(struct audit_verify *v,
     v->leaves++;
     if (v->failure != AUDIT_OK)
         return;
-    if (audit_frontier_append(&v->tree, hash, NULL, NULL) != IG_OK) {
+    if (audit_frontier_append(&v->tree, hash, v->on_node, v->on_node_ctx) !=
+        IG_OK) {
         record(v, AUDIT_BAD_CHECKPOINT, v->tree.size, "too many leaves");
         return;
     }
@@ -213,6 +218,13 @@ audit_verify_leaf(struct audit_verify *v, const void *leaf, size_t len)
     }
     audit_leaf_hash(leaf, len, h);
     audit_verify_leaf_hash(v, h);
+}
+
+void
+audit_verify_on_node(struct audit_verify *v, audit_node_fn fn, void *ctx)
+{
+    v->on_node = fn;
+    v->on_node_ctx = ctx;
 }
 
 void

@@ -31,7 +31,9 @@ enum audit_failure {
     AUDIT_ROOT_MISMATCH,  /* the leaves do not hash to a checkpoint */
     AUDIT_TRUNCATED,      /* fewer leaves than a checkpoint's size */
     AUDIT_MISSING_LEAF,   /* a gap in the leaf indexes (reader reports) */
-    AUDIT_LEAF_MISMATCH   /* a leaf differs from its stored hash */
+    AUDIT_LEAF_MISMATCH,  /* a leaf differs from its stored hash */
+    AUDIT_BAD_TILE        /* a stored tile is missing, malformed, extra or
+                             not the events' (reader reports) */
 };
 
 struct audit_report {
@@ -68,6 +70,11 @@ void audit_verify_leaf(struct audit_verify *v, const void *leaf, size_t len);
 /* The next leaf by its hash (when the reader hashed it already). */
 void audit_verify_leaf_hash(struct audit_verify *v,
                             const unsigned char hash[AUDIT_HASH_BYTES]);
+
+/* Have fn called with every complete subtree the recomputed tree gets
+   (audit_frontier_append's on_node: a reader compares them with what is
+   stored); fn must return 0. Before the first leaf. */
+void audit_verify_on_node(struct audit_verify *v, audit_node_fn fn, void *ctx);
 
 /* A reader's own finding (a gap, a stored hash that differs). */
 void audit_verify_fail(struct audit_verify *v, enum audit_failure f,

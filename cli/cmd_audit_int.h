@@ -138,10 +138,30 @@ void cli_audit_vset_fail(struct cli_audit_vset *s, enum audit_failure f,
 void cli_audit_vset_end(struct cli_audit_vset *s, struct audit_report *out);
 void cli_audit_vset_free(struct cli_audit_vset *s);
 
-/* Feed every leaf of the database (in seq order; gaps and leaves that no
-   longer match audit_nodes are recorded; *compared counts the stored
-   hashes compared) or of an export file to the verifiers and to t (may be
-   NULL). IG_ERR_IO / IG_ERR_INVALID / IG_ERR_LIMIT with err. */
+/* The check of the stored tiles (cmd_audit_tiles.c): new reads db's
+   audit_tiles (IG_ERR_IO/NOMEM with err); node is the audit_node_fn to
+   give the first verifier; end names tiles past the log of size leaves;
+   finding gives the first finding (1) or 0; status is IG_OK or the read
+   error (err was set). */
+struct cli_audit_tiles;
+enum ig_status cli_audit_tiles_new(struct store_log *db,
+                                   struct cli_audit_tiles **out,
+                                   struct ig_err *err) IG_WUR;
+void cli_audit_tiles_free(struct cli_audit_tiles *t);
+int cli_audit_tiles_node(void *ctx, unsigned level, uint64_t index,
+                         const unsigned char hash[AUDIT_HASH_BYTES]);
+void cli_audit_tiles_end(struct cli_audit_tiles *t, uint64_t size);
+int cli_audit_tiles_finding(const struct cli_audit_tiles *t,
+                            enum audit_failure *f, uint64_t *index,
+                            const char **detail);
+uint64_t cli_audit_tiles_compared(const struct cli_audit_tiles *t);
+enum ig_status cli_audit_tiles_status(const struct cli_audit_tiles *t);
+
+/* Feed every leaf of the database (in seq order; gaps, leaves that no
+   longer match their stored hash and tiles that are not the leaves' are
+   recorded; *compared counts the stored hashes compared) or of an export file
+   to the verifiers and to t (may be NULL). IG_ERR_IO / IG_ERR_INVALID /
+   IG_ERR_LIMIT with err. */
 enum ig_status cli_audit_leaves_db(struct store_log *db,
                                    struct cli_audit_vset *v,
                                    struct cli_audit_times *t,

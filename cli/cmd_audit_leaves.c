@@ -4,9 +4,11 @@
  * (audit/audit_verify.h) and the times check (cmd_audit_times.c).
  *
  * From the database it also reports what only a reader sees: a gap in the
- * sequence numbers (a deleted leaf), and a leaf whose bytes no longer hash
- * to the leaf hash stored when it was appended (audit_nodes level 0) -
- * that locates an edit; the signed roots remain the trust anchor.
+ * sequence numbers (a deleted leaf), a leaf whose bytes no longer hash
+ * to the leaf hash stored when it was appended (its entry of a level-0
+ * tile, cmd_audit_tiles.c; audit_nodes level 0 in a schema-3 file), and
+ * a stored tile that is not the leaves' - that locates an edit; the
+ * signed roots remain the trust anchor.
  */
 #include "cmd_audit_int.h"
 
@@ -186,7 +188,8 @@ db_leaf(const struct store_log_row *row, struct cli_audit_vset *v,
     audit_leaf_hash(row->data, row->len, h);
     if (t != NULL)
         cli_audit_times_leaf(t, *next, row->data, row->len);
-    if (!*failed && node_check(nodes, *next, h, compared, err) != 0) {
+    if (!*failed && nodes != NULL &&
+        node_check(nodes, *next, h, compared, err) != 0) {
         cli_audit_vset_fail(
             v, AUDIT_LEAF_MISMATCH, *next,
             "leaf %llu no longer hashes to the leaf hash stored "
@@ -196,6 +199,55 @@ db_leaf(const struct store_log_row *row, struct cli_audit_vset *v,
     }
     vset_leaf(v, h);
     *next = seq > 0 ? (uint64_t)seq : *next + 1;
+}
+
+/* A finding of the tile check, once, to the verifiers. */
+static void
+tiles_report(struct cli_audit_tiles *tiles, struct cli_audit_vset *v,
+             int *failed)
+{
+    enum audit_failure f;
+    const char *detail;
+    uint64_t index;
+
+    if (*failed || !cli_audit_tiles_finding(tiles, &f, &index, &detail))
+        return;
+    cli_audit_vset_fail(v, f, index, "%s", detail);
+    *failed = 1;
+}
+
+/* The leaves against the tiles (a file of schema 4 and later). */
+static enum ig_status
+leaves_tiles(struct store_log *db, struct store_log_cursor *q,
+             struct cli_audit_vset *v, struct cli_audit_times *t,
+             uint64_t *compared, struct ig_err *err)
+{
+    struct cli_audit_tiles *tiles = NULL;
+    struct store_log_row row;
+    uint64_t next = 0;
+    enum ig_status st;
+    int failed = 0;
+
+    if ((st = cli_audit_tiles_new(db, &tiles, err)) != IG_OK)
+        return st;
+    audit_verify_on_node(v->v[0], cli_audit_tiles_node, tiles);
+    while (cli_audit_tiles_status(tiles) == IG_OK &&
+           (st = store_log_next(q, &row, err)) == IG_OK) {
+        db_leaf(&row, v, t, NULL, &next, &failed, compared, err);
+        tiles_report(tiles, v, &failed);
+    }
+    if (st == IG_ERR_NOTFOUND && cli_audit_tiles_status(tiles) == IG_OK) {
+        cli_audit_tiles_end(tiles, next);
+        tiles_report(tiles, v, &failed);
+    }
+    if (cli_audit_tiles_status(tiles) != IG_OK)
+        st = cli_audit_tiles_status(tiles); /* err says which read failed */
+    else if (st == IG_ERR_NOTFOUND)
+        st = IG_OK;
+    *compared = cli_audit_tiles_compared(tiles);
+    audit_verify_on_node(v->v[0], NULL, NULL);
+    cli_audit_tiles_free(tiles);
+    return st;
 }
 
 /* Feed the database's leaves in seq order. */
@@ -212,6 +264,12 @@ cli_audit_leaves_db(struct store_log *db, struct cli_audit_vset *v,
     int failed = 0;
 
     memset(&nodes, 0, sizeof(nodes));
+    if (store_log_has_tiles(db)) {
+        if ((st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &q, err)) == IG_OK)
+            st = leaves_tiles(db, q, v, t, compared, err);
+        store_log_cursor_free(q);
+        return st;
+    }
     if ((st = store_log_scan(db, STORE_LOG_LEAF_HASHES, NULL, &nodes.c, err)) !=
             IG_OK ||
         (st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &q, err)) != IG_OK)

@@ -215,12 +215,12 @@ cli_audit_proof(int argc, char **argv)
                         (unsigned long long)a.i, (unsigned long long)a.n);
         goto out;
     }
-    if ((st = store_log_nodes(db, &err)) != IG_OK)
+    if ((st = store_log_nodes(db, a.n, &err)) != IG_OK)
         goto out;
     st = audit_inclusion_proof(a.i, a.n, store_log_fetch_node, db, proof, &n);
     if (st != IG_OK) {
         (void)ig_err_set(&err, st == IG_ERR_NOTFOUND ? IG_ERR_IO : st,
-                         "cannot build the proof from audit_nodes: %s",
+                         "cannot build the proof from the stored tree: %s",
                          ig_strerror(st));
         st = st == IG_ERR_NOTFOUND ? IG_ERR_IO : st;
         goto out;
@@ -350,14 +350,14 @@ cli_audit_consistency(int argc, char **argv)
         (st = store_log_open(a.db, &db, &err)) != IG_OK ||
         (st = cons_roots(db, &a, a.key != NULL ? &key : NULL, cp, &err)) !=
             IG_OK ||
-        (st = store_log_nodes(db, &err)) != IG_OK)
+        (st = store_log_nodes(db, a.size[1], &err)) != IG_OK)
         goto out;
     if (a.size[0] < a.size[1] &&
         (st = audit_consistency_proof(a.size[0], a.size[1],
                                       store_log_fetch_node, db, proof, &n)) !=
             IG_OK) {
         st = ig_err_set(&err, IG_ERR_IO,
-                        "cannot build the proof from audit_nodes: %s",
+                        "cannot build the proof from the stored tree: %s",
                         ig_strerror(st));
         goto out;
     }

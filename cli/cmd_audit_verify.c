@@ -40,7 +40,9 @@ static const char verify_usage[] =
     "  --db FILE           the PDP's SQLite database, opened read-only (a\n"
     "                      copy, or the live file). Also reports a gap in\n"
     "                      the sequence (missing_leaf) and a leaf that no\n"
-    "                      longer matches its stored hash (leaf_mismatch).\n"
+    "                      longer matches its stored hash (leaf_mismatch),\n"
+    "                      and a stored tile that is missing, malformed or\n"
+    "                      not the leaves' (bad_tile).\n"
     "  --leaves FILE       an export: one leaf (canonical JSON) a line\n"
     "  --checkpoints FILE  checkpoints as JSONL {\"size\":N,\"note\":\"...\"}\n"
     "                      (from `audit export --checkpoints-out`); with\n"
@@ -86,7 +88,8 @@ static const char verify_usage[] =
                                                                "root_mismatch, "
                                                                "truncated, "
                                                                "missing_leaf,\n"
-                                                               "leaf_mismatch) "
+                                                               "leaf_mismatch, "
+                                                               "bad_tile) "
                                                                "and the leaf "
                                                                "index or "
                                                                "checkpoint "
@@ -310,7 +313,7 @@ report(const char *cmd, const struct verify_run *r)
     (void)printf("checkpoints: %llu\n", (unsigned long long)rep->checkpoints);
     (void)printf("checked:     %llu\n", (unsigned long long)rep->checked);
     if (r->db != NULL)
-        (void)printf("leaf hashes: %llu compared with audit_nodes\n",
+        (void)printf("leaf hashes: %llu compared with the stored tree\n",
                      (unsigned long long)r->compared);
     if (r->anchored)
         print_checkpoint("anchor:", &r->anchor, r->a.anchor);

@@ -6,24 +6,27 @@
  * Every audit event is a leaf of an RFC 6962 tree (audit/audit_tree.h).
  * The writer thread keeps the tree's frontier (one hash per set bit of the
  * size) in s->audit. Appending an event inserts its row, hashes its exact
- * text bytes into a leaf and pushes the leaf onto the frontier; each
- * subtree that completes (the leaf itself at level 0, then its parents) is
- * inserted into audit_nodes, in the same savepoint as the event. So the
- * nodes table always holds every complete subtree of the committed log,
- * and proofs and roots of any past size are built from O(log n) node rows
- * without rereading the log. store_sqlite.c saves s->audit before each
- * job and each transaction and puts it back when they are rolled back.
+ * text bytes into a leaf and pushes the leaf onto the frontier. The tree
+ * is stored as C2SP tlog tiles (audit/audit_tile.h): the subtrees at
+ * levels 0, 8, 16... that the append completes are entries of tiles,
+ * kept in the writer's partial tiles (s->edge); a tile that fills is
+ * inserted into audit_tiles as one 8 KiB row, in the same savepoint as
+ * the event - one row per 256 leaves instead of two per leaf. Roots and
+ * proofs of the current tree read O(log n) tiles and the edge, never the
+ * log. store_sqlite.c saves s->audit before each job and each
+ * transaction and puts it back when they are rolled back; the edge is
+ * not saved (64 KiB) but rebuilt when its size is no longer the tree's.
  *
  * At open (store_audit_open.c) the whole tree is first recomputed from
- * the events and checked against the nodes and the checkpoints
- * (store_audit_check.c); then the frontier is rebuilt from the nodes of
- * its set bits; a database written before the tree existed (events, no
- * nodes) has its nodes backfilled once, in chunks, and says so in the
- * log; last the anchor file is checked (store_anchor.c).
+ * the events and checked against the tiles (store_audit_check.c); then
+ * the edge and the frontier are rebuilt from the tiles; a database whose
+ * tiles stop short (written before the tiles existed) has them computed
+ * from its events once, in chunks, and says so in the log; then the
+ * checkpoints and last the anchor file are checked (store_anchor.c).
  *
  * A checkpoint is a job on the writer thread: the root of the current
- * frontier must equal the root recomputed from the stored nodes, and
- * consistency proofs built from the nodes must verify against the
+ * frontier must equal the root recomputed from the stored tiles, and
+ * consistency proofs built from the tiles must verify against the
  * previous checkpoint's root and the anchor's. Only then is the C2SP
  * checkpoint text signed (audit/audit_note.h) and stored, and after its
  * commit written to the anchor; otherwise it is refused, loudly.
@@ -36,22 +39,116 @@
 #include "audit_note.h"
 #include "ig_limits.h"
 
-/* ---- nodes ---- */
+/* ---- tiles ---- */
 
+/* audit_node_fn: a subtree the append completed. Entries of tiles go to
+   the edge; a tile they fill is inserted, once. */
 static int
 on_node(void *ctx, unsigned level, uint64_t index,
         const unsigned char hash[AUDIT_HASH_BYTES])
 {
     struct store *s = ctx;
     sqlite3_stmt *st = s->wst[W_NODE];
+    uint64_t tn;
+    unsigned tl;
     int rc;
 
-    (void)sqlite3_bind_int(st, 1, (int)level);
-    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
-    (void)sqlite3_bind_blob(st, 3, hash, AUDIT_HASH_BYTES, SQLITE_STATIC);
+    if (!audit_tile_edge_put(&s->edge, level, index, hash, &tl, &tn))
+        return 0;
+    (void)sqlite3_bind_int(st, 1, (int)tl);
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)tn);
+    (void)sqlite3_bind_blob(st, 3, s->edge.hash[tl], AUDIT_TILE_BYTES,
+                            SQLITE_STATIC);
     rc = sqlite3_step(st);
     (void)sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static enum ig_status
+wtile(void *ctx, unsigned level, uint64_t index, const unsigned char **out)
+{
+    struct store *s = ctx;
+    enum ig_status st =
+        store_audit_fetch_tile(s->wst[W_NODE_GET], level, index, s->wtile);
+
+    *out = s->wtile;
+    return st;
+}
+
+static enum ig_status
+wentry(void *ctx, unsigned level, uint64_t index,
+       unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store *s = ctx;
+
+    memcpy(out, s->edge.hash[level][index % AUDIT_TILE_WIDTH],
+           AUDIT_HASH_BYTES);
+    return IG_OK;
+}
+
+/* The leaf hash of leaf index, from its event (rebuilding the edge). */
+static enum ig_status
+wleaf(void *ctx, uint64_t index, unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store *s = ctx;
+    sqlite3_stmt *q = NULL;
+    enum ig_status st = IG_ERR_IO;
+
+    if (sqlite3_prepare_v2(s->wdb,
+                           "SELECT event FROM audit_events WHERE seq = ?1", -1,
+                           &q, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)index + 1) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+        audit_leaf_hash(sqlite3_column_text(q, 0),
+                        (size_t)sqlite3_column_bytes(q, 0), out);
+        st = IG_OK;
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+enum ig_status
+store_audit_edge_rebuild(struct store *s)
+{
+    struct audit_tile_src src = {s->audit.tree.size, wtile, NULL, wleaf, s};
+    uint64_t first;
+    unsigned l, i, w;
+    enum ig_status st;
+
+    s->edge.size = UINT64_MAX; /* not valid until done */
+    for (l = 0; l < AUDIT_TILE_LEVELS; l++) {
+        w = audit_tile_width(src.size, l);
+        first = audit_tile_count(src.size, l) * AUDIT_TILE_WIDTH;
+        for (i = 0; i < w; i++) {
+            st = audit_tile_node(&src, l * AUDIT_TILE_HEIGHT, first + i,
+                                 s->edge.hash[l][i]);
+            if (st != IG_OK)
+                return IG_ERR_IO;
+        }
+    }
+    s->edge.size = src.size;
+    return IG_OK;
+}
+
+/* The edge must describe the tree (after a rollback it does not). */
+static enum ig_status
+edge_sync(struct store *s)
+{
+    if (s->edge.size == s->audit.tree.size)
+        return IG_OK;
+    return store_audit_edge_rebuild(s);
+}
+
+enum ig_status
+store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
+                   unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store *s = ctx;
+    struct audit_tile_src src = {s->audit.tree.size, wtile, wentry, NULL, s};
+
+    if (edge_sync(s) != IG_OK)
+        return IG_ERR_IO;
+    return audit_tile_node(&src, level, index, out);
 }
 
 enum ig_status
@@ -66,12 +163,15 @@ store_audit_add_leaf(struct store *s, sqlite3_int64 seq, const void *text,
                                   "tree_size", (json_int_t)s->audit.tree.size));
         return IG_ERR_IO;
     }
+    if (edge_sync(s) != IG_OK)
+        return IG_ERR_IO;
     if (pre == NULL) {
         audit_leaf_hash(text, len, leaf);
         pre = leaf;
     }
     if (audit_frontier_append(&s->audit.tree, pre, on_node, s) != IG_OK)
         return IG_ERR_IO;
+    s->edge.size = s->audit.tree.size;
     return IG_OK;
 }
 
@@ -146,7 +246,7 @@ store_audit_deadline(const struct store *s)
     return s->ckpt_due;
 }
 
-/* The tree about to be signed must be the one the stored nodes describe,
+/* The tree about to be signed must be the one the stored tiles describe,
    and consistent with the previous checkpoint. IG_ERR_CRYPTO, logged. */
 static enum ig_status
 check_consistent(struct store *s, uint64_t size,
@@ -159,13 +259,13 @@ check_consistent(struct store *s, uint64_t size,
     size_t n = 0;
 
     if (audit_root_at(size, store_audit_wfetch, s, stored) != IG_OK)
-        why = "the stored tree nodes are incomplete";
+        why = "the stored tiles are incomplete";
     else if (memcmp(stored, root, sizeof(stored)) != 0)
-        why = "the stored tree nodes do not hash to the tree's root";
+        why = "the stored tiles do not hash to the tree's root";
     else if (a->ckpt_size > 0 &&
              audit_consistency_proof(a->ckpt_size, size, store_audit_wfetch, s,
                                      proof, &n) != IG_OK)
-        why = "no consistency proof can be built from the stored nodes";
+        why = "no consistency proof can be built from the stored tiles";
     else if (a->ckpt_size > 0 &&
              audit_verify_consistency(a->ckpt_size, size, a->ckpt_root, root,
                                       (const unsigned char(*)[32])proof,

@@ -3,28 +3,30 @@
  * store opens, before anything is appended or signed.
  *
  * DESIGN
- * The events are the log; audit_nodes and checkpoints are derived from
+ * The events are the log; audit_tiles and checkpoints are derived from
  * them and may have been edited along with them by whoever can write the
  * database file. So at every open every event is read once, in seq order,
  * its leaf hash recomputed and pushed onto a fresh frontier; every
  * complete subtree that completes (audit_frontier_append's on_node, leaf
- * level first) is compared with its stored row, read by one cursor per
- * level in index order (the table's primary key, so nothing is sorted).
- * The first difference refuses the start and names it: a gap in seq, the
- * first leaf whose event no longer hashes to its stored leaf hash, or the
- * first stored node (and the leaves it covers) that the events do not
- * make. Rows beyond the tree are refused too. Events after the stored
- * nodes (a database from before the tree) have no rows to compare yet:
- * store_audit.c backfills them after this pass.
+ * level first) at levels 0, 8, 16... is an entry of a tile
+ * (audit/audit_tile.h), collected in a partial tile; when a tile fills,
+ * it is compared with its stored row, read by one cursor per tile level
+ * in index order (the table's primary key, so nothing is sorted). The
+ * first difference refuses the start and names it: a gap in seq, the
+ * first leaf whose event no longer hashes to its entry of a level-0 tile,
+ * a tile of another length, a missing tile, an entry of a higher tile
+ * the events do not make. Rows beyond the tree are refused too. Events
+ * after the stored tiles (a database from before the tiles) have no rows
+ * to compare yet: store_audit_open.c computes them after this pass.
  *
  * Then every stored checkpoint's root must be the root of the tree of its
- * size (from the nodes, now known to be the events'); the newest becomes
+ * size (from the tiles, now known to be the events'); the newest becomes
  * the one the next checkpoint extends. The anchor outside the database
  * (store_anchor.c) is checked after this, against the same tree.
  *
- * Cost: one SHA-256 per leaf and about one per leaf for the nodes, and one
- * sequential read of audit_events and audit_nodes (docs/audit.md has the
- * figure for a million leaves).
+ * Cost: one SHA-256 per leaf and about one per leaf for the nodes, one
+ * sequential read of audit_events, and one 8 KiB row per 256 leaves
+ * (docs/audit.md has the figure for a million leaves).
  */
 #include "store_int.h"
 
@@ -38,17 +40,19 @@
 #define STR(x) STR_(x)
 
 struct level_cursor {
-    sqlite3_stmt *st; /* SELECT idx, hash ... WHERE level = ? ORDER BY idx */
+    sqlite3_stmt *st; /* SELECT idx, hashes ... WHERE level = ? ORDER BY idx */
     int have;         /* a row is current */
     sqlite3_int64 idx;
-    unsigned char hash[AUDIT_HASH_BYTES];
-    int hash_ok; /* the row's hash has 32 bytes */
+    const unsigned char *hashes; /* the row's blob, until the next step */
+    int len;
 };
 
 struct recompute {
     struct store *s;
-    uint64_t stored; /* leaves whose subtrees are stored (max idx + 1) */
-    struct level_cursor lv[AUDIT_MAX_HEIGHT];
+    uint64_t stored; /* leaves whose tiles are stored (full level-0 tiles) */
+    uint64_t size;   /* the events, once all are read */
+    struct level_cursor lv[AUDIT_TILE_LEVELS];
+    struct audit_tile_edge edge; /* the tiles being recomputed */
     struct ig_err *err;
     enum ig_status st;
 };
@@ -60,9 +64,8 @@ cursor_next(struct level_cursor *c)
     if (!c->have)
         return;
     c->idx = sqlite3_column_int64(c->st, 0);
-    c->hash_ok = sqlite3_column_bytes(c->st, 1) == AUDIT_HASH_BYTES;
-    if (c->hash_ok)
-        memcpy(c->hash, sqlite3_column_blob(c->st, 1), AUDIT_HASH_BYTES);
+    c->hashes = sqlite3_column_blob(c->st, 1);
+    c->len = sqlite3_column_bytes(c->st, 1);
 }
 
 static struct level_cursor *
@@ -73,10 +76,10 @@ cursor_at(struct recompute *r, unsigned level)
     if (c->st != NULL)
         return c;
     if (sqlite3_prepare_v2(r->s->wdb,
-                           "SELECT idx, hash FROM audit_nodes WHERE level = ?1 "
-                           "ORDER BY idx",
+                           "SELECT idx, hashes FROM audit_tiles WHERE level = "
+                           "?1 ORDER BY idx",
                            -1, &c->st, NULL) != SQLITE_OK) {
-        r->st = ig_err_set(r->err, IG_ERR_IO, "cannot read audit_nodes: %s",
+        r->st = ig_err_set(r->err, IG_ERR_IO, "cannot read audit_tiles: %s",
                            sqlite3_errmsg(r->s->wdb));
         return NULL;
     }
@@ -85,87 +88,133 @@ cursor_at(struct recompute *r, unsigned level)
     return c;
 }
 
-/* audit_node_fn: compare a subtree the events complete with its row. */
+/* The first entry where the stored tile differs from the recomputed. */
+static unsigned
+first_diff(const unsigned char *stored, const unsigned char *want)
+{
+    unsigned i;
+
+    for (i = 0; i < AUDIT_TILE_WIDTH - 1; i++)
+        if (memcmp(stored + i * AUDIT_HASH_BYTES, want + i * AUDIT_HASH_BYTES,
+                   AUDIT_HASH_BYTES) != 0)
+            break;
+    return i;
+}
+
+/* A recomputed full tile against its row (c current, its idx tn). */
+static void
+compare_tile(struct recompute *r, const struct level_cursor *c, unsigned tl,
+             uint64_t tn)
+{
+    const unsigned char *want = r->edge.hash[tl][0];
+    unsigned shift = AUDIT_TILE_HEIGHT * (tl + 1), i;
+    uint64_t first = tn << shift, last = ((tn + 1) << shift) - 1;
+    char name[AUDIT_TILE_NAME_MAX];
+
+    audit_tile_name(tl, tn, name);
+    if (!c->have || c->idx != (sqlite3_int64)tn)
+        r->st = ig_err_set(r->err, IG_ERR_IO,
+                           "audit log check: %s (leaves %llu to %llu) is "
+                           "missing from audit_tiles: the tree was edited; "
+                           "refusing to start",
+                           name, (unsigned long long)first,
+                           (unsigned long long)last);
+    else if (c->len != AUDIT_TILE_BYTES || c->hashes == NULL)
+        r->st = ig_err_set(r->err, IG_ERR_IO,
+                           "audit log check: %s in audit_tiles is %d bytes, "
+                           "not %d: the tree was edited; refusing to start",
+                           name, c->len, AUDIT_TILE_BYTES);
+    else if (memcmp(c->hashes, want, AUDIT_TILE_BYTES) == 0)
+        return;
+    else if (tl == 0) {
+        i = first_diff(c->hashes, want);
+        r->st = ig_err_set(r->err, IG_ERR_IO,
+                           "audit log check: leaf %llu (audit_events seq "
+                           "%llu) does not hash to its stored leaf hash "
+                           "(entry %u of %s): the event or the tile was "
+                           "edited; refusing to start",
+                           (unsigned long long)(first + i),
+                           (unsigned long long)(first + i + 1), i, name);
+    } else {
+        i = first_diff(c->hashes, want);
+        r->st = ig_err_set(r->err, IG_ERR_IO,
+                           "audit log check: entry %u of %s (leaves %llu to "
+                           "%llu) is not the one the events make: "
+                           "audit_tiles was edited; refusing to start",
+                           i, name, (unsigned long long)first,
+                           (unsigned long long)last);
+    }
+}
+
+/* audit_node_fn: collect tile entries; compare a tile that fills. */
 static int
 check_node(void *ctx, unsigned level, uint64_t index,
            const unsigned char hash[AUDIT_HASH_BYTES])
 {
     struct recompute *r = ctx;
     struct level_cursor *c;
-    uint64_t first = index << level, last = ((index + 1) << level) - 1;
+    uint64_t tn;
+    unsigned tl;
 
-    if (last >= r->stored)
-        return 0; /* not stored yet: the backfill adds it */
-    if ((c = cursor_at(r, level)) == NULL)
+    if (!audit_tile_edge_put(&r->edge, level, index, hash, &tl, &tn))
+        return 0;
+    if (((index + 1) << level) - 1 >= r->stored)
+        return 0; /* not stored yet: store_audit_open.c adds it */
+    if ((c = cursor_at(r, tl)) == NULL)
         return -1;
-    if (level == 0 && (!c->have || c->idx != (sqlite3_int64)index))
-        r->st = ig_err_set(r->err, IG_ERR_IO,
-                           "audit log check: leaf %llu has no stored leaf "
-                           "hash (audit_nodes level 0): the tree was edited; "
-                           "refusing to start",
-                           (unsigned long long)index);
-    else if (level == 0 && (!c->hash_ok ||
-                            sodium_memcmp(c->hash, hash, sizeof(c->hash)) != 0))
-        r->st = ig_err_set(r->err, IG_ERR_IO,
-                           "audit log check: leaf %llu (audit_events seq "
-                           "%llu) does not hash to its stored leaf hash: the "
-                           "event was edited; refusing to start",
-                           (unsigned long long)index,
-                           (unsigned long long)index + 1);
-    else if (!c->have || c->idx != (sqlite3_int64)index || !c->hash_ok ||
-             sodium_memcmp(c->hash, hash, sizeof(c->hash)) != 0)
-        r->st = ig_err_set(r->err, IG_ERR_IO,
-                           "audit log check: the stored tree node (level %u, "
-                           "index %llu: from leaf %llu to leaf %llu) is not "
-                           "the one the events make: audit_nodes was edited; "
-                           "refusing to start",
-                           level, (unsigned long long)index,
-                           (unsigned long long)first, (unsigned long long)last);
+    compare_tile(r, c, tl, tn);
     if (r->st != IG_OK)
         return -1;
     cursor_next(c);
     return 0;
 }
 
-/* Rows left over: a node of a level the tree has, beyond it, or of a
+/* Rows left over: a tile of a level the tree has, beyond it, or of a
    level it has not reached. */
 static void
 check_leftovers(struct recompute *r)
 {
+    char name[AUDIT_TILE_NAME_MAX];
     sqlite3_stmt *st = NULL;
     unsigned level, top = 0;
+    sqlite3_int64 l, i;
 
-    for (level = 0; level < AUDIT_MAX_HEIGHT && r->st == IG_OK; level++) {
+    for (level = 0; level < AUDIT_TILE_LEVELS && r->st == IG_OK; level++) {
         if (r->lv[level].st == NULL)
             continue;
         top = level + 1;
-        if (r->lv[level].have)
+        if (r->lv[level].have) {
+            audit_tile_name(
+                level, r->lv[level].idx >= 0 ? (uint64_t)r->lv[level].idx : 0,
+                name);
             r->st = ig_err_set(r->err, IG_ERR_IO,
-                               "audit log check: audit_nodes holds a node "
-                               "(level %u, index %lld) the log of %llu "
-                               "leaves does not have; refusing to start",
-                               level, (long long)r->lv[level].idx,
-                               (unsigned long long)r->stored);
+                               "audit log check: audit_tiles holds %s, "
+                               "past the log of %llu leaves; refusing to "
+                               "start",
+                               name, (unsigned long long)r->size);
+        }
     }
     if (r->st != IG_OK)
         return;
     if (sqlite3_prepare_v2(r->s->wdb,
-                           "SELECT level, idx FROM audit_nodes WHERE level >= "
-                           "?1 OR level < 0 LIMIT 1",
+                           "SELECT level, idx FROM audit_tiles WHERE level >= "
+                           "?1 OR level < 0 OR idx < 0 LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK) {
-        r->st = ig_err_set(r->err, IG_ERR_IO, "cannot read audit_nodes: %s",
+        r->st = ig_err_set(r->err, IG_ERR_IO, "cannot read audit_tiles: %s",
                            sqlite3_errmsg(r->s->wdb));
         return;
     }
     (void)sqlite3_bind_int(st, 1, (int)top);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        r->st = ig_err_set(r->err, IG_ERR_IO,
-                           "audit log check: audit_nodes holds a node "
-                           "(level %lld, index %lld) the log of %llu leaves "
-                           "does not have; refusing to start",
-                           (long long)sqlite3_column_int64(st, 0),
-                           (long long)sqlite3_column_int64(st, 1),
-                           (unsigned long long)r->stored);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        l = sqlite3_column_int64(st, 0);
+        i = sqlite3_column_int64(st, 1);
+        r->st =
+            ig_err_set(r->err, IG_ERR_IO,
+                       "audit log check: audit_tiles holds a tile (level "
+                       "%lld, index %lld) past the log of %llu leaves; "
+                       "refusing to start",
+                       (long long)l, (long long)i, (unsigned long long)r->size);
+    }
     sqlite3_finalize(st);
 }
 
@@ -234,10 +283,11 @@ store_audit_recompute(struct store *s, uint64_t stored,
                            "%llu events: the log was truncated",
                            (unsigned long long)stored,
                            (unsigned long long)out->size);
+    r->size = out->size;
     if (r->st == IG_OK)
         check_leftovers(r);
     sqlite3_finalize(q);
-    for (level = 0; level < AUDIT_MAX_HEIGHT; level++)
+    for (level = 0; level < AUDIT_TILE_LEVELS; level++)
         sqlite3_finalize(r->lv[level].st);
     (void)sqlite3_exec(s->wdb, "PRAGMA mmap_size=0", NULL, NULL, NULL);
     st = r->st;
@@ -268,7 +318,7 @@ store_audit_note_root(const char *note, uint64_t size,
     return 0;
 }
 
-/* One stored checkpoint against the tree the nodes describe. */
+/* One stored checkpoint against the tree the tiles describe. */
 static enum ig_status
 check_one(struct store *s, audit_fetch_fn fetch, uint64_t size,
           const char *note, struct ig_err *err)

@@ -1,11 +1,17 @@
 /*
  * store_audit_open.c - the audit log when the store opens, before the
  * writer starts (store_audit.c has the design): the whole tree recomputed
- * from the events and checked against the stored nodes
- * (store_audit_check.c), the frontier rebuilt from the nodes of its set
- * bits, the nodes of events written before the tree existed backfilled
- * once, in chunks (and said so in the log), every stored checkpoint
- * checked, and last the anchor file (store_anchor_open.c).
+ * from the events and checked against the stored tiles
+ * (store_audit_check.c), the partial tiles and the frontier rebuilt from
+ * the tiles, the tiles of a log written before they existed (schema 3
+ * kept audit_nodes, which migration 4 drops) computed once from its
+ * events in one transaction (and said so in the log), every stored
+ * checkpoint checked, and last the anchor file (store_anchor_open.c).
+ *
+ * Tiles are written in the transaction of the events that fill them, so
+ * a committed log has every full tile: tiles that stop short of the
+ * events are refused (a row was deleted), unless there are none at all
+ * (a log converted from schema 3).
  */
 #include "store_int.h"
 
@@ -48,8 +54,10 @@ backfill_chunk(struct store *s, sqlite3_stmt *st)
     return rc;
 }
 
-/* Store the nodes of events [tree size, size) (a database from before the
-   tree, or one whose nodes stop short), one transaction per chunk. */
+/* Push the events [tree size, size) onto the tree: the partial tile at
+   the end, or all of them in a log converted from schema 3 (its tiles
+   are then stored, in one transaction: all of them or none). Read in
+   chunks. */
 static enum ig_status
 backfill(struct store *s, uint64_t size, struct ig_err *err)
 {
@@ -63,35 +71,81 @@ backfill(struct store *s, uint64_t size, struct ig_err *err)
                            -1, &st, NULL) != SQLITE_OK)
         return ig_err_set(err, IG_ERR_IO, "cannot read the audit log: %s",
                           sqlite3_errmsg(s->wdb));
-    while (rc == IG_OK && s->audit.tree.size < size) {
-        if (sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-            SQLITE_OK) {
-            rc = IG_ERR_IO;
-            break;
-        }
+    if (sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        rc = IG_ERR_IO;
+    while (rc == IG_OK && s->audit.tree.size < size)
         rc = backfill_chunk(s, st);
-        if (rc == IG_OK &&
-            sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            rc = IG_ERR_IO;
-        if (rc != IG_OK)
-            (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
-    }
+    if (rc == IG_OK &&
+        sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = IG_ERR_IO;
+    if (rc != IG_OK)
+        (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(st);
     if (rc != IG_OK || s->audit.tree.size != size)
         return ig_err_set(err, IG_ERR_IO,
-                          "cannot backfill the audit tree at leaf %llu of "
+                          "cannot store the audit tiles at leaf %llu of "
                           "%llu: %s",
                           (unsigned long long)s->audit.tree.size,
                           (unsigned long long)size, sqlite3_errmsg(s->wdb));
+    if (audit_tile_count(from, 0) == audit_tile_count(size, 0))
+        return IG_OK; /* only the partial tile: nothing was stored */
     store_audit_log(s, "warning", "audit.backfilled",
                     json_pack("{s:I, s:I, s:s}", "from", (json_int_t)from, "to",
                               (json_int_t)size, "message",
-                              "tree nodes computed for audit events written "
-                              "before the tree existed"));
+                              "audit tiles computed for audit events written "
+                              "before the tiles existed"));
     return IG_OK;
 }
 
-/* The frontier rebuilt from the nodes must be the tree of the events. */
+/* How many leaves the stored level-0 tiles cover: all the full tiles of
+   the events, or none. */
+static enum ig_status
+stored_leaves(struct store *s, uint64_t size, uint64_t *stored,
+              struct ig_err *err)
+{
+    char name[AUDIT_TILE_NAME_MAX];
+    uint64_t tiles = 0, want = audit_tile_count(size, 0);
+
+    if (query_u64(s->wdb,
+                  "SELECT max(idx) + 1 FROM audit_tiles WHERE level = 0",
+                  &tiles) != 0)
+        return ig_err_set(err, IG_ERR_IO, "cannot read audit_tiles: %s",
+                          sqlite3_errmsg(s->wdb));
+    *stored = tiles * AUDIT_TILE_WIDTH;
+    if (tiles == 0 || tiles == want)
+        return IG_OK;
+    audit_tile_name(0, tiles > want ? tiles - 1 : want - 1, name);
+    if (tiles > want)
+        return ig_err_set(err, IG_ERR_IO,
+                          "audit log check: audit_tiles holds %s, past the "
+                          "log of %llu events: the log was truncated or the "
+                          "tile added; refusing to start",
+                          name, (unsigned long long)size);
+    return ig_err_set(err, IG_ERR_IO,
+                      "audit log check: %s (leaves %llu to %llu) is missing "
+                      "from audit_tiles: the tree was edited; refusing to "
+                      "start",
+                      name, (unsigned long long)(want - 1) * AUDIT_TILE_WIDTH,
+                      (unsigned long long)want * AUDIT_TILE_WIDTH - 1);
+}
+
+/* The edge and the frontier of the first `stored` leaves, from the
+   tiles (just checked against the events). */
+static enum ig_status
+load_tree(struct store *s, uint64_t stored, struct ig_err *err)
+{
+    s->audit.tree.size = stored;
+    if (store_audit_edge_rebuild(s) == IG_OK &&
+        audit_frontier_load(&s->audit.tree, stored, store_audit_wfetch, s) ==
+            IG_OK)
+        return IG_OK;
+    return ig_err_set(err, IG_ERR_IO,
+                      "cannot rebuild the audit tree of %llu leaves from "
+                      "audit_tiles",
+                      (unsigned long long)stored);
+}
+
+/* The frontier rebuilt from the tiles must be the tree of the events. */
 static enum ig_status
 same_tree(struct store *s, const struct audit_frontier *events,
           struct ig_err *err)
@@ -103,7 +157,7 @@ same_tree(struct store *s, const struct audit_frontier *events,
     if (events->size == s->audit.tree.size && memcmp(a, b, sizeof(a)) == 0)
         return IG_OK;
     return ig_err_set(err, IG_ERR_IO,
-                      "audit log check: the tree rebuilt from audit_nodes "
+                      "audit log check: the tree rebuilt from audit_tiles "
                       "(%llu leaves) is not the one the %llu events make; "
                       "refusing to start",
                       (unsigned long long)s->audit.tree.size,
@@ -114,31 +168,19 @@ enum ig_status
 store_audit_open(struct store *s, struct ig_err *err)
 {
     struct audit_frontier events;
-    uint64_t size = 0, have = 0;
+    uint64_t size = 0, stored = 0;
     double t0 = store_mono();
 
     memset(&s->audit, 0, sizeof(s->audit));
     audit_frontier_init(&s->audit.tree);
-    if (query_u64(s->wdb, "SELECT max(seq) FROM audit_events", &size) != 0 ||
-        query_u64(s->wdb,
-                  "SELECT max(idx) + 1 FROM audit_nodes WHERE level = 0",
-                  &have) != 0)
+    if (query_u64(s->wdb, "SELECT max(seq) FROM audit_events", &size) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot read the audit log: %s",
                           sqlite3_errmsg(s->wdb));
-    if (have > size)
-        return ig_err_set(err, IG_ERR_IO,
-                          "the audit tree has %llu leaves but the log only "
-                          "%llu events: the log was truncated",
-                          (unsigned long long)have, (unsigned long long)size);
-    if (store_audit_recompute(s, have, &events, err) != IG_OK)
+    if (stored_leaves(s, size, &stored, err) != IG_OK ||
+        store_audit_recompute(s, stored, &events, err) != IG_OK ||
+        load_tree(s, stored, err) != IG_OK)
         return IG_ERR_IO;
-    if (audit_frontier_load(&s->audit.tree, have, store_audit_wfetch, s) !=
-        IG_OK)
-        return ig_err_set(err, IG_ERR_IO,
-                          "cannot rebuild the audit tree of %llu leaves: "
-                          "nodes are missing from audit_nodes",
-                          (unsigned long long)have);
-    if (have < events.size && backfill(s, events.size, err) != IG_OK)
+    if (stored < events.size && backfill(s, events.size, err) != IG_OK)
         return IG_ERR_IO;
     if (same_tree(s, &events, err) != IG_OK ||
         store_audit_check_checkpoints(s, store_audit_wfetch, err) != IG_OK)

@@ -3,22 +3,69 @@
  * stored checkpoints, pages of leaves, inclusion and consistency proofs.
  *
  * Each call borrows a read connection and holds one read transaction, so
- * a checkpoint and the nodes its proof is built from come from the same
- * committed state. Proofs are built from the stored complete subtrees
- * (audit_nodes, O(log n) rows), never from the leaves.
+ * a checkpoint and the tiles its proof is built from come from the same
+ * committed state. Proofs are built from the stored tiles (audit_tiles,
+ * O(log n) rows, audit/audit_tile.h); only the entries of the partial
+ * tiles at the checkpoint's right edge are recomputed, from the last
+ * events (at level 0) or from the full tiles below.
  */
 #include "store_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static enum ig_status
-rfetch(void *ctx, unsigned level, uint64_t index,
-       unsigned char out[AUDIT_HASH_BYTES])
-{
-    struct store_rconn *c = ctx;
+/* Where a proof's tiles come from: c, and a copy of the last tile. */
+struct rtiles {
+    struct store_rconn *c;
+    struct audit_tile_src src;
+    unsigned char tile[AUDIT_TILE_BYTES];
+};
 
-    return store_audit_fetch_node(c->st[R_NODE], level, index, out);
+static enum ig_status
+rtile(void *ctx, unsigned level, uint64_t index, const unsigned char **out)
+{
+    struct rtiles *t = ctx;
+
+    *out = t->tile;
+    return store_audit_fetch_tile(t->c->st[R_NODE], level, index, t->tile);
+}
+
+/* The leaf hash of leaf index, from its event. */
+static enum ig_status
+rleaf(void *ctx, uint64_t index, unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct rtiles *t = ctx;
+    sqlite3_stmt *st = t->c->st[R_LEAVES];
+    enum ig_status rc = IG_ERR_IO;
+
+    (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)index);
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)index + 1);
+    if (sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_int64(st, 0) == (sqlite3_int64)index + 1) {
+        audit_leaf_hash(sqlite3_column_text(st, 1),
+                        (size_t)sqlite3_column_bytes(st, 1), out);
+        rc = IG_OK;
+    }
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Ready t for the tree of size leaves on c (t is heap: 8 KiB). */
+static struct rtiles *
+rtiles_new(struct store_rconn *c, uint64_t size)
+{
+    struct rtiles *t = malloc(sizeof(*t));
+
+    if (t == NULL)
+        return NULL;
+    t->c = c;
+    t->src.size = size;
+    t->src.tile = rtile;
+    t->src.entry = NULL;
+    t->src.leaf = rleaf;
+    t->src.ctx = t;
+    return t;
 }
 
 /* The checkpoint of tree size `size` (0: the latest). note may be NULL
@@ -139,6 +186,7 @@ store_audit_inclusion(struct store *s, uint64_t index, uint64_t size,
                       char **note, uint64_t *out_size)
 {
     struct store_rconn *c = store_read_begin(s);
+    struct rtiles *t = NULL;
     enum ig_status rc;
 
     *note = NULL;
@@ -148,9 +196,12 @@ store_audit_inclusion(struct store *s, uint64_t index, uint64_t size,
     rc = read_checkpoint(c, size, note, out_size);
     if (rc == IG_OK && index >= *out_size)
         rc = IG_ERR_INVALID;
-    if (rc == IG_OK &&
-        audit_inclusion_proof(index, *out_size, rfetch, c, proof, n) != IG_OK)
+    if (rc == IG_OK && (t = rtiles_new(c, *out_size)) == NULL)
+        rc = IG_ERR_NOMEM;
+    if (rc == IG_OK && audit_inclusion_proof(index, *out_size, audit_tile_node,
+                                             &t->src, proof, n) != IG_OK)
         rc = IG_ERR_IO;
+    free(t);
     store_read_end(s, c);
     if (rc != IG_OK) {
         free(*note);
@@ -164,6 +215,7 @@ store_audit_consistency(struct store *s, uint64_t old_size, uint64_t new_size,
                         unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
 {
     struct store_rconn *c;
+    struct rtiles *t = NULL;
     enum ig_status rc;
     uint64_t got = 0;
 
@@ -175,9 +227,13 @@ store_audit_consistency(struct store *s, uint64_t old_size, uint64_t new_size,
     rc = read_checkpoint(c, old_size, NULL, &got);
     if (rc == IG_OK)
         rc = read_checkpoint(c, new_size, NULL, &got);
-    if (rc == IG_OK && audit_consistency_proof(old_size, new_size, rfetch, c,
-                                               proof, n) != IG_OK)
+    if (rc == IG_OK && (t = rtiles_new(c, new_size)) == NULL)
+        rc = IG_ERR_NOMEM;
+    if (rc == IG_OK &&
+        audit_consistency_proof(old_size, new_size, audit_tile_node, &t->src,
+                                proof, n) != IG_OK)
         rc = IG_ERR_IO;
+    free(t);
     store_read_end(s, c);
     return rc;
 }

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 
 #include "audit_note.h"
+#include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_buf.h"
 #include "ig_time.h"
@@ -179,8 +180,13 @@ struct store {
 
     struct store_counter *counters;
 
-    struct store_audit_state audit;   /* writer thread only */
-    const struct store_job *cur_job;  /* the job the writer runs */
+    struct store_audit_state audit; /* writer thread only */
+    /* The tree's partial tiles (writer thread only). Not saved and put
+       back with audit on a rollback: its size then differs from the
+       tree's, and store_audit.c rebuilds it before using it. */
+    struct audit_tile_edge edge;
+    unsigned char wtile[AUDIT_TILE_BYTES]; /* a tile read by the writer */
+    const struct store_job *cur_job;       /* the job the writer runs */
     double ckpt_due;                  /* monotonic: next interval checkpoint */
     int ckpt_refused;                 /* the last attempt was refused */
     struct store_anchor_state anchor; /* writer thread only */
@@ -218,13 +224,14 @@ double store_mono(void);
 /* Log through opts.log (fields stolen; dropped when there is no log). */
 void store_audit_log(struct store *s, const char *level, const char *event,
                      json_t *fields);
-/* Read node (level, index) with st (bound ?1 level, ?2 index; reset
-   after): IG_OK, IG_ERR_NOTFOUND, IG_ERR_IO. */
-enum ig_status store_audit_fetch_node(sqlite3_stmt *st, unsigned level,
+/* Read the full tile (level, index) with st (bound ?1 level, ?2 index;
+   reset after) into out: IG_OK, IG_ERR_NOTFOUND, IG_ERR_INVALID (stored
+   with another length than AUDIT_TILE_BYTES), IG_ERR_IO. */
+enum ig_status store_audit_fetch_tile(sqlite3_stmt *st, unsigned level,
                                       uint64_t index,
-                                      unsigned char out[AUDIT_HASH_BYTES]);
-/* audit_fetch_fn over the writer's node statement (writer thread, or
-   open). */
+                                      unsigned char out[AUDIT_TILE_BYTES]);
+/* audit_fetch_fn (ctx: the store) over the writer's tiles and its edge:
+   the complete subtrees of the current tree (writer thread, or open). */
 enum ig_status store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
                                   unsigned char out[AUDIT_HASH_BYTES]);
 
@@ -290,21 +297,24 @@ void store_job_hash_events(struct store_job *j, const char *const *ev,
                            size_t n);
 
 /* store_audit.c (writer thread). Append the events in order: each a
-   row of audit_events and a leaf of the tree, its completed subtrees
-   stored in audit_nodes; the leaf hashes are the running job's when it
+   row of audit_events and a leaf of the tree, the tiles it completes
+   stored in audit_tiles; the leaf hashes are the running job's when it
    precomputed them for this very array. IG_ERR_INVALID on a NULL event,
    IG_ERR_IO. */
 enum ig_status store_append_events(struct store *s, const char *const *ev,
                                    size_t n) IG_WUR;
 /* One more leaf: the event at seq (which must be the tree's size + 1),
-   its hash given (pre) or computed here; its completed subtrees stored.
+   its hash given (pre) or computed here; the tiles it completes stored.
    IG_ERR_IO (logged when seq is not the next). */
 enum ig_status store_audit_add_leaf(struct store *s, sqlite3_int64 seq,
                                     const void *text, size_t len,
                                     const unsigned char *pre) IG_WUR;
+/* Rebuild s->edge, the partial tiles of the tree of s->audit.tree.size
+   leaves, from the stored tiles and the last events. IG_ERR_IO. */
+enum ig_status store_audit_edge_rebuild(struct store *s) IG_WUR;
 /* store_audit_open.c: at open, before the writer starts: check the log
-   against itself, rebuild the frontier from the stored nodes, backfill
-   nodes missing for older events, read the latest checkpoint, open the
+   against itself, rebuild the frontier and the partial tiles, store the
+   tiles missing for older events, read the latest checkpoint, open the
    anchor. */
 enum ig_status store_audit_open(struct store *s, struct ig_err *err) IG_WUR;
 /* 1 when a checkpoint should be signed now (final: at close); when the
@@ -327,10 +337,10 @@ enum ig_status store_audit_sign_note(struct store *s, uint64_t size,
 
 /* store_audit_check.c, at open (before the writer starts). */
 /* Read every event in seq order, recompute its leaf hash and the tree,
-   and compare each complete subtree of the first `stored` leaves with its
-   audit_nodes row; rows beyond are refused too. out: the recomputed
-   frontier of all the events. IG_ERR_IO with err naming the first gap,
-   edited leaf (its index) or node (and its leaves). */
+   and compare each full tile of the first `stored` leaves with its
+   audit_tiles row; a missing, malformed or extra row is refused too.
+   out: the recomputed frontier of all the events. IG_ERR_IO with err
+   naming the first gap, edited leaf (its index) or tile. */
 enum ig_status store_audit_recompute(struct store *s, uint64_t stored,
                                      struct audit_frontier *out,
                                      struct ig_err *err) IG_WUR;

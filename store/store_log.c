@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit_tile.h"
 #include "ig_limits.h"
 
 #define STR_(x) #x
@@ -39,7 +40,12 @@
 
 struct store_log {
     sqlite3 *db;
-    sqlite3_stmt *node; /* SELECT hash FROM audit_nodes WHERE level, idx */
+    /* store_log_nodes: one tile (or a schema-3 node) by level and idx, and
+       one event by seq; the tile last read, and the tree's tiles. */
+    sqlite3_stmt *node, *event;
+    int tiles;
+    struct audit_tile_src src;
+    unsigned char tile[AUDIT_TILE_BYTES];
     /* Read as an immutable file: its path and what it was at open, to
        see that nobody wrote it while it was read (changed()). */
     int immutable;
@@ -229,6 +235,7 @@ store_log_close(struct store_log *l)
     if (l == NULL)
         return;
     sqlite3_finalize(l->node);
+    sqlite3_finalize(l->event);
     if (l->db != NULL)
         (void)sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL);
     sqlite3_close(l->db);
@@ -251,6 +258,7 @@ static const char *const scan_table[] = {
     [STORE_LOG_EVENTS] = "audit_events",
     [STORE_LOG_LEAF_HASHES] = "audit_nodes",
     [STORE_LOG_CHECKPOINTS] = "checkpoints",
+    [STORE_LOG_TILES] = "audit_tiles",
 };
 
 enum ig_status
@@ -267,8 +275,13 @@ store_log_scan(struct store_log *l, enum store_log_table table,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     c->l = l;
     c->table = table;
-    if (sqlite3_prepare_v2(l->db, scan_sql[table], -1, &c->q, NULL) !=
-        SQLITE_OK) {
+    /* Without a filter, the plain scan (verify reads every row). */
+    if (sqlite3_prepare_v2(l->db,
+                           table == STORE_LOG_EVENTS && contains == NULL
+                               ? "SELECT seq, event, 0 FROM audit_events "
+                                 "ORDER BY seq"
+                               : scan_sql[table],
+                           -1, &c->q, NULL) != SQLITE_OK) {
         free(c);
         if (table == STORE_LOG_CHECKPOINTS)
             return ig_err_set(err, IG_ERR_INVALID,
@@ -298,7 +311,7 @@ store_log_next(struct store_log_cursor *c, struct store_log_row *row,
         return ig_err_set(err, IG_ERR_IO, "reading %s: %s",
                           scan_table[c->table], sqlite3_errmsg(c->l->db));
     row->key = sqlite3_column_int64(c->q, 0);
-    row->data = c->table == STORE_LOG_LEAF_HASHES
+    row->data = c->table == STORE_LOG_LEAF_HASHES || c->table == STORE_LOG_TILES
                     ? sqlite3_column_blob(c->q, 1)
                     : (const void *)sqlite3_column_text(c->q, 1);
     row->len = row->data != NULL ? (size_t)sqlite3_column_bytes(c->q, 1) : 0;
@@ -406,36 +419,130 @@ store_log_leaf(struct store_log *l, uint64_t index, char **leaf, size_t *len,
     return read_ended(l, st, err);
 }
 
-/* ---- tree nodes ---- */
+/* ---- tiles ---- */
 
-enum ig_status
-store_log_nodes(struct store_log *l, struct ig_err *err)
+int
+store_log_has_tiles(struct store_log *l)
 {
-    if (l->node != NULL)
-        return IG_OK;
-    if (sqlite3_prepare_v2(l->db,
-                           "SELECT hash FROM audit_nodes WHERE level = ?1 "
-                           "AND idx = ?2",
-                           -1, &l->node, NULL) == SQLITE_OK)
-        return IG_OK;
-    l->node = NULL;
-    return ig_err_set(err, IG_ERR_INVALID,
-                      "the database has no readable audit_nodes table: %s",
-                      sqlite3_errmsg(l->db));
+    sqlite3_stmt *q = NULL;
+    int yes = sqlite3_prepare_v2(l->db, "SELECT 1 FROM audit_tiles LIMIT 0", -1,
+                                 &q, NULL) == SQLITE_OK;
+
+    sqlite3_finalize(q);
+    return yes;
 }
 
 enum ig_status
-store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
-                     unsigned char out[AUDIT_HASH_BYTES])
+store_log_scan_tiles(struct store_log *l, unsigned level,
+                     struct store_log_cursor **out, struct ig_err *err)
+{
+    struct store_log_cursor *c;
+
+    *out = NULL;
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    c->l = l;
+    c->table = STORE_LOG_TILES;
+    if (sqlite3_prepare_v2(l->db,
+                           "SELECT idx, hashes, level FROM audit_tiles WHERE "
+                           "level = ?1 ORDER BY idx",
+                           -1, &c->q, NULL) != SQLITE_OK) {
+        free(c);
+        return ig_err_set(err, IG_ERR_IO, "database: %s",
+                          sqlite3_errmsg(l->db));
+    }
+    (void)sqlite3_bind_int(c->q, 1, (int)level);
+    *out = c;
+    return IG_OK;
+}
+
+/* ---- tree nodes ---- */
+
+static enum ig_status
+log_tile(void *ctx, unsigned level, uint64_t index, const unsigned char **out)
 {
     struct store_log *l = ctx;
     enum ig_status st = IG_ERR_NOTFOUND;
     int rc;
 
-    if (l->node == NULL)
-        return IG_ERR_IO;
+    *out = l->tile;
     if (index > (uint64_t)INT64_MAX)
         return IG_ERR_NOTFOUND;
+    (void)sqlite3_bind_int(l->node, 1, (int)level);
+    (void)sqlite3_bind_int64(l->node, 2, (sqlite3_int64)index);
+    rc = sqlite3_step(l->node);
+    if (rc == SQLITE_ROW &&
+        sqlite3_column_bytes(l->node, 0) == AUDIT_TILE_BYTES) {
+        memcpy(l->tile, sqlite3_column_blob(l->node, 0), AUDIT_TILE_BYTES);
+        st = IG_OK;
+    } else if (rc == SQLITE_ROW) {
+        st = IG_ERR_INVALID; /* untrusted: never read past its bytes */
+    } else if (rc != SQLITE_DONE) {
+        st = IG_ERR_IO;
+    }
+    (void)sqlite3_reset(l->node);
+    return st;
+}
+
+static enum ig_status
+log_leaf(void *ctx, uint64_t index, unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store_log *l = ctx;
+    enum ig_status st = IG_ERR_NOTFOUND;
+    int rc;
+
+    if (index >= (uint64_t)INT64_MAX)
+        return IG_ERR_NOTFOUND;
+    (void)sqlite3_bind_int64(l->event, 1, (sqlite3_int64)index + 1);
+    rc = sqlite3_step(l->event);
+    if (rc == SQLITE_ROW) {
+        audit_leaf_hash(sqlite3_column_text(l->event, 0),
+                        (size_t)sqlite3_column_bytes(l->event, 0), out);
+        st = IG_OK;
+    } else if (rc != SQLITE_DONE) {
+        st = IG_ERR_IO;
+    }
+    (void)sqlite3_reset(l->event);
+    return st;
+}
+
+enum ig_status
+store_log_nodes(struct store_log *l, uint64_t size, struct ig_err *err)
+{
+    l->src.size = size;
+    if (l->node != NULL)
+        return IG_OK;
+    l->tiles = store_log_has_tiles(l);
+    if (sqlite3_prepare_v2(l->db,
+                           l->tiles ? "SELECT hashes FROM audit_tiles WHERE "
+                                      "level = ?1 AND idx = ?2"
+                                    : "SELECT hash FROM audit_nodes WHERE "
+                                      "level = ?1 AND idx = ?2",
+                           -1, &l->node, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(l->db,
+                           "SELECT event FROM audit_events WHERE seq = ?1", -1,
+                           &l->event, NULL) == SQLITE_OK) {
+        l->src.tile = log_tile;
+        l->src.entry = NULL;
+        l->src.leaf = log_leaf;
+        l->src.ctx = l;
+        return IG_OK;
+    }
+    sqlite3_finalize(l->node);
+    l->node = NULL;
+    return ig_err_set(err, IG_ERR_INVALID,
+                      "the database has no readable audit_tiles table: %s",
+                      sqlite3_errmsg(l->db));
+}
+
+/* A subtree from a schema-3 file's audit_nodes. */
+static enum ig_status
+legacy_node(struct store_log *l, unsigned level, uint64_t index,
+            unsigned char out[AUDIT_HASH_BYTES])
+{
+    enum ig_status st = IG_ERR_NOTFOUND;
+    int rc;
+
     (void)sqlite3_bind_int(l->node, 1, (int)level);
     (void)sqlite3_bind_int64(l->node, 2, (sqlite3_int64)index);
     rc = sqlite3_step(l->node);
@@ -448,4 +555,19 @@ store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
     }
     (void)sqlite3_reset(l->node);
     return st;
+}
+
+enum ig_status
+store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
+                     unsigned char out[AUDIT_HASH_BYTES])
+{
+    struct store_log *l = ctx;
+
+    if (l->node == NULL)
+        return IG_ERR_IO;
+    if (index > (uint64_t)INT64_MAX)
+        return IG_ERR_NOTFOUND;
+    if (!l->tiles)
+        return legacy_node(l, level, index, out);
+    return audit_tile_node(&l->src, level, index, out);
 }

@@ -12,8 +12,10 @@
  * one instant, and every call sees the same rows.
  *
  * The tables read are the store's: audit_events (seq, event) with leaf
- * index = seq - 1, audit_nodes (level, idx, hash) with level 0 the leaf
- * hashes, and checkpoints (size, note, created_at). Rows come back as
+ * index = seq - 1, audit_tiles (level, idx, hashes: the tree as C2SP
+ * tiles, audit/audit_tile.h) - or, in a file no PDP of schema 4 has
+ * opened yet, audit_nodes (level, idx, hash) with level 0 the leaf
+ * hashes - and checkpoints (size, note, created_at). Rows come back as
  * stored - a reader that verifies the log (audit verify) must see a gap,
  * a NULL or a wrong-sized hash exactly as it is - so nothing here checks
  * or repairs them.
@@ -52,8 +54,9 @@ void store_log_close(struct store_log *l);
 
 enum store_log_table {
     STORE_LOG_EVENTS,      /* audit_events by seq */
-    STORE_LOG_LEAF_HASHES, /* audit_nodes level 0 by idx */
-    STORE_LOG_CHECKPOINTS  /* checkpoints by size */
+    STORE_LOG_LEAF_HASHES, /* audit_nodes level 0 by idx (schema 3) */
+    STORE_LOG_CHECKPOINTS, /* checkpoints by size */
+    STORE_LOG_TILES        /* audit_tiles of one level (store_log_scan_tiles) */
 };
 
 /* One row, as stored. Borrowed: valid until the next store_log_next or
@@ -105,15 +108,31 @@ enum ig_status store_log_checkpoint(struct store_log *l, uint64_t size,
 enum ig_status store_log_leaf(struct store_log *l, uint64_t index, char **leaf,
                               size_t *len, struct ig_err *err) IG_WUR;
 
+/* ---- tiles ---- */
+
+/* 1 when the file stores its tree as tiles (audit_tiles), 0 when as
+   audit_nodes (schema 3, not opened by a newer PDP yet). */
+int store_log_has_tiles(struct store_log *l);
+
+/* A cursor over the tiles of tile level `level`, by index: rows with key
+   the index, data the stored bytes (untrusted: check len), at the level.
+   IG_ERR_IO "database: ...". */
+enum ig_status store_log_scan_tiles(struct store_log *l, unsigned level,
+                                    struct store_log_cursor **out,
+                                    struct ig_err *err) IG_WUR;
+
 /* ---- tree nodes ---- */
 
-/* Ready store_log_fetch_node. IG_ERR_INVALID "the database has no
-   readable audit_nodes table: ..." */
-enum ig_status store_log_nodes(struct store_log *l, struct ig_err *err) IG_WUR;
+/* Ready store_log_fetch_node for the tree of the first size leaves.
+   IG_ERR_INVALID "the database has no readable audit_tiles table: ..." */
+enum ig_status store_log_nodes(struct store_log *l, uint64_t size,
+                               struct ig_err *err) IG_WUR;
 
-/* An audit_fetch_fn over audit_nodes (ctx: the struct store_log, after
-   store_log_nodes): IG_OK, IG_ERR_NOTFOUND (no such node, or not 32
-   bytes), IG_ERR_IO. */
+/* An audit_fetch_fn (ctx: the struct store_log, after store_log_nodes):
+   the complete subtree from the tiles (and, at the right edge, the last
+   events), or from audit_nodes in a schema-3 file. IG_OK, IG_ERR_NOTFOUND
+   (no such subtree), IG_ERR_INVALID (a tile of another length),
+   IG_ERR_IO. */
 enum ig_status store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
                                     unsigned char out[AUDIT_HASH_BYTES]);
 

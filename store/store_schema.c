@@ -18,6 +18,13 @@
     "CREATE TRIGGER " t "_no_delete BEFORE DELETE ON " t " BEGIN "             \
     "SELECT RAISE(ABORT, '" t " rows are immutable'); END;"
 
+/* The same, for a migration that may find them made already. */
+#define IMMUTABLE_IF_NEW(t)                                                    \
+    "CREATE TRIGGER IF NOT EXISTS " t "_no_update BEFORE UPDATE ON " t         \
+    " BEGIN SELECT RAISE(ABORT, '" t " rows are immutable'); END;"             \
+    "CREATE TRIGGER IF NOT EXISTS " t "_no_delete BEFORE DELETE ON " t         \
+    " BEGIN SELECT RAISE(ABORT, '" t " rows are immutable'); END;"
+
 static const char *const migrations[] = {
     /* 1: the first schema. Rows are keyed by the intent's sequence number
        (append-only B-tree inserts); the random UUIDs are indexed once. */
@@ -128,6 +135,20 @@ static const char *const migrations[] = {
     "INSERT INTO counter_counts SELECT key, at, count(*) FROM counter_hits"
     " GROUP BY key, at;"
     "DROP TABLE counter_hits;",
+    /* 5: the tree as C2SP tlog tiles (audit/audit_tile.h): one row per
+       full tile of 256 hashes, written once, in place of two audit_nodes
+       rows per leaf. The partial tiles at the right edge are not stored:
+       the writer keeps them and rebuilds them at open. audit_nodes is
+       dropped (with its triggers: DROP TABLE fires none); the tiles of an
+       existing log are computed from its events at the first open, after
+       which its checkpoints and the anchor are checked against them. It
+       holds when run twice (a test that sets user_version back). */
+    "CREATE TABLE IF NOT EXISTS audit_tiles ("
+    " level INTEGER NOT NULL,"
+    " idx INTEGER NOT NULL,"
+    " hashes BLOB NOT NULL,"
+    " PRIMARY KEY (level, idx)) WITHOUT ROWID;"
+    "DROP TABLE IF EXISTS audit_nodes;" IMMUTABLE_IF_NEW("audit_tiles"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

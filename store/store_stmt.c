@@ -32,8 +32,9 @@ const char *const store_wstmt_sql[W_COUNT] = {
                "ON CONFLICT (key, at) DO UPDATE SET hits = hits + "
                "excluded.hits",
     [W_SEQ] = "SELECT seq FROM intents WHERE intent_id = ?1",
-    [W_NODE] = "INSERT INTO audit_nodes (level, idx, hash) VALUES (?1, ?2, ?3)",
-    [W_NODE_GET] = "SELECT hash FROM audit_nodes WHERE level = ?1 AND "
+    [W_NODE] = "INSERT INTO audit_tiles (level, idx, hashes) VALUES "
+               "(?1, ?2, ?3)",
+    [W_NODE_GET] = "SELECT hashes FROM audit_tiles WHERE level = ?1 AND "
                    "idx = ?2",
     [W_CHECKPOINT] = "INSERT INTO checkpoints (size, note, created_at) "
                      "VALUES (?1, ?2, ?3)",
@@ -62,7 +63,8 @@ const char *const store_rstmt_sql[R_COUNT] = {
     [R_APPROVAL] = "SELECT approval_id, requirements, created_at, expires_at "
                    "FROM approvals WHERE intent_seq = ?1",
     [R_AUDIT_SIZE] = "SELECT max(seq) FROM audit_events",
-    [R_NODE] = "SELECT hash FROM audit_nodes WHERE level = ?1 AND idx = ?2",
+    [R_NODE] = "SELECT hashes FROM audit_tiles WHERE level = ?1 AND "
+               "idx = ?2",
     [R_LEAVES] = "SELECT seq, event FROM audit_events WHERE seq > ?1 AND "
                  "seq <= ?2 ORDER BY seq",
     [R_CKPT_LATEST] = "SELECT size, note FROM checkpoints ORDER BY size DESC "

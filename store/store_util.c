@@ -92,32 +92,27 @@ store_audit_log(struct store *s, const char *level, const char *event,
 }
 
 enum ig_status
-store_audit_fetch_node(sqlite3_stmt *st, unsigned level, uint64_t index,
-                       unsigned char out[AUDIT_HASH_BYTES])
+store_audit_fetch_tile(sqlite3_stmt *st, unsigned level, uint64_t index,
+                       unsigned char out[AUDIT_TILE_BYTES])
 {
     enum ig_status rc = IG_ERR_IO;
     int step;
 
+    if (index > (uint64_t)INT64_MAX)
+        return IG_ERR_NOTFOUND;
     (void)sqlite3_bind_int(st, 1, (int)level);
     (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
     step = sqlite3_step(st);
-    if (step == SQLITE_ROW && sqlite3_column_bytes(st, 0) == AUDIT_HASH_BYTES) {
-        memcpy(out, sqlite3_column_blob(st, 0), AUDIT_HASH_BYTES);
+    if (step == SQLITE_ROW && sqlite3_column_bytes(st, 0) == AUDIT_TILE_BYTES) {
+        memcpy(out, sqlite3_column_blob(st, 0), AUDIT_TILE_BYTES);
         rc = IG_OK;
-    } else if (step == SQLITE_ROW || step == SQLITE_DONE) {
+    } else if (step == SQLITE_ROW) {
+        rc = IG_ERR_INVALID; /* untrusted bytes: never read past them */
+    } else if (step == SQLITE_DONE) {
         rc = IG_ERR_NOTFOUND;
     }
     (void)sqlite3_reset(st);
     return rc;
-}
-
-enum ig_status
-store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
-                   unsigned char out[AUDIT_HASH_BYTES])
-{
-    struct store *s = ctx;
-
-    return store_audit_fetch_node(s->wst[W_NODE_GET], level, index, out);
 }
 
 /* Step st to its end, appending row(st) of each row to arr: the row loop

@@ -9,6 +9,7 @@ if(NOT IG_FUZZ)
   target_link_libraries(igauditmem PUBLIC igaudit)
 
   ig_test(audit audit_tree LIBS igauditmem)
+  ig_test(audit audit_tile LIBS igaudit)
   ig_test(audit audit_note LIBS igaudit SOURCES unit/audit_util.c)
   ig_test(audit audit_proof LIBS igauditmem SOURCES unit/audit_util.c)
   ig_test(audit audit_verify LIBS igauditmem SOURCES unit/audit_util.c)

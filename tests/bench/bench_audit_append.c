@@ -1,7 +1,8 @@
 /*
  * bench_audit_append.c - the cost of one audit event through the PDP
  * store's real write path (store_put_events: writer thread, group
- * commit, event row, leaf hash, frontier, audit_nodes rows).
+ * commit, event row, leaf hash, frontier, one audit_tiles row per 256
+ * leaves).
  *
  *   bench_audit_append [N [BATCH [full|normal]]]
  *
@@ -14,7 +15,8 @@
  * (leaf hash + frontier append with audit/ calls, no SQL) over as many
  * leaves: the product has no build without the tree, so that is the
  * tree's CPU share of each leaf; the rest of the tree's cost is the
- * audit_nodes rows (about two per leaf) inside the same commits.
+ * audit_tiles rows (one 8 KiB row per 256 leaves; two audit_nodes rows
+ * per leaf before issue 14) inside the same commits.
  */
 #include <stdio.h>
 #include <stdlib.h>

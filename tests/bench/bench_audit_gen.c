@@ -9,13 +9,13 @@
  * checkpoint every 10,000 leaves, appends N events of about 400 bytes
  * (intent.received / intent.decided pairs shaped like the PDP's, canonical
  * JSON) in batches of 1,000 with store_put_events - so the store
- * hashes every leaf, keeps every subtree in audit_nodes and signs the
+ * hashes every leaf, stores the tree as tiles (audit_tiles) and signs the
  * checkpoints as it does in production - closes it (a last checkpoint),
  * and writes the log's verifier key to KEY_OUT.
  *
  * --open times what every PDP start does before it serves: opening the
  * store recomputes every leaf and subtree from the events and checks them
- * against audit_nodes and the checkpoints (store_audit_check.c).
+ * against audit_tiles and the checkpoints (store_audit_check.c).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -438,7 +438,7 @@ class AuditCli(unittest.TestCase):
         self.assertIn("result:      ok", out)
         self.assertIn("leaves:      %d" % len(self.events), out)
         self.assertIn("checked:     %d" % len(self.checkpoints), out)
-        self.assertIn("compared with audit_nodes", out)
+        self.assertIn("compared with the stored tree", out)
 
     def test_verify_key_from_a_file_and_the_environment(self):
         kf = self.path("key.txt")
@@ -646,29 +646,102 @@ class AuditCli(unittest.TestCase):
 
     # ---- tampering: each fails with its kind ----
 
+    def first_checkpoint_at(self, seq):
+        return min(s for s, _ in self.checkpoints if s >= seq)
+
     def test_edited_leaf(self):
+        # This log is shorter than one tile of 256 leaf hashes: the signed
+        # root catches the edit (TileTamper below names the leaf).
         db, con = self.copy("edited")
         seq = self.seq_of(con, "intent.decided", self.log.first["block"])
         con.execute("UPDATE audit_events SET event = replace(event, "
                     "'\"BLOCK\"', '\"ALLOW\"') WHERE seq = ?", (seq,))
         con.commit()
         con.close()
-        self.verify_fails(db, "leaf_mismatch", seq - 1)
+        self.verify_fails(db, "root_mismatch", self.first_checkpoint_at(seq))
 
-    def test_edited_leaf_and_its_stored_hash(self):
-        db, con = self.copy("edited2")
-        seq = self.seq_of(con, "intent.decided", self.log.first["block"])
-        ev = con.execute("SELECT event FROM audit_events WHERE seq = ?",
-                         (seq,)).fetchone()[0].replace('"BLOCK"', '"ALLOW"')
-        con.execute("UPDATE audit_events SET event = ? WHERE seq = ?",
-                    (ev, seq))
-        con.execute("UPDATE audit_nodes SET hash = ? WHERE level = 0 AND "
-                    "idx = ?", (leaf_hash(ev.encode()), seq - 1))
+    # ---- the stored tiles, in a copy grown past two full tiles ----
+
+    def grown(self, name, n=600):
+        """A copy with filler events up to n and its tiles recomputed (as
+        the PDP would store them): the first 512 leaf hashes are stored."""
+        db, con = self.copy(name)
+        have = con.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+        t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for i in range(have, n):
+            con.execute("INSERT INTO audit_events (event) VALUES (?)",
+                        ('{"n":%d,"time":"%s","type":"test.filler"}' % (i, t),))
+        leaves = [leaf_hash(r[0].encode()) for r in con.execute(
+            "SELECT event FROM audit_events ORDER BY seq")]
+        con.execute("DELETE FROM audit_tiles")
+        for i in range(len(leaves) // 256):
+            con.execute("INSERT INTO audit_tiles VALUES (0, ?, ?)",
+                        (i, b"".join(leaves[256 * i:256 * (i + 1)])))
+        return db, con
+
+    def test_grown_copy_verifies_its_tiles(self):
+        db, con = self.grown("grown")
         con.commit()
         con.close()
-        # The signed root catches what the node table no longer shows.
-        first = min(s for s, _ in self.checkpoints if s >= seq)
-        self.verify_fails(db, "root_mismatch", first)
+        rc, out, err = ig("audit", "verify", "--db", db, "--key", self.key)
+        self.assertIn(rc, (0, 3), out + err)  # the filler is unsigned
+        self.assertIn("leaf hashes: 512 compared with the stored tree", out)
+
+    def test_edited_leaf_in_a_tile(self):
+        db, con = self.grown("tile-leaf")
+        con.execute("UPDATE audit_events SET event = replace(event, "
+                    "'\"n\":300', '\"n\":301') WHERE seq = 301")
+        con.commit()
+        con.close()
+        out = self.verify_fails(db, "leaf_mismatch", 300)
+        self.assertIn("entry 44 of tile/0/001", out)
+
+    def test_edited_hash_in_a_tile(self):
+        db, con = self.grown("tile-hash")
+        con.execute("UPDATE audit_tiles SET hashes = CAST(substr(hashes, 1, "
+                    "128) || zeroblob(32) || substr(hashes, 161) AS BLOB) "
+                    "WHERE level = 0 AND idx = 1")
+        con.commit()
+        con.close()
+        out = self.verify_fails(db, "leaf_mismatch", 260)
+        self.assertIn("entry 4 of tile/0/001", out)
+
+    def test_truncated_tile(self):
+        db, con = self.grown("tile-short")
+        con.execute("UPDATE audit_tiles SET hashes = substr(hashes, 1, 8000) "
+                    "WHERE level = 0 AND idx = 1")
+        con.commit()
+        con.close()
+        out = self.verify_fails(db, "bad_tile", 256)
+        self.assertIn("tile/0/001 in audit_tiles is 8000 bytes, not 8192", out)
+
+    def test_deleted_tile(self):
+        db, con = self.grown("tile-gone")
+        con.execute("DELETE FROM audit_tiles WHERE level = 0 AND idx = 0")
+        con.commit()
+        con.close()
+        out = self.verify_fails(db, "bad_tile", 0)
+        self.assertIn("tile/0/000 (leaves 0 to 255) is missing", out)
+
+    def test_swapped_tiles(self):
+        db, con = self.grown("tile-swap")
+        con.execute("UPDATE audit_tiles SET idx = 9 WHERE idx = 0")
+        con.execute("UPDATE audit_tiles SET idx = 0 WHERE idx = 1")
+        con.execute("UPDATE audit_tiles SET idx = 1 WHERE idx = 9")
+        con.commit()
+        con.close()
+        out = self.verify_fails(db, "leaf_mismatch", 0)
+        self.assertIn("entry 0 of tile/0/000", out)
+
+    def test_tiles_past_the_log(self):
+        for level, idx, name in ((0, 2, "tile/0/002"), (1, 0, "tile/1/000")):
+            db, con = self.grown("tile-extra-%d" % level)
+            con.execute("INSERT INTO audit_tiles VALUES (?, ?, "
+                        "zeroblob(8192))", (level, idx))
+            con.commit()
+            con.close()
+            out = self.verify_fails(db, "bad_tile", 600)
+            self.assertIn("%s is past the log of 600 leaves" % name, out)
 
     def test_deleted_leaf(self):
         db, con = self.copy("deleted")
@@ -690,7 +763,7 @@ class AuditCli(unittest.TestCase):
                     (ea, b))
         con.commit()
         con.close()
-        self.verify_fails(db, "leaf_mismatch", a - 1)
+        self.verify_fails(db, "root_mismatch", self.first_checkpoint_at(a))
 
     def test_truncated_below_the_latest_checkpoint(self):
         db, con = self.copy("truncated")

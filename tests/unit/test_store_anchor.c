@@ -474,8 +474,18 @@ test_unwritable_anchor_stops_signing(void **state)
     anchor_is_newest(f, 9);
 }
 
+/* Append until the log has n events. */
+static void
+append_to(struct fixture *f, int n)
+{
+    while (f->nev < n)
+        append(f, n - f->nev < 64 ? n - f->nev : 64);
+}
+
 /* Each way the database can disagree with itself refuses the open and
-   names where. */
+   names where: the events, the tiles (an edited hash, a truncated blob,
+   a deleted row, two rows swapped, rows past the log) and the
+   checkpoints. The log: 600 events, so two full level-0 tiles. */
 static void
 test_open_check_names_the_first_bad_index(void **state)
 {
@@ -483,21 +493,36 @@ test_open_check_names_the_first_bad_index(void **state)
         const char *sql, *want;
     } cases[] = {
         {"UPDATE audit_events SET event = '{\"n\":99}' WHERE seq = 7",
-         "leaf 6 (audit_events seq 7) does not hash"},
-        {"UPDATE audit_nodes SET hash = zeroblob(32) WHERE level = 1 AND "
-         "idx = 4",
-         "(level 1, index 4: from leaf 8 to leaf 9)"},
+         "leaf 6 (audit_events seq 7) does not hash to its stored leaf hash "
+         "(entry 6 of tile/0/000)"},
+        {"UPDATE audit_tiles SET hashes = CAST(substr(hashes, 1, 128) || "
+         "zeroblob(32) || substr(hashes, 161) AS BLOB) WHERE level = 0 AND "
+         "idx = 1",
+         "leaf 260 (audit_events seq 261) does not hash to its stored leaf "
+         "hash (entry 4 of tile/0/001)"},
+        {"UPDATE audit_tiles SET hashes = substr(hashes, 1, 8000) WHERE "
+         "level = 0 AND idx = 1",
+         "tile/0/001 in audit_tiles is 8000 bytes, not 8192"},
+        {"DELETE FROM audit_tiles WHERE level = 0 AND idx = 0",
+         "tile/0/000 (leaves 0 to 255) is missing from audit_tiles"},
+        {"DELETE FROM audit_tiles WHERE level = 0 AND idx = 1",
+         "tile/0/001 (leaves 256 to 511) is missing from audit_tiles"},
+        {"UPDATE audit_tiles SET idx = 9 WHERE level = 0 AND idx = 0; "
+         "UPDATE audit_tiles SET idx = 0 WHERE level = 0 AND idx = 1; "
+         "UPDATE audit_tiles SET idx = 1 WHERE level = 0 AND idx = 9",
+         "leaf 0 (audit_events seq 1) does not hash to its stored leaf hash "
+         "(entry 0 of tile/0/000)"},
+        {"INSERT INTO audit_tiles VALUES (0, 2, zeroblob(8192))",
+         "audit_tiles holds tile/0/002, past the log of 600 events"},
+        {"INSERT INTO audit_tiles VALUES (0, 1000, zeroblob(8192))",
+         "audit_tiles holds tile/0/x001/000, past the log of 600 events"},
+        {"INSERT INTO audit_tiles VALUES (1, 0, zeroblob(8192))",
+         "audit_tiles holds a tile (level 1, index 0) past the log"},
         {"DELETE FROM audit_events WHERE seq = 4",
          "leaf 3 is missing (a gap in audit_events.seq"},
-        {"DELETE FROM audit_nodes WHERE level = 0 AND idx = 2",
-         "leaf 2 has no stored leaf hash"},
-        {"INSERT INTO audit_nodes VALUES (2, 9, zeroblob(32))",
-         "a node (level 2, index 9)"},
-        {"INSERT INTO audit_nodes VALUES (9, 0, zeroblob(32))",
-         "a node (level 9, index 0)"},
         {"UPDATE checkpoints SET note = replace(note, substr(note, "
-         "instr(note, char(10)) + 4, 8), 'AAAAAAAA') WHERE size = 10",
-         "the signed checkpoint of size 10 is not the root"},
+         "instr(note, char(10)) + 5, 8), 'AAAAAAAA') WHERE size = 300",
+         "the signed checkpoint of size 300 is not the root"},
     };
     struct fixture *f = *state;
     char copy[160];
@@ -505,9 +530,9 @@ test_open_check_names_the_first_bad_index(void **state)
 
     append(f, 5);
     sign(f, IG_OK);
-    append(f, 5);
+    append_to(f, 300);
     sign(f, IG_OK);
-    append(f, 2);
+    append_to(f, 600);
     close_store(f);
     (void)snprintf(copy, sizeof(copy), "%s.orig", f->path);
     copy_file(f->path, copy);
@@ -515,8 +540,8 @@ test_open_check_names_the_first_bad_index(void **state)
         copy_file(copy, f->path);
         raw_exec(f, "DROP TRIGGER audit_events_no_update; DROP TRIGGER "
                     "audit_events_no_delete; DROP TRIGGER "
-                    "audit_nodes_no_update; DROP TRIGGER "
-                    "audit_nodes_no_delete; DROP TRIGGER "
+                    "audit_tiles_no_update; DROP TRIGGER "
+                    "audit_tiles_no_delete; DROP TRIGGER "
                     "checkpoints_no_update");
         raw_exec(f, cases[i].sql);
         refused(f, cases[i].want);

@@ -1,12 +1,14 @@
 /*
  * test_store_audit.c - the audit log's Merkle tree inside the PDP store:
- * the stored nodes equal a tree built naively from the events; a job that
+ * the stored tiles equal a tree built naively from the events; a job that
  * fails (alone, or inside a batch) and a transaction whose COMMIT fails
- * leave the frontier and the nodes as they were; a reopened store has the
- * same root; a database from before the tree is backfilled; checkpoints
- * are signed by count, on demand and at close, and their proofs verify; a
- * tampered node makes the next checkpoint refused, and the next open
- * (test_store_anchor.c has the other edits the open refuses).
+ * leave the frontier and the tiles as they were, also when the job had
+ * filled a tile; a reopened store has the same root; a database from
+ * before the tree, and one of schema 3 (audit_nodes), get their tiles
+ * once; checkpoints are signed by count, on demand and at close, and
+ * their proofs (also across a full tile) verify; a tampered tile makes
+ * the next checkpoint refused, and the next open (test_store_anchor.c
+ * has the other edits the open refuses).
  */
 #include "testutil.h"
 
@@ -19,11 +21,12 @@
 #include <time.h>
 
 #include "audit_note.h"
+#include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_key.h"
 #include "store_int.h"
 
-#define MAXN 300
+#define MAXN 600
 
 struct fixture {
     char dir[64];
@@ -116,6 +119,21 @@ setup_signed(void **state)
     return 0;
 }
 
+/* The same, with a checkpoint key but no checkpoint by count: the test
+   signs. */
+static int
+setup_manual(void **state)
+{
+    struct fixture *f;
+
+    setup_signed(state);
+    f = *state;
+    store_close(f->s);
+    f->every = 0;
+    f->s = open_store(f);
+    return 0;
+}
+
 static int
 teardown(void **state)
 {
@@ -196,34 +214,39 @@ leaf_hashes(const struct fixture *f, unsigned char (*leaves)[32])
         audit_leaf_hash(f->text[i], strlen(f->text[i]), leaves[i]);
 }
 
-/* Every stored node is the naive hash of its leaves, and every complete
-   subtree is stored; the store's head is the naive root. */
+/* Every stored tile holds the naive hashes of its entries, and every
+   full tile is stored; the store's head is the naive root. */
 static void
 check_tree(struct fixture *f)
 {
     static unsigned char leaves[MAXN][32];
     unsigned char want[32], root[32];
-    uint64_t expected = 0, rows = 0, size = 0, level, idx;
+    uint64_t expected = 0, rows = 0, size = 0, level, idx, i, span;
     sqlite3_stmt *st;
     sqlite3 *db;
 
     leaf_hashes(f, leaves);
-    for (level = 0; ((uint64_t)f->nev >> level) > 0; level++)
-        expected += (uint64_t)f->nev >> level;
+    for (level = 0; level < AUDIT_TILE_LEVELS; level++)
+        expected += audit_tile_count((uint64_t)f->nev, (unsigned)level);
     assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT level, idx, hash FROM "
-                                        "audit_nodes ORDER BY level, idx",
+                                        "SELECT level, idx, hashes FROM "
+                                        "audit_tiles ORDER BY level, idx",
                                         -1, &st, NULL),
                      SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
         level = (uint64_t)sqlite3_column_int64(st, 0);
         idx = (uint64_t)sqlite3_column_int64(st, 1);
-        assert_true(((idx + 1) << level) <= (uint64_t)f->nev);
-        naive_root(leaves + (idx << level), UINT64_C(1) << level, want);
-        assert_int_equal(sqlite3_column_bytes(st, 2), 32);
-        assert_memory_equal(sqlite3_column_blob(st, 2), want, 32);
+        span = UINT64_C(1) << (8 * level); /* leaves per entry */
+        assert_true((idx + 1) * 256 * span <= (uint64_t)f->nev);
+        assert_int_equal(sqlite3_column_bytes(st, 2), AUDIT_TILE_BYTES);
+        for (i = 0; i < 256; i++) {
+            naive_root(leaves + (idx * 256 + i) * span, span, want);
+            assert_memory_equal(
+                (const unsigned char *)sqlite3_column_blob(st, 2) + i * 32,
+                want, 32);
+        }
         rows++;
     }
     sqlite3_finalize(st);
@@ -246,7 +269,7 @@ node_count(struct fixture *f)
 
     assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
                      SQLITE_OK);
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM audit_nodes", -1, &st,
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM audit_tiles", -1, &st,
                            NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
@@ -276,7 +299,7 @@ test_nodes_match_naive_tree(void **state)
     int batch;
 
     check_tree(f); /* empty */
-    for (batch = 1; f->nev + batch <= 200; batch++) {
+    for (batch = 1; f->nev + batch <= 560; batch++) {
         append(f, batch);
         if (batch % 4 == 1)
             check_tree(f);
@@ -289,17 +312,23 @@ static void
 test_failed_job_changes_nothing(void **state)
 {
     struct fixture *f = *state;
-    const char *bad[2] = {"{\"type\":\"would.be.rolled.back\"}", NULL};
+    const char *bad[12];
     unsigned char root0[32], root1[32];
     uint64_t size0 = 0, size1 = 0;
     int64_t nodes;
+    int i;
 
-    append(f, 7);
+    append(f, 250);
     nodes = node_count(f);
+    assert_int_equal(nodes, 0);
     assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
-    /* The first event is appended (row, leaf, nodes), the second fails:
-       the job's savepoint rolls back and the frontier with it. */
-    assert_int_not_equal(store_put_events(f->s, bad, 2), IG_OK);
+    /* Eleven events are appended (rows, leaves, and the tile the sixth
+       fills), the twelfth fails: the job's savepoint rolls back and the
+       frontier with it; the writer's partial tiles are rebuilt. */
+    for (i = 0; i < 11; i++)
+        bad[i] = "{\"type\":\"would.be.rolled.back\"}";
+    bad[11] = NULL;
+    assert_int_not_equal(store_put_events(f->s, bad, 12), IG_OK);
     assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
     assert_int_equal(size1, size0);
     assert_memory_equal(root1, root0, 32);
@@ -428,7 +457,7 @@ test_commit_failure_restores_frontier(void **state)
     uint64_t size0 = 0, size1 = 0;
     int64_t nodes;
 
-    append(f, 6);
+    append(f, 255); /* the breaker's event fills the first tile */
     nodes = node_count(f);
     assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
     assert_int_equal(store_run(f->s, run_commit_breaker, NULL, NULL),
@@ -448,7 +477,7 @@ test_reopen_rebuilds_the_root(void **state)
     unsigned char root0[32], root1[32];
     uint64_t size0 = 0, size1 = 0;
 
-    append(f, 45);
+    append(f, 300);
     assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
     store_close(f->s);
     f->s = open_store(f);
@@ -460,18 +489,23 @@ test_reopen_rebuilds_the_root(void **state)
     check_tree(f);
 }
 
+/* Whatever later migrations changed, undone (the quota counts table,
+   when the tree's tiles are not the last migration): SQL for an older
+   user_version. */
+#define UNDO_COUNTS                                                            \
+    "DROP TABLE IF EXISTS counter_counts; CREATE TABLE IF NOT EXISTS "         \
+    "counter_hits (key TEXT NOT NULL, at INTEGER NOT NULL); "
+
 static void
 test_backfill_of_an_older_database(void **state)
 {
     struct fixture *f = *state;
 
-    append(f, 37);
+    append(f, 300);
     store_close(f->s);
     f->s = NULL;
     /* What a database from before migration 3 looks like. */
-    raw_exec(f, "DROP TABLE audit_nodes; DROP TABLE checkpoints; "
-                "DROP TABLE counter_counts; CREATE TABLE counter_hits ("
-                "key TEXT NOT NULL, at INTEGER NOT NULL); "
+    raw_exec(f, "DROP TABLE audit_tiles; DROP TABLE checkpoints; " UNDO_COUNTS
                 "PRAGMA user_version = 2");
     f->s = open_store(f);
     assert_true(was_logged("audit.backfilled"));
@@ -486,6 +520,43 @@ test_backfill_of_an_older_database(void **state)
     check_tree(f);
 }
 
+/* A database of schema 3 (the tree as audit_nodes rows) converts: its
+   tiles are computed from the events at the first open, audit_nodes is
+   gone, and the tree is the same. */
+static void
+test_conversion_from_nodes(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char root0[32], root1[32];
+    uint64_t size0 = 0, size1 = 0;
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+
+    append(f, 530);
+    assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
+    store_close(f->s);
+    f->s = NULL;
+    raw_exec(f, "DROP TABLE audit_tiles; "
+                "CREATE TABLE audit_nodes (level INTEGER NOT NULL, idx INTEGER "
+                "NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (level, idx)) "
+                "WITHOUT ROWID; INSERT INTO audit_nodes VALUES (0, 0, "
+                "zeroblob(32)); " UNDO_COUNTS "PRAGMA user_version = 3");
+    f->s = open_store(f);
+    assert_true(was_logged("audit.backfilled"));
+    assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
+    assert_int_equal(size1, size0);
+    assert_memory_equal(root1, root0, 32);
+    check_tree(f);
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    assert_int_not_equal(
+        sqlite3_prepare_v2(db, "SELECT * FROM audit_nodes", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* Events deleted below the stored tiles: the tiles are past the log. */
 static void
 test_truncated_log_refused(void **state)
 {
@@ -494,15 +565,16 @@ test_truncated_log_refused(void **state)
     struct store *s = NULL;
     struct ig_err err;
 
-    append(f, 4);
+    append(f, 258);
     store_close(f->s);
     f->s = NULL;
     raw_exec(f, "DROP TRIGGER audit_events_no_delete; "
-                "DELETE FROM audit_events WHERE seq = 4");
+                "DELETE FROM audit_events WHERE seq >= 256");
     memset(&o, 0, sizeof(o));
     o.path = f->path;
     assert_int_equal(store_open(&o, &s, &err), IG_ERR_IO);
     assert_non_null(strstr(err.msg, "truncated"));
+    assert_non_null(strstr(err.msg, "tile/0/000"));
     assert_null(s);
 }
 
@@ -511,12 +583,12 @@ test_new_tables_are_immutable(void **state)
 {
     struct fixture *f = *state;
     static const char *const sql[] = {
-        "UPDATE audit_nodes SET hash = x'00'", "DELETE FROM audit_nodes",
+        "UPDATE audit_tiles SET hashes = x'00'", "DELETE FROM audit_tiles",
         "UPDATE checkpoints SET note = ''", "DELETE FROM checkpoints"};
     sqlite3 *db;
     size_t i;
 
-    append(f, 3);
+    append(f, 256);
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_busy_timeout(db, 5000), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
@@ -660,9 +732,10 @@ try_open(struct fixture *f, struct ig_err *err)
     return st;
 }
 
-/* A node edited under the running store: the next checkpoint is refused
-   (the stored nodes no longer make the tree's root), and the next open
-   refuses the database, naming the node and its leaves. */
+/* A tile edited under the running store: the next checkpoint is refused
+   (the consistency proof from the previous checkpoint, read from the
+   stored tile, no longer verifies), and the next open refuses the
+   database, naming the tile and the leaf. */
 static void
 test_tampered_node_refuses_checkpoint(void **state)
 {
@@ -671,11 +744,12 @@ test_tampered_node_refuses_checkpoint(void **state)
     uint64_t size = 0;
     char *note = NULL;
 
-    append(f, 5); /* checkpoint at 5 */
-    assert_int_equal(wait_checkpoint(f, 5), IG_OK);
-    append(f, 3);
-    raw_exec(f, "DROP TRIGGER audit_nodes_no_update; UPDATE audit_nodes SET "
-                "hash = zeroblob(32) WHERE level = 3 AND idx = 0");
+    append(f, 5);
+    assert_int_equal(store_audit_sign(f->s, &size), IG_OK);
+    append(f, 256);
+    raw_exec(f, "DROP TRIGGER audit_tiles_no_update; UPDATE audit_tiles SET "
+                "hashes = CAST(substr(hashes, 1, 96) || zeroblob(32) || "
+                "substr(hashes, 129) AS BLOB) WHERE level = 0 AND idx = 0");
     assert_int_equal(store_audit_sign(f->s, &size), IG_ERR_CRYPTO);
     assert_true(was_logged("audit.checkpoint_refused"));
     assert_int_equal(store_checkpoint_get(f->s, 0, &note, &size), IG_OK);
@@ -684,8 +758,52 @@ test_tampered_node_refuses_checkpoint(void **state)
     store_close(f->s);
     f->s = NULL;
     assert_int_equal(try_open(f, &err), IG_ERR_IO);
-    assert_non_null(strstr(err.msg, "(level 3, index 0: from leaf 0 to "
-                                    "leaf 7)"));
+    assert_non_null(strstr(err.msg, "leaf 3 (audit_events seq 4) does not "
+                                    "hash to its stored leaf hash (entry 3 "
+                                    "of tile/0/000)"));
+}
+
+/* Proofs across a full tile and the partial one after it, from the
+   store's read connections, verify against the signed roots. */
+static void
+test_proofs_across_tiles(void **state)
+{
+    struct fixture *f = *state;
+    static unsigned char leaves[MAXN][32];
+    unsigned char proof[AUDIT_CPROOF_MAX][32], root[32], old_root[32];
+    uint64_t size = 0, got = 0, i;
+    char *note = NULL;
+    size_t n = 0;
+
+    append(f, 300);
+    assert_int_equal(store_audit_sign(f->s, &size), IG_OK);
+    append(f, 270);
+    assert_int_equal(store_audit_sign(f->s, &size), IG_OK);
+    assert_int_equal(size, 570);
+    leaf_hashes(f, leaves);
+    naive_root(leaves, 570, root);
+    naive_root(leaves, 300, old_root);
+    for (i = 0; i < 570; i += 7) {
+        assert_int_equal(
+            store_audit_inclusion(f->s, i, 570, proof, &n, &note, &got), IG_OK);
+        free(note);
+        assert_int_equal(
+            audit_verify_inclusion(leaves[i], i, 570,
+                                   (const unsigned char(*)[32])proof, n, root),
+            IG_OK);
+    }
+    assert_int_equal(
+        store_audit_inclusion(f->s, 299, 300, proof, &n, &note, &got), IG_OK);
+    free(note);
+    assert_int_equal(audit_verify_inclusion(leaves[299], 299, 300,
+                                            (const unsigned char(*)[32])proof,
+                                            n, old_root),
+                     IG_OK);
+    assert_int_equal(store_audit_consistency(f->s, 300, 570, proof, &n), IG_OK);
+    assert_int_equal(audit_verify_consistency(300, 570, old_root, root,
+                                              (const unsigned char(*)[32])proof,
+                                              n),
+                     IG_OK);
 }
 
 int
@@ -704,7 +822,11 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_backfill_of_an_older_database,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_from_nodes, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_truncated_log_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_proofs_across_tiles, setup_manual,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_new_tables_are_immutable, setup,
                                         teardown),
@@ -712,7 +834,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_checkpoints_and_proofs,
                                         setup_signed, teardown),
         cmocka_unit_test_setup_teardown(test_tampered_node_refuses_checkpoint,
-                                        setup_signed, teardown),
+                                        setup_manual, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

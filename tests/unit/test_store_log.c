@@ -1,28 +1,31 @@
 /*
  * test_store_log.c - the audit log read offline (store/store_log.h): a
  * database the store wrote reads back row for row (events in seq order,
- * the leaf hashes, the checkpoints with their times, one leaf, one
- * checkpoint, the tree's nodes), and reading it leaves the file byte for
- * byte as it was, with nothing created beside it. A file that changes
- * under such a read fails it; a database a store has open is read
- * through the store's own WAL, up to its last commit. A missing file, a
- * directory and a file that is not a database are refused with one line
- * naming them, and the missing file is not created.
+ * the tiles of leaf hashes, the checkpoints with their times, one leaf,
+ * one checkpoint, the tree's nodes from the tiles and the last events), and
+ * reading it leaves the file byte for byte as it was, with nothing created
+ * beside it. A file that changes under such a read fails it; a database a store
+ * has open is read through the store's own WAL, up to its last commit. A
+ * missing file, a directory and a file that is not a database are refused with
+ * one line naming them, and the missing file is not created.
  */
 #include "testutil.h"
 
 #include <dirent.h>
+#include <sodium.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_key.h"
 #include "store.h"
 #include "store_log.h"
 
-#define NEV 10
+#define NEV 300     /* one full tile of 256 leaf hashes, and a partial one */
 #define SIGNED_AT 7 /* the first checkpoint; the second is at close */
 
 struct fixture {
@@ -121,15 +124,21 @@ read_events(struct store_log *l, struct fixture *f)
     }
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
-    assert_int_equal(store_log_scan(l, STORE_LOG_LEAF_HASHES, NULL, &c, NULL),
-                     IG_OK);
-    for (i = 0; i < NEV; i++) {
-        assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
-        assert_int_equal(row.key, i);
+    /* The full tile of leaf hashes; the last 44 are in no tile. */
+    assert_int_equal(store_log_has_tiles(l), 1);
+    assert_int_equal(store_log_scan_tiles(l, 0, &c, NULL), IG_OK);
+    assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
+    assert_int_equal(row.key, 0);
+    assert_int_equal(row.len, AUDIT_TILE_BYTES);
+    for (i = 0; i < AUDIT_TILE_WIDTH; i++) {
         audit_leaf_hash(f->text[i], strlen(f->text[i]), h);
-        assert_int_equal(row.len, AUDIT_HASH_BYTES);
-        assert_memory_equal(row.data, h, AUDIT_HASH_BYTES);
+        assert_memory_equal((const unsigned char *)row.data +
+                                (size_t)i * AUDIT_HASH_BYTES,
+                            h, AUDIT_HASH_BYTES);
     }
+    assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
+    store_log_cursor_free(c);
+    assert_int_equal(store_log_scan_tiles(l, 1, &c, NULL), IG_OK);
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
     /* A filter is a substring of the text; the caller checks the rest. */
@@ -142,6 +151,17 @@ read_events(struct store_log *l, struct fixture *f)
     }
     assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
     store_log_cursor_free(c);
+}
+
+/* The note's third line is the base64 of root. */
+static void
+assert_root_in_note(const char *note, const unsigned char *root)
+{
+    char b64[64];
+
+    (void)sodium_bin2base64(b64, sizeof(b64), root, AUDIT_HASH_BYTES,
+                            sodium_base64_VARIANT_ORIGINAL);
+    assert_non_null(strstr(note, b64));
 }
 
 static void
@@ -176,10 +196,24 @@ read_checkpoints(struct store_log *l)
     assert_null(note);
     assert_string_equal(err.msg, "no checkpoint of size 8");
 
-    assert_int_equal(store_log_nodes(l, NULL), IG_OK);
+    /* Roots of both checkpoints from the tiles (and, past the full tile,
+       the events), equal to the roots the notes sign. */
+    assert_int_equal(store_log_nodes(l, SIGNED_AT, NULL), IG_OK);
     assert_int_equal(audit_root_at(SIGNED_AT, store_log_fetch_node, l, root),
                      IG_OK);
+    assert_int_equal(
+        store_log_checkpoint(l, SIGNED_AT, &note, &len, &got, NULL), IG_OK);
+    assert_root_in_note(note, root);
+    free(note);
+    assert_int_equal(store_log_nodes(l, NEV, NULL), IG_OK);
+    assert_int_equal(audit_root_at(NEV, store_log_fetch_node, l, root), IG_OK);
+    assert_int_equal(store_log_checkpoint(l, NEV, &note, &len, &got, NULL),
+                     IG_OK);
+    assert_root_in_note(note, root);
+    free(note);
     assert_int_equal(store_log_fetch_node(l, 0, NEV, node), IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_fetch_node(l, 8, 1, node), IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_fetch_node(l, 8, 0, node), IG_OK);
 }
 
 static void
@@ -195,7 +229,7 @@ read_leaves(struct store_log *l, struct fixture *f)
     free(leaf);
     assert_int_equal(store_log_leaf(l, NEV, &leaf, &len, &err),
                      IG_ERR_NOTFOUND);
-    assert_string_equal(err.msg, "no leaf 10 in the log");
+    assert_string_equal(err.msg, "no leaf 300 in the log");
 }
 
 /* Every read, and the file is as it was: same bytes, same time, nothing
@@ -322,6 +356,63 @@ test_refuses_what_is_not_a_log(void **state)
     assert_one_line(&err, path, "is not an intentgate database");
 }
 
+/* A file of schema 3 that no newer PDP opened yet: its tree is read from
+   audit_nodes (here: the leaf hashes alone). */
+static void
+test_reads_a_schema_3_file(void **state)
+{
+    struct fixture *f = *state;
+    struct store_log *l = NULL;
+    struct store_log_cursor *c;
+    struct store_log_row row;
+    unsigned char h[AUDIT_HASH_BYTES], node[AUDIT_HASH_BYTES];
+    sqlite3_stmt *st;
+    sqlite3 *db;
+    int i;
+
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE audit_tiles; CREATE TABLE audit_nodes (level "
+                     "INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT "
+                     "NULL, PRIMARY KEY (level, idx)) WITHOUT ROWID; PRAGMA "
+                     "user_version = 3",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO audit_nodes VALUES (0, "
+                                        "?1, ?2)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    for (i = 0; i < NEV; i++) {
+        audit_leaf_hash(f->text[i], strlen(f->text[i]), h);
+        (void)sqlite3_bind_int(st, 1, i);
+        (void)sqlite3_bind_blob(st, 2, h, AUDIT_HASH_BYTES, SQLITE_TRANSIENT);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        (void)sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    assert_int_equal(store_log_open(f->path, &l, NULL), IG_OK);
+    assert_int_equal(store_log_has_tiles(l), 0);
+    assert_int_equal(store_log_scan(l, STORE_LOG_LEAF_HASHES, NULL, &c, NULL),
+                     IG_OK);
+    for (i = 0; i < NEV; i++) {
+        assert_int_equal(store_log_next(c, &row, NULL), IG_OK);
+        assert_int_equal(row.key, i);
+        assert_int_equal(row.len, AUDIT_HASH_BYTES);
+    }
+    assert_int_equal(store_log_next(c, &row, NULL), IG_ERR_NOTFOUND);
+    store_log_cursor_free(c);
+    assert_int_equal(store_log_nodes(l, NEV, NULL), IG_OK);
+    assert_int_equal(store_log_fetch_node(l, 0, 3, node), IG_OK);
+    audit_leaf_hash(f->text[3], strlen(f->text[3]), h);
+    assert_memory_equal(node, h, AUDIT_HASH_BYTES);
+    assert_int_equal(store_log_fetch_node(l, 1, 0, node), IG_ERR_NOTFOUND);
+    store_log_close(l);
+}
+
 int
 main(void)
 {
@@ -330,6 +421,8 @@ main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_change_under_the_read_fails_it,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_a_schema_3_file, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_refuses_what_is_not_a_log, setup,
                                         teardown),
     };
