@@ -247,7 +247,7 @@ load_intent(struct pdp_req *r, struct redeem_op *op, const char *intent_id,
         return -1;
     }
     memcpy(op->intent_id, intent_id, IG_UUID_STRLEN + 1);
-    st = store_get_intent(r->srv->store, intent_id, rec);
+    st = store_get_grant(r->srv->store, intent_id, rec);
     if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", intent_id);
         return -1;
