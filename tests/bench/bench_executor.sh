@@ -27,15 +27,28 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 up=$(free_port)
+# Wait until the PDP has printed its settings and dev.env names the same
+# URL (a dev.env left by an earlier start would send the executor to a
+# dead port: every execute then fails at once).
+wait_pdp() {
+    local url
+    for _ in $(seq 200); do
+        url=$(grep -s '^INTENTGATE_URL=' "$tmp/pdp.out" || true)
+        [ -n "$url" ] && grep -qsx "$url" "$tmp/data/dev.env" && return 0
+        sleep 0.05
+    done
+    echo "the PDP did not start: $(cat "$tmp/pdp.err")" >&2
+    exit 1
+}
 "$ig" serve --dev --data "$tmp/data" --listen 127.0.0.1:0 >"$tmp/pdp.out" 2>"$tmp/pdp.err" &
 pids+=($!)
-for _ in $(seq 100); do grep -q INTENTGATE_PUBLIC_KEY "$tmp/pdp.out" 2>/dev/null && break; sleep 0.1; done
+wait_pdp
 # Raise the demo quota so the benchmark is not throttled, and restart.
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
 sed -i 's/^quota_per_minute = .*/quota_per_minute = 100000000/' "$tmp/data/intentgate.conf"
 "$ig" serve --dev --data "$tmp/data" --listen 127.0.0.1:0 >"$tmp/pdp.out" 2>"$tmp/pdp.err" &
 pids+=($!)
-for _ in $(seq 100); do grep -q INTENTGATE_PUBLIC_KEY "$tmp/pdp.out" 2>/dev/null && break; sleep 0.1; done
+wait_pdp
 INTENTGATE_DEV_UPSTREAM=http://127.0.0.1:$up "$ex" serve --dev --pdp-env "$tmp/data/dev.env" \
     --listen 127.0.0.1:0 >"$tmp/ex.out" 2>"$tmp/ex.err" &
 pids+=($!)
