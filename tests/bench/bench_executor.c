@@ -179,6 +179,7 @@ run_thread(void *p)
     struct ig_buf out;
     char url[512];
     int i;
+    long st;
     double t0;
 
     ig_buf_init(&out, 1 << 20);
@@ -193,12 +194,15 @@ run_thread(void *p)
         if (b->bodies[i] == NULL)
             continue;
         t0 = now();
-        if (post(c, url, b->phase == 3 ? "Authorization: Bearer x" : NULL,
-                 b->phase == 2 ? b->bodies[i]
-                               : "{\"amount\":42,\"currency\":\"EUR\","
-                                 "\"order_id\":\"o-1\"}",
-                 &out) != (b->phase == 2 ? 200 : 201))
-            atomic_fetch_add(&b->failures, 1);
+        st = post(c, url, b->phase == 3 ? "Authorization: Bearer x" : NULL,
+                  b->phase == 2 ? b->bodies[i]
+                                : "{\"amount\":42,\"currency\":\"EUR\","
+                                  "\"order_id\":\"o-1\"}",
+                  &out);
+        if (st != (b->phase == 2 ? 200 : 201) &&
+            atomic_fetch_add(&b->failures, 1) == 0) /* say why, once */
+            (void)fprintf(stderr, "first failure: %s answered %ld: %.300s\n",
+                          url, st, out.data != NULL ? out.data : "");
         b->lat[i] = now() - t0;
     }
     ig_buf_release(&out);
