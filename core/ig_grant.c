@@ -226,6 +226,45 @@ check_payload(const json_t *obj, const char *intent_hash, const char *aud,
     return IG_OK;
 }
 
+/* Parse the payload and hold it to the claims' shape, intent hash,
+   audience and validity window; on IG_OK *claims_out (when not NULL) gets
+   the claims object. */
+static enum ig_status
+payload_claims(const struct ig_buf *payload, const char *intent_hash,
+               const char *aud, int64_t now, json_t **claims_out,
+               struct ig_err *err)
+{
+    json_t *obj = NULL;
+    enum ig_status st;
+
+    st = ig_json_parse(payload->data ? payload->data : "", payload->len, &obj,
+                       err);
+    if (st == IG_ERR_LIMIT)
+        st = IG_ERR_INVALID;
+    if (st == IG_OK)
+        st = check_payload(obj, intent_hash, aud, now, err);
+    if (st == IG_OK && claims_out != NULL) {
+        *claims_out = obj; /* the caller's reference now */
+        obj = NULL;
+    }
+    json_decref(obj);
+    return st;
+}
+
+/* Arguments both entry points check first. */
+static enum ig_status
+check_args(const char *intent_hash, const char *aud, json_t **claims_out,
+           struct ig_err *err)
+{
+    if (claims_out != NULL)
+        *claims_out = NULL;
+    if (intent_hash == NULL || !ig_hash_is_valid(intent_hash))
+        return ig_err_set(err, IG_ERR_INVALID, "intent hash is malformed");
+    if (aud == NULL || aud[0] == '\0')
+        return ig_err_set(err, IG_ERR_INVALID, "audience is missing");
+    return IG_OK;
+}
+
 enum ig_status
 ig_grant_verify(const struct ig_keyring *kr, const char *token, size_t len,
                 const char *intent_hash, const char *aud, int64_t now,
@@ -233,36 +272,40 @@ ig_grant_verify(const struct ig_keyring *kr, const char *token, size_t len,
 {
     const struct ig_public_key *key = NULL;
     struct ig_buf payload;
-    json_t *obj = NULL;
     enum ig_status st;
 
-    if (claims_out != NULL)
-        *claims_out = NULL;
-    if (intent_hash == NULL || !ig_hash_is_valid(intent_hash))
-        return ig_err_set(err, IG_ERR_INVALID, "intent hash is malformed");
-    if (aud == NULL || aud[0] == '\0')
-        return ig_err_set(err, IG_ERR_INVALID, "audience is missing");
-    st = find_key(kr, token, len, &key, err);
+    st = check_args(intent_hash, aud, claims_out, err);
+    if (st == IG_OK)
+        st = find_key(kr, token, len, &key, err);
     if (st != IG_OK)
         return st;
     ig_buf_init(&payload, IG_TOKEN_MAX_BYTES);
     st = ig_paseto_verify(key, token, len, intent_hash, strlen(intent_hash),
                           &payload, NULL, err);
+    if (st == IG_OK)
+        st = payload_claims(&payload, intent_hash, aud, now, claims_out, err);
+    ig_buf_release(&payload);
+    return st;
+}
+
+enum ig_status
+ig_grant_check_stored(const struct ig_keyring *kr, const char *token,
+                      size_t len, const char *intent_hash, const char *aud,
+                      int64_t now, json_t **claims_out, struct ig_err *err)
+{
+    const struct ig_public_key *key = NULL;
+    struct ig_buf payload;
+    enum ig_status st;
+
+    st = check_args(intent_hash, aud, claims_out, err);
+    if (st == IG_OK) /* a key taken out of the keyring retires its grants */
+        st = find_key(kr, token, len, &key, err);
     if (st != IG_OK)
-        goto out;
-    st =
-        ig_json_parse(payload.data ? payload.data : "", payload.len, &obj, err);
-    if (st == IG_ERR_LIMIT)
-        st = IG_ERR_INVALID;
-    if (st != IG_OK)
-        goto out;
-    st = check_payload(obj, intent_hash, aud, now, err);
-    if (st == IG_OK && claims_out != NULL) {
-        *claims_out = obj; /* the caller's reference now */
-        obj = NULL;
-    }
-out:
-    json_decref(obj);
+        return st;
+    ig_buf_init(&payload, IG_TOKEN_MAX_BYTES);
+    st = ig_paseto_peek_payload(token, len, &payload, err);
+    if (st == IG_OK)
+        st = payload_claims(&payload, intent_hash, aud, now, claims_out, err);
     ig_buf_release(&payload);
     return st;
 }

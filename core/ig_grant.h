@@ -63,4 +63,19 @@ enum ig_status ig_grant_verify(const struct ig_keyring *kr, const char *token,
                                const char *aud, int64_t now,
                                json_t **claims_out, struct ig_err *err) IG_WUR;
 
+/*
+ * ig_grant_verify's checks WITHOUT the signature, for a token whose bytes
+ * are known to be the ones this PDP signed and stored (the redeem compares
+ * the presented token with the stored one in constant time first): the
+ * footer's kid must still be in kr (a key removed from the keyring retires
+ * its grants), and the payload is held to the same claims, intent hash,
+ * audience and validity window, with the same errors. Never for a token
+ * from outside. Thread safe.
+ */
+enum ig_status ig_grant_check_stored(const struct ig_keyring *kr,
+                                     const char *token, size_t len,
+                                     const char *intent_hash, const char *aud,
+                                     int64_t now, json_t **claims_out,
+                                     struct ig_err *err) IG_WUR;
+
 #endif

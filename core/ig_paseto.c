@@ -1,5 +1,6 @@
 /*
- * ig_paseto.c - PASETO v4.public: sign, verify, and peek at the footer.
+ * ig_paseto.c - PASETO v4.public: sign, verify, and peek at the footer
+ * or (for a token this process minted and stored) the payload.
  *
  * Both directions build the message Ed25519 signs, the pre-authentication
  * encoding PAE("v4.public.", m, f, i), in one contiguous buffer laid out as
@@ -280,6 +281,29 @@ ig_paseto_peek_footer(const char *token, size_t len, struct ig_buf *footer_out,
     st = ig_buf_add(footer_out, f, flen);
     if (st != IG_OK)
         return ig_err_set(err, st, "cannot append the token footer: %s",
+                          ig_strerror(st));
+    return IG_OK;
+}
+
+enum ig_status
+ig_paseto_peek_payload(const char *token, size_t len,
+                       struct ig_buf *payload_out, struct ig_err *err)
+{
+    unsigned char m[IG_TOKEN_MAX_BYTES];
+    struct parts p;
+    enum ig_status st;
+    size_t blen;
+
+    st = split(token, len, &p, err);
+    if (st != IG_OK)
+        return st;
+    if (ig_b64_decode_public(p.body, p.body_len, m, sizeof(m), &blen) != IG_OK)
+        return ig_err_set(err, IG_ERR_INVALID, "token body is not base64url");
+    if (blen < SIG_BYTES)
+        return ig_err_set(err, IG_ERR_INVALID, "token is too short");
+    st = ig_buf_add(payload_out, m, blen - SIG_BYTES);
+    if (st != IG_OK)
+        return ig_err_set(err, st, "cannot append the token payload: %s",
                           ig_strerror(st));
     return IG_OK;
 }

@@ -55,4 +55,15 @@ enum ig_status ig_paseto_peek_footer(const char *token, size_t len,
                                      struct ig_buf *footer_out,
                                      struct ig_err *err) IG_WUR;
 
+/*
+ * Decode the payload of a v4.public token WITHOUT verifying the signature.
+ * Only for a token whose bytes are known to be ones this process signed
+ * (the PDP's redeem compares the presented token with the one it stored);
+ * never to trust a token from outside. Same refusals as ig_paseto_verify's
+ * malformed cases; nothing appended on failure.
+ */
+enum ig_status ig_paseto_peek_payload(const char *token, size_t len,
+                                      struct ig_buf *payload_out,
+                                      struct ig_err *err) IG_WUR;
+
 #endif

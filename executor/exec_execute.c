@@ -6,10 +6,12 @@
  * flush of the record overlaps the PDP's answer); exec_finish waits for
  * the record to be durable before the credential is decrypted (so a crash
  * mid-action is still reported, as UNKNOWN_AFTER_DISPATCH, after a
- * restart), runs the handler, and hands the outcome to the spool, which
- * delivers it to the PDP until acknowledged. If the spool cannot record
- * that the action is about to run, the grant is not spent; if the record
- * cannot be made durable, the action does not run.
+ * restart), runs the handler, and writes the outcome to the spool; the
+ * agent gets its answer then, and only after it does exec_report_send
+ * deliver the outcome to the PDP (the spool retries until acknowledged),
+ * so the PDP's commit of the outcome adds nothing to the agent's wait. If the
+ * spool cannot record that the action is about to run, the grant is not spent;
+ * if the record cannot be made durable, the action does not run.
  */
 #include "exec_execute.h"
 
@@ -23,6 +25,7 @@
 #include "exec_runner.h"
 #include "exec_sandbox.h"
 #include "exec_verify.h"
+#include "ig_json.h"
 #include "ig_log.h"
 #include "ig_time.h"
 
@@ -219,33 +222,57 @@ run_http(struct exec_ctx *x, const struct exec_action *act,
     exec_secret_free(cred, len);
 }
 
-/* Hand the outcome to the spool (durable, delivered until acknowledged);
-   1 when the PDP has it now. */
+/* Write the outcome to the spool before the agent's answer (it survives
+   a crash of this process from then on); rep keeps what
+   exec_report_send delivers after the answer. 1 when spooled. */
 static int
-record(struct exec_ctx *x, const char *intent_id, const struct exec_result *r)
+record(struct exec_ctx *x, const char *intent_id, const struct exec_result *r,
+       struct exec_report *rep)
 {
     const json_t *report = r->report != NULL ? r->report : r->detail;
-    const char *name = exec_outcome_name(r->outcome);
+    struct ig_err err;
+    enum ig_status st;
+
+    memset(rep, 0, sizeof(*rep));
+    /* The spool took its run record: at most IG_INTENT_ID_MAX bytes. */
+    (void)snprintf(rep->intent_id, sizeof(rep->intent_id), "%s", intent_id);
+    rep->outcome = exec_outcome_name(r->outcome);
+    rep->detail = report != NULL ? json_incref(ig_json_unconst(report)) : NULL;
+    ig_err_clear(&err);
+    st = exec_spool_outcome_write(x->spool, intent_id, rep->outcome,
+                                  rep->detail, &rep->ticket, &err);
+    rep->spooled = st == IG_OK;
+    if (st != IG_OK) /* malformed or oversized: sent once, after */
+        ig_log(
+            "error", "outcome.not_spooled",
+            json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
+    return rep->spooled;
+}
+
+void
+exec_report_send(struct exec_ctx *x, struct exec_report *rep)
+{
     struct ig_err err;
     enum ig_status st;
     int delivered = 0;
 
     ig_err_clear(&err);
-    st =
-        exec_spool_outcome(x->spool, intent_id, name, report, &delivered, &err);
-    if (st == IG_OK)
-        return delivered;
-    if (st == IG_ERR_IO) { /* pending in memory, one delivery tried */
-        ig_log(
-            "error", "outcome.not_durable",
-            json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
-        return delivered;
+    if (!rep->spooled) {
+        if (exec_pdp_outcome(x->pdp, rep->intent_id, rep->outcome, rep->detail,
+                             &err) != IG_OK)
+            ig_log("error", "outcome.lost",
+                   json_pack("{s:s, s:s}", "intent_id", rep->intent_id, "error",
+                             err.msg));
+    } else {
+        st = exec_spool_outcome_send(x->spool, rep->intent_id, rep->detail,
+                                     rep->ticket, &delivered, &err);
+        if (st != IG_OK) /* pending in memory, retried while we live */
+            ig_log("error", "outcome.not_durable",
+                   json_pack("{s:s, s:s}", "intent_id", rep->intent_id, "error",
+                             err.msg));
     }
-    /* Nothing recorded (a malformed or oversized report): send it once,
-       and say so. */
-    ig_log("error", "outcome.not_spooled",
-           json_pack("{s:s, s:s}", "intent_id", intent_id, "error", err.msg));
-    return exec_pdp_outcome(x->pdp, intent_id, name, report, &err) == IG_OK;
+    json_decref(rep->detail);
+    rep->detail = NULL;
 }
 
 /* Run the handler, unless the run cannot be recorded first. */
@@ -285,7 +312,7 @@ exec_finish(struct exec_ctx *x, const json_t *body,
             const struct exec_action *act, uint64_t ticket,
             void (*out_fn)(void *ctx, const char *stream, const char *data,
                            size_t len),
-            void *out_ctx)
+            void *out_ctx, struct exec_report *rep)
 {
     const json_t *intent = json_object_get(body, "intent");
     const char *intent_id =
@@ -293,7 +320,7 @@ exec_finish(struct exec_ctx *x, const json_t *body,
     struct exec_inflight_run rc;
     struct exec_result res;
     json_t *reply;
-    int recorded;
+    int spooled;
 
     exec_inflight_init(&rc, x, intent_id,
                        json_string_value(json_object_get(body, "grant")),
@@ -302,11 +329,11 @@ exec_finish(struct exec_ctx *x, const json_t *body,
     atomic_fetch_add(&x->metrics.executions[res.outcome], 1);
     if (res.credential_reflected)
         atomic_fetch_add(&x->metrics.credential_reflected, 1);
-    recorded = record(x, intent_id, &res);
+    spooled = record(x, intent_id, &res, rep);
     /* "O?" adds a reference to the detail (or null). */
     reply = json_pack("{s:s, s:s, s:O?, s:b}", "intent_id", intent_id,
                       "outcome", exec_outcome_name(res.outcome), "result",
-                      res.detail, "outcome_recorded", recorded);
+                      res.detail, "outcome_recorded", spooled);
     exec_result_release(&res);
     exec_slot_give(x, act);
     return reply;
@@ -317,6 +344,7 @@ exec_execute(struct exec_ctx *x, const json_t *body, unsigned int *status)
 {
     const struct exec_action *act = NULL;
     json_t *reply = exec_admit(x, body, &act, status);
+    struct exec_report rep;
     uint64_t ticket = 0;
 
     if (reply == NULL)
@@ -324,5 +352,7 @@ exec_execute(struct exec_ctx *x, const json_t *body, unsigned int *status)
     if (reply != NULL)
         return reply;
     *status = 200;
-    return exec_finish(x, body, act, ticket, NULL, NULL);
+    reply = exec_finish(x, body, act, ticket, NULL, NULL, &rep);
+    exec_report_send(x, &rep);
+    return reply;
 }

@@ -14,8 +14,10 @@
  *     (unreachable or refused: stop, nothing ran)
  *   exec_finish (on the worker): the run record durable (else nothing
  *     runs) -> only now decrypt the credential and run the handler ->
- *     report the outcome to the PDP through the spool (retried until
- *     acknowledged, also across restarts: exec_spool.h) -> answer.
+ *     write the outcome to the spool -> answer.
+ *   exec_report_send (on the worker, after the answer): deliver the
+ *     outcome to the PDP through the spool (retried until acknowledged,
+ *     also across restarts: exec_spool.h).
  *
  * Every refusal before the redemption leaves the grant unspent.
  */
@@ -74,16 +76,32 @@ json_t *exec_redeem(struct exec_ctx *x, const json_t *body,
                     const struct exec_action *act, uint64_t *ticket,
                     unsigned int *status);
 
+/* An outcome written to the spool, to deliver after the answer. */
+struct exec_report {
+    char intent_id[IG_INTENT_ID_MAX + 1];
+    const char *outcome; /* a static name */
+    json_t *detail;      /* what the PDP gets; NULL: {} */
+    uint64_t ticket;     /* the spool's record */
+    int spooled;         /* 0: the spool refused it; sent once, unspooled */
+};
+
 /*
  * Run the redeemed execution (streaming output through on_output when
- * not NULL), spool and report the outcome, give the slot back, and return
- * the final reply {"intent_id", "outcome", "result", "outcome_recorded"}.
+ * not NULL), write the outcome to the spool, give the slot back, and
+ * return the final reply {"intent_id", "outcome", "result",
+ * "outcome_recorded"} (outcome_recorded: the spool has it and delivers
+ * it). *rep is filled in: call exec_report_send(rep) exactly once, after
+ * the reply has been handed over.
  */
 json_t *exec_finish(struct exec_ctx *x, const json_t *body,
                     const struct exec_action *act, uint64_t ticket,
                     void (*on_output)(void *ctx, const char *stream,
                                       const char *data, size_t len),
-                    void *ctx);
+                    void *ctx, struct exec_report *rep);
+
+/* Deliver rep's outcome to the PDP (one attempt; the spool retries it)
+   and release rep. Blocks on the PDP. */
+void exec_report_send(struct exec_ctx *x, struct exec_report *rep);
 
 /* exec_admit + exec_redeem + exec_finish in the caller's thread. */
 json_t *exec_execute(struct exec_ctx *x, const json_t *body,

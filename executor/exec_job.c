@@ -137,27 +137,35 @@ complete(struct exec_job *j, unsigned int status, json_t *reply)
     pthread_mutex_unlock(&j->mu);
 }
 
+/* Redeem, run, answer - and only then report the outcome to the PDP:
+   its commit is not part of the agent's wait. */
 static void
 work(void *arg)
 {
     struct exec_job *j = arg;
+    struct exec_report rep;
     unsigned int status = 200;
     json_t *reply = exec_redeem(j->x, j->body, j->act, &j->ticket, &status);
 
     if (reply != NULL) {
         complete(j, status, reply);
-    } else if (!j->stream) {
-        complete(j, 200,
-                 exec_finish(j->x, j->body, j->act, j->ticket, NULL, NULL));
+        exec_job_unref(j);
+        return;
+    }
+    if (!j->stream) {
+        complete(
+            j, 200,
+            exec_finish(j->x, j->body, j->act, j->ticket, NULL, NULL, &rep));
     } else {
         pthread_mutex_lock(&j->mu);
         j->streaming = 1;
         wake_locked(j);
         pthread_mutex_unlock(&j->mu);
-        reply = exec_finish(j->x, j->body, j->act, j->ticket, on_out, j);
+        reply = exec_finish(j->x, j->body, j->act, j->ticket, on_out, j, &rep);
         push(j, reply, 1);
         json_decref(reply);
     }
+    exec_report_send(j->x, &rep);
     exec_job_unref(j);
 }
 

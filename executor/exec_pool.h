@@ -2,9 +2,12 @@
  * exec_pool.h - a fixed set of worker threads for executions.
  *
  * The HTTP threads never block on an execution: they admit it (checks, a
- * slot), suspend the connection and hand it here. The pool has exactly
- * as many threads as the executor allows executions at once, so an
- * admitted execution starts at once; submitting never blocks.
+ * slot), suspend the connection and hand it here. The executor starts
+ * the pool with twice as many threads as it allows executions at once: a
+ * worker that has answered its agent (the slot given back) still reports
+ * the outcome to the PDP, so an admitted execution starts at once unless
+ * the PDP is so slow that every other worker is still reporting (it then
+ * waits in the queue). Submitting never blocks.
  */
 #ifndef EXEC_POOL_H
 #define EXEC_POOL_H

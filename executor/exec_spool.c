@@ -298,18 +298,17 @@ outcome_entry(struct exec_spool *s, const char *id, struct spool_entry **e,
 }
 
 enum ig_status
-exec_spool_outcome(struct exec_spool *s, const char *intent_id,
-                   const char *outcome, const json_t *detail, int *delivered,
-                   struct ig_err *err)
+exec_spool_outcome_write(struct exec_spool *s, const char *intent_id,
+                         const char *outcome, const json_t *detail,
+                         uint64_t *ticket, struct ig_err *err)
 {
     struct spool_entry *e;
     json_t *empty = NULL;
     enum ig_status st;
     char *line = NULL;
-    uint64_t seq;
     size_t len;
-    int sent = 0;
 
+    *ticket = 0;
     if (detail == NULL)
         detail = empty = json_object();
     if (!exec_spool_id_valid(intent_id) || !exec_spool_name_valid(outcome))
@@ -325,24 +324,64 @@ exec_spool_outcome(struct exec_spool *s, const char *intent_id,
     if ((st = outcome_entry(s, intent_id, &e, err)) == IG_OK) {
         exec_spool_entry_set(s, e, line, len, outcome);
         line = NULL;
-        e->busy = 1; /* the retry thread leaves it to us */
-        exec_spool_append_locked(s, e->line, e->len, &seq);
+        /* The retry thread leaves it to the sender until
+           exec_spool_outcome_send; without a sender it is the retry
+           thread's (there is none) at once. */
+        e->busy = s->o.send != NULL;
         /* Written (the page cache keeps it if this process dies); made
            durable only when the PDP does not take it at once. */
-        if (s->o.send != NULL)
-            sent = exec_spool_deliver(s, e, detail, 0);
-        else
-            e->busy = 0;
-        if (!sent)
-            st = exec_spool_commit_locked(s, seq, err);
+        exec_spool_append_locked(s, e->line, e->len, ticket);
     }
     pthread_mutex_unlock(&s->mu);
 out:
-    if (delivered != NULL)
-        *delivered = sent;
     free(line);
     json_decref(empty);
     return st;
+}
+
+enum ig_status
+exec_spool_outcome_send(struct exec_spool *s, const char *intent_id,
+                        const json_t *detail, uint64_t ticket, int *delivered,
+                        struct ig_err *err)
+{
+    struct spool_entry *e;
+    json_t *empty = NULL;
+    enum ig_status st = IG_OK;
+    int sent = 0;
+
+    if (detail == NULL)
+        detail = empty = json_object();
+    pthread_mutex_lock(&s->mu);
+    e = exec_spool_entry_find(s, intent_id);
+    /* Ours since exec_spool_outcome_write marked it busy. */
+    if (s->o.send != NULL && e != NULL && e->busy && detail != NULL)
+        sent = exec_spool_deliver(s, e, detail, 0);
+    else if (e != NULL && e->busy)
+        e->busy = 0; /* out of memory: the retry thread sends it */
+    if (!sent)
+        st = exec_spool_commit_locked(s, ticket, err);
+    pthread_mutex_unlock(&s->mu);
+    if (delivered != NULL)
+        *delivered = sent;
+    json_decref(empty);
+    return st;
+}
+
+enum ig_status
+exec_spool_outcome(struct exec_spool *s, const char *intent_id,
+                   const char *outcome, const json_t *detail, int *delivered,
+                   struct ig_err *err)
+{
+    enum ig_status st;
+    uint64_t ticket;
+
+    if (delivered != NULL)
+        *delivered = 0;
+    st = exec_spool_outcome_write(s, intent_id, outcome, detail, &ticket, err);
+    if (st != IG_OK)
+        return st;
+    return exec_spool_outcome_send(s, intent_id, detail, ticket, delivered,
+                                   err);
 }
 
 void

@@ -194,6 +194,27 @@ enum ig_status exec_spool_outcome(struct exec_spool *s, const char *intent_id,
                                   const char *outcome, const json_t *detail,
                                   int *delivered, struct ig_err *err) IG_WUR;
 
+/*
+ * exec_spool_outcome in two steps, so that the executor can answer the
+ * agent between them: exec_spool_outcome_write writes the record (with
+ * the same checks and errors; *ticket names it) and returns at once -
+ * from then on the outcome survives a crash of this process, and the
+ * retry thread leaves it alone; exec_spool_outcome_send(id, same detail,
+ * ticket) must follow, exactly once: one delivery, and the record made
+ * durable when that failed (its IG_OK / IG_ERR_IO and *delivered as
+ * exec_spool_outcome's). Thread safe.
+ */
+enum ig_status exec_spool_outcome_write(struct exec_spool *s,
+                                        const char *intent_id,
+                                        const char *outcome,
+                                        const json_t *detail, uint64_t *ticket,
+                                        struct ig_err *err) IG_WUR;
+enum ig_status exec_spool_outcome_send(struct exec_spool *s,
+                                       const char *intent_id,
+                                       const json_t *detail, uint64_t ticket,
+                                       int *delivered,
+                                       struct ig_err *err) IG_WUR;
+
 /* Wake the retry thread: it tries what is due now, without waiting for
    its timer. Returns at once. Thread safe; NULL is fine. */
 void exec_spool_kick(struct exec_spool *s);

@@ -265,7 +265,9 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
     fit_connections(s);
     if (load_parts(s, c, err) != IG_OK || check_sandbox(s, err) != IG_OK ||
         open_spool(s, err) != IG_OK ||
-        exec_pool_new((size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
+        /* Twice the slots: a finished execution's worker still reports
+           its outcome after the answer (exec_pool.h). */
+        exec_pool_new(2 * (size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
         ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK ||
         (s->mhd = exec_server_listen(s, err)) == NULL)
         goto fail;

@@ -4,9 +4,11 @@
  * what happened after.
  *
  * Redeem checks, in order: executor token; body {"grant","intent_id"}; the
- * intent exists; the grant verifies against the PDP's keys with the
- * RECORDED intent hash as implicit assertion and this executor as audience
- * and is not expired; its intent_id claim names this intent. Then the
+ * intent exists; the grant is byte for byte the token the PDP signed and
+ * stored for it (a constant-time comparison stands in for a second
+ * signature check: these are the PDP's own bytes); that stored token's key
+ * is still in the keyring, its claims name the RECORDED intent hash and
+ * this intent, and it and its row say this executor and not expired. Then the
  * single writer inserts the redemption: the first insert wins, every later
  * one (concurrent or after a restart) gets 409.
  *
@@ -23,6 +25,7 @@
  */
 #include "pdp_int.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,19 +149,28 @@ on_redeemed(struct pdp_req *r)
     pdp_req_refused_reply(r, PDP_REFUSED_GRANT, op->ex);
 }
 
-/* Verify the grant against the recorded intent; replies on failure. */
+/* 1 when the presented grant is, byte for byte, the token stored for the
+   intent. Constant time: only whether the lengths differ can show. */
 static int
-check_grant(struct pdp_req *r, struct redeem_op *op, const char *grant,
-            const char *executor, const char *recorded_hash)
+same_token(const char *grant, const char *stored)
 {
-    struct ig_err err;
-    enum ig_status st;
-    const char *cid, *jti;
+    size_t n = strlen(grant);
 
-    ig_err_clear(&err);
-    st = ig_grant_verify(r->srv->keyring, grant, strlen(grant), recorded_hash,
-                         executor, ig_time_now(), &op->claims, &err);
-    if (st == IG_ERR_EXPIRED) {
+    return stored != NULL && strlen(stored) == n &&
+           sodium_memcmp(grant, stored, n) == 0;
+}
+
+/* The stored grant row's own audience, expiry and jti agree with this
+   redemption (st: the stored token's check); replies on failure. */
+static int
+check_row(struct pdp_req *r, const json_t *g, const char *executor, int64_t now,
+          enum ig_status st, const struct ig_err *err)
+{
+    const char *aud = json_string_value(json_object_get(g, "audience"));
+
+    if (st == IG_ERR_EXPIRED ||
+        (st == IG_OK &&
+         now >= json_integer_value(json_object_get(g, "expires_at")))) {
         pdp_reply_error(r, 410, "GRANT_EXPIRED", NULL, "the grant expired");
         return -1;
     }
@@ -166,13 +178,54 @@ check_grant(struct pdp_req *r, struct redeem_op *op, const char *grant,
         pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
                         "the grant does not verify for this intent and "
                         "executor: %s",
-                        err.msg);
+                        err->msg);
         return -1;
     }
+    if (aud == NULL || strcmp(aud, executor) != 0) {
+        pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
+                        "the grant was issued for another executor");
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Check the grant against the recorded intent; replies on failure. The
+ * PDP signed the grant and stored its token with the intent, so the
+ * presented token must be exactly that one (compared in constant time);
+ * no second signature check is needed. Then every claim check a verify
+ * makes still holds, on the STORED token and row, never on what was
+ * presented: its key is still trusted, audience = this executor, not
+ * expired (test clock), the recorded intent hash and this intent's id.
+ */
+static int
+check_grant(struct pdp_req *r, struct redeem_op *op, const char *grant,
+            const char *executor, const json_t *rec)
+{
+    const json_t *g = json_object_get(rec, "grant");
+    const char *stored = json_string_value(json_object_get(g, "token"));
+    const char *hash = json_string_value(json_object_get(rec, "intent_hash"));
+    const char *cid, *jti, *row_jti;
+    int64_t now = ig_time_now();
+    struct ig_err err;
+    enum ig_status st;
+
+    if (!same_token(grant, stored)) {
+        pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
+                        "the grant is not the one issued for this intent");
+        return -1;
+    }
+    ig_err_clear(&err);
+    st = ig_grant_check_stored(r->srv->keyring, stored, strlen(stored), hash,
+                               executor, now, &op->claims, &err);
+    if (check_row(r, g, executor, now, st, &err) != 0)
+        return -1;
     cid = json_string_value(json_object_get(op->claims, "intent_id"));
     jti = json_string_value(json_object_get(op->claims, "jti"));
+    row_jti = json_string_value(json_object_get(g, "jti"));
     if (cid == NULL || strcmp(cid, op->intent_id) != 0 || jti == NULL ||
-        strlen(jti) != IG_UUID_STRLEN) {
+        strlen(jti) != IG_UUID_STRLEN || row_jti == NULL ||
+        strcmp(jti, row_jti) != 0) {
         pdp_reply_error(r, 403, "GRANT_INVALID", NULL,
                         "the grant was issued for another intent");
         return -1;
@@ -194,7 +247,7 @@ load_intent(struct pdp_req *r, struct redeem_op *op, const char *intent_id,
         return -1;
     }
     memcpy(op->intent_id, intent_id, IG_UUID_STRLEN + 1);
-    st = store_get_intent(r->srv->store, intent_id, rec);
+    st = store_get_grant(r->srv->store, intent_id, rec);
     if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NOT_FOUND", NULL, "no intent %s", intent_id);
         return -1;
@@ -242,9 +295,7 @@ pdp_post_redeem(struct pdp_req *r)
         (intent_id = string_field(r, body, "intent_id", IG_INTENT_ID_MAX)) ==
             NULL ||
         new_op(r, &op) != 0 || load_intent(r, op, intent_id, &rec) != 0 ||
-        check_grant(r, op, grant, ex->id,
-                    json_string_value(json_object_get(rec, "intent_hash"))) !=
-            0)
+        check_grant(r, op, grant, ex->id, rec) != 0)
         goto out;
     op->intent = json_incref(json_object_get(rec, "binding"));
     if (ig_time_format(ig_time_now(), now) != IG_OK)

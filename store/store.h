@@ -215,6 +215,15 @@ enum ig_status store_get_intent(struct store *s, const char *intent_id,
                                 json_t **out) IG_WUR;
 
 /*
+ * What a redemption reads, and no more: store_get_intent's object with
+ * only the intent's own fields and its grant (no decisions, redemption,
+ * outcome or approval), in one read transaction. IG_ERR_NOTFOUND,
+ * IG_ERR_IO.
+ */
+enum ig_status store_get_grant(struct store *s, const char *intent_id,
+                               json_t **out) IG_WUR;
+
+/*
  * Consume a grant: IG_OK for the first redemption of jti, IG_ERR_EXISTS for
  * every later one (also across restarts), IG_ERR_NOTFOUND when no such
  * grant was issued for that intent.

@@ -176,14 +176,17 @@ intent_row(sqlite3_stmt *st)
                      "expires_at", (json_int_t)sqlite3_column_int64(st, 7));
 }
 
+/* The intent row and, when full, everything recorded about it (else only
+   its grant: what a redemption needs). */
 static enum ig_status
-read_intent(struct store_rconn *c, const char *id, json_t **out)
+read_intent(struct store_rconn *c, const char *id, int full, json_t **out)
 {
     static const struct {
         enum rstmt st;
         const char *key;
         json_t *(*row)(sqlite3_stmt *st);
-    } parts[] = {{R_GRANT, "grant", grant_row},
+    } parts[] = {/* the grant first: all a redemption reads (!full) */
+                 {R_GRANT, "grant", grant_row},
                  {R_REDEMPTION, "redemption", redemption_row},
                  {R_OUTCOME, "outcome", outcome_row},
                  {R_APPROVAL, "approval", approval_row}};
@@ -205,9 +208,13 @@ read_intent(struct store_rconn *c, const char *id, json_t **out)
         return step == SQLITE_DONE ? IG_ERR_NOTFOUND : IG_ERR_IO;
     if (obj == NULL)
         return IG_ERR_NOMEM;
-    (void)sqlite3_bind_int64(c->st[R_DECISIONS], 1, seq);
-    rc = add_decisions(obj, c->st[R_DECISIONS]);
-    for (i = 0; rc == IG_OK && i < sizeof(parts) / sizeof(parts[0]); i++) {
+    if (full) {
+        (void)sqlite3_bind_int64(c->st[R_DECISIONS], 1, seq);
+        rc = add_decisions(obj, c->st[R_DECISIONS]);
+    }
+    for (i = 0;
+         rc == IG_OK && i < (full ? sizeof(parts) / sizeof(parts[0]) : 1);
+         i++) {
         st = c->st[parts[i].st];
         (void)sqlite3_bind_int64(st, 1, seq);
         rc = add_optional(obj, parts[i].key, st, parts[i].row);
@@ -232,7 +239,21 @@ store_get_intent(struct store *s, const char *intent_id, json_t **out)
     *out = NULL;
     if (c == NULL)
         return IG_ERR_IO;
-    rc = read_intent(c, intent_id, out);
+    rc = read_intent(c, intent_id, 1, out);
+    store_read_end(s, c);
+    return rc;
+}
+
+enum ig_status
+store_get_grant(struct store *s, const char *intent_id, json_t **out)
+{
+    struct store_rconn *c = store_read_begin(s);
+    enum ig_status rc;
+
+    *out = NULL;
+    if (c == NULL)
+        return IG_ERR_IO;
+    rc = read_intent(c, intent_id, 0, out);
     store_read_end(s, c);
     return rc;
 }

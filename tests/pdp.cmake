@@ -17,6 +17,15 @@ set_tests_properties(pdp.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)
 
+# The redeem takes only the token the PDP issued (compared with the
+# stored one instead of a second signature check): forgeries, another
+# intent's or executor's token, expiry, a retired key.
+add_test(NAME pdp.redeem_integration
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_redeem.py)
+set_tests_properties(pdp.redeem_integration PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  TIMEOUT 300)
+
 # What one client, or all of them, may hold: connections, the request
 # deadline, parked polls, the write queue, a stop under load (50 times).
 add_test(NAME pdp.limits

@@ -1,7 +1,10 @@
 /*
  * fuzz_token.c - libFuzzer target for everything that reads a grant token
  * or a PASERK string from outside: ig_paseto_peek_footer, ig_paseto_verify,
- * ig_grant_verify and the PASERK parsers.
+ * ig_grant_verify and the PASERK parsers; and the unverified readers the
+ * PDP's redeem uses on its own stored tokens (ig_paseto_peek_payload,
+ * ig_grant_check_stored), which must agree with verify on every token
+ * that verifies.
  *
  * The fixed key is the one of the PASETO v4 "4-S" vectors, so the seed
  * corpus (tests/fuzz/corpus/token/) holds tokens that really verify. Beyond
@@ -102,7 +105,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *s = (const char *)data;
-    json_t *claims = NULL;
+    json_t *claims = NULL, *stored = NULL;
     struct ig_buf f;
     struct ig_err err;
     enum ig_status st;
@@ -112,13 +115,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ig_paseto_peek_footer(s, size, &f, &err) != IG_OK && f.len != 0)
         abort();
     ig_buf_release(&f);
+    ig_buf_init(&f, IG_TOKEN_MAX_BYTES);
+    if (ig_paseto_peek_payload(s, size, &f, &err) != IG_OK && f.len != 0)
+        abort();
+    ig_buf_release(&f);
     check_verify(s, size, "");
     check_verify(s, size, FUZZ_HASH);
     st = ig_grant_verify(ring, s, size, FUZZ_HASH, FUZZ_AUD, FUZZ_NOW, &claims,
                          &err);
     if ((st == IG_OK) != (claims != NULL))
         abort();
+    /* What verifies passes the stored-token check with the same claims. */
+    if (ig_grant_check_stored(ring, s, size, FUZZ_HASH, FUZZ_AUD, FUZZ_NOW,
+                              &stored, &err) == IG_OK) {
+        if (stored == NULL)
+            abort();
+    } else if (st == IG_OK || stored != NULL) {
+        abort();
+    }
+    if (st == IG_OK && !json_equal(claims, stored))
+        abort();
     json_decref(claims);
+    json_decref(stored);
     check_paserk(s, size);
     return 0;
 }

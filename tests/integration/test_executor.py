@@ -168,9 +168,13 @@ class ExecutorFlow(unittest.TestCase):
         # Nothing the agent received holds the credential.
         self.assertNotIn(secret, json.dumps(b))
         self.assertNotIn(secret, json.dumps(out))
-        st, rec, _ = self.pdp.call("GET", "/v1/intents/" + b["intent_id"],
-                                   self.pdp.env["INTENTGATE_ADMIN_TOKEN"])
-        self.assertEqual(rec["state"], "COMPLETED")
+        # The outcome reaches the PDP just after the agent's answer.
+        rec = harness.wait_until(
+            lambda: (lambda r: r[1] if r[1].get("state") == "COMPLETED"
+                     else None)(self.pdp.call(
+                         "GET", "/v1/intents/" + b["intent_id"],
+                         self.pdp.env["INTENTGATE_ADMIN_TOKEN"])),
+            "the outcome at the PDP")
         self.assertNotIn(secret, json.dumps(rec))
         # A replay of the same grant is refused and reaches nobody.
         self.refused(self.ex.execute(b["intent"], b["grant"]), 409,

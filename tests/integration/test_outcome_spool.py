@@ -6,7 +6,8 @@ outcome reports: 503, a closed connection, or - worst - forwarding the
 outcome and then closing the connection before the answer (the PDP has it,
 the executor does not know). Then:
 
-- the agent gets outcome_recorded=false; the executor is stopped, the
+- the agent gets its answer (outcome_recorded=true: the spool has the
+  outcome; the PDP gets it after the answer); the executor is stopped, the
   proxy healed, the executor restarted with the same spool: the outcome
   reaches the PDP exactly once (intent COMPLETED, one execution.outcome
   audit event);
@@ -185,7 +186,7 @@ class Spool(unittest.TestCase):
         ex = self.executor()
         self.proxy.mode = "503"
         b, out = self.refund(ex)
-        self.assertFalse(out["outcome_recorded"], out)
+        self.assertTrue(out["outcome_recorded"], out)  # spooled
         self.assertEqual(self.pdp.state(b["intent_id"]), "REDEEMED")
         self.assertEqual(ex.stop(), 0, ex.log()[-2000:])
         spool = os.path.join(ex.dir, "spool")
@@ -211,7 +212,7 @@ class Spool(unittest.TestCase):
             self.proxy.healed.clear()
             self.proxy.mode = mode
             b, out = self.refund(ex)
-            self.assertFalse(out["outcome_recorded"], out)
+            self.assertTrue(out["outcome_recorded"], out)  # spooled
             self.wait_pending(ex, 1)
             H.wait_for(lambda: self.proxy.count(b["intent_id"]) >= 2, 30,
                        "a retried outcome post (PDP %s)" % mode)
@@ -232,7 +233,7 @@ class Spool(unittest.TestCase):
         ex = self.executor("outcome_retry_ms = 50\n")
         self.proxy.mode = "forward_then_close"
         b, out = self.refund(ex)
-        self.assertFalse(out["outcome_recorded"], out)
+        self.assertTrue(out["outcome_recorded"], out)  # spooled
         H.wait_for(lambda: self.proxy.count(b["intent_id"],
                                             "forward_then_close") >= 2, 30,
                    "the executor to retry after the lost answer")
@@ -342,7 +343,7 @@ class Spool(unittest.TestCase):
         self.proxy.mode = "400"
         before = ex.metric("intentgate_executor_outcomes_undeliverable_total")
         b, out = self.refund(ex)
-        self.assertFalse(out["outcome_recorded"])
+        self.assertTrue(out["outcome_recorded"])  # spooled
         H.wait_for(lambda: ex.metric(
             "intentgate_executor_outcomes_undeliverable_total") == before + 1,
             30, "outcomes_undeliverable_total to count it")

@@ -305,7 +305,10 @@ class Reflection(unittest.TestCase):
         return res
 
     def check_record(self, bad, label, intent_id):
-        rec = self.pdp.record(intent_id)
+        try:  # the outcome reaches the PDP just after the agent's answer
+            rec = self.pdp.wait_state(intent_id, "COMPLETED")
+        except AssertionError:
+            rec = self.pdp.record(intent_id)
         detail = (rec.get("outcome") or {}).get("detail") or {}
         for k in ("body", "body_b64url"):
             if k in detail:
