@@ -10,15 +10,24 @@
  *
  * `audit verify` runs this on every leaf, and most of a leaf's bytes are
  * inside strings (the event's "time" comes last, after the whole
- * intent), so a string is searched eight bytes at a time for its quote
- * or backslash (find_stop); the other runs are short and go a byte at a
- * time through a class table. Both read only bytes before end.
+ * intent), so a string is searched sixteen bytes at a time (SSE2) or
+ * eight (SWAR) for its quote or backslash (find_stop); the other runs
+ * are short and go a byte at a time through a class table. Each reads
+ * only bytes before end.
  */
 #include "audit_leaf.h"
 
 #include <string.h>
 
 #include "ig_time.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Every string of a leaf goes through these two: a call apiece cost a
+   sixth of the scan. */
+#define INLINE static inline __attribute__((always_inline))
 
 struct cur {
     const char *p, *end;
@@ -68,12 +77,27 @@ first_flagged(uint64_t m)
 #endif
 }
 
-/* The first '"' or '\\' in [p, end), or end. */
-static const char *
+/* The first '"' or '\\' in [p, end), or end: sixteen bytes at a time with
+   SSE2, else eight (SWAR), then one at a time for the rest. */
+INLINE const char *
 find_stop(const char *p, const char *end)
 {
     uint64_t w, m;
 
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    __m128i v;
+    unsigned bits;
+
+    while (end - p >= 16) {
+        v = _mm_loadu_si128((const void *)p);
+        bits = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        if (bits != 0)
+            return p + __builtin_ctz(bits);
+        p += 16;
+    }
+#endif
     while (end - p >= 8) {
         memcpy(&w, p, sizeof(w));
         m = zero_bytes(w ^ (ONES * '"')) | zero_bytes(w ^ (ONES * '\\'));
@@ -95,7 +119,7 @@ skip_ws(struct cur *c)
 
 /* At a '"': past the closing quote. -1 when it never closes. *esc: a
    backslash was seen. */
-static int
+INLINE int
 skip_string(struct cur *c, int *esc)
 {
     const char *p = c->p + 1;
