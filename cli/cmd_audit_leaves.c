@@ -265,14 +265,14 @@ cli_audit_leaves_db(struct store_log *db, struct cli_audit_vset *v,
 
     memset(&nodes, 0, sizeof(nodes));
     if (store_log_has_tiles(db)) {
-        if ((st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &q, err)) == IG_OK)
+        if ((st = store_log_scan(db, STORE_LOG_LEAVES, NULL, &q, err)) == IG_OK)
             st = leaves_tiles(db, q, v, t, compared, err);
         store_log_cursor_free(q);
         return st;
     }
     if ((st = store_log_scan(db, STORE_LOG_LEAF_HASHES, NULL, &nodes.c, err)) !=
             IG_OK ||
-        (st = store_log_scan(db, STORE_LOG_EVENTS, NULL, &q, err)) != IG_OK)
+        (st = store_log_scan(db, STORE_LOG_LEAVES, NULL, &q, err)) != IG_OK)
         goto out;
     node_next(&nodes, err);
     while (nodes.st == IG_OK && (st = store_log_next(q, &row, err)) == IG_OK)

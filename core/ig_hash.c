@@ -7,21 +7,28 @@
  * CPU's SHA instructions where there are some; libsodium's portable code
  * is three to six times slower, and hashes of intents, request and
  * response bodies, tokens and audit leaves and nodes are on every
- * request's path). libcrypto is used for this alone. The digest is
- * fetched once (EVP_MD_fetch: the one-shot SHA256() and EVP_Q_digest
- * fetch on every call) and each thread keeps one EVP_MD_CTX in a pthread
- * key, re-initialised per hash: no allocation per hash, and about 40%
- * faster than a context per call on the 32..100-byte inputs the Merkle
- * tree and tokens hash. A failure of libcrypto is fatal rather than
- * answered by a second implementation. ig_hash_json() canonicalises into
- * a buffer capped at IG_CANON_MAX_BYTES and writes the digest as hex by
- * hand (no allocation, no locale). The same canonical bytes MACed with
- * libsodium's HMAC-SHA256 (ig_hash_json_hmac) are the audit log's
- * placeholder for a redacted value; that buffer is wiped.
+ * request's path). libcrypto is used for this alone. The one-shot hashes
+ * (ig_sha256, ig_sha256_2: leaves, nodes, tokens; `audit verify` makes
+ * two per leaf) use SHA256_Init/Update/Final on a context on the stack:
+ * the same code, but libcrypto 3.0's EVP_DigestInit_ex frees and
+ * allocates the provider's context on every call, even on a reused
+ * EVP_MD_CTX - a malloc and a free per hash, about a quarter of a node
+ * hash. Those functions are deprecated in 3.0, not removed; this file
+ * alone uses them. The incremental hash (ig_sha256_new) keeps an
+ * EVP_MD_CTX with the digest fetched once (EVP_MD_fetch). A failure of
+ * libcrypto is fatal rather than answered by a second implementation.
+ * ig_hash_json() canonicalises into a buffer capped at IG_CANON_MAX_BYTES
+ * and writes the digest as hex by hand (no allocation, no locale). The
+ * same canonical bytes MACed with libsodium's HMAC-SHA256
+ * (ig_hash_json_hmac) are the audit log's placeholder for a redacted
+ * value; that buffer is wiped.
  */
 #include "ig_hash.h"
 
+/* SHA256_Init and friends: see the top of this file. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -37,23 +44,15 @@ struct ig_sha256 {
     EVP_MD_CTX *c;
 };
 
-static EVP_MD *sha256_md;        /* fetched once */
-static pthread_key_t sha256_key; /* each thread's EVP_MD_CTX */
-static int sha256_ready;         /* both of the above are usable */
+static EVP_MD *sha256_md; /* fetched once */
+static int sha256_ready;  /* usable */
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-
-static void
-ctx_free(void *c)
-{
-    EVP_MD_CTX_free(c);
-}
 
 static void
 sha256_setup(void)
 {
     sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-    sha256_ready =
-        sha256_md != NULL && pthread_key_create(&sha256_key, ctx_free) == 0;
+    sha256_ready = sha256_md != NULL;
 }
 
 /* 1 when c now holds the digest of a then b in out. */
@@ -69,6 +68,20 @@ digest(EVP_MD_CTX *c, const void *a, size_t alen, const void *b, size_t blen,
            EVP_DigestFinal_ex(c, out, &n) == 1 && n == IG_SHA256_BYTES;
 }
 
+/* 1 when out holds the digest of a then b: the one-shot hashes' path
+   (no allocation; see the top of this file). */
+static int
+oneshot(const void *a, size_t alen, const void *b, size_t blen,
+        unsigned char out[IG_SHA256_BYTES])
+{
+    SHA256_CTX c;
+
+    return SHA256_Init(&c) == 1 &&
+           (alen == 0 || SHA256_Update(&c, a, alen) == 1) &&
+           (blen == 0 || SHA256_Update(&c, b, blen) == 1) &&
+           SHA256_Final(out, &c) == 1;
+}
+
 /* The digest is usable, or the process stops (ig_sha256_check at
    start-up says so politely). */
 static void
@@ -77,25 +90,6 @@ sha256_require(void)
     (void)pthread_once(&sha256_once, sha256_setup);
     if (!sha256_ready)
         ig_assert_fail("libcrypto provides SHA-256", __FILE__, __LINE__);
-}
-
-/* This thread's context, made on its first hash; freed at thread exit. */
-static EVP_MD_CTX *
-thread_ctx(void)
-{
-    EVP_MD_CTX *c;
-
-    sha256_require();
-    c = pthread_getspecific(sha256_key);
-    if (c == NULL) {
-        c = EVP_MD_CTX_new();
-        IG_ASSERT(c != NULL); /* out of memory: exit */
-        if (pthread_setspecific(sha256_key, c) != 0) {
-            EVP_MD_CTX_free(c);
-            ig_assert_fail("pthread_setspecific", __FILE__, __LINE__);
-        }
-    }
-    return c;
 }
 
 enum ig_status
@@ -114,6 +108,7 @@ ig_sha256_check(void)
         return IG_ERR_CRYPTO;
     c = EVP_MD_CTX_new();
     ok = c != NULL && digest(c, "abc", 3, NULL, 0, h) &&
+         memcmp(h, abc, sizeof(abc)) == 0 && oneshot("ab", 2, "c", 1, h) &&
          memcmp(h, abc, sizeof(abc)) == 0;
     EVP_MD_CTX_free(c);
     return ok ? IG_OK : IG_ERR_CRYPTO;
@@ -123,8 +118,10 @@ void
 ig_sha256_2(const void *a, size_t alen, const void *b, size_t blen,
             unsigned char out[IG_SHA256_BYTES])
 {
-    int ok = digest(thread_ctx(), a, alen, b, blen, out);
+    int ok;
 
+    sha256_require();
+    ok = oneshot(a, alen, b, blen, out);
     IG_ASSERT(ok);
 }
 

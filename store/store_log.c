@@ -259,6 +259,7 @@ static const char *const scan_table[] = {
     [STORE_LOG_LEAF_HASHES] = "audit_nodes",
     [STORE_LOG_CHECKPOINTS] = "checkpoints",
     [STORE_LOG_TILES] = "audit_tiles",
+    [STORE_LOG_LEAVES] = "audit_events",
 };
 
 enum ig_status
@@ -269,19 +270,22 @@ store_log_scan(struct store_log *l, enum store_log_table table,
     struct store_log_cursor *c;
 
     *out = NULL;
-    if ((unsigned)table > STORE_LOG_CHECKPOINTS)
+    if (table == STORE_LOG_TILES || (unsigned)table > STORE_LOG_LEAVES ||
+        (table == STORE_LOG_LEAVES && contains != NULL))
         return ig_err_set(err, IG_ERR_INVALID, "no such table");
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     c->l = l;
     c->table = table;
     /* Without a filter, the plain scan (verify reads every row). */
-    if (sqlite3_prepare_v2(l->db,
-                           table == STORE_LOG_EVENTS && contains == NULL
-                               ? "SELECT seq, event, 0 FROM audit_events "
-                                 "ORDER BY seq"
-                               : scan_sql[table],
-                           -1, &c->q, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(
+            l->db,
+            table == STORE_LOG_LEAVES ||
+                    (table == STORE_LOG_EVENTS && contains == NULL)
+                ? "SELECT seq, event, 0 FROM audit_events "
+                  "ORDER BY seq"
+                : scan_sql[table],
+            -1, &c->q, NULL) != SQLITE_OK) {
         free(c);
         if (table == STORE_LOG_CHECKPOINTS)
             return ig_err_set(err, IG_ERR_INVALID,
@@ -311,9 +315,12 @@ store_log_next(struct store_log_cursor *c, struct store_log_row *row,
         return ig_err_set(err, IG_ERR_IO, "reading %s: %s",
                           scan_table[c->table], sqlite3_errmsg(c->l->db));
     row->key = sqlite3_column_int64(c->q, 0);
-    row->data = c->table == STORE_LOG_LEAF_HASHES || c->table == STORE_LOG_TILES
-                    ? sqlite3_column_blob(c->q, 1)
-                    : (const void *)sqlite3_column_text(c->q, 1);
+    /* sqlite3_column_text adds a NUL: for a value in place on its page
+       that is an allocation and a copy per row. */
+    row->data =
+        c->table == STORE_LOG_EVENTS || c->table == STORE_LOG_CHECKPOINTS
+            ? (const void *)sqlite3_column_text(c->q, 1)
+            : sqlite3_column_blob(c->q, 1);
     row->len = row->data != NULL ? (size_t)sqlite3_column_bytes(c->q, 1) : 0;
     row->at = sqlite3_column_int64(c->q, 2);
     return IG_OK;

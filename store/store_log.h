@@ -56,16 +56,19 @@ enum store_log_table {
     STORE_LOG_EVENTS,      /* audit_events by seq */
     STORE_LOG_LEAF_HASHES, /* audit_nodes level 0 by idx (schema 3) */
     STORE_LOG_CHECKPOINTS, /* checkpoints by size */
-    STORE_LOG_TILES        /* audit_tiles of one level (store_log_scan_tiles) */
+    STORE_LOG_TILES,       /* audit_tiles of one level (store_log_scan_tiles) */
+    STORE_LOG_LEAVES       /* audit_events by seq, each event's bytes read in
+                              place: not NUL-terminated (no copy per row) */
 };
 
 /* One row, as stored. Borrowed: valid until the next store_log_next or
    store_log_cursor_free on its cursor. */
 struct store_log_row {
     int64_t key;      /* events: seq; leaf hashes: idx; checkpoints: size */
-    const void *data; /* events: the event's bytes; leaf hashes: the hash;
-                         checkpoints: the note. NUL-terminated; NULL for
-                         an SQL NULL (len 0). */
+    const void *data; /* events, leaves: the event's bytes; leaf hashes:
+                         the hash; checkpoints: the note. NUL-terminated
+                         except for leaves; NULL for an SQL NULL (len 0)
+                         and, for leaves, an empty value. */
     size_t len;       /* bytes at data */
     int64_t at;       /* checkpoints: created_at (seconds); else 0 */
 };

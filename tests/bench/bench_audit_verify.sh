@@ -45,9 +45,10 @@ pin=()
 if command -v taskset >/dev/null; then
     pin=(taskset -c 0)
 fi
-# One run to warm the page cache, then the timed runs.
+# One run to warm the page cache, then the timed runs; the figure is the
+# median of the three (issue 14), the best is printed too.
 "${pin[@]}" "$ig" audit verify --db "$db" --key "$key" >/dev/null
-best=
+rates=()
 for run in 1 2 3; do
     t0=$(date +%s.%N)
     "${pin[@]}" "$ig" audit verify --db "$db" --key "$key" >"$dir/out"
@@ -55,12 +56,11 @@ for run in 1 2 3; do
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
     rate=$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')
     echo "run $run: $secs s, $rate leaves/s"
-    if [ -z "$best" ] || [ "$rate" -gt "$best" ]; then
-        best=$rate
-    fi
+    rates+=("$rate")
 done
 cat "$dir/out"
-echo "best: $best leaves/s (target >= 1000000)"
+mapfile -t sorted < <(printf '%s\n' "${rates[@]}" | sort -n)
+echo "median: ${sorted[1]} leaves/s, best: ${sorted[2]} (target >= 1000000)"
 # What every PDP start costs before it serves: the open-time check of the
 # whole log (every leaf and subtree recomputed from the events).
 "${pin[@]}" "$gen" --open "$db"

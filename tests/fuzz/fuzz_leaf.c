@@ -8,13 +8,17 @@
  * duplicate keys, the scan must agree with jansson on whether there is a
  * top-level "time" holding a time string, and on its value. (A key or
  * value spelled with escapes is read by jansson but, by design, not by
- * the scan: those inputs are skipped.) Seeds: tests/fuzz/corpus/leaf/.
+ * the scan: those inputs are skipped.) And on every input it must give
+ * the status and time of the byte-at-a-time reference scan
+ * (tests/unit/audit_leaf_ref.h), which the word-at-a-time one replaced.
+ * Seeds: tests/fuzz/corpus/leaf/.
  */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/audit_leaf_ref.h"
 #include "audit_leaf.h"
 #include "ig_time.h"
 
@@ -25,7 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *copy = malloc(size > 0 ? size : 1);
     const char *text = (const char *)data, *s;
-    int64_t t = -1, want = -1;
+    int64_t t = -1, want = -1, ref = -1;
     enum ig_status st;
     json_t *v, *m;
     size_t n;
@@ -35,6 +39,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(copy, data, size); /* exactly size bytes: ASan sees a read past */
     st = audit_leaf_time(copy, size, &t);
+    if (ref_leaf_time(copy, size, &ref) != st || ref != t)
+        abort(); /* the fast scan and the reference disagree */
     free(copy);
     if (st != IG_OK && t != -1)
         abort(); /* *t written on failure */
