@@ -4,13 +4,17 @@
  *
  * The files form layers; each calls only files of the layers below it:
  *   store_util.c, store_stmt.c, store_schema.c, store_checkpoint.c,
- *   store_audit_check.c            helpers, statement texts, the schema,
- *                                  the WAL checkpointer, the open check
+ *   store_audit_check.c, store_counter.c
+ *                                  helpers, statement texts, the schema,
+ *                                  the WAL checkpointer, the open check,
+ *                                  quota counters
+ *   store_audit_edge.c             the tree's hashes as the writer reads
+ *                                  them (stored tiles and the edge)
  *   store_anchor.c                 the anchor file
  *   store_audit.c                  the append path, checkpoint jobs
- *   store_anchor_open.c, store_ops.c, store_counter.c, store_pool.c
+ *   store_anchor_open.c, store_ops.c, store_pool.c
  *                                  the anchor at open, the operations'
- *                                  jobs, quota counters, read connections
+ *                                  jobs, read connections
  *   store_audit_open.c             the audit log at open
  *   store_sqlite.c                 lifecycle and the writer thread
  *   store_write.c                  the write operations (submit jobs)
@@ -312,6 +316,9 @@ enum ig_status store_audit_add_leaf(struct store *s, sqlite3_int64 seq,
 /* Rebuild s->edge, the partial tiles of the tree of s->audit.tree.size
    leaves, from the stored tiles and the last events. IG_ERR_IO. */
 enum ig_status store_audit_edge_rebuild(struct store *s) IG_WUR;
+/* Rebuild s->edge when it no longer describes the tree (after a
+   rollback it does not). IG_ERR_IO. */
+enum ig_status store_audit_edge_sync(struct store *s) IG_WUR;
 /* store_audit_open.c: at open, before the writer starts: check the log
    against itself, rebuild the frontier and the partial tiles, store the
    tiles missing for older events, read the latest checkpoint, open the
