@@ -12,6 +12,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -140,6 +141,7 @@ class Hook(unittest.TestCase):
         rc = cls.srv.stop()
         log = cls.srv.log()
         cls.srv.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
         if rc != 0 or "Sanitizer" in log or "runtime error" in log:
             raise AssertionError("server exit %s:\n%s" % (rc, log[-4000:]))
 
