@@ -325,6 +325,19 @@
 #define IG_EXEC_ENV_NAME_MAX 128
 #define IG_EXEC_HEADER_NAME_MAX 128
 
+/* The registry's "git" repositories (executor/exec_git_repos.c and the
+   gateway, exec_git.c): how many, the largest push body (default and
+   most), the largest upstream reply (default and most), the upstream
+   call's timeout (default and most), and how long the longest alias is. */
+#define IG_EXEC_GIT_REPOS_MAX 256
+#define IG_EXEC_GIT_PUSH_DEFAULT_BYTES (100.0 * 1024 * 1024)
+#define IG_EXEC_GIT_PUSH_MAX_BYTES (8.0 * 1024 * 1024 * 1024)
+#define IG_EXEC_GIT_REPLY_DEFAULT_BYTES (1024.0 * 1024 * 1024)
+#define IG_EXEC_GIT_REPLY_MAX_BYTES (64.0 * 1024 * 1024 * 1024)
+#define IG_EXEC_GIT_TIMEOUT_DEFAULT_MS 300000
+#define IG_EXEC_GIT_TIMEOUT_MAX_MS 3600000
+#define IG_EXEC_GIT_ALIAS_MAX 64
+
 /* ---- store ---- */
 
 /* How long a database connection waits for a lock before it fails, ms

@@ -77,7 +77,8 @@ exec_pdp_free(struct exec_pdp *p)
     free(p);
 }
 
-/* POST body to path; *status gets the HTTP status, reply the body. */
+/* POST body to path (GET when body is NULL); *status gets the HTTP
+   status, reply the body. */
 static enum ig_status
 post(struct exec_pdp *p, const char *path, const char *body, long *status,
      struct ig_buf *reply, struct ig_err *err)
@@ -107,7 +108,10 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
     }
     (void)curl_easy_setopt(c, CURLOPT_URL, url);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h2);
-    (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    if (body != NULL)
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    else
+        (void)curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
     (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, ig_curl_to_buf);
     (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, reply);
     rc = curl_easy_perform(c);
@@ -215,5 +219,42 @@ exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
         st = map_status(status, &reply, err);
     ig_buf_release(&reply);
     ig_buf_release(&body);
+    return st;
+}
+
+enum ig_status
+exec_pdp_intent(struct exec_pdp *p, const char *intent_id, json_t **binding,
+                struct ig_err *err)
+{
+    char path[sizeof("/v1/intents/") + IG_INTENT_ID_MAX];
+    struct ig_buf reply;
+    json_t *v = NULL, *b;
+    enum ig_status st;
+    long status;
+    size_t i;
+
+    *binding = NULL;
+    for (i = 0; intent_id[i] != '\0'; i++)
+        if (!((intent_id[i] >= '0' && intent_id[i] <= '9') ||
+              (intent_id[i] >= 'a' && intent_id[i] <= 'f') ||
+              intent_id[i] == '-'))
+            break;
+    if (i == 0 || intent_id[i] != '\0' || i > IG_INTENT_ID_MAX)
+        return ig_err_set(err, IG_ERR_INVALID, "malformed intent id");
+    (void)snprintf(path, sizeof(path), "/v1/intents/%s", intent_id);
+    ig_buf_init(&reply, IG_EXEC_PDP_REPLY_MAX_BYTES);
+    st = post(p, path, NULL, &status, &reply, err);
+    if (st == IG_OK)
+        st = map_status(status, &reply, err);
+    if (st == IG_OK) {
+        if (ig_json_parse(reply.data != NULL ? reply.data : "", reply.len, &v,
+                          NULL) != IG_OK ||
+            !json_is_object(b = json_object_get(v, "intent")))
+            st = ig_err_set(err, IG_ERR_IO, "the PDP's answer is malformed");
+        else
+            *binding = json_incref(b);
+    }
+    json_decref(v);
+    ig_buf_release(&reply);
     return st;
 }

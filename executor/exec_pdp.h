@@ -48,4 +48,15 @@ enum ig_status exec_pdp_outcome(struct exec_pdp *p, const char *intent_id,
                                 const char *outcome, const json_t *detail,
                                 struct ig_err *err) IG_WUR;
 
+/*
+ * GET /v1/intents/{intent_id}: *binding gets the recorded intent binding
+ * (a new reference), which the caller then verifies a grant against:
+ * what the PDP answers is trusted no further than that check. intent_id
+ * must be a lowercase UUID (IG_ERR_INVALID otherwise, nothing sent).
+ * Errors as exec_pdp_redeem (IG_ERR_NOTFOUND: no such intent, or not one
+ * of this executor's actions).
+ */
+enum ig_status exec_pdp_intent(struct exec_pdp *p, const char *intent_id,
+                               json_t **binding, struct ig_err *err) IG_WUR;
+
 #endif

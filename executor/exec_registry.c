@@ -3,7 +3,8 @@
  *
  * exec_registry_load reads the file (at most IG_EXEC_REGISTRY_MAX_BYTES),
  * parses it with the strict JSON reader and checks it top-down: the
- * document is exactly {"actions": {...}}; for each action its name, its
+ * document is {"actions": {...}} with an optional "git": {...}
+ * (exec_git_repos.c); for each action its name, its
  * keys, "${NAME}" expansion in every string value below it, the handler
  * and credential, the parameter schema (exec_schema.c) and the handler
  * settings (exec_settings.c). The first error stops the load and names
@@ -238,8 +239,9 @@ name_cmp(const void *key, const void *elem)
 static enum ig_status
 load_doc(struct exec_reg_ctx *c, struct exec_registry *r)
 {
-    static const char *const keys[] = {"actions", NULL};
+    static const char *const keys[] = {"actions", "git", NULL};
     json_t *actions = json_object_get(r->doc, "actions"), *def;
+    json_t *git = json_object_get(r->doc, "git");
     enum ig_status st;
     const char *name;
 
@@ -263,7 +265,9 @@ load_doc(struct exec_reg_ctx *c, struct exec_registry *r)
     c->action = NULL;
     if (r->n > 0)
         qsort(r->actions, r->n, sizeof(*r->actions), action_cmp);
-    return IG_OK;
+    if (git != NULL && (st = expand_tree(c, "git", git)) != IG_OK)
+        return st;
+    return exec_git_repos_load(c, git, r);
 }
 
 enum ig_status
@@ -315,6 +319,7 @@ exec_registry_free(struct exec_registry *r)
     for (i = 0; i < r->n; i++)
         action_release(&r->actions[i]);
     free(r->actions);
+    free(r->repos);
     json_decref(r->doc);
     free(r);
 }

@@ -109,4 +109,40 @@ enum ig_status exec_registry_check_binds(const struct exec_registry *r,
                                          const char *const *own, size_t nown,
                                          struct ig_err *err) IG_WUR;
 
+/*
+ * One repository of the git gateway (the registry's "git" object, keyed by
+ * alias; docs/git-gateway.md):
+ *
+ *   "git": {"demo": {"url": "https://git.example/acme/app.git",
+ *                    "credential": "app-push-token",
+ *                    "credential_user": "x-access-token",
+ *                    "max_push_bytes": 104857600, "max_reply_bytes": ...,
+ *                    "timeout_ms": 300000, "fast_forward_only": false}}
+ *
+ * The credential goes upstream as HTTP Basic credential_user:credential,
+ * or, with "credential_header" (and an optional "credential_prefix")
+ * instead of credential_user, as that header. Strings are valid while the
+ * registry lives.
+ */
+struct exec_git_repo {
+    const char *alias;
+    const char *url; /* http(s)://host[:port]/path, no userinfo, query */
+    const char *credential;
+    const char *cred_user;   /* Basic user, or NULL */
+    const char *cred_header; /* header name, or NULL (then cred_user) */
+    const char *cred_prefix; /* "" when none */
+    double max_push_bytes, max_reply_bytes;
+    long timeout_ms;
+    int fast_forward_only;
+};
+
+/* The repository called alias, or NULL. Any thread. */
+const struct exec_git_repo *exec_registry_git(const struct exec_registry *r,
+                                              const char *alias);
+
+/* Number of git repositories, and the i-th (by alias; NULL past the end). */
+size_t exec_registry_git_size(const struct exec_registry *r);
+const struct exec_git_repo *exec_registry_git_at(const struct exec_registry *r,
+                                                 size_t i);
+
 #endif

@@ -63,6 +63,8 @@ struct exec_registry {
     json_t *doc;
     struct exec_action *actions; /* sorted by name */
     size_t n;
+    struct exec_git_repo *repos; /* sorted by alias; strings in doc */
+    size_t nrepos;
 };
 
 /* ---- exec_registry_util.c ---- */
@@ -121,5 +123,10 @@ enum ig_status exec_settings_load(const struct exec_reg_ctx *c,
 enum ig_status exec_binds_load(const struct exec_reg_ctx *c,
                                struct exec_action *a) IG_WUR;
 void exec_binds_release(struct exec_action *a);
+
+/* Parse and check the document's "git" object (may be NULL: none) into
+   r->repos (exec_git_repos.c). Its strings stay in the document. */
+enum ig_status exec_git_repos_load(const struct exec_reg_ctx *c, json_t *git,
+                                   struct exec_registry *r) IG_WUR;
 
 #endif

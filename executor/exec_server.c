@@ -12,7 +12,8 @@
  * Content-Length says so). JSON in, canonical JSON out.
  *
  * Routes: POST /v1/execute, POST /v1/executions/{intent_id}/cancel,
- * GET /healthz, GET /metrics. Start-up (exec_server_start) loads the
+ * GET /healthz, GET /metrics, and the git gateway under /git/
+ * (exec_git.c). Start-up (exec_server_start) loads the
  * parts, proves the sandbox sees none of the executor's files
  * (exec_selfcheck.c), opens the outcome spool and listens; stopping
  * refuses new executions, cancels running exec actions, lets every
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec_git.h"
 #include "exec_job.h"
 #include "exec_server_int.h"
 #include "ig_body.h"
@@ -42,6 +44,7 @@ struct req {
     int too_large;
     int answered; /* a reply was queued early (413) */
     struct exec_job *job;
+    struct exec_git_req *git; /* a git gateway request (exec_git.c) */
 };
 
 static enum MHD_Result
@@ -250,7 +253,8 @@ route(struct exec_server *s, struct MHD_Connection *c, const char *url,
 /* First call: per-request state, and 413 at once for a declared body
    over the cap. */
 static enum MHD_Result
-begin(struct MHD_Connection *c, void **con_cls)
+begin(struct exec_server *s, struct MHD_Connection *c, const char *url,
+      const char *method, void **con_cls)
 {
     struct req *q = calloc(1, sizeof(*q));
 
@@ -258,6 +262,8 @@ begin(struct MHD_Connection *c, void **con_cls)
         return MHD_NO;
     ig_buf_init(&q->body, IG_JSON_MAX_BYTES);
     *con_cls = q;
+    if (exec_git_path(url))
+        return exec_git_begin(&s->x, c, url, method, &q->git, &q->answered);
     if (ig_body_declared_over(c, IG_JSON_MAX_BYTES)) {
         q->answered = 1;
         return send_json(c, 413,
@@ -276,10 +282,19 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
     (void)version;
 
     if (q == NULL)
-        return begin(c, con_cls);
+        return begin(s, c, url, method, con_cls);
     if (q->answered) { /* 413 queued: drain what follows */
         *upload_size = 0;
         return MHD_YES;
+    }
+    if (q->git != NULL) {
+        if (*upload_size > 0) {
+            exec_git_body(q->git, upload, *upload_size);
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        ig_conns_busy(s->conns, c, 1);
+        return exec_git_step(q->git, s->pool, c);
     }
     if (*upload_size > 0) {
         ig_body_take(&q->body, &q->too_large, upload, upload_size);
@@ -304,6 +319,7 @@ on_done(void *cls, struct MHD_Connection *c, void **con_cls,
         if (q->job != NULL)
             atomic_fetch_sub(&s->live_jobs, 1);
         exec_job_unref(q->job);
+        exec_git_done(q->git);
         ig_buf_release(&q->body);
         free(q);
     }

@@ -1,0 +1,446 @@
+/*
+ * exec_git.c - the git gateway's HTTP side (see exec_git.h): the route and
+ * the grant header are read on the first call, the body goes to an
+ * unlinked temporary file as it arrives (past the repository's cap it is
+ * counted and dropped), and the finished request is handed to a pool
+ * worker (exec_git_run.c) while its connection is suspended. The worker
+ * leaves the answer in g (a file, or a small buffer) and resumes the
+ * connection; the access handler then queues it.
+ *
+ * Refused here, before any work: paths other than the three smart-HTTP
+ * endpoints of a registered alias (404), the wrong method (405), query
+ * arguments other than one `service` (400), no grant or more than one
+ * Authorization header (401, with a hint), a grant that is not token
+ * characters (400), a declared body over the cap (413), a body encoding
+ * other than gzip, or gzip on a push (415).
+ */
+#include "exec_git_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ig_body.h"
+#include "ig_limits.h"
+
+/* A fetch's negotiation body (the "have" lines) is capped at this. */
+#define EXEC_GIT_UPLOAD_BODY_MAX (64ULL * 1024 * 1024)
+
+static const char hint[] =
+    "intentgate: this repository needs a grant. Push with `intentgate git "
+    "push REMOTE REFSPEC...` (or fetch with `intentgate git fetch`), or "
+    "give git the grant yourself: git -c http.extraHeader=\"Authorization: "
+    "Bearer <grant>\" ...\n";
+
+const char *
+exec_git_service_name(enum exec_git_service s)
+{
+    return s == EXEC_GIT_RECEIVE ? "git-receive-pack" : "git-upload-pack";
+}
+
+int
+exec_git_path(const char *url)
+{
+    return strncmp(url, "/git/", 5) == 0;
+}
+
+int
+exec_git_tmpfile(const struct exec_ctx *x)
+{
+    const char *dir = x->cfg->spool_dir;
+    char path[4096];
+    int fd, n;
+
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    n = snprintf(path, sizeof(path), "%s/.git-XXXXXX", dir);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = mkstemp(path);
+    if (fd >= 0)
+        (void)unlink(path);
+    return fd;
+}
+
+void
+exec_git_answer(struct exec_git_req *g, unsigned int status, const char *type,
+                const char *text, size_t len)
+{
+    g->status = status;
+    (void)snprintf(g->content_type, sizeof(g->content_type), "%s", type);
+    ig_buf_reset(&g->reply_mem);
+    if (ig_buf_add(&g->reply_mem, text, len) != IG_OK)
+        g->status = 500;
+}
+
+static enum MHD_Result
+queue_text(struct MHD_Connection *c, unsigned int status, const char *text)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    r = MHD_create_response_from_buffer(strlen(text), (void *)(uintptr_t)text,
+                                        MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  "text/plain; charset=utf-8");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* "/git/<alias>/<rest>": the repository and the route, or an answer. */
+static const char *
+parse_route(struct exec_git_req *g, const char *url, const char *method,
+            unsigned int *status)
+{
+    char alias[IG_EXEC_GIT_ALIAS_MAX + 1];
+    const char *p = url + 5, *slash = strchr(p, '/');
+    size_t n = slash != NULL ? (size_t)(slash - p) : 0;
+    int get = strcmp(method, "GET") == 0;
+
+    *status = 404;
+    if (slash == NULL || n == 0 || n > IG_EXEC_GIT_ALIAS_MAX)
+        return "intentgate: no such git path\n";
+    memcpy(alias, p, n);
+    alias[n] = '\0';
+    g->repo = exec_registry_git(g->x->registry, alias);
+    if (g->repo == NULL)
+        return "intentgate: no repository by that name here\n";
+    if (strcmp(slash, "/info/refs") == 0)
+        g->route = EXEC_GIT_REFS;
+    else if (strcmp(slash, "/git-receive-pack") == 0)
+        g->route = EXEC_GIT_RPC, g->svc = EXEC_GIT_RECEIVE;
+    else if (strcmp(slash, "/git-upload-pack") == 0)
+        g->route = EXEC_GIT_RPC, g->svc = EXEC_GIT_UPLOAD;
+    else
+        return "intentgate: no such git path\n";
+    *status = 405;
+    if (g->route == EXEC_GIT_REFS ? !get : strcmp(method, "POST") != 0)
+        return g->route == EXEC_GIT_REFS ? "intentgate: use GET\n"
+                                         : "intentgate: use POST\n";
+    return NULL;
+}
+
+struct arg_scan {
+    int service, other;
+};
+
+static enum MHD_Result
+count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+          const char *value)
+{
+    struct arg_scan *a = cls;
+    (void)kind;
+    (void)value;
+
+    if (strcmp(key, "service") == 0)
+        a->service++;
+    else
+        a->other++;
+    return MHD_YES;
+}
+
+static enum MHD_Result
+count_auth(void *cls, enum MHD_ValueKind kind, const char *key,
+           const char *value)
+{
+    int *n = cls;
+    (void)kind;
+    (void)value;
+
+    if (strcasecmp(key, "Authorization") == 0)
+        (*n)++;
+    return MHD_YES;
+}
+
+/* info/refs: exactly one service= of the two; RPC: no arguments. */
+static const char *
+check_args(struct exec_git_req *g, struct MHD_Connection *c)
+{
+    struct arg_scan a = {0, 0};
+    const char *svc;
+
+    (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_arg, &a);
+    if (g->route == EXEC_GIT_RPC)
+        return a.service + a.other == 0 ? NULL
+                                        : "intentgate: no query here\n";
+    svc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "service");
+    if (a.service != 1 || a.other != 0 || svc == NULL)
+        return "intentgate: want ?service=git-receive-pack or "
+               "?service=git-upload-pack (smart HTTP only)\n";
+    if (strcmp(svc, "git-receive-pack") == 0)
+        g->svc = EXEC_GIT_RECEIVE;
+    else if (strcmp(svc, "git-upload-pack") == 0)
+        g->svc = EXEC_GIT_UPLOAD;
+    else
+        return "intentgate: unknown service\n";
+    return NULL;
+}
+
+/* The bearer token, once, token characters only; else an answer. */
+static const char *
+read_grant(struct exec_git_req *g, struct MHD_Connection *c,
+           unsigned int *status)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    size_t i, n;
+    int count = 0;
+
+    (void)MHD_get_connection_values(c, MHD_HEADER_KIND, count_auth, &count);
+    *status = 401;
+    if (h == NULL || count == 0)
+        return hint;
+    if (count > 1 || strncmp(h, "Bearer ", 7) != 0)
+        return "intentgate: give exactly one Authorization: Bearer <grant>"
+               " header\n";
+    h += 7;
+    n = strlen(h);
+    *status = 400;
+    if (n == 0 || n > IG_TOKEN_MAX_BYTES)
+        return "intentgate: the grant is empty or too long\n";
+    for (i = 0; i < n; i++)
+        if (!((h[i] >= 'A' && h[i] <= 'Z') || (h[i] >= 'a' && h[i] <= 'z') ||
+              (h[i] >= '0' && h[i] <= '9') || h[i] == '.' || h[i] == '-' ||
+              h[i] == '_'))
+            return "intentgate: the grant holds characters no grant has\n";
+    g->grant = strdup(h);
+    *status = 500;
+    return g->grant == NULL ? "intentgate: out of memory\n" : NULL;
+}
+
+/* Content-Encoding, Git-Protocol and the declared length. */
+static const char *
+read_headers(struct exec_git_req *g, struct MHD_Connection *c,
+             unsigned int *status)
+{
+    const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                  "Content-Encoding");
+    const char *proto =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Git-Protocol");
+    size_t i;
+
+    *status = 415;
+    if (enc != NULL && strcmp(enc, "identity") != 0) {
+        if (strcmp(enc, "gzip") != 0 || g->svc == EXEC_GIT_RECEIVE)
+            return "intentgate: this body encoding is not taken here\n";
+        g->gzip = 1;
+    }
+    *status = 400;
+    if (proto != NULL) {
+        if (strlen(proto) >= sizeof(g->git_protocol))
+            return "intentgate: Git-Protocol header too long\n";
+        for (i = 0; proto[i] != '\0'; i++)
+            if ((unsigned char)proto[i] < 0x20 || proto[i] == 0x7f)
+                return "intentgate: Git-Protocol header holds controls\n";
+        (void)snprintf(g->git_protocol, sizeof(g->git_protocol), "%s", proto);
+    }
+    g->body_cap = g->svc == EXEC_GIT_RECEIVE
+                      ? (uint64_t)g->repo->max_push_bytes
+                      : EXEC_GIT_UPLOAD_BODY_MAX;
+    *status = 413;
+    if (g->route == EXEC_GIT_RPC && ig_body_declared_over(c, g->body_cap))
+        return "intentgate: the request body is over this repository's cap\n";
+    return NULL;
+}
+
+enum MHD_Result
+exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
+               const char *method, struct exec_git_req **out, int *answered)
+{
+    struct exec_git_req *g = calloc(1, sizeof(*g));
+    unsigned int status = 500;
+    const char *no;
+
+    *out = g;
+    *answered = 0;
+    if (g == NULL)
+        return MHD_NO;
+    pthread_mutex_init(&g->mu, NULL);
+    g->refs = 1;
+    g->x = x;
+    g->conn = c;
+    g->body_fd = g->reply_fd = -1;
+    ig_buf_init(&g->reply_mem, 1024 * 1024);
+    no = parse_route(g, url, method, &status);
+    if (no == NULL && (no = check_args(g, c)) != NULL)
+        status = 400;
+    if (no == NULL)
+        no = read_grant(g, c, &status);
+    if (no == NULL)
+        no = read_headers(g, c, &status);
+    if (no == NULL)
+        return MHD_YES;
+    *answered = 1;
+    atomic_fetch_add(&x->metrics.refused, 1);
+    return queue_text(c, status, no);
+}
+
+void
+exec_git_body(struct exec_git_req *g, const char *data, size_t n)
+{
+    size_t off = 0;
+    ssize_t w;
+
+    if (g->too_large || g->io_error || g->route != EXEC_GIT_RPC)
+        return;
+    if (n > g->body_cap - g->body_len) {
+        g->too_large = 1;
+        return;
+    }
+    if (g->body_fd < 0 && (g->body_fd = exec_git_tmpfile(g->x)) < 0) {
+        g->io_error = 1;
+        return;
+    }
+    while (off < n) {
+        w = write(g->body_fd, data + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            g->io_error = 1;
+            return;
+        }
+        off += (size_t)w;
+    }
+    g->body_len += n;
+}
+
+static void
+git_unref(struct exec_git_req *g)
+{
+    int last;
+
+    pthread_mutex_lock(&g->mu);
+    last = --g->refs == 0;
+    pthread_mutex_unlock(&g->mu);
+    if (!last)
+        return;
+    if (g->body_fd >= 0)
+        (void)close(g->body_fd);
+    if (g->reply_fd >= 0)
+        (void)close(g->reply_fd);
+    ig_buf_release(&g->reply_mem);
+    json_decref(g->rep.detail); /* when never sent */
+    if (g->grant != NULL) {
+        memset(g->grant, 0, strlen(g->grant));
+        free(g->grant);
+    }
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+/* The answer is set: resume the connection if we parked it. */
+static void
+finish(struct exec_git_req *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->finished = 1;
+    if (g->parked) {
+        g->parked = 0;
+        MHD_resume_connection(g->conn);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* On a pool worker: do the work, then resume the connection. */
+static void
+work(void *arg)
+{
+    struct exec_git_req *g = arg;
+
+    exec_git_work(g);
+    finish(g);
+    /* The agent has its answer: now deliver the outcome (the spool
+       retries it). */
+    if (g->has_report)
+        exec_report_send(g->x, &g->rep);
+    git_unref(g);
+}
+
+static enum MHD_Result
+queue_answer(struct exec_git_req *g, struct MHD_Connection *c)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (g->reply_fd >= 0) {
+        r = MHD_create_response_from_fd64(g->reply_len, g->reply_fd);
+        if (r != NULL)
+            g->reply_fd = -1; /* libmicrohttpd closes it */
+    } else {
+        r = MHD_create_response_from_buffer(
+            g->reply_mem.len,
+            g->reply_mem.data != NULL ? g->reply_mem.data
+                                      : (void *)(uintptr_t) "",
+            MHD_RESPMEM_MUST_COPY);
+    }
+    if (r == NULL)
+        return MHD_NO;
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  g->content_type);
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                  "no-cache");
+    ret = MHD_queue_response(c, g->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+enum MHD_Result
+exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
+              struct MHD_Connection *c)
+{
+    enum MHD_Result ret = MHD_YES;
+
+    if (!g->started) {
+        if (g->too_large)
+            return queue_text(c, 413,
+                              "intentgate: the request body is over this "
+                              "repository's cap\n");
+        if (g->io_error)
+            return queue_text(c, 503,
+                              "intentgate: the executor cannot spool the "
+                              "request body now\n");
+        g->started = 1;
+        pthread_mutex_lock(&g->mu);
+        g->refs++; /* the worker's */
+        g->parked = 1;
+        MHD_suspend_connection(c);
+        pthread_mutex_unlock(&g->mu);
+        if (exec_pool_submit(pool, work, g) != IG_OK) {
+            exec_git_answer(g, 503, "text/plain; charset=utf-8",
+                            "intentgate: the executor is stopping\n", 37);
+            finish(g);
+            git_unref(g); /* the worker's */
+        }
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&g->mu);
+    if (!g->finished) {
+        g->parked = 1;
+        MHD_suspend_connection(c);
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (g->finished)
+        ret = queue_answer(g, c);
+    return ret;
+}
+
+void
+exec_git_done(struct exec_git_req *g)
+{
+    if (g != NULL)
+        git_unref(g);
+}

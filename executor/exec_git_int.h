@@ -1,0 +1,62 @@
+/*
+ * exec_git_int.h - the git gateway's request state, shared by exec_git.c
+ * (HTTP: routes, the body file, suspend/resume, the answer) and
+ * exec_git_run.c (the pool worker: grant, PDP, upstream).
+ *
+ * A request is reference counted: the HTTP request holds one, the worker
+ * one. `parked` (under mu) says the connection is suspended by us; the
+ * worker sets `finished` and resumes it, under mu, exactly once.
+ */
+#ifndef EXEC_GIT_INT_H
+#define EXEC_GIT_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "exec_git.h"
+#include "ig_buf.h"
+
+enum exec_git_route { EXEC_GIT_REFS = 1, EXEC_GIT_RPC };
+enum exec_git_service { EXEC_GIT_RECEIVE = 1, EXEC_GIT_UPLOAD };
+
+struct exec_git_req {
+    pthread_mutex_t mu;
+    int refs;
+    struct exec_ctx *x;
+    struct MHD_Connection *conn;
+    const struct exec_git_repo *repo;
+    enum exec_git_route route;
+    enum exec_git_service svc;
+    char *grant;            /* the bearer token (malloc'd) */
+    char git_protocol[128]; /* the Git-Protocol header to relay, or "" */
+    int gzip;               /* the body is Content-Encoding: gzip */
+    int body_fd;            /* -1 until the first byte */
+    uint64_t body_len, body_cap;
+    int too_large, io_error;
+    int parked, started, finished;
+    /* The answer, set by the worker. */
+    unsigned int status;
+    char content_type[80];
+    int reply_fd; /* -1: the answer is reply_mem */
+    uint64_t reply_len;
+    struct ig_buf reply_mem;
+    /* An outcome spooled by the worker, sent after the answer. */
+    struct exec_report rep;
+    int has_report;
+};
+
+/* The service's name: "git-receive-pack" or "git-upload-pack". */
+const char *exec_git_service_name(enum exec_git_service s);
+
+/* An unlinked temporary file for bodies and answers (in the spool
+   directory), or -1 with errno set. */
+int exec_git_tmpfile(const struct exec_ctx *x);
+
+/* Set a small answer: status, content type, text (copied). */
+void exec_git_answer(struct exec_git_req *g, unsigned int status,
+                     const char *type, const char *text, size_t len);
+
+/* The worker's whole job: fill the answer of g (exec_git_run.c). */
+void exec_git_work(struct exec_git_req *g);
+
+#endif
