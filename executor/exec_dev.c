@@ -64,6 +64,15 @@ static const char demo_registry[] =
     "  }\n"
     "}}\n";
 
+/* With INTENTGATE_DEV_GIT_UPSTREAM set: the same registry plus the git
+   gateway's alias "demo", its credential sent as HTTP Basic with user
+   x-access-token (the large forges' convention). Written at every start
+   (registry-git.json), so that setting or unsetting the variable takes. */
+static const char demo_git[] =
+    ",\n\"git\": {\"demo\": {\"url\": \"${INTENTGATE_DEV_GIT_UPSTREAM}\", "
+    "\"credential\": \"demo-git\", \"credential_user\": "
+    "\"x-access-token\"}}}\n";
+
 struct pdp_env {
     char url[256], id[128], token[256], pubkey[128];
 };
@@ -196,6 +205,43 @@ make_secrets(const char *dir, struct ig_err *err)
     return st;
 }
 
+/* The git demo: registry-git.json and the credential from
+   INTENTGATE_DEV_GIT_CREDENTIAL (set at every start), when
+   INTENTGATE_DEV_GIT_UPSTREAM is set. *git tells which registry to use. */
+static enum ig_status
+make_git_demo(const char *dir, int *git, struct ig_err *err)
+{
+    const char *cred = getenv("INTENTGATE_DEV_GIT_CREDENTIAL");
+    char text[sizeof(demo_registry) + sizeof(demo_git)];
+    char key[PATH_CAP], file[PATH_CAP];
+    struct exec_secrets *s = NULL;
+    size_t n = sizeof(demo_registry) - 1;
+    enum ig_status st;
+
+    *git = getenv("INTENTGATE_DEV_GIT_UPSTREAM") != NULL;
+    if (!*git)
+        return IG_OK;
+    if (cred == NULL || cred[0] == '\0')
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "INTENTGATE_DEV_GIT_UPSTREAM is set: set "
+                          "INTENTGATE_DEV_GIT_CREDENTIAL too");
+    while (n > 0 && demo_registry[n - 1] != '}') /* the document's end */
+        n--;
+    memcpy(text, demo_registry, n - 1);
+    memcpy(text + n - 1, demo_git, sizeof(demo_git));
+    if (snprintf(key, sizeof(key), "%s/secrets.key", dir) >= PATH_CAP ||
+        snprintf(file, sizeof(file), "%s/secrets.enc", dir) >= PATH_CAP)
+        return ig_err_set(err, IG_ERR_INVALID, "path too long: %s", dir);
+    if ((st = write_file(dir, "registry-git.json", text, 0644, 1, err)) !=
+            IG_OK ||
+        (st = exec_secrets_open(file, key, &s, err)) != IG_OK)
+        return st;
+    st = exec_secrets_set(s, "demo-git", (const unsigned char *)cred,
+                          strlen(cred), err);
+    exec_secrets_free(s);
+    return st;
+}
+
 /*
  * The config. The PDP's whole data directory (its key, dev.env with every
  * token, the database) is protected: the sandbox must not see it. Run as
@@ -205,7 +251,7 @@ make_secrets(const char *dir, struct ig_err *err)
  */
 static enum ig_status
 write_config(const char *dir, const struct pdp_env *e, const char *listen,
-             struct ig_err *err)
+             int git, struct ig_err *err)
 {
     char text[2048 + PATH_CAP], pdp_dir[PATH_CAP];
     int n;
@@ -218,12 +264,12 @@ write_config(const char *dir, const struct pdp_env *e, const char *listen,
                  "every start\n"
                  "id = %s\nlisten = %s\npdp_url = %s\n"
                  "pdp_token_file = pdp.token\npdp_public_keys = "
-                 "pdp.pub\nregistry = registry.json\n"
+                 "pdp.pub\nregistry = %s\n"
                  "secrets = secrets.enc\nsecrets_key = secrets.key\n"
                  "work_dir = work\nspool_dir = spool\n"
                  "sandbox_user = %s\nprotect = %s\n",
                  e->id, listen != NULL ? listen : "127.0.0.1:8701", e->url,
-                 geteuid() == 0 ? "nobody" : "self", pdp_dir);
+                 git ? "registry-git.json" : "registry.json", geteuid() == 0 ? "nobody" : "self", pdp_dir);
 
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "config too long");
@@ -237,6 +283,7 @@ exec_dev_prepare(const char *pdp_env, const char *listen, char *config_path,
     char dir[PATH_CAP], line[300];
     struct pdp_env e;
     enum ig_status st;
+    int git = 0;
 
     if ((st = read_pdp_env(pdp_env, &e, err)) != IG_OK ||
         (st = sibling(pdp_env, "executor", dir, err)) != IG_OK)
@@ -258,7 +305,8 @@ exec_dev_prepare(const char *pdp_env, const char *listen, char *config_path,
         (st = write_file(dir, "registry.json", demo_registry, 0644, 0, err)) !=
             IG_OK ||
         (st = make_secrets(dir, err)) != IG_OK ||
-        (st = write_config(dir, &e, listen, err)) != IG_OK)
+        (st = make_git_demo(dir, &git, err)) != IG_OK ||
+        (st = write_config(dir, &e, listen, git, err)) != IG_OK)
         goto out;
     if (getenv("INTENTGATE_DEV_UPSTREAM") == NULL)
         (void)setenv("INTENTGATE_DEV_UPSTREAM", DEV_UPSTREAM, 0);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec_git_pkt.h"
 #include "ig_body.h"
 #include "ig_limits.h"
 
@@ -195,15 +196,23 @@ static const char *
 read_grant(struct exec_git_req *g, struct MHD_Connection *c,
            unsigned int *status)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                MHD_HTTP_HEADER_AUTHORIZATION);
-    size_t i, n;
+    const char *h = NULL;
+    size_t i, n, size = 0;
     int count = 0;
 
     (void)MHD_get_connection_values(c, MHD_HEADER_KIND, count_auth, &count);
+    if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND,
+                                      MHD_HTTP_HEADER_AUTHORIZATION,
+                                      strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h,
+                                      &size) != MHD_YES)
+        h = NULL;
     *status = 401;
     if (h == NULL || count == 0)
         return hint;
+    *status = 400; /* never check a prefix of what was sent */
+    if (strlen(h) != size)
+        return "intentgate: the Authorization header holds a NUL byte\n";
+    *status = 401;
     if (count > 1 || strncmp(h, "Bearer ", 7) != 0)
         return "intentgate: give exactly one Authorization: Bearer <grant>"
                " header\n";
@@ -251,8 +260,10 @@ read_headers(struct exec_git_req *g, struct MHD_Connection *c,
     g->body_cap = g->svc == EXEC_GIT_RECEIVE
                       ? (uint64_t)g->repo->max_push_bytes
                       : EXEC_GIT_UPLOAD_BODY_MAX;
+    /* A push over the cap is refused after its body was read, with the
+       ng lines git shows (an early answer makes git see a broken pipe). */
     *status = 413;
-    if (g->route == EXEC_GIT_RPC && ig_body_declared_over(c, g->body_cap))
+    if (g->svc == EXEC_GIT_UPLOAD && ig_body_declared_over(c, g->body_cap))
         return "intentgate: the request body is over this repository's cap\n";
     return NULL;
 }
@@ -286,6 +297,10 @@ exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
         return MHD_YES;
     *answered = 1;
     atomic_fetch_add(&x->metrics.refused, 1);
+    if (g->svc != 0)
+        atomic_fetch_add(&x->metrics.git[g->svc == EXEC_GIT_UPLOAD]
+                                        [EXEC_GIT_REFUSED],
+                         1);
     return queue_text(c, status, no);
 }
 
@@ -295,11 +310,19 @@ exec_git_body(struct exec_git_req *g, const char *data, size_t n)
     size_t off = 0;
     ssize_t w;
 
-    if (g->too_large || g->io_error || g->route != EXEC_GIT_RPC)
+    if (g->io_error || g->route != EXEC_GIT_RPC)
         return;
-    if (n > g->body_cap - g->body_len) {
+    if (g->too_large || n > g->body_cap - g->body_len) {
+        /* Over the cap: keep only what a refusal needs (the commands at
+           the start, for the ng lines), drop and count the rest. */
         g->too_large = 1;
-        return;
+        n = g->body_len < EXEC_GIT_HEAD_MAX
+                ? (n < EXEC_GIT_HEAD_MAX - g->body_len
+                       ? n
+                       : (size_t)(EXEC_GIT_HEAD_MAX - g->body_len))
+                : 0;
+        if (n == 0)
+            return;
     }
     if (g->body_fd < 0 && (g->body_fd = exec_git_tmpfile(g->x)) < 0) {
         g->io_error = 1;
@@ -362,6 +385,8 @@ work(void *arg)
     struct exec_git_req *g = arg;
 
     exec_git_work(g);
+    atomic_fetch_add(&g->x->metrics.git[g->svc == EXEC_GIT_UPLOAD][g->result],
+                     1);
     finish(g);
     /* The agent has its answer: now deliver the outcome (the spool
        retries it). */
@@ -405,7 +430,7 @@ exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
     enum MHD_Result ret = MHD_YES;
 
     if (!g->started) {
-        if (g->too_large)
+        if (g->too_large && g->svc != EXEC_GIT_RECEIVE)
             return queue_text(c, 413,
                               "intentgate: the request body is over this "
                               "repository's cap\n");

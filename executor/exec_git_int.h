@@ -43,6 +43,7 @@ struct exec_git_req {
     /* An outcome spooled by the worker, sent after the answer. */
     struct exec_report rep;
     int has_report;
+    enum exec_git_result result; /* for the metrics */
 };
 
 /* The service's name: "git-receive-pack" or "git-upload-pack". */

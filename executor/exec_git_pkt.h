@@ -29,7 +29,7 @@
 #include "ig_buf.h"
 #include "ig_error.h"
 
-#define EXEC_GIT_CMDS_MAX 1024          /* commands per push */
+#define EXEC_GIT_CMDS_MAX 1000          /* commands per push */
 #define EXEC_GIT_HEAD_MAX (1024 * 1024) /* bytes before the pack */
 #define EXEC_GIT_OPTIONS_MAX 1024       /* push options per push */
 #define EXEC_GIT_SHALLOW_MAX 1024       /* shallow lines per push */

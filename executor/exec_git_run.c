@@ -269,8 +269,10 @@ relay(struct exec_git_req *g, const struct exec_git_up *up)
         g->status = 200;
         (void)snprintf(g->content_type, sizeof(g->content_type), "%s", want);
         g->reply_len = up->reply_len;
+        g->result = EXEC_GIT_FORWARDED;
         return 0;
     }
+    g->result = EXEC_GIT_FAILED;
     ig_log("warn", "git.upstream_status",
            json_pack("{s:s, s:I}", "repo", g->repo->alias, "status",
                      (json_int_t)up->status));
@@ -317,6 +319,7 @@ forward(struct exec_git_req *g, struct exec_git_up *up)
     call.reply_fd = g->reply_fd;
     ig_err_clear(&err);
     if (exec_git_up_call(&call, up, &err) != IG_OK) {
+        g->result = EXEC_GIT_FAILED;
         ig_log("error", "git.upstream",
                json_pack("{s:s, s:s}", "repo", g->repo->alias, "error",
                          err.msg));
@@ -419,7 +422,8 @@ push(struct exec_git_req *g, const json_t *binding)
     memset(&p, 0, sizeof(p));
     ig_err_clear(&err);
     if (g->body_fd < 0 || read_head(g, &head, &len) != 0 ||
-        exec_git_push_parse(head, len, len == g->body_len, &p, &err) != IG_OK) {
+        exec_git_push_parse(head, len, len == g->body_len, &p, &err) !=
+            IG_OK) {
         (void)snprintf(why, sizeof(why), "%.180s",
                        g->body_fd < 0 ? "empty push body" : err.msg);
         refuse(g, why);
@@ -439,13 +443,14 @@ push(struct exec_git_req *g, const json_t *binding)
         refuse_push(g, &p, reasons);
         goto out;
     }
-    if (redeem(g, id, &ticket, why, sizeof(why)) != 0) {
+    if (redeem(g, id, &ticket, why + 12, sizeof(why) - 12) != 0) {
+        memcpy(why, "intentgate: ", 12);
         for (len = 0; len < p.ncmds; len++)
             reasons[len] = why;
         refuse_push(g, &p, reasons);
         if (g->has_report)
             record(g, id, EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
-                   json_pack("{s:s}", "error", why));
+                   json_pack("{s:s}", "error", why + 12));
         goto out;
     }
     relayed = forward(g, &up) == 0;
@@ -492,12 +497,46 @@ fetch(struct exec_git_req *g, const json_t *binding, const json_t *claims)
                          (json_int_t)up.status));
 }
 
+/* A push whose body is over the cap: every command refused, from the
+   kept start of the body; the grant is not looked at. */
+static void
+push_too_large(struct exec_git_req *g)
+{
+    struct exec_git_push p;
+    unsigned char *head = NULL;
+    const char **reasons = NULL;
+    char why[160];
+    size_t len = 0, i;
+
+    memset(&p, 0, sizeof(p));
+    (void)snprintf(why, sizeof(why),
+                   "intentgate: the push is over this repository's cap of "
+                   "%.0f bytes",
+                   g->repo->max_push_bytes);
+    if (g->body_fd >= 0 && read_head(g, &head, &len) == 0 &&
+        exec_git_push_parse(head, len, 0, &p, NULL) == IG_OK && p.ncmds > 0 &&
+        (reasons = calloc(p.ncmds, sizeof(*reasons))) != NULL) {
+        for (i = 0; i < p.ncmds; i++)
+            reasons[i] = why;
+        refuse_push(g, &p, reasons);
+    } else {
+        refuse(g, why + 12);
+    }
+    free(reasons);
+    free(head);
+    exec_git_push_release(&p);
+}
+
 void
 exec_git_work(struct exec_git_req *g)
 {
     json_t *binding = NULL, *claims = NULL;
     struct exec_git_up up;
 
+    if (g->too_large) {
+        push_too_large(g);
+        return;
+    }
     if (check_grant(g, &binding, &claims) != 0)
         goto out;
     if (g->svc == EXEC_GIT_UPLOAD)

@@ -50,11 +50,42 @@ executions(const struct exec_metrics *m, struct ig_buf *out)
     return st;
 }
 
+static enum ig_status
+git_requests(const struct exec_metrics *m, struct ig_buf *out)
+{
+    static const char *const svc[2] = {"git-receive-pack", "git-upload-pack"};
+    static const char *const res[EXEC_GIT_RESULTS] = {"refused", "forwarded",
+                                                      "failed"};
+    char line[256];
+    enum ig_status st;
+    size_t i, j;
+    int n;
+
+    st = ig_buf_adds(out, "# HELP intentgate_executor_git_requests_total "
+                          "Git gateway requests, by service and result.\n"
+                          "# TYPE intentgate_executor_git_requests_total "
+                          "counter\n");
+    for (i = 0; st == IG_OK && i < 2; i++)
+        for (j = 0; st == IG_OK && j < EXEC_GIT_RESULTS; j++) {
+            n = snprintf(line, sizeof(line),
+                         "intentgate_executor_git_requests_total{service="
+                         "\"%s\",result=\"%s\"} %" PRIu64 "\n",
+                         svc[i], res[j], (uint64_t)atomic_load(&m->git[i][j]));
+            st = n > 0 && (size_t)n < sizeof(line)
+                     ? ig_buf_add(out, line, (size_t)n)
+                     : IG_ERR_LIMIT;
+        }
+    return st;
+}
+
 enum ig_status
 exec_metrics_render(const struct exec_metrics *m,
                     const struct exec_metrics_view *v, struct ig_buf *out)
 {
     enum ig_status st = executions(m, out);
+
+    if (st == IG_OK)
+        st = git_requests(m, out);
 
 #define ONE(name, type, help, val)                                             \
     if (st == IG_OK)                                                           \

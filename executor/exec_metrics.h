@@ -15,11 +15,21 @@
 #include "ig_error.h"
 
 #define EXEC_OUTCOMES 4 /* enum exec_outcome values */
+/* What became of a git gateway request. */
+enum exec_git_result {
+    EXEC_GIT_REFUSED = 0, /* the gateway refused it (zero: the default) */
+    EXEC_GIT_FORWARDED,   /* the upstream's answer was relayed */
+    EXEC_GIT_FAILED       /* the upstream failed or answered an error */
+};
+#define EXEC_GIT_RESULTS 3
 
 struct exec_metrics {
     atomic_uint_fast64_t executions[EXEC_OUTCOMES]; /* by outcome */
     atomic_uint_fast64_t refused;              /* answered before running */
     atomic_uint_fast64_t credential_reflected; /* upstream echoed it */
+    /* Git gateway requests by service (receive-pack, upload-pack) and
+       result (enum exec_git_result). */
+    atomic_uint_fast64_t git[2][EXEC_GIT_RESULTS];
 };
 
 /* Gauges and counters owned by other parts, read at render time. */
