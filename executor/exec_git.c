@@ -260,10 +260,11 @@ read_headers(struct exec_git_req *g, struct MHD_Connection *c,
     g->body_cap = g->svc == EXEC_GIT_RECEIVE
                       ? (uint64_t)g->repo->max_push_bytes
                       : EXEC_GIT_UPLOAD_BODY_MAX;
-    /* A push over the cap is refused after its body was read, with the
-       ng lines git shows (an early answer makes git see a broken pipe). */
+    /* A declared length over the cap is refused before the body (git
+       declares lengths only up to http.postBuffer, 1 MiB; larger pushes
+       come chunked, and are refused after their body, with ng lines). */
     *status = 413;
-    if (g->svc == EXEC_GIT_UPLOAD && ig_body_declared_over(c, g->body_cap))
+    if (g->route == EXEC_GIT_RPC && ig_body_declared_over(c, g->body_cap))
         return "intentgate: the request body is over this repository's cap\n";
     return NULL;
 }

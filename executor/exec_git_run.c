@@ -114,6 +114,66 @@ refuse(struct exec_git_req *g, const char *why)
     ig_buf_release(&b);
 }
 
+/* Did the push's first command ask for side-band-64k? (Read from the
+   raw pkt-lines: used when the commands cannot be parsed as a whole.) */
+static int
+head_side_band(const unsigned char *p, size_t len)
+{
+    size_t off = 0, n, i;
+    const unsigned char *nul;
+    char hex[5];
+
+    while (off + 4 <= len) {
+        memcpy(hex, p + off, 4);
+        hex[4] = '\0';
+        n = (size_t)strtoul(hex, NULL, 16);
+        if (n < 4 || off + n > len)
+            return 0;
+        nul = memchr(p + off + 4, '\0', n - 4);
+        if (nul != NULL) {
+            for (i = (size_t)(nul - p) + 1; i + 13 <= off + n; i++)
+                if (memcmp(p + i, "side-band-64k", 13) == 0 &&
+                    (p[i - 1] == ' ' || p[i - 1] == '\0'))
+                    return 1;
+            return 0;
+        }
+        off += n;
+    }
+    return 0;
+}
+
+/* A push refused before its commands could be read: an error on the
+   side-band's error channel (git prints "remote error: ...") when the
+   push asked for side-band-64k, else an ERR pkt-line. */
+static void
+refuse_unparsed(struct exec_git_req *g, const unsigned char *head, size_t len,
+                const char *why)
+{
+    char msg[EXEC_GIT_REASON_MAX + 16];
+    struct ig_buf b;
+    size_t i;
+    int n;
+
+    if (head == NULL || !head_side_band(head, len)) {
+        refuse(g, why);
+        return;
+    }
+    atomic_fetch_add(&g->x->metrics.refused, 1);
+    n = snprintf(msg, sizeof(msg), "\003intentgate: %.900s\n", why);
+    for (i = 1; n > 0 && i + 1 < (size_t)n; i++)
+        if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] > 0x7e)
+            msg[i] = '?';
+    ig_buf_init(&b, 4096);
+    if (n > 0 && (size_t)n < sizeof(msg) &&
+        exec_git_pkt_add(&b, msg, (size_t)n) == IG_OK &&
+        exec_git_pkt_flush(&b) == IG_OK)
+        exec_git_answer(g, 200, "application/x-git-receive-pack-result",
+                        b.data, b.len);
+    else
+        refuse(g, why);
+    ig_buf_release(&b);
+}
+
 /* The intent id the grant claims (unverified). 0, or -1 (refused). */
 static int
 grant_intent_id(const char *grant, char *id, size_t cap)
@@ -426,7 +486,7 @@ push(struct exec_git_req *g, const json_t *binding)
             IG_OK) {
         (void)snprintf(why, sizeof(why), "%.180s",
                        g->body_fd < 0 ? "empty push body" : err.msg);
-        refuse(g, why);
+        refuse_unparsed(g, head, len, why);
         goto out;
     }
     if (p.probe) { /* git's probe before a large push: nothing to do */
@@ -520,7 +580,7 @@ push_too_large(struct exec_git_req *g)
             reasons[i] = why;
         refuse_push(g, &p, reasons);
     } else {
-        refuse(g, why + 12);
+        refuse_unparsed(g, head, len, why + 12);
     }
     free(reasons);
     free(head);
