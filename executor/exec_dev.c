@@ -269,7 +269,8 @@ write_config(const char *dir, const struct pdp_env *e, const char *listen,
                  "work_dir = work\nspool_dir = spool\n"
                  "sandbox_user = %s\nprotect = %s\n",
                  e->id, listen != NULL ? listen : "127.0.0.1:8701", e->url,
-                 git ? "registry-git.json" : "registry.json", geteuid() == 0 ? "nobody" : "self", pdp_dir);
+                 git ? "registry-git.json" : "registry.json",
+                 geteuid() == 0 ? "nobody" : "self", pdp_dir);
 
     if (n < 0 || (size_t)n >= sizeof(text))
         return ig_err_set(err, IG_ERR_INVALID, "config too long");

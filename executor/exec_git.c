@@ -18,9 +18,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -176,8 +176,7 @@ check_args(struct exec_git_req *g, struct MHD_Connection *c)
 
     (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_arg, &a);
     if (g->route == EXEC_GIT_RPC)
-        return a.service + a.other == 0 ? NULL
-                                        : "intentgate: no query here\n";
+        return a.service + a.other == 0 ? NULL : "intentgate: no query here\n";
     svc = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "service");
     if (a.service != 1 || a.other != 0 || svc == NULL)
         return "intentgate: want ?service=git-receive-pack or "
@@ -201,10 +200,9 @@ read_grant(struct exec_git_req *g, struct MHD_Connection *c,
     int count = 0;
 
     (void)MHD_get_connection_values(c, MHD_HEADER_KIND, count_auth, &count);
-    if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND,
-                                      MHD_HTTP_HEADER_AUTHORIZATION,
-                                      strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h,
-                                      &size) != MHD_YES)
+    if (MHD_lookup_connection_value_n(
+            c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION,
+            strlen(MHD_HTTP_HEADER_AUTHORIZATION), &h, &size) != MHD_YES)
         h = NULL;
     *status = 401;
     if (h == NULL || count == 0)
@@ -236,8 +234,8 @@ static const char *
 read_headers(struct exec_git_req *g, struct MHD_Connection *c,
              unsigned int *status)
 {
-    const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                  "Content-Encoding");
+    const char *enc =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     const char *proto =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Git-Protocol");
     size_t i;
@@ -257,9 +255,8 @@ read_headers(struct exec_git_req *g, struct MHD_Connection *c,
                 return "intentgate: Git-Protocol header holds controls\n";
         (void)snprintf(g->git_protocol, sizeof(g->git_protocol), "%s", proto);
     }
-    g->body_cap = g->svc == EXEC_GIT_RECEIVE
-                      ? (uint64_t)g->repo->max_push_bytes
-                      : EXEC_GIT_UPLOAD_BODY_MAX;
+    g->body_cap = g->svc == EXEC_GIT_RECEIVE ? (uint64_t)g->repo->max_push_bytes
+                                             : EXEC_GIT_UPLOAD_BODY_MAX;
     /* A declared length over the cap is refused before the body (git
        declares lengths only up to http.postBuffer, 1 MiB; larger pushes
        come chunked, and are refused after their body, with ng lines). */
@@ -299,9 +296,8 @@ exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
     *answered = 1;
     atomic_fetch_add(&x->metrics.refused, 1);
     if (g->svc != 0)
-        atomic_fetch_add(&x->metrics.git[g->svc == EXEC_GIT_UPLOAD]
-                                        [EXEC_GIT_REFUSED],
-                         1);
+        atomic_fetch_add(
+            &x->metrics.git[g->svc == EXEC_GIT_UPLOAD][EXEC_GIT_REFUSED], 1);
     return queue_text(c, status, no);
 }
 
@@ -407,18 +403,17 @@ queue_answer(struct exec_git_req *g, struct MHD_Connection *c)
         if (r != NULL)
             g->reply_fd = -1; /* libmicrohttpd closes it */
     } else {
-        r = MHD_create_response_from_buffer(
-            g->reply_mem.len,
-            g->reply_mem.data != NULL ? g->reply_mem.data
-                                      : (void *)(uintptr_t) "",
-            MHD_RESPMEM_MUST_COPY);
+        r = MHD_create_response_from_buffer(g->reply_mem.len,
+                                            g->reply_mem.data != NULL
+                                                ? g->reply_mem.data
+                                                : (void *)(uintptr_t) "",
+                                            MHD_RESPMEM_MUST_COPY);
     }
     if (r == NULL)
         return MHD_NO;
     (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                   g->content_type);
-    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                                  "no-cache");
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     ret = MHD_queue_response(c, g->status, r);
     MHD_destroy_response(r);
     return ret;

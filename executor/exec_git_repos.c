@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_secrets.h"
+
 /* ^[a-z0-9][a-z0-9._-]{0,63}$ and not only dots. */
 static int
 alias_valid(const char *s)
@@ -47,8 +49,7 @@ check_url(const struct exec_reg_ctx *c, const char *url)
     else
         return exec_reg_fail(c, "url", "must start with http:// or https://");
     for (i = 0; url[i] != '\0'; i++)
-        if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f ||
-            url[i] == '\\')
+        if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f || url[i] == '\\')
             return exec_reg_fail(c, "url",
                                  "must not contain spaces, controls or '\\'");
     host = strcspn(rest, "/?#");
@@ -125,11 +126,16 @@ load_auth(const struct exec_reg_ctx *c, const json_t *def,
 static enum ig_status
 load_repo(const struct exec_reg_ctx *c, json_t *def, struct exec_git_repo *g)
 {
-    static const char *const keys[] = {
-        "url",        "credential",        "credential_user",
-        "credential_header", "credential_prefix", "max_push_bytes",
-        "max_reply_bytes",   "timeout_ms",        "fast_forward_only",
-        NULL};
+    static const char *const keys[] = {"url",
+                                       "credential",
+                                       "credential_user",
+                                       "credential_header",
+                                       "credential_prefix",
+                                       "max_push_bytes",
+                                       "max_reply_bytes",
+                                       "timeout_ms",
+                                       "fast_forward_only",
+                                       NULL};
     const json_t *ff;
     enum ig_status st;
     double ms;
@@ -139,17 +145,20 @@ load_repo(const struct exec_reg_ctx *c, json_t *def, struct exec_git_repo *g)
     if ((st = exec_reg_check_keys(c, def, "", keys)) != IG_OK ||
         (st = get_string(c, def, "url", 1, &g->url)) != IG_OK ||
         (st = check_url(c, g->url)) != IG_OK ||
-        (st = get_string(c, def, "credential", 1, &g->credential)) != IG_OK ||
-        (st = load_auth(c, def, g)) != IG_OK)
+        (st = get_string(c, def, "credential", 1, &g->credential)) != IG_OK)
         return st;
-    if ((st = exec_reg_get_int(c, def, "git", "max_push_bytes", 1,
-                               IG_EXEC_GIT_PUSH_MAX_BYTES,
-                               IG_EXEC_GIT_PUSH_DEFAULT_BYTES,
-                               &g->max_push_bytes)) != IG_OK ||
-        (st = exec_reg_get_int(c, def, "git", "max_reply_bytes", 1,
-                               IG_EXEC_GIT_REPLY_MAX_BYTES,
-                               IG_EXEC_GIT_REPLY_DEFAULT_BYTES,
-                               &g->max_reply_bytes)) != IG_OK ||
+    if (!exec_secret_name_valid(g->credential))
+        return exec_reg_fail(c, "credential",
+                             "must be a secret name "
+                             "^[a-z0-9][a-z0-9._-]{0,63}$");
+    if ((st = load_auth(c, def, g)) != IG_OK)
+        return st;
+    if ((st = exec_reg_get_int(
+             c, def, "git", "max_push_bytes", 1, IG_EXEC_GIT_PUSH_MAX_BYTES,
+             IG_EXEC_GIT_PUSH_DEFAULT_BYTES, &g->max_push_bytes)) != IG_OK ||
+        (st = exec_reg_get_int(
+             c, def, "git", "max_reply_bytes", 1, IG_EXEC_GIT_REPLY_MAX_BYTES,
+             IG_EXEC_GIT_REPLY_DEFAULT_BYTES, &g->max_reply_bytes)) != IG_OK ||
         (st = exec_reg_get_int(c, def, "git", "timeout_ms", 100,
                                IG_EXEC_GIT_TIMEOUT_MAX_MS,
                                IG_EXEC_GIT_TIMEOUT_DEFAULT_MS, &ms)) != IG_OK)
@@ -159,6 +168,10 @@ load_repo(const struct exec_reg_ctx *c, json_t *def, struct exec_git_repo *g)
     if (ff != NULL && !json_is_boolean(ff))
         return exec_reg_fail(c, "fast_forward_only", "must be true or false");
     g->fast_forward_only = json_is_true(ff);
+    if (g->fast_forward_only) /* docs/git-gateway.md: "Force pushes" */
+        return exec_reg_fail(c, "fast_forward_only",
+                             "is not available yet: refusing force pushes "
+                             "is the upstream's branch protection");
     return IG_OK;
 }
 

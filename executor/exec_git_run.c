@@ -53,7 +53,8 @@ session_live(const char *intent_id, int64_t now)
 
     pthread_mutex_lock(&sessions_mu);
     for (i = 0; i < SESSIONS && !live; i++)
-        live = sessions[i].until > now && strcmp(sessions[i].id, intent_id) == 0;
+        live =
+            sessions[i].until > now && strcmp(sessions[i].id, intent_id) == 0;
     pthread_mutex_unlock(&sessions_mu);
     return live;
 }
@@ -167,8 +168,8 @@ refuse_unparsed(struct exec_git_req *g, const unsigned char *head, size_t len,
     if (n > 0 && (size_t)n < sizeof(msg) &&
         exec_git_pkt_add(&b, msg, (size_t)n) == IG_OK &&
         exec_git_pkt_flush(&b) == IG_OK)
-        exec_git_answer(g, 200, "application/x-git-receive-pack-result",
-                        b.data, b.len);
+        exec_git_answer(g, 200, "application/x-git-receive-pack-result", b.data,
+                        b.len);
     else
         refuse(g, why);
     ig_buf_release(&b);
@@ -212,8 +213,9 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
         return -1;
     }
     if (exec_pdp_intent(g->x->pdp, id, binding, &err) != IG_OK) {
-        (void)snprintf(why, sizeof(why), "the grant's intent cannot be read "
-                                         "from the PDP (%.200s)",
+        (void)snprintf(why, sizeof(why),
+                       "the grant's intent cannot be read "
+                       "from the PDP (%.200s)",
                        err.msg);
         refuse(g, why);
         return -1;
@@ -229,8 +231,9 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
     action = json_string_value(json_object_get(*binding, "action"));
     res = json_string_value(json_object_get(*binding, "resource"));
     if (action == NULL || strcmp(action, want) != 0) {
-        (void)snprintf(why, sizeof(why), "this grant is for %.64s; %s needs "
-                                         "a %s grant",
+        (void)snprintf(why, sizeof(why),
+                       "this grant is for %.64s; %s needs "
+                       "a %s grant",
                        action != NULL ? action : "?",
                        exec_git_service_name(g->svc), want);
         refuse(g, why);
@@ -291,14 +294,13 @@ record(struct exec_git_req *g, const char *intent_id, enum exec_outcome o,
     struct ig_err err;
 
     memset(&g->rep, 0, sizeof(g->rep));
-    (void)snprintf(g->rep.intent_id, sizeof(g->rep.intent_id), "%s",
-                   intent_id);
+    (void)snprintf(g->rep.intent_id, sizeof(g->rep.intent_id), "%s", intent_id);
     g->rep.outcome = exec_outcome_name(o);
     g->rep.detail = detail; /* steals */
     ig_err_clear(&err);
-    g->rep.spooled = exec_spool_outcome_write(g->x->spool, intent_id,
-                                              g->rep.outcome, detail,
-                                              &g->rep.ticket, &err) == IG_OK;
+    g->rep.spooled =
+        exec_spool_outcome_write(g->x->spool, intent_id, g->rep.outcome, detail,
+                                 &g->rep.ticket, &err) == IG_OK;
     g->has_report = 1;
     atomic_fetch_add(&g->x->metrics.executions[o], 1);
 }
@@ -355,8 +357,8 @@ forward(struct exec_git_req *g, struct exec_git_up *up)
     int n;
 
     if (g->route == EXEC_GIT_REFS)
-        n = snprintf(url, sizeof(url), "%s/info/refs?service=%s",
-                     g->repo->url, exec_git_service_name(g->svc));
+        n = snprintf(url, sizeof(url), "%s/info/refs?service=%s", g->repo->url,
+                     exec_git_service_name(g->svc));
     else
         n = snprintf(url, sizeof(url), "%s/%s", g->repo->url,
                      exec_git_service_name(g->svc));
@@ -380,9 +382,9 @@ forward(struct exec_git_req *g, struct exec_git_up *up)
     ig_err_clear(&err);
     if (exec_git_up_call(&call, up, &err) != IG_OK) {
         g->result = EXEC_GIT_FAILED;
-        ig_log("error", "git.upstream",
-               json_pack("{s:s, s:s}", "repo", g->repo->alias, "error",
-                         err.msg));
+        ig_log(
+            "error", "git.upstream",
+            json_pack("{s:s, s:s}", "repo", g->repo->alias, "error", err.msg));
         exec_git_answer(g, 502, TEXT,
                         "intentgate: the upstream repository failed to "
                         "answer\n",
@@ -397,7 +399,7 @@ static int
 read_head(struct exec_git_req *g, unsigned char **buf, size_t *len)
 {
     size_t want = g->body_len < EXEC_GIT_HEAD_MAX ? (size_t)g->body_len
-                                                   : EXEC_GIT_HEAD_MAX;
+                                                  : EXEC_GIT_HEAD_MAX;
     size_t got = 0;
     ssize_t r;
 
@@ -425,8 +427,8 @@ refuse_push(struct exec_git_req *g, const struct exec_git_push *p,
     atomic_fetch_add(&g->x->metrics.refused, 1);
     ig_buf_init(&b, 4 * 1024 * 1024);
     if (exec_git_report_refusal(p, reasons, &b) == IG_OK)
-        exec_git_answer(g, 200, "application/x-git-receive-pack-result",
-                        b.data, b.len);
+        exec_git_answer(g, 200, "application/x-git-receive-pack-result", b.data,
+                        b.len);
     else
         refuse(g, "the push was refused");
     ig_buf_release(&b);
@@ -482,8 +484,7 @@ push(struct exec_git_req *g, const json_t *binding)
     memset(&p, 0, sizeof(p));
     ig_err_clear(&err);
     if (g->body_fd < 0 || read_head(g, &head, &len) != 0 ||
-        exec_git_push_parse(head, len, len == g->body_len, &p, &err) !=
-            IG_OK) {
+        exec_git_push_parse(head, len, len == g->body_len, &p, &err) != IG_OK) {
         (void)snprintf(why, sizeof(why), "%.180s",
                        g->body_fd < 0 ? "empty push body" : err.msg);
         refuse_unparsed(g, head, len, why);
@@ -552,9 +553,8 @@ fetch(struct exec_git_req *g, const json_t *binding, const json_t *claims)
                g->status == 200 ? EXEC_OUTCOME_COMPLETED
                : up.sent        ? EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH
                                 : EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
-               json_pack("{s:s, s:I}", "service",
-                         exec_git_service_name(g->svc), "status",
-                         (json_int_t)up.status));
+               json_pack("{s:s, s:I}", "service", exec_git_service_name(g->svc),
+                         "status", (json_int_t)up.status));
 }
 
 /* A push whose body is over the cap: every command refused, from the

@@ -18,8 +18,8 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <stddef.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,8 +107,8 @@ credential_line(const struct exec_git_repo *r, const unsigned char *cred,
         pair[strlen(r->cred_user)] = ':';
         memcpy(pair + strlen(r->cred_user) + 1, cred, len);
         memcpy(line, "Authorization: Basic ", 21);
-        (void)sodium_bin2base64(line + 21, b64, (const unsigned char *)pair,
-                                n, sodium_base64_VARIANT_ORIGINAL);
+        (void)sodium_bin2base64(line + 21, b64, (const unsigned char *)pair, n,
+                                sodium_base64_VARIANT_ORIGINAL);
         ig_secmem_put(pair);
         *value = line + 21;
         return line;
@@ -214,10 +214,9 @@ perform(CURL *c, const struct exec_git_call *call, struct curl_slist *h,
     const char *type = NULL;
     CURLcode rc;
 
-    if (ig_curl_harden(c, call->repo->timeout_ms < 10000
-                              ? call->repo->timeout_ms
-                              : 10000,
-                       call->repo->timeout_ms, err) != IG_OK)
+    if (ig_curl_harden(
+            c, call->repo->timeout_ms < 10000 ? call->repo->timeout_ms : 10000,
+            call->repo->timeout_ms, err) != IG_OK)
         return IG_ERR_IO;
     if (curl_easy_setopt(c, CURLOPT_URL, call->url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, h) != CURLE_OK ||
@@ -233,7 +232,8 @@ perform(CURL *c, const struct exec_git_call *call, struct curl_slist *h,
     rc = curl_easy_perform(c);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     out->sent = rc != CURLE_COULDNT_CONNECT &&
-                rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_SSL_CONNECT_ERROR;
+                rc != CURLE_COULDNT_RESOLVE_HOST &&
+                rc != CURLE_SSL_CONNECT_ERROR;
     if (rc != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "%s",
                           sink->over ? "the upstream's answer is over the cap"
@@ -263,7 +263,8 @@ exec_git_up_call(const struct exec_git_call *call, struct exec_git_up *out,
     memset(out, 0, sizeof(*out));
     st = exec_secrets_get(call->secrets, r->credential, &cred, &len, err);
     if (st != IG_OK)
-        return ig_err_set(err, st, "the repository's credential cannot be read");
+        return ig_err_set(err, st,
+                          "the repository's credential cannot be read");
     line = credential_line(r, cred, len, &value);
     pl = strlen(r->cred_prefix);
     pc = ig_secmem_get(pl + len + 1);

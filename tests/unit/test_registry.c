@@ -14,6 +14,7 @@
 
 #include "exec_registry.h"
 #include "ig_json.h"
+#include "ig_limits.h"
 
 #define EXAMPLE                                                                \
     "{'actions': {"                                                            \
@@ -333,6 +334,83 @@ test_load_errors(void **state)
     }
 }
 
+#define GIT(repo) "{'actions': {}, 'git': {" repo "}}"
+#define REPO "'url': 'https://git.example/acme/app.git', 'credential': 'app'"
+
+/* The git gateway's repositories: both credential styles, defaults,
+   lookups, and every refusal naming the alias and key. */
+static void
+test_git_repos(void **state)
+{
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {GIT("'Demo': {" REPO ", 'credential_user': 'u'}"),
+         "invalid git alias"},
+        {GIT("'..': {" REPO ", 'credential_user': 'u'}"), "invalid git alias"},
+        {GIT("'d': {" REPO "}"), "exactly one of credential_user"},
+        {GIT("'d': {" REPO ", 'credential_user': 'u', "
+             "'credential_header': 'X-Token'}"),
+         "exactly one of credential_user"},
+        {GIT("'d': {" REPO ", 'credential_user': 'u:v'}"), "credential_user"},
+        {GIT("'d': {" REPO ", 'credential_header': 'X Token'}"),
+         "credential_header"},
+        {GIT("'d': {'url': 'https://u:p@git.example/a', 'credential': 'a', "
+             "'credential_user': 'u'}"),
+         "url: needs a host, without userinfo"},
+        {GIT("'d': {'url': 'https://git.example/a?x=1', 'credential': 'a', "
+             "'credential_user': 'u'}"),
+         "url: must not have a query"},
+        {GIT("'d': {'url': 'file:///srv/a.git', 'credential': 'a', "
+             "'credential_user': 'u'}"),
+         "url: must start with http"},
+        {GIT("'d': {'url': 'https://git.example/a', 'credential_user': 'u'}"),
+         "credential: missing"},
+        {GIT("'d': {" REPO ", 'credential_user': 'u', 'max_push_bytes': 0}"),
+         "max_push_bytes"},
+        {GIT("'d': {" REPO ", 'credential_user': 'u', 'follow': true}"),
+         "follow: unknown key"},
+        {GIT("'d': {" REPO ", 'credential_user': 'u', "
+             "'fast_forward_only': true}"),
+         "fast_forward_only: is not available yet"},
+        {"{'actions': {}, 'git': []}", "git: must be an object"},
+    };
+    struct exec_registry *r = NULL;
+    const struct exec_git_repo *g;
+    struct ig_err err;
+    size_t i;
+    (void)state;
+
+    if (load_json(GIT("'b': {" REPO ", 'credential_header': 'PRIVATE-TOKEN'},"
+                      " 'a': {" REPO ", 'credential_user': 'x-access-token',"
+                      " 'max_push_bytes': 1024, 'timeout_ms': 1000}"),
+                  &r, &err) != IG_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(exec_registry_git_size(r), 2);
+    assert_string_equal(exec_registry_git_at(r, 0)->alias, "a");
+    assert_null(exec_registry_git(r, "c"));
+    g = exec_registry_git(r, "a");
+    assert_non_null(g);
+    assert_string_equal(g->cred_user, "x-access-token");
+    assert_null(g->cred_header);
+    assert_true(g->max_push_bytes == 1024);
+    assert_int_equal(g->timeout_ms, 1000);
+    g = exec_registry_git(r, "b");
+    assert_string_equal(g->cred_header, "PRIVATE-TOKEN");
+    assert_string_equal(g->cred_prefix, "");
+    assert_true(g->max_push_bytes == IG_EXEC_GIT_PUSH_DEFAULT_BYTES);
+    assert_int_equal(g->timeout_ms, IG_EXEC_GIT_TIMEOUT_DEFAULT_MS);
+    exec_registry_free(r);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = NULL;
+        memset(&err, 0, sizeof(err));
+        if (load_json(bad[i].json, &r, &err) != IG_ERR_INVALID || r != NULL ||
+            strstr(err.msg, bad[i].want) == NULL)
+            fail_msg("git case %zu: got \"%s\", want \"%s\"", i, err.msg,
+                     bad[i].want);
+    }
+}
+
 static void
 test_load_file_errors(void **state)
 {
@@ -542,6 +620,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_valid_registry, setup, teardown),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_git_repos),
         cmocka_unit_test(test_load_file_errors),
         cmocka_unit_test(test_binds_cover_own_files),
         cmocka_unit_test_setup_teardown(test_params, setup, teardown),
