@@ -85,6 +85,13 @@ exec_git_answer(struct exec_git_req *g, unsigned int status, const char *type,
         g->status = 500;
 }
 
+void
+exec_git_answer_text(struct exec_git_req *g, unsigned int status,
+                     const char *text)
+{
+    exec_git_answer(g, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
 static enum MHD_Result
 queue_text(struct MHD_Connection *c, unsigned int status, const char *text)
 {
@@ -362,16 +369,43 @@ git_unref(struct exec_git_req *g)
     free(g);
 }
 
+/* Resume the connection if we parked it. Caller holds mu. */
+static void
+wake_locked(struct exec_git_req *g)
+{
+    if (g->parked) {
+        g->parked = 0;
+        MHD_resume_connection(g->conn);
+    }
+}
+
+void
+exec_git_stream_start(struct exec_git_req *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->streaming = 1;
+    wake_locked(g);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void
+exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len, int failed)
+{
+    pthread_mutex_lock(&g->mu);
+    if (safe_len > g->safe_len)
+        g->safe_len = safe_len;
+    g->stream_failed |= failed;
+    wake_locked(g);
+    pthread_mutex_unlock(&g->mu);
+}
+
 /* The answer is set: resume the connection if we parked it. */
 static void
 finish(struct exec_git_req *g)
 {
     pthread_mutex_lock(&g->mu);
     g->finished = 1;
-    if (g->parked) {
-        g->parked = 0;
-        MHD_resume_connection(g->conn);
-    }
+    wake_locked(g);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -419,6 +453,68 @@ queue_answer(struct exec_git_req *g, struct MHD_Connection *c)
     return ret;
 }
 
+/* The streamed answer: what the worker has said is safe, then the end
+   (or a cut connection when the upstream failed or held the credential:
+   git then sees a broken answer, never a wrong one). */
+static ssize_t
+reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct exec_git_req *g = cls;
+    size_t n;
+    ssize_t r;
+
+    pthread_mutex_lock(&g->mu);
+    if (g->stream_failed) {
+        pthread_mutex_unlock(&g->mu);
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    if (pos < g->safe_len) {
+        n = g->safe_len - pos < max ? (size_t)(g->safe_len - pos) : max;
+        pthread_mutex_unlock(&g->mu);
+        do
+            r = pread(g->reply_fd, buf, n, (off_t)pos);
+        while (r < 0 && errno == EINTR);
+        return r > 0 ? r : MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    if (g->finished) {
+        pthread_mutex_unlock(&g->mu);
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    g->parked = 1; /* nothing yet: the worker wakes us */
+    MHD_suspend_connection(g->conn);
+    pthread_mutex_unlock(&g->mu);
+    return 0;
+}
+
+static void
+reader_free(void *cls)
+{
+    git_unref(cls);
+}
+
+static enum MHD_Result
+queue_stream(struct exec_git_req *g, struct MHD_Connection *c)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    pthread_mutex_lock(&g->mu);
+    g->refs++; /* the response's */
+    pthread_mutex_unlock(&g->mu);
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, reader, g,
+                                          reader_free);
+    if (r == NULL) {
+        git_unref(g);
+        return MHD_NO;
+    }
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  g->content_type);
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 enum MHD_Result
 exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
               struct MHD_Connection *c)
@@ -441,14 +537,18 @@ exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
         MHD_suspend_connection(c);
         pthread_mutex_unlock(&g->mu);
         if (exec_pool_submit(pool, work, g) != IG_OK) {
-            exec_git_answer(g, 503, "text/plain; charset=utf-8",
-                            "intentgate: the executor is stopping\n", 37);
+            exec_git_answer_text(g, 503,
+                                 "intentgate: the executor is stopping\n");
             finish(g);
             git_unref(g); /* the worker's */
         }
         return MHD_YES;
     }
     pthread_mutex_lock(&g->mu);
+    if (g->streaming) {
+        pthread_mutex_unlock(&g->mu);
+        return queue_stream(g, c);
+    }
     if (!g->finished) {
         g->parked = 1;
         MHD_suspend_connection(c);

@@ -34,6 +34,10 @@ struct exec_git_req {
     uint64_t body_len, body_cap;
     int too_large, io_error;
     int parked, started, finished;
+    /* Streaming the upstream's answer (under mu): the answer is a 200 of
+       the git type, its first safe_len bytes of reply_fd may go out. */
+    int streaming, stream_failed;
+    uint64_t safe_len;
     /* The answer, set by the worker. */
     unsigned int status;
     char content_type[80];
@@ -56,6 +60,17 @@ int exec_git_tmpfile(const struct exec_ctx *x);
 /* Set a small answer: status, content type, text (copied). */
 void exec_git_answer(struct exec_git_req *g, unsigned int status,
                      const char *type, const char *text, size_t len);
+
+/* The answer streams from reply_fd (its status and type set): wake the
+   connection so that exec_git_step queues it; and more of it is safe to
+   send. Worker thread. */
+void exec_git_stream_start(struct exec_git_req *g);
+void exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len,
+                          int failed);
+
+/* The same with a text/plain text. */
+void exec_git_answer_text(struct exec_git_req *g, unsigned int status,
+                          const char *text);
 
 /* The worker's whole job: fill the answer of g (exec_git_run.c). */
 void exec_git_work(struct exec_git_req *g);

@@ -111,7 +111,7 @@ refuse(struct exec_git_req *g, const char *why)
     if (st == IG_OK)
         exec_git_answer(g, 200, type, b.data, b.len);
     else
-        exec_git_answer(g, 500, TEXT, "intentgate: internal error\n", 27);
+        exec_git_answer_text(g, 500, "intentgate: internal error\n");
     ig_buf_release(&b);
 }
 
@@ -305,35 +305,38 @@ record(struct exec_git_req *g, const char *intent_id, enum exec_outcome o,
     atomic_fetch_add(&g->x->metrics.executions[o], 1);
 }
 
-/* What the upstream answered, as the agent may see it: a 200 of the
-   expected git type is relayed byte for byte (unless it holds the
-   credential); anything else becomes one line naming the status, never
-   the upstream's own text. 0 when relayed, else -1 (answered). */
-static int
-relay(struct exec_git_req *g, const struct exec_git_up *up)
+/* The answer's status and type are known (its first byte arrived): a
+   200 of the expected git type streams to the agent as it comes. */
+static void
+on_start(void *ctx, long status, const char *type)
 {
-    char want[80], msg[160];
+    struct exec_git_req *g = ctx;
+    char want[80];
 
     (void)snprintf(want, sizeof(want), "application/x-%s-%s",
                    exec_git_service_name(g->svc),
                    g->route == EXEC_GIT_REFS ? "advertisement" : "result");
-    if (up->status == 200 && strcmp(up->content_type, want) == 0) {
-        if (up->reflected) {
-            atomic_fetch_add(&g->x->metrics.credential_reflected, 1);
-            ig_log("error", "git.credential_reflected",
-                   json_pack("{s:s}", "repo", g->repo->alias));
-            exec_git_answer(g, 502, TEXT,
-                            "intentgate: the upstream's answer held the "
-                            "repository credential; withheld\n",
-                            77);
-            return -1;
-        }
-        g->status = 200;
-        (void)snprintf(g->content_type, sizeof(g->content_type), "%s", want);
-        g->reply_len = up->reply_len;
-        g->result = EXEC_GIT_FORWARDED;
-        return 0;
-    }
+    if (status != 200 || strcmp(type, want) != 0)
+        return;
+    g->status = 200;
+    (void)snprintf(g->content_type, sizeof(g->content_type), "%s", want);
+    g->result = EXEC_GIT_FORWARDED;
+    exec_git_stream_start(g);
+}
+
+static void
+on_progress(void *ctx, uint64_t safe_len)
+{
+    exec_git_stream_more(ctx, safe_len, 0);
+}
+
+/* An answer that did not stream, as the agent may see it: one line naming
+   the status, never the upstream's own text. */
+static void
+relay_error(struct exec_git_req *g, const struct exec_git_up *up)
+{
+    char msg[160];
+
     g->result = EXEC_GIT_FAILED;
     ig_log("warn", "git.upstream_status",
            json_pack("{s:s, s:I}", "repo", g->repo->alias, "status",
@@ -343,7 +346,33 @@ relay(struct exec_git_req *g, const struct exec_git_up *up)
                    up->status,
                    up->status == 200 ? " without smart-HTTP git content" : "");
     exec_git_answer(g, 502, TEXT, msg, strlen(msg));
-    return -1;
+}
+
+/* The call failed: cut a stream already under way, else answer. */
+static void
+call_failed(struct exec_git_req *g, const struct exec_git_up *up,
+            const struct ig_err *err)
+{
+    g->result = EXEC_GIT_FAILED;
+    if (up->reflected) {
+        atomic_fetch_add(&g->x->metrics.credential_reflected, 1);
+        ig_log("error", "git.credential_reflected",
+               json_pack("{s:s}", "repo", g->repo->alias));
+    } else {
+        ig_log(
+            "error", "git.upstream",
+            json_pack("{s:s, s:s}", "repo", g->repo->alias, "error", err->msg));
+    }
+    if (g->streaming)
+        exec_git_stream_more(g, 0, 1);
+    else if (up->reflected)
+        exec_git_answer_text(g, 502,
+                             "intentgate: the upstream's answer held the "
+                             "repository credential; withheld\n");
+    else
+        exec_git_answer_text(g, 502,
+                             "intentgate: the upstream repository failed to "
+                             "answer\n");
 }
 
 /* Forward the request upstream; the answer goes to g. *up says what
@@ -366,7 +395,7 @@ forward(struct exec_git_req *g, struct exec_git_up *up)
                    exec_git_service_name(g->svc));
     g->reply_fd = exec_git_tmpfile(g->x);
     if (n < 0 || (size_t)n >= sizeof(url) || g->reply_fd < 0) {
-        exec_git_answer(g, 503, TEXT, "intentgate: cannot spool\n", 25);
+        exec_git_answer_text(g, 503, "intentgate: cannot spool\n");
         return -1;
     }
     memset(&call, 0, sizeof(call));
@@ -379,19 +408,20 @@ forward(struct exec_git_req *g, struct exec_git_up *up)
     call.body_fd = g->route == EXEC_GIT_RPC ? g->body_fd : -1;
     call.body_len = g->body_len;
     call.reply_fd = g->reply_fd;
+    call.on_start = on_start;
+    call.on_progress = on_progress;
+    call.ctx = g;
     ig_err_clear(&err);
     if (exec_git_up_call(&call, up, &err) != IG_OK) {
-        g->result = EXEC_GIT_FAILED;
-        ig_log(
-            "error", "git.upstream",
-            json_pack("{s:s, s:s}", "repo", g->repo->alias, "error", err.msg));
-        exec_git_answer(g, 502, TEXT,
-                        "intentgate: the upstream repository failed to "
-                        "answer\n",
-                        51);
+        call_failed(g, up, &err);
         return -1;
     }
-    return relay(g, up);
+    if (!g->streaming) {
+        relay_error(g, up);
+        return -1;
+    }
+    exec_git_stream_more(g, up->reply_len, 0); /* all of it, now */
+    return 0;
 }
 
 /* The first bytes of the body file (at most EXEC_GIT_HEAD_MAX). */

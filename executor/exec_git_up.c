@@ -9,10 +9,13 @@
  * line built from it lives in ig_secmem memory and is wiped after. Only
  * three headers go upstream besides it: Content-Type, Content-Encoding
  * (gzip, for a fetch's negotiation) and Git-Protocol; only the status,
- * the Content-Type and the body come back. A 200 answer is searched for
- * the credential's raw bytes, the header value and its base64 (binary
- * pack data is not rewritten: a hit withholds the whole answer); any other
- * answer is text the agent may see only after exec_scrub_bytes.
+ * the Content-Type and the body come back. The answer is searched as it
+ * arrives for the credential's raw bytes, the header value (with HTTP
+ * Basic, the base64 of user:credential) and prefix + credential; a hit
+ * stops the call (binary pack data is never rewritten). The caller learns
+ * the status and type at the first byte (on_start) and, as bytes arrive,
+ * how many of them are safe to pass on (on_progress: all but the last
+ * longest-spelling - 1, which a spelling could still complete).
  */
 #include "exec_git_up.h"
 
@@ -28,16 +31,82 @@
 #include "ig_curl.h"
 #include "ig_secmem.h"
 
+/* Where the answer goes, and the running search for the credential in
+   it: tail keeps the last longest - 1 bytes, so a spelling split across
+   two writes is still seen. */
 struct sink {
     int fd;
     uint64_t len, cap;
-    int over, io_error;
+    int over, io_error, reflected, started;
+    const struct exec_git_call *call;
+    CURL *c;
+    const char *needle[3];
+    size_t nlen[3], longest;
+    char tail[EXEC_GIT_NEEDLE_MAX];
+    size_t ntail;
 };
 
 struct source {
     int fd;
     uint64_t off, len;
 };
+
+/* 1 when hay (n bytes) holds needle (m > 0 bytes). */
+static int
+holds(const char *hay, size_t n, const char *needle, size_t m)
+{
+    const char *p = hay, *end = hay + n;
+
+    while (end - p >= (ptrdiff_t)m &&
+           (p = memchr(p, needle[0], (size_t)(end - p) - m + 1)) != NULL) {
+        if (memcmp(p, needle, m) == 0)
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* Does p (n bytes), after what came before, complete a spelling? Then
+   update the tail. */
+static int
+scan(struct sink *s, const char *p, size_t n)
+{
+    char win[2 * EXEC_GIT_NEEDLE_MAX];
+    size_t i, head = n < s->longest - 1 ? n : s->longest - 1, keep;
+
+    memcpy(win, s->tail, s->ntail);
+    memcpy(win + s->ntail, p, head);
+    for (i = 0; i < 3; i++)
+        if (s->nlen[i] > 0 &&
+            (holds(win, s->ntail + head, s->needle[i], s->nlen[i]) ||
+             holds(p, n, s->needle[i], s->nlen[i])))
+            return 1;
+    if (n >= s->longest - 1) {
+        s->ntail = s->longest - 1;
+        memcpy(s->tail, p + n - s->ntail, s->ntail);
+    } else {
+        keep = s->ntail + n > s->longest - 1 ? s->longest - 1 - n : s->ntail;
+        memmove(s->tail, s->tail + s->ntail - keep, keep);
+        memcpy(s->tail + keep, p, n);
+        s->ntail = keep + n;
+    }
+    return 0;
+}
+
+/* The first bytes of the answer: tell the caller the status and type. */
+static void
+started(struct sink *s)
+{
+    const char *type = NULL;
+    long status = 0;
+
+    s->started = 1;
+    if (s->call->on_start == NULL)
+        return;
+    (void)curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &status);
+    (void)curl_easy_getinfo(s->c, CURLINFO_CONTENT_TYPE, &type);
+    s->call->on_start(s->call->ctx, status, type != NULL ? type : "");
+}
 
 static size_t
 on_data(char *p, size_t size, size_t n, void *arg)
@@ -46,9 +115,15 @@ on_data(char *p, size_t size, size_t n, void *arg)
     size_t total = size * n, off = 0;
     ssize_t w;
 
+    if (!s->started)
+        started(s);
     if (total > s->cap - s->len) {
         s->over = 1;
         return 0; /* libcurl stops: CURLE_WRITE_ERROR */
+    }
+    if (scan(s, p, total)) {
+        s->reflected = 1;
+        return 0;
     }
     while (off < total) {
         w = write(s->fd, p + off, total - off);
@@ -61,6 +136,8 @@ on_data(char *p, size_t size, size_t n, void *arg)
         off += (size_t)w;
     }
     s->len += total;
+    if (s->call->on_progress != NULL && s->len >= s->longest)
+        s->call->on_progress(s->call->ctx, s->len - (s->longest - 1));
     return total;
 }
 
@@ -158,54 +235,6 @@ headers(const struct exec_git_call *call, const char *cred_line)
     return h;
 }
 
-/* 1 when hay (n bytes) holds needle (m > 0 bytes). */
-static int
-holds(const char *hay, size_t n, const char *needle, size_t m)
-{
-    const char *p = hay, *end = hay + n;
-
-    while (end - p >= (ptrdiff_t)m &&
-           (p = memchr(p, needle[0], (size_t)(end - p) - m + 1)) != NULL) {
-        if (memcmp(p, needle, m) == 0)
-            return 1;
-        p++;
-    }
-    return 0;
-}
-
-/* 1 when the file (len bytes) holds any of the n needles. */
-static int
-file_holds(int fd, uint64_t len, const char *const *needle, size_t n)
-{
-    char buf[65536 + 1024];
-    size_t keep = 0, i, nl, longest = 0;
-    uint64_t off = 0;
-    ssize_t r;
-
-    for (i = 0; i < n; i++)
-        if (strlen(needle[i]) > longest)
-            longest = strlen(needle[i]);
-    if (longest == 0 || longest > 1024)
-        return longest > 1024;
-    while (off < len) {
-        r = pread(fd, buf + keep, sizeof(buf) - keep, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 1; /* cannot tell: withhold */
-        off += (uint64_t)r;
-        keep += (size_t)r;
-        for (i = 0; i < n; i++)
-            if ((nl = strlen(needle[i])) > 0 && holds(buf, keep, needle[i], nl))
-                return 1;
-        if (keep > longest) { /* keep a tail a needle may straddle */
-            memmove(buf, buf + keep - (longest - 1), longest - 1);
-            keep = longest - 1;
-        }
-    }
-    return 0;
-}
-
 static enum ig_status
 perform(CURL *c, const struct exec_git_call *call, struct curl_slist *h,
         struct sink *sink, struct source *src, struct exec_git_up *out,
@@ -236,12 +265,41 @@ perform(CURL *c, const struct exec_git_call *call, struct curl_slist *h,
                 rc != CURLE_SSL_CONNECT_ERROR;
     if (rc != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "%s",
-                          sink->over ? "the upstream's answer is over the cap"
-                                     : curl_easy_strerror(rc));
+                          sink->reflected ? "the upstream's answer held the "
+                                            "credential"
+                          : sink->over ? "the upstream's answer is over the cap"
+                                       : curl_easy_strerror(rc));
+    if (!sink->started)
+        started(sink);
     (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     (void)curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type);
     (void)snprintf(out->content_type, sizeof(out->content_type), "%s",
                    type != NULL ? type : "");
+    return IG_OK;
+}
+
+/* The spellings the answer is searched for: the raw credential (up to a
+   NUL in it), the header value sent, prefix + credential. */
+static enum ig_status
+set_needles(struct sink *s, const char *raw, const char *value,
+            const char *prefixed, struct ig_err *err)
+{
+    size_t i;
+
+    s->needle[0] = raw;
+    s->needle[1] = value;
+    s->needle[2] = prefixed;
+    s->longest = 1;
+    for (i = 0; i < 3; i++) {
+        s->nlen[i] = strlen(s->needle[i]);
+        if (s->nlen[i] > s->longest)
+            s->longest = s->nlen[i];
+    }
+    if (s->longest > EXEC_GIT_NEEDLE_MAX)
+        return ig_err_set(err, IG_ERR_LIMIT,
+                          "the repository's credential is too long for "
+                          "the gateway (at most %d bytes sent)",
+                          EXEC_GIT_NEEDLE_MAX);
     return IG_OK;
 }
 
@@ -250,10 +308,10 @@ exec_git_up_call(const struct exec_git_call *call, struct exec_git_up *out,
                  struct ig_err *err)
 {
     const struct exec_git_repo *r = call->repo;
-    struct sink sink = {call->reply_fd, 0, (uint64_t)r->max_reply_bytes, 0, 0};
+    struct sink sink;
     struct source src = {call->body_fd, 0, call->body_len};
     unsigned char *cred = NULL;
-    const char *value = NULL, *needles[3];
+    const char *value = NULL;
     struct curl_slist *h = NULL;
     char *line = NULL, *pc = NULL;
     size_t len = 0, pl;
@@ -261,6 +319,10 @@ exec_git_up_call(const struct exec_git_call *call, struct exec_git_up *out,
     CURL *c;
 
     memset(out, 0, sizeof(*out));
+    memset(&sink, 0, sizeof(sink));
+    sink.fd = call->reply_fd;
+    sink.cap = (uint64_t)r->max_reply_bytes;
+    sink.call = call;
     st = exec_secrets_get(call->secrets, r->credential, &cred, &len, err);
     if (st != IG_OK)
         return ig_err_set(err, st,
@@ -268,7 +330,7 @@ exec_git_up_call(const struct exec_git_call *call, struct exec_git_up *out,
     line = credential_line(r, cred, len, &value);
     pl = strlen(r->cred_prefix);
     pc = ig_secmem_get(pl + len + 1);
-    c = exec_curl_handle(1);
+    c = sink.c = exec_curl_handle(1);
     if (line == NULL || pc == NULL || c == NULL ||
         (h = headers(call, line)) == NULL) {
         st = ig_err_set(err, IG_ERR_NOMEM, "cannot start the upstream call");
@@ -277,22 +339,18 @@ exec_git_up_call(const struct exec_git_call *call, struct exec_git_up *out,
     memcpy(pc, r->cred_prefix, pl);
     memcpy(pc + pl, cred, len);
     pc[pl + len] = '\0';
+    if ((st = set_needles(&sink, pc + pl, value, pc, err)) != IG_OK)
+        goto out;
     st = perform(c, call, h, &sink, &src, out, err);
     out->reply_len = sink.len;
+    out->reflected = sink.reflected;
     if (st == IG_OK && sink.io_error)
         st = ig_err_set(err, IG_ERR_IO, "cannot spool the upstream's answer");
-    if (st == IG_OK) {
-        /* The raw credential (with a NUL inside, only its prefix up to
-           it: the scrubber catches the rest on text answers). */
-        needles[0] = (const char *)pc + pl;
-        needles[1] = value;
-        needles[2] = pc;
-        out->reflected = file_holds(call->reply_fd, sink.len, needles, 3);
-    }
 out:
     ig_curl_headers_free(h); /* wipes the copied credential line */
     ig_secmem_put(line);
     ig_secmem_put(pc);
+    sodium_memzero(sink.tail, sizeof(sink.tail));
     exec_secret_free(cred, len);
     return st;
 }

@@ -12,6 +12,9 @@
 #include "exec_secrets.h"
 #include "ig_error.h"
 
+/* The longest credential spelling searched for in answers, in bytes. */
+#define EXEC_GIT_NEEDLE_MAX 1024
+
 struct exec_git_call {
     const struct exec_git_repo *repo;
     const struct exec_secrets *secrets;
@@ -22,6 +25,12 @@ struct exec_git_call {
     int body_fd;              /* -1: GET */
     uint64_t body_len;
     int reply_fd; /* the answer's body goes here, from offset 0 */
+    /* Optional, called on the calling thread: the answer's status and
+       content type when its first byte (or its end) arrives, and then
+       the number of bytes written to reply_fd that may be passed on. */
+    void (*on_start)(void *ctx, long status, const char *content_type);
+    void (*on_progress)(void *ctx, uint64_t safe_len);
+    void *ctx;
 };
 
 struct exec_git_up {
@@ -29,7 +38,7 @@ struct exec_git_up {
     char content_type[96];
     uint64_t reply_len;
     int sent;      /* the request may have reached the upstream */
-    int reflected; /* a 200 answer holds the credential: withhold it */
+    int reflected; /* the answer held the credential: the call was cut */
 };
 
 /*
