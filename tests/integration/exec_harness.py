@@ -372,11 +372,16 @@ def _tok(kind):
 
 def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
                                       "soak.", "payments."),
-                     extra="", executor_id="ex1"):
+                     extra="", executor_id="ex1", allow_prefixes=None,
+                     bundle=False, approver_groups="security", clock=False):
     """A PDP from a config we write in d: signing key, audit key and HMAC
     key, an agent, one executor handling prefixes, an admin, an auditor
-    and an approver with a password; pdp.env (0600) keeps the tokens as an
-    operator might. Policy: ALLOW every action under prefixes."""
+    and an approver ("appr", in approver_groups) with a password; pdp.env
+    (0600) keeps the tokens as an operator might. Policy: ALLOW every
+    action under allow_prefixes (default: prefixes); with bundle, the
+    example bundle's policies (policies/bundle/*.lua) too. clock: on the
+    test clock of d (harness.Server.custom)."""
+    allow = tuple(allow_prefixes or prefixes)
     require_binaries()
     subprocess.run([IG_BIN, "keygen", "--out", os.path.join(d, "keys")],
                    check=True, capture_output=True)
@@ -386,10 +391,16 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
     hmac_key = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
     write_file(os.path.join(d, "keys", "audit-hmac.key"), hmac_key + "\n")
     write_file(os.path.join(d, "policies", "ig_allow.lua"),
-               ALLOW_POLICY % ", ".join('"%s"' % p for p in prefixes), 0o644)
+               ALLOW_POLICY % ", ".join('"%s"' % p for p in allow), 0o644)
     write_file(os.path.join(d, "policies", "ig_allow_test.lua"),
                'return {{name = "allow", intent = {action = "%sx", '
-               'resource = "r"}, expect = "ALLOW"}}\n' % prefixes[0], 0o644)
+               'resource = "r"}, expect = "ALLOW"}}\n' % allow[0], 0o644)
+    if bundle:
+        src = os.path.join(REPO, "policies", "bundle")
+        for name in sorted(os.listdir(src)):
+            if name.endswith(".lua"):
+                shutil.copy(os.path.join(src, name),
+                            os.path.join(d, "policies", name))
     env = {"INTENTGATE_AGENT_TOKEN": _tok("agent"),
            "INTENTGATE_EXECUTOR_TOKEN": _tok("exec"),
            "INTENTGATE_ADMIN_TOKEN": _tok("admin"),
@@ -397,7 +408,7 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
            "INTENTGATE_EXECUTOR_ID": executor_id}
     password = "pw-" + rand(16)
     r = subprocess.run([IG_BIN, "approver", "add", "appr", "--groups",
-                        "security"], input=(password + "\n").encode(),
+                        approver_groups], input=(password + "\n").encode(),
                        capture_output=True, check=True)
     approver = r.stdout.decode()
 
@@ -425,7 +436,7 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
     write_file(os.path.join(d, "pdp.env"),
                "".join("%s=%s\n" % kv for kv in sorted(env.items())) +
                "INTENTGATE_APPROVER_PASSWORD=%s\n" % password)
-    srv = PDP.custom(conf, d, env)
+    srv = PDP.custom(conf, d, env, clock=clock)
     res.process(srv.proc, "PDP")
     srv.db_path = os.path.join(d, "ig.db")
     srv.data = d
