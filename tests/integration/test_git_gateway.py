@@ -653,9 +653,11 @@ class HostileTests:
         self.commit(wd)
         ref = self.agent_ref("tamper")
         b = self.push_grant([ref])
-        g = b["grant"]
-        i = len(g) - 10
-        bad = g[:i] + ("A" if g[i] != "A" else "B") + g[i + 1:]
+        parts = b["grant"].split(".")
+        p = parts[2]
+        i = len(p) - 20  # in the signature
+        parts[2] = p[:i] + ("A" if p[i] != "A" else "B") + p[i + 1:]
+        bad = ".".join(parts)
         self.up.reset_log()
         r = self.git("push", "gw", "HEAD:" + ref, grant=bad, cwd=wd)
         self.refused(r)
@@ -741,7 +743,13 @@ class HostileTests:
         ref = self.agent_ref("late")
         b = self.push_grant([ref])
         f = self.fetch_grant()
+        s = self.fetch_grant()  # a fetch session, begun before the expiry
+        r = self.git("ls-remote", self.gw(), grant=s["grant"])
+        self.assertEqual(r.returncode, 0, r.err)
         self.pdp.advance(900)  # grant_ttl is 300 s
+        r = self.git("ls-remote", self.gw(), grant=s["grant"])
+        self.refused(r)
+        self.assertNotIn(self.seed, r.out)
         self.up.reset_log()
         r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
         self.refused(r)
@@ -851,6 +859,19 @@ class HostileTests:
                 st == 200 and b"ERR intentgate" in out), (path, st, out[:200]))
             self.assertNotIn(b"refs/heads/main", out, path)
             self.assertTrue(self.ex.healthy(), path)
+        for method, path in (
+                ("POST", "/git/repo/info/refs?service=git-upload-pack"),
+                ("GET", "/git/repo/git-upload-pack"),
+                ("PUT", "/git/repo/git-upload-pack"),
+                ("DELETE", "/git/repo/info/refs?service=git-upload-pack"),
+                ("POST", "/git/repo/git-upload-pack?service=x"),
+                ("POST", "/git/repo/git-upload-archive")):
+            st, hdrs, out = self.raw(method, path, b["grant"], b"0000",
+                                     ctype=UPLOAD_CT)
+            self.assertTrue(400 <= st < 500 or st == 501 or (  # 501: method
+                st == 200 and b"ERR intentgate" in out), (path, st, out[:200]))
+            self.assertNotIn(b"refs/heads/main", out, path)
+            self.assertTrue(self.ex.healthy(), path)
         self.assertEqual(self.up.requests(), [])
         self.unspent(b)
 
@@ -903,52 +924,49 @@ class HostileTests:
         b = self.push_grant([ref])
         head = push_body([(ZERO, self.seed, ref)])
         big = head + os.urandom(MAX_PUSH + 1 - len(head) + 1024)
+        path = "/git/repo/git-receive-pack"
         self.up.reset_log()
-        st, hdrs, out = self.raw("POST", "/git/repo/git-receive-pack",
-                                 b["grant"], big, ctype=RECEIVE_CT)
-        self.clean_error(st, hdrs, out)
-        self.no_post()
-        self.unspent(b)
-        # The same, chunked (no Content-Length to check up front).
-        st, out = self.chunked_post("/git/repo/git-receive-pack", b["grant"],
-                                    big)
-        self.assertTrue(400 <= st < 500 or (st == 200 and b"intentgate"
-                                            in out), (st, out[:200]))
-        self.no_post()
-        self.unspent(b)
+        # With its Content-Length, then chunked (no length to check up
+        # front). The executor may answer before it has read it all.
+        for chunked in (False, True):
+            st, out = self.stream_post(path, b["grant"], big, chunked)
+            self.assertTrue(400 <= st < 500 or (
+                st == 200 and b"intentgate" in out and b"ng " in out),
+                (chunked, st, out[:200]))
+            self.assertTrue(self.ex.healthy())
+            self.no_post()
+            self.unspent(b)
         # A Content-Length far over the cap is refused before the body.
         t0 = time.monotonic()
-        st, out = self.declared_length_post(
-            "/git/repo/git-receive-pack", b["grant"], 10 ** 12, head)
+        st, out = self.stream_post(path, b["grant"], head, length=10 ** 12)
         self.assertTrue(400 <= st < 500, (st, out[:200]))
         self.assertLess(time.monotonic() - t0, 15)
         self.no_post()
         self.unspent(b)
         self.assertTrue(self.ex.healthy())
+        self.assertNotIn(ref, self.up.refs())
 
-    def chunked_post(self, path, grant, body, piece=65536):
+    def stream_post(self, path, grant, body, chunked=False, length=None,
+                    piece=65536):
+        """POST body over a raw socket, giving up sending when the executor
+        stops reading; (status, rest of the reply) once it answers."""
         s = socket.create_connection((self.ex.host, self.ex.port), 60)
         try:
-            s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                       "%s\r\nContent-Type: %s\r\nTransfer-Encoding: chunked"
-                       "\r\n\r\n" % (path, grant, RECEIVE_CT)).encode())
+            frame = ("Transfer-Encoding: chunked" if chunked else
+                     "Content-Length: %d" % (len(body) if length is None
+                                             else length))
+            s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                       "Bearer %s\r\nContent-Type: %s\r\n%s\r\n\r\n"
+                       % (path, grant, RECEIVE_CT, frame)).encode())
             try:
                 for i in range(0, len(body), piece):
                     part = body[i:i + piece]
-                    s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
-                s.sendall(b"0\r\n\r\n")
+                    s.sendall(b"%x\r\n" % len(part) + part + b"\r\n"
+                              if chunked else part)
+                if chunked:
+                    s.sendall(b"0\r\n\r\n")
             except OSError:
-                pass  # the executor may stop reading once over the cap
-            return self.read_reply(s)
-        finally:
-            s.close()
-
-    def declared_length_post(self, path, grant, length, some):
-        s = socket.create_connection((self.ex.host, self.ex.port), 60)
-        try:
-            s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                       "%s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n"
-                       % (path, grant, RECEIVE_CT, length)).encode() + some)
+                pass  # it stopped reading: its answer should be waiting
             return self.read_reply(s)
         finally:
             s.close()
@@ -956,11 +974,15 @@ class HostileTests:
     def read_reply(self, s):
         s.settimeout(30)
         data = b""
-        while b"\r\n\r\n" not in data:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
+        try:
+            while b"\r\n\r\n" not in data:
+                d = s.recv(65536)
+                if not d:
+                    break
+                data += d
+        except OSError as e:
+            self.fail("no answer, the connection broke (%s) after %r"
+                      % (e, data[:200]))
         head, _, rest = data.partition(b"\r\n\r\n")
         self.saw("raw reply", data)
         m = re.match(rb"HTTP/1\.[01] (\d{3})", head)
