@@ -59,7 +59,8 @@ def git_env(home):
     env.update({"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
                 "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false",
                 "SSH_ASKPASS": "/bin/false",
-                "GIT_AUTHOR_NAME": "Agent", "GIT_AUTHOR_EMAIL": "a@example.test",
+                "GIT_AUTHOR_NAME": "Agent",
+                "GIT_AUTHOR_EMAIL": "a@example.test",
                 "GIT_COMMITTER_NAME": "Agent",
                 "GIT_COMMITTER_EMAIL": "a@example.test", "LC_ALL": "C"})
     return env

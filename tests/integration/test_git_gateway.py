@@ -24,7 +24,8 @@ Deployments are laid out in the clone and under /srv (the executor's
 secrets key and PDP token in /run/credentials/<tag>.service, as systemd
 LoadCredential= makes them). A missing binary, git or root FAILS.
 
-    INTENTGATE_BIN=... INTENTGATE_EXECUTOR_BIN=... python3 tests/integration/test_git_gateway.py
+    INTENTGATE_BIN=... INTENTGATE_EXECUTOR_BIN=... \
+        python3 tests/integration/test_git_gateway.py
 """
 import base64
 import gzip
@@ -278,7 +279,8 @@ class GatewayBase:
         text = r.out + r.err
         self.assertEqual(r.returncode, 1, text)
         self.assertRegex(text, REJECTED)
-        self.assertNotRegex(text, r"\* \[new |\.\.\.|\[deleted\]")
+        self.assertNotRegex(text, r"\* \[new (branch|tag|reference)\]|"
+                            r"[0-9a-f]{7,}\.\.\.?[0-9a-f]{7,}|\[deleted\]")
 
     def refused(self, r):
         """git failed and shows the gateway's reason."""
@@ -287,10 +289,11 @@ class GatewayBase:
         self.assertIn("intentgate: ", text)
 
     def clean_error(self, st, hdrs, body):
-        """A refusal: 4xx, or a git-protocol refusal (HTTP 200 with an ERR
-        pkt-line or ng lines naming intentgate)."""
+        """A refusal: 4xx, or a git-protocol refusal naming intentgate
+        (HTTP 200 with an ERR pkt-line, ng lines or a side-band 3 error)."""
         self.assertTrue(400 <= st < 500 or (st == 200 and (
-            b"ERR " in body or b"ng " in body) and b"intentgate" in body),
+            b"ERR " in body or b"ng " in body or
+            re.search(rb"[0-9a-f]{4}\x03", body)) and b"intentgate" in body),
             "not a clean refusal: %d %r" % (st, body[:300]))
         self.assertIsNone(re.search(rb"[0-9a-f]{4}ok refs/", body), body)
         self.assertTrue(self.ex.healthy(), "the executor stopped serving")
@@ -785,12 +788,11 @@ class HostileTests:
         self.echo.reset_log()
         f = self.fetch_grant(alias="echo")
         # 200s from it carry the credential in X-Debug-Authorization.
-        st, hdrs, out = self.raw(
-            "GET", "/git/echo/info/refs?service=git-upload-pack", f["grant"])
-        self.assertEqual(st, 200, out)
-        self.assertIn(b"refs/heads/main", out)
-        r = self.git("ls-remote", self.gw("echo"), grant=f["grant"])
-        self.assertEqual(r.returncode, 0, r.err)
+        # The executor may scrub them or refuse the reply: either way the
+        # credential must not come back.
+        self.raw("GET", "/git/echo/info/refs?service=git-upload-pack",
+                 f["grant"])
+        self.git("ls-remote", self.gw("echo"), grant=f["grant"])
         self.assertTrue(any(q["status"] == 200
                             for q in self.echo.requests()))
         # Its 500 pages carry it raw and base64-decoded.
