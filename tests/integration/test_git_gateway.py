@@ -136,6 +136,7 @@ class GatewayBase:
         cls.cred2 = "glpat-" + H.rand(12)
         cls.cred_echo = "echo-" + H.rand(12) + "+/"
         cls.cred_wrong = "wrong-" + H.rand(12) + "=="
+        cls.cred_redirect = "redir-" + H.rand(12)
         cls.up = G.GitUpstream(cls.res, lay.path("up"), cls.cred)
         cls.seed = cls.up.seed()
         cls.up2 = G.GitUpstream(cls.res, lay.path("up2"), cls.cred2)
@@ -144,6 +145,10 @@ class GatewayBase:
                                  echo_credential_in_errors=True)
         cls.echo.seed()
         cls.control = G.GitUpstream(cls.res, lay.path("control"), "ctl")
+        # An upstream that redirects elsewhere, and where it points.
+        cls.sink = H.RawUpstream(cls.res, lambda req: (404, [], b"no\n"))
+        cls.redirector = H.RawUpstream(cls.res, lambda req: (
+            302, [("Location", cls.sink.url + req.target.decode())], b""))
         G.run_git(["--git-dir", cls.up.git_dir, "push", "-q",
                    cls.control.git_dir, "refs/heads/main"],
                   env=G.git_env(cls.up.home))
@@ -157,13 +162,18 @@ class GatewayBase:
             "repo": entry(cls.up, "repo-git", max_push_bytes=MAX_PUSH),
             "other": entry(cls.up2, "other-git"),
             "echo": entry(cls.echo, "echo-git"),
-            "echo-wrong": entry(cls.echo, "echo-wrong-git")}}
+            "echo-wrong": entry(cls.echo, "echo-wrong-git"),
+            "ff": entry(cls.up, "repo-git", fast_forward_only=True),
+            "redirect": {"url": cls.redirector.url + "/repo.git",
+                         "credential": "redirect-git",
+                         "credential_user": "x-access-token"}}}
         creds_dir = lay.credentials_dir() if cls.KIND == "srv" else None
         cls.ex = H.ConfigExecutor(
             cls.res, lay.path("executor"), cls.pdp, registry,
             credentials={"repo-git": cls.cred, "other-git": cls.cred2,
                          "echo-git": cls.cred_echo,
-                         "echo-wrong-git": cls.cred_wrong},
+                         "echo-wrong-git": cls.cred_wrong,
+                         "redirect-git": cls.cred_redirect},
             creds_dir=creds_dir, env=harness.clock_env(cls.pdp.clock))
         cls.home = lay.path("agent-home")
         cls.env = G.git_env(cls.home)
@@ -191,7 +201,9 @@ class GatewayBase:
                               ("other", "x-access-token", cls.cred2),
                               ("echo", "x-access-token", cls.cred_echo),
                               ("echo-wrong", "x-access-token",
-                               cls.cred_wrong)):
+                               cls.cred_wrong),
+                              ("redirect", "x-access-token",
+                               cls.cred_redirect)):
             basic = base64.b64encode(("%s:%s" % (user, v)).encode()).decode()
             out["credential " + name] = v
             out["user:credential " + name] = "%s:%s" % (user, v)
@@ -781,6 +793,89 @@ class HostileTests:
         self.assertEqual(st, 200, out)
         self.assertNotIn(ref, self.up.refs())
         self.unspent(b)
+
+    def test_one_grant_two_pushes_at_once_only_one_lands(self):
+        a, b2 = self.agent_ref("race"), self.agent_ref("race")
+        b = self.push_grant([a, b2])
+        self.up.reset_log()
+        bodies = [push_body([(ZERO, self.seed, a)]),
+                  push_body([(ZERO, self.seed, b2)])]
+        out = harness.parallel(2, lambda i: self.raw(
+            "POST", "/git/repo/git-receive-pack", b["grant"], bodies[i],
+            ctype=RECEIVE_CT))
+        got = self.up.refs()
+        landed = [x for x in (a, b2) if x in got]
+        self.assertEqual(len(landed), 1, (landed, out))
+        self.assertEqual(len(self.up.posts()), 1, self.up.posts())
+        oks = [o for o in out if re.search(rb"ok refs/heads/agent/race", o[2])]
+        self.assertEqual(len(oks), 1, out)
+        self.completed(b)
+
+    def test_fast_forward_only_refuses_a_forced_update(self):
+        wd = self.work()
+        first = self.commit(wd)
+        ref = self.agent_ref("ff")
+        b = self.push_grant([ref])
+        r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
+        self.assertEqual(r.returncode, 0, r.err)
+        G.run_git(["remote", "add", "ff", self.gw("ff")], cwd=wd,
+                  env=self.env)
+        # A rewrite: a sibling of what the upstream has.
+        G.run_git(["reset", "-q", "--hard", self.seed], cwd=wd, env=self.env)
+        self.commit(wd)
+        b = self.push_grant([ref], alias="ff")
+        self.up.reset_log()
+        r = self.git("push", "--force", "ff", "HEAD:" + ref,
+                     grant=b["grant"], cwd=wd)
+        self.rejected(r)
+        self.assertEqual(self.up.refs().get(ref), first)
+        self.no_post()
+        self.unspent(b)
+        # A fast-forward with the same grant lands.
+        G.run_git(["reset", "-q", "--hard", first], cwd=wd, env=self.env)
+        second = self.commit(wd)
+        r = self.git("push", "ff", "HEAD:" + ref, grant=b["grant"], cwd=wd)
+        self.assertEqual(r.returncode, 0, r.err)
+        self.assertEqual(self.up.refs().get(ref), second)
+        self.completed(b)
+
+    def test_an_upstream_refusal_is_not_completed(self):
+        hook = os.path.join(self.up2.git_dir, "hooks", "update")
+        H.write_file(hook, '#!/bin/sh\ncase "$1" in *hooked*) '
+                     'echo "no hooked refs" >&2; exit 1;; esac\nexit 0\n',
+                     0o755)
+        try:
+            wd = self.work()
+            head = self.commit(wd)
+            ok, bad = self.agent_ref("fine"), self.agent_ref("hooked")
+            b = self.push_grant([ok, bad], alias="other")
+            G.run_git(["remote", "add", "other", self.gw("other")], cwd=wd,
+                      env=self.env)
+            r = self.git("push", "other", "HEAD:" + ok, "HEAD:" + bad,
+                         grant=b["grant"], cwd=wd)
+            self.assertEqual(r.returncode, 1, r.err)
+            self.assertRegex(r.err, r"! \[remote rejected\][^\n]*hooked")
+            got = self.up2.refs()
+            self.assertEqual(got.get(ok), head)
+            self.assertNotIn(bad, got)
+            rec = self.pdp.wait_state(b["intent_id"], (
+                "COMPLETED", "FAILED_BEFORE_DISPATCH",
+                "UNKNOWN_AFTER_DISPATCH", "DEFINITELY_NOT_EXECUTED"))
+            self.assertNotEqual(rec["state"], "COMPLETED", rec)
+        finally:
+            os.unlink(hook)
+
+    def test_an_upstream_redirect_does_not_carry_the_credential(self):
+        f = self.fetch_grant(alias="redirect")
+        r = self.git("ls-remote", self.gw("redirect"), grant=f["grant"])
+        self.assertNotEqual(r.returncode, 0, r.out)
+        self.assertTrue(self.redirector.requests, "nothing reached it")
+        with self.sink.lock:
+            seen = list(self.sink.requests)
+        for req in seen:
+            self.assertEqual(H.find_spellings(req.head + req.body,
+                                              self.secrets()), [],
+                             req.head[:300])
 
     # ---- the credential never comes back ----
 
