@@ -1149,6 +1149,75 @@ class HostileTests:
         self.assertTrue(services, lines)
 
 
+class DevMode(unittest.TestCase):
+    """`intentgate-executor serve --dev` with INTENTGATE_DEV_GIT_UPSTREAM:
+    alias demo, Basic x-access-token with INTENTGATE_DEV_GIT_CREDENTIAL;
+    the README walkthrough (a push lands, a push to main is rejected)."""
+
+    @classmethod
+    def setUpClass(cls):
+        H.require_binaries()
+        cls.res = H.Resources()
+        try:
+            lay = cls.lay = H.Layout(cls.res, "clone")
+            cls.cred = "ghs_" + H.rand(12) + "+/="
+            cls.up = G.GitUpstream(cls.res, lay.path("up"), cls.cred)
+            cls.seed = cls.up.seed()
+            cls.pdp = H.start_dev_pdp(cls.res, lay.root)
+            cls.ex = H.DevExecutor(cls.res, cls.pdp, env={
+                "INTENTGATE_DEV_GIT_UPSTREAM": cls.up.url,
+                "INTENTGATE_DEV_GIT_CREDENTIAL": cls.cred})
+            cls.env = G.git_env(lay.path("home"))
+        except BaseException:
+            cls.res.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.res.close()
+
+    def state(self, iid):
+        st, rec, _ = self.pdp.call("GET", "/v1/intents/" + iid,
+                                   self.pdp.env["INTENTGATE_AGENT_TOKEN"])
+        self.assertEqual(st, 200, rec)
+        return rec["state"]
+
+    def test_walkthrough(self):
+        wd = os.path.join(self.lay.path("work"), H.rand())
+        G.run_git(["clone", "-q", self.up.git_dir, wd], env=self.env)
+        with open(os.path.join(wd, "f"), "w") as f:
+            f.write(H.rand())
+        G.run_git(["add", "f"], cwd=wd, env=self.env)
+        G.run_git(["commit", "-q", "-m", "x"], cwd=wd, env=self.env)
+        head = G.run_git(["rev-parse", "HEAD"], cwd=wd,
+                         env=self.env).out.strip()
+        url = self.ex.url() + "/git/demo"
+        ref = "refs/heads/agent/demo-" + H.rand(4)
+        st, b, _ = self.pdp.submit("git.push", "demo", {"refs": [ref]})
+        self.assertEqual((st, b.get("decision")), (201, "ALLOW"), b)
+        hdr = "http.extraHeader=Authorization: Bearer " + b["grant"]
+        r = G.run_git(["-c", hdr, "push", url, "HEAD:refs/heads/main"],
+                      cwd=wd, env=self.env, check=False)
+        self.assertEqual(r.returncode, 1, r.err)
+        self.assertRegex(r.err, REJECTED)
+        self.assertEqual(self.up.refs(), {"refs/heads/main": self.seed})
+        self.assertEqual(self.up.posts(), [])
+        self.assertEqual(self.state(b["intent_id"]), "ALLOWED")
+        r = G.run_git(["-c", hdr, "push", url, "HEAD:" + ref], cwd=wd,
+                      env=self.env, check=False)
+        self.assertEqual(r.returncode, 0, r.err)
+        self.assertEqual(self.up.refs().get(ref), head)
+        H.wait_for(lambda: self.state(b["intent_id"]) == "COMPLETED", 20,
+                   "the outcome at the PDP")
+        for q in self.up.requests():
+            self.assertEqual(q["headers"].get("authorization"),
+                             self.up.auth_value(), q)
+        secrets = {"credential": self.cred,
+                   "basic": "x-access-token:" + self.cred}
+        self.assertEqual(H.find_spellings(self.ex.log_bytes(), secrets), [])
+        self.assertEqual(H.find_spellings(r.stdout + r.stderr, secrets), [])
+
+
 class CloneLayout(GatewayBase, CoreTests, HostileTests, unittest.TestCase):
     KIND = "clone"
 
