@@ -395,6 +395,8 @@ class CoreTests:
         self.assertEqual(r.returncode, 0, r.err)
         self.assertEqual(G.run_git(["rev-parse", "HEAD"], cwd=d,
                                    env=self.env).out.strip(), self.seed)
+        # The fetch redeemed the grant.
+        self.assertNotEqual(self.pdp.state(b["intent_id"]), "ALLOWED")
         # The same grant carries the rest of the fetch session.
         r = self.git("fetch", "-q", "origin", grant=b["grant"], cwd=d)
         self.assertEqual(r.returncode, 0, r.err)
