@@ -535,7 +535,7 @@ class HostileTests:
                                {"refs": ["refs/tags/" + tag]})
         self.assertEqual(st, 201, body)
         self.assertEqual(body["decision"], "ESCALATE", body)
-        self.assertNotIn("grant", body)
+        self.assertFalse(body.get("grant"), body)
         st, login, _ = self.pdp.call(
             "POST", "/v1/approver/login", None,
             {"approver": "appr",
