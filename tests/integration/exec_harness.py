@@ -732,8 +732,11 @@ class DevExecutor(Executor):
     """`intentgate-executor serve --dev --pdp-env DATA/dev.env`."""
 
     def __init__(self, res, pdp, upstream_url="http://127.0.0.1:9",
-                 pdp_env=None, cwd=None):
+                 pdp_env=None, cwd=None, env=None):
+        """env: more environment for the executor (the dev git alias's
+        INTENTGATE_DEV_GIT_UPSTREAM and _CREDENTIAL, say)."""
         require_binaries()
+        self.extra_env = dict(env or {})
         self.res, self.pdp = res, pdp
         self.pdp_env = pdp_env or os.path.join(pdp.data, "dev.env")
         self.cwd = cwd
@@ -748,6 +751,7 @@ class DevExecutor(Executor):
             self._log_offset = os.path.getsize(self.log_path)
         env = dict(os.environ, INTENTGATE_DEV_UPSTREAM=self.upstream_url,
                    LIBC_FATAL_STDERR_="1")
+        env.update(getattr(self, "extra_env", {}))
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [EXEC_BIN, "serve", "--dev", "--pdp-env", self.pdp_env,
