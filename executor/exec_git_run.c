@@ -380,16 +380,18 @@ call_failed(struct exec_git_req *g, const struct exec_git_up *up,
 static int
 forward(struct exec_git_req *g, struct exec_git_up *up)
 {
+    const char *slash;
     char url[IG_EXEC_URL_MAX], ctype[80];
     struct exec_git_call call;
     struct ig_err err;
     int n;
 
+    slash = g->repo->url[strlen(g->repo->url) - 1] == '/' ? "" : "/";
     if (g->route == EXEC_GIT_REFS)
-        n = snprintf(url, sizeof(url), "%s/info/refs?service=%s", g->repo->url,
-                     exec_git_service_name(g->svc));
+        n = snprintf(url, sizeof(url), "%s%sinfo/refs?service=%s", g->repo->url,
+                     slash, exec_git_service_name(g->svc));
     else
-        n = snprintf(url, sizeof(url), "%s/%s", g->repo->url,
+        n = snprintf(url, sizeof(url), "%s%s%s", g->repo->url, slash,
                      exec_git_service_name(g->svc));
     (void)snprintf(ctype, sizeof(ctype), "application/x-%s-request",
                    exec_git_service_name(g->svc));
