@@ -168,10 +168,6 @@ load_repo(const struct exec_reg_ctx *c, json_t *def, struct exec_git_repo *g)
     if (ff != NULL && !json_is_boolean(ff))
         return exec_reg_fail(c, "fast_forward_only", "must be true or false");
     g->fast_forward_only = json_is_true(ff);
-    if (g->fast_forward_only) /* docs/git-gateway.md: "Force pushes" */
-        return exec_reg_fail(c, "fast_forward_only",
-                             "is not available yet: refusing force pushes "
-                             "is the upstream's branch protection");
     return IG_OK;
 }
 

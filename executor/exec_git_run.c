@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec_git_ff.h"
 #include "exec_git_pkt.h"
 #include "exec_git_up.h"
 #include "exec_verify.h"
@@ -498,6 +499,25 @@ push_outcome(struct exec_git_req *g, const char *id,
     free(buf);
 }
 
+/* fast_forward_only: 0 when every update is a fast-forward, else -1 and
+   the push refused (the updates with the reason, the rest as a whole). */
+static int
+fast_forward(struct exec_git_req *g, const struct exec_git_push *p,
+             const char **reasons)
+{
+    struct exec_git_ff_in in = {g->repo, g->x->secrets, g->x->cfg->spool_dir,
+                                p,       g->body_fd,    g->body_len};
+    const char *why = exec_git_ff_check(&in);
+    size_t i;
+
+    if (why == NULL)
+        return 0;
+    for (i = 0; i < p->ncmds; i++)
+        reasons[i] = p->cmds[i].kind == EXEC_GIT_UPDATE ? why : NULL;
+    refuse_push(g, p, reasons);
+    return -1;
+}
+
 static void
 push(struct exec_git_req *g, const json_t *binding)
 {
@@ -536,6 +556,8 @@ push(struct exec_git_req *g, const json_t *binding)
         refuse_push(g, &p, reasons);
         goto out;
     }
+    if (g->repo->fast_forward_only && fast_forward(g, &p, reasons) != 0)
+        goto out;
     if (redeem(g, id, &ticket, why + 12, sizeof(why) - 12) != 0) {
         memcpy(why, "intentgate: ", 12);
         for (len = 0; len < p.ncmds; len++)

@@ -354,3 +354,24 @@ out:
     exec_secret_free(cred, len);
     return st;
 }
+
+enum ig_status
+exec_git_up_credential(const struct exec_git_repo *repo,
+                       const struct exec_secrets *secrets, char **line,
+                       struct ig_err *err)
+{
+    unsigned char *cred = NULL;
+    const char *value;
+    size_t len = 0;
+    enum ig_status st;
+
+    *line = NULL;
+    st = exec_secrets_get(secrets, repo->credential, &cred, &len, err);
+    if (st != IG_OK)
+        return ig_err_set(err, st,
+                          "the repository's credential cannot be read");
+    *line = credential_line(repo, cred, len, &value);
+    exec_secret_free(cred, len);
+    return *line != NULL ? IG_OK
+                         : ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+}

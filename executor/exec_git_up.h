@@ -54,4 +54,14 @@ enum ig_status exec_git_up_call(const struct exec_git_call *call,
                                 struct exec_git_up *out,
                                 struct ig_err *err) IG_WUR;
 
+/*
+ * The header line the upstream gets the credential in ("Authorization:
+ * Basic ..." or "<header>: <prefix><credential>"), in ig_secmem memory:
+ * the caller wipes it with ig_secmem_put. For git runs of our own
+ * (exec_git_ff.c). IG_OK, or the credential's errors, IG_ERR_NOMEM.
+ */
+enum ig_status exec_git_up_credential(const struct exec_git_repo *repo,
+                                      const struct exec_secrets *secrets,
+                                      char **line, struct ig_err *err) IG_WUR;
+
 #endif

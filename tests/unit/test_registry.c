@@ -371,8 +371,8 @@ test_git_repos(void **state)
         {GIT("'d': {" REPO ", 'credential_user': 'u', 'follow': true}"),
          "follow: unknown key"},
         {GIT("'d': {" REPO ", 'credential_user': 'u', "
-             "'fast_forward_only': true}"),
-         "fast_forward_only: is not available yet"},
+             "'fast_forward_only': 1}"),
+         "fast_forward_only: must be true or false"},
         {"{'actions': {}, 'git': []}", "git: must be an object"},
     };
     struct exec_registry *r = NULL;

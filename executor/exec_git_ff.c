@@ -1,0 +1,282 @@
+/*
+ * exec_git_ff.c - a repository's fast_forward_only check: is every update
+ * of a push a fast-forward of the upstream's ref?
+ *
+ * `--force` is invisible on the wire: a forced update is a command like any
+ * other. What tells them apart is history: the update is a fast-forward
+ * when the old id is an ancestor of the new one. The new commits are in the
+ * pushed pack, the old ones upstream, so git itself is asked, in a private
+ * cache repository per alias (under the spool directory, one check at a
+ * time):
+ *   1. git fetch the updated refs from the upstream (the credential in
+ *      git's environment, never its arguments; only http(s));
+ *   2. git index-pack --fix-thin the pushed pack into it (git's own
+ *      hardened reader of untrusted packs, capped at max_push_bytes);
+ *   3. git merge-base --is-ancestor OLD NEW for each update.
+ * Anything that cannot be checked (git missing, the upstream unreachable,
+ * an old id the upstream no longer has) refuses the push: fail closed.
+ * Each git run has the repository's timeout; its output is discarded.
+ */
+#include "exec_git_ff.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_git_up.h"
+#include "ig_secmem.h"
+
+extern char **environ;
+
+/* A string literal as execve's argv wants it (git never writes it). */
+static char *
+arg(const char *s)
+{
+    return (char *)(uintptr_t)s;
+}
+
+/* One check at a time: the cache repositories are shared. */
+static pthread_mutex_t ff_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Run git with argv (argv[0] is "git"), stdin from in_fd (-1: none),
+   env the environment; its exit status, or -1 when it could not run or
+   ran past timeout_ms (then killed). */
+static int
+run_git(char *const argv[], int in_fd, char *const env[], long timeout_ms)
+{
+    posix_spawn_file_actions_t fa;
+    struct timespec tick = {0, 5 * 1000 * 1000};
+    long waited = 0;
+    int st = 0, rc = -1;
+    pid_t pid, w;
+
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
+    if ((in_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, in_fd, 0)
+                    : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
+                                                       O_RDONLY, 0)) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) !=
+            0 ||
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) !=
+            0 ||
+        posix_spawnp(&pid, "git", &fa, NULL, argv, env) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return -1;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    for (;;) { /* the child's own timeout: poll, kill past it */
+        w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            break;
+        }
+        if (w < 0 && errno != EINTR)
+            break;
+        if (waited >= timeout_ms) {
+            (void)kill(pid, SIGKILL);
+            (void)waitpid(pid, &st, 0);
+            break;
+        }
+        (void)nanosleep(&tick, NULL);
+        waited += 5;
+    }
+    return rc;
+}
+
+/* The environment git runs with: a private HOME and config, no prompts,
+   http(s) only, and with cred_line the upstream's credential header. */
+static char **
+git_env(const char *home, const char *cred_line)
+{
+    static const char *const fixed[] = {"GIT_TERMINAL_PROMPT=0",
+                                        "GIT_CONFIG_NOSYSTEM=1",
+                                        "GIT_CONFIG_GLOBAL=/dev/null",
+                                        "GIT_ALLOW_PROTOCOL=http:https",
+                                        "LC_ALL=C",
+                                        "PATH=/usr/local/bin:/usr/bin:/bin"};
+    size_t n = sizeof(fixed) / sizeof(fixed[0]), i, len;
+    char **env = calloc(n + 5, sizeof(*env));
+
+    if (env == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        if ((env[i] = strdup(fixed[i])) == NULL)
+            goto fail;
+    len = strlen(home) + 6;
+    if ((env[n] = malloc(len)) == NULL)
+        goto fail;
+    (void)snprintf(env[n++], len, "HOME=%s", home);
+    if (cred_line != NULL) {
+        len = strlen(cred_line) + sizeof("GIT_CONFIG_VALUE_0=");
+        if ((env[n++] = strdup("GIT_CONFIG_COUNT=1")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_0=http.extraHeader")) == NULL ||
+            (env[n] = ig_secmem_get(len)) == NULL)
+            goto fail;
+        (void)snprintf(env[n], len, "GIT_CONFIG_VALUE_0=%s", cred_line);
+    }
+    return env;
+fail:
+    for (i = 0; env[i] != NULL; i++)
+        free(env[i]);
+    free(env);
+    return NULL;
+}
+
+static void
+env_free(char **env, int has_cred)
+{
+    size_t i;
+
+    for (i = 0; env != NULL && env[i] != NULL; i++) {
+        if (has_cred && env[i + 1] == NULL)
+            ig_secmem_put(env[i]); /* the credential's line: wiped */
+        else
+            free(env[i]);
+    }
+    free(env);
+}
+
+/* The cache repository of the alias (created once), in dir (cap). */
+static int
+cache_repo(const char *spool, const char *alias, char **env, long ms, char *dir,
+           size_t cap)
+{
+    char *init[] = {arg("git"),    arg("init"), arg("-q"),
+                    arg("--bare"), dir,         NULL};
+    char top[4096];
+    int n;
+
+    n = snprintf(top, sizeof(top), "%s/git-ff", spool);
+    if (n < 0 || (size_t)n >= sizeof(top) ||
+        (mkdir(top, 0700) != 0 && errno != EEXIST))
+        return -1;
+    n = snprintf(dir, cap, "%s/%s.git", top, alias);
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    if (access(dir, F_OK) == 0)
+        return 0;
+    return run_git(init, -1, env, ms) == 0 ? 0 : -1;
+}
+
+/* Fetch each updated ref from the upstream into refs/up/<n>. */
+static int
+fetch_refs(const char *dir, const struct exec_git_repo *repo,
+           const struct exec_git_push *p, char **env)
+{
+    char **argv = calloc(p->ncmds + 12, sizeof(*argv));
+    size_t i, n = 0, k = 0;
+    int rc = -1;
+
+    if (argv == NULL)
+        return -1;
+    argv[n++] = arg("git");
+    argv[n++] = arg("--git-dir");
+    argv[n++] = arg(dir);
+    argv[n++] = arg("fetch");
+    argv[n++] = arg("-q");
+    argv[n++] = arg("--no-tags");
+    argv[n++] = arg("--no-write-fetch-head");
+    argv[n++] = arg("--end-of-options");
+    argv[n++] = arg(repo->url);
+    for (i = 0; i < p->ncmds; i++) {
+        if (p->cmds[i].kind != EXEC_GIT_UPDATE)
+            continue;
+        /* "+ref:refs/up/<i>": the ref is the push's own (checked by the
+           parser: no spaces or controls), an exact name, no glob. */
+        if ((argv[n] = malloc(strlen(p->cmds[i].ref) + 32)) == NULL)
+            goto out;
+        (void)snprintf(argv[n], strlen(p->cmds[i].ref) + 32, "+%s:refs/up/%zu",
+                       p->cmds[i].ref, i);
+        n++, k++;
+    }
+    rc = k == 0 ? 0 : run_git(argv, -1, env, repo->timeout_ms);
+out:
+    for (i = 9; argv[i] != NULL; i++)
+        free(argv[i]);
+    free(argv);
+    return rc;
+}
+
+/* The pushed pack (from pack_offset) into the cache repository. */
+static int
+index_pack(const char *dir, const struct exec_git_repo *repo, int body_fd,
+           uint64_t body_len, size_t pack_offset, char **env)
+{
+    char cap[48];
+    char *argv[] = {
+        arg("git"),     arg("--git-dir"),  arg(dir), arg("index-pack"),
+        arg("--stdin"), arg("--fix-thin"), cap,      NULL};
+
+    if (pack_offset >= body_len)
+        return 0; /* no pack: nothing new */
+    (void)snprintf(cap, sizeof(cap), "--max-input-size=%.0f",
+                   repo->max_push_bytes);
+    if (lseek(body_fd, (off_t)pack_offset, SEEK_SET) < 0)
+        return -1;
+    return run_git(argv, body_fd, env, repo->timeout_ms);
+}
+
+const char *
+exec_git_ff_check(const struct exec_git_ff_in *in)
+{
+    const struct exec_git_push *p = in->push;
+    char dir[4096], *line = NULL, **env = NULL;
+    char *anc[] = {arg("git"),
+                   arg("--git-dir"),
+                   dir,
+                   arg("merge-base"),
+                   arg("--is-ancestor"),
+                   NULL,
+                   NULL,
+                   NULL};
+    const char *why = NULL;
+    struct ig_err err;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < p->ncmds && p->cmds[i].kind != EXEC_GIT_UPDATE; i++)
+        ;
+    if (i == p->ncmds)
+        return NULL; /* creations and deletions only */
+    if (exec_git_up_credential(in->repo, in->secrets, &line, &err) != IG_OK ||
+        (env = git_env(in->spool_dir, line)) == NULL) {
+        ig_secmem_put(line);
+        return "intentgate: the fast-forward check cannot run";
+    }
+    pthread_mutex_lock(&ff_lock);
+    if (cache_repo(in->spool_dir, in->repo->alias, env, in->repo->timeout_ms,
+                   dir, sizeof(dir)) != 0 ||
+        fetch_refs(dir, in->repo, p, env) != 0 ||
+        index_pack(dir, in->repo, in->body_fd, in->body_len, p->pack_offset,
+                   env) != 0) {
+        why = "intentgate: the fast-forward check cannot run";
+        goto out;
+    }
+    for (i = 0; i < p->ncmds && why == NULL; i++) {
+        if (p->cmds[i].kind != EXEC_GIT_UPDATE)
+            continue;
+        anc[5] = arg(p->cmds[i].old_id);
+        anc[6] = arg(p->cmds[i].new_id);
+        rc = run_git(anc, -1, env, in->repo->timeout_ms);
+        if (rc == 1)
+            why = "intentgate: not a fast-forward (this repository "
+                  "takes fast-forwards only)";
+        else if (rc != 0)
+            why = "intentgate: the fast-forward check cannot run";
+    }
+out:
+    pthread_mutex_unlock(&ff_lock);
+    env_free(env, line != NULL);
+    ig_secmem_put(line);
+    return why;
+}
