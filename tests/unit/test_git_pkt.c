@@ -146,7 +146,6 @@ test_pkt_lengths(void **state)
     struct exec_git_pkt k;
     struct ig_err err;
     size_t off;
-    unsigned char *big;
     (void)state;
 
 #define READ(s, want)                                                          \
@@ -184,6 +183,17 @@ test_pkt_lengths(void **state)
     assert_int_equal(off, 10);
     assert_memory_equal(k.data, "abcdef", 6);
 #undef READ
+}
+
+static void
+test_pkt_bounds(void **state)
+{
+    struct exec_git_pkt k;
+    struct ig_err err;
+    size_t off;
+    unsigned char *big;
+    (void)state;
+
     /* *off beyond len: refused, not read. */
     off = 9;
     assert_int_equal(
@@ -201,6 +211,16 @@ test_pkt_lengths(void **state)
     off = 0;
     assert_int_equal(
         exec_git_pkt_read(big, EXEC_GIT_PKT_MAX - 1, &off, &k, &err),
+        IG_ERR_INVALID);
+    free(big);
+    /* One byte over the largest, with every byte present. */
+    big = malloc(EXEC_GIT_PKT_MAX + 1);
+    assert_non_null(big);
+    memset(big, 'x', EXEC_GIT_PKT_MAX + 1);
+    memcpy(big, "fff1", 4);
+    off = 0;
+    assert_int_equal(
+        exec_git_pkt_read(big, EXEC_GIT_PKT_MAX + 1, &off, &k, &err),
         IG_ERR_INVALID);
     free(big);
 }
@@ -265,6 +285,14 @@ test_push_bad_ids(void **state)
         pack(&w);
         refuse(&w, "command 1");
     }
+}
+
+static void
+test_push_mixed_ids(void **state)
+{
+    struct body w = {0};
+    (void)state;
+
     /* Mixed 40/64 inside one command and across commands. */
     cmd1(&w, Z40, A64, "refs/heads/x", "");
     flush(&w);
@@ -651,6 +679,15 @@ test_push_shallow_and_caps(void **state)
     exec_git_push_release(&p);
     free(w.b);
     memset(&w, 0, sizeof(w));
+}
+
+static void
+test_push_shallow_bad(void **state)
+{
+    struct exec_git_push p;
+    struct body w = {0};
+    (void)state;
+
     /* Shallow: a bad id, a mismatched length, after a command. */
     pkt(&w, "shallow " A40 "a\n");
     cmd1(&w, Z40, A40, "refs/heads/x", CAPS);
@@ -1357,8 +1394,10 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pkt_lengths),
+        cmocka_unit_test(test_pkt_bounds),
         cmocka_unit_test(test_push_malformed_lengths),
         cmocka_unit_test(test_push_bad_ids),
+        cmocka_unit_test(test_push_mixed_ids),
         cmocka_unit_test(test_push_bad_refs),
         cmocka_unit_test(test_push_newlines),
         cmocka_unit_test(test_push_counts),
@@ -1368,6 +1407,7 @@ main(void)
         cmocka_unit_test(test_push_tail),
         cmocka_unit_test(test_push_probe),
         cmocka_unit_test(test_push_shallow_and_caps),
+        cmocka_unit_test(test_push_shallow_bad),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_check_one_too_many),
         cmocka_unit_test(test_refusal_bytes),
