@@ -224,7 +224,7 @@ parse_cmd_line(struct parse *ps, const unsigned char *d, size_t n)
 {
     const unsigned char *sp = memchr(d, ' ', n), *nw, *ref;
     size_t k = ps->p.ncmds + 1, il;
-    struct exec_git_cmd *c;
+    struct exec_git_cmd *c = NULL;
     enum ig_status st;
 
     il = sp != NULL ? (size_t)(sp - d) : 0;

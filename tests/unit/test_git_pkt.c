@@ -269,7 +269,7 @@ test_push_bad_ids(void **state)
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ",  /* 39 + space */
         "",
         "-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-        "0x" Z40,
+        ("0x" Z40),
     };
     struct body w = {0};
     size_t i;
