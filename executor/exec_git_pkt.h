@@ -4,10 +4,13 @@
  * git shows for a refused push, the upstream's report, and the refs of an
  * advertisement.
  *
- * Everything here is pure: no I/O, no globals, thread safe. Every input is
- * the untrusted bytes of a possibly compromised agent (the request) or of
- * the upstream (the reply, the advertisement): each reader stays inside
- * len, allocates no more than the input justifies, and caps counts.
+ * Everything here is pure: no I/O, no globals, thread safe (distinct
+ * outputs per thread). Every input is the untrusted bytes of a possibly
+ * compromised agent (the request) or of the upstream (the reply, the
+ * advertisement): each reader stays inside len, allocates no more than the
+ * input justifies, and caps counts. Pointer arguments must not be NULL
+ * unless a function says so; an input buffer may be NULL when its len is
+ * 0. err may be NULL (the detail is dropped).
  *
  * pkt-line (git Documentation/technical/protocol-common): 4 hex digits
  * (either case) giving the total length including themselves, then the
@@ -130,8 +133,8 @@ size_t exec_git_push_check(const struct exec_git_push *p, const json_t *refs,
  * reasons may be NULL (all "as a whole"). Appends to out. IG_OK;
  * IG_ERR_LIMIT (out's cap) or IG_ERR_NOMEM with out possibly holding part
  * of the reply; IG_ERR_INVALID (nothing appended) for a reason longer than
- * EXEC_GIT_REASON_MAX or holding a control byte, or a ref a parse would
- * have refused.
+ * EXEC_GIT_REASON_MAX or holding anything but printable ASCII (a newline
+ * would forge a report line), or a ref a parse would have refused.
  */
 enum ig_status exec_git_report_refusal(const struct exec_git_push *p,
                                        const char *const *reasons,
@@ -212,7 +215,9 @@ enum ig_status exec_git_pkt_read(const unsigned char *buf, size_t len,
                                  struct ig_err *err) IG_WUR;
 
 /* Append one data pkt-line holding n bytes (n <= EXEC_GIT_PKT_MAX - 4,
-   else IG_ERR_LIMIT), or a flush with exec_git_pkt_flush. */
+   else IG_ERR_LIMIT), or a flush with exec_git_pkt_flush. IG_ERR_LIMIT
+   (out's cap) appends nothing; on IG_ERR_NOMEM the 4 length bytes may
+   have been appended. */
 enum ig_status exec_git_pkt_add(struct ig_buf *out, const void *data,
                                 size_t n) IG_WUR;
 enum ig_status exec_git_pkt_flush(struct ig_buf *out) IG_WUR;

@@ -9,6 +9,10 @@ ig_test(executor sandbox LIBS igexec)
 ig_test(executor scrub LIBS igexec)
 ig_test(executor spool LIBS igexec)
 ig_test(executor exec_config LIBS igexec)
+# The git gateway's wire parsers; the real captures are the fuzz seeds.
+ig_test(executor git_pkt LIBS igexec)
+target_compile_definitions(test_git_pkt PRIVATE
+  IG_GIT_CORPUS="${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/git_pkt")
 
 # End to end: a dev PDP, the real executor, a fake upstream on loopback.
 add_test(NAME executor.integration
