@@ -458,13 +458,13 @@ test_push_counts(void **state)
     expect(&w, 1, IG_OK, &p, NULL);
     assert_int_equal(p.ncmds, EXEC_GIT_CMDS_MAX);
     assert_string_equal(p.cmds[EXEC_GIT_CMDS_MAX - 1].ref,
-                        "refs/heads/agent/1023");
+                        "refs/heads/agent/999");
     exec_git_push_release(&p);
     free(w.b);
     memset(&w, 0, sizeof(w));
     add_many(&w, EXEC_GIT_CMDS_MAX + 1, "refs/heads/agent/");
-    refuse(&w, "more than 1024 commands");
-    /* A huge count (2 MB of commands): refused at the 1025th. */
+    refuse(&w, "more than 1000 commands");
+    /* A huge count (2 MB of commands): refused at the 1001st. */
     add_many(&w, 20000, "refs/heads/agent/");
     expect(&w, 1, IG_ERR_INVALID, &p, "more than");
     free(w.b);
@@ -942,7 +942,7 @@ test_refusal_split(void **state)
     assert_int_equal(json_object_size(json_object_get(d, "refs")),
                      EXEC_GIT_CMDS_MAX);
     assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(d, "refs"), SPLIT_PREFIX "1023")),
+                            json_object_get(d, "refs"), SPLIT_PREFIX "999")),
                         EXEC_GIT_REASON_WHOLE);
     json_decref(d);
     ig_buf_release(&out);
