@@ -39,57 +39,10 @@ static const char hint[] =
     "give git the grant yourself: git -c http.extraHeader=\"Authorization: "
     "Bearer <grant>\" ...\n";
 
-const char *
-exec_git_service_name(enum exec_git_service s)
-{
-    return s == EXEC_GIT_RECEIVE ? "git-receive-pack" : "git-upload-pack";
-}
-
 int
 exec_git_path(const char *url)
 {
     return strncmp(url, "/git/", 5) == 0;
-}
-
-int
-exec_git_tmpfile(const struct exec_ctx *x)
-{
-    const char *dir = x->cfg->spool_dir;
-    char path[4096];
-    int fd, n;
-
-#ifdef O_TMPFILE
-    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    n = snprintf(path, sizeof(path), "%s/.git-XXXXXX", dir);
-    if (n < 0 || (size_t)n >= sizeof(path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    fd = mkstemp(path);
-    if (fd >= 0)
-        (void)unlink(path);
-    return fd;
-}
-
-void
-exec_git_answer(struct exec_git_req *g, unsigned int status, const char *type,
-                const char *text, size_t len)
-{
-    g->status = status;
-    (void)snprintf(g->content_type, sizeof(g->content_type), "%s", type);
-    ig_buf_reset(&g->reply_mem);
-    if (ig_buf_add(&g->reply_mem, text, len) != IG_OK)
-        g->status = 500;
-}
-
-void
-exec_git_answer_text(struct exec_git_req *g, unsigned int status,
-                     const char *text)
-{
-    exec_git_answer(g, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 static enum MHD_Result
@@ -369,43 +322,13 @@ git_unref(struct exec_git_req *g)
     free(g);
 }
 
-/* Resume the connection if we parked it. Caller holds mu. */
-static void
-wake_locked(struct exec_git_req *g)
-{
-    if (g->parked) {
-        g->parked = 0;
-        MHD_resume_connection(g->conn);
-    }
-}
-
-void
-exec_git_stream_start(struct exec_git_req *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->streaming = 1;
-    wake_locked(g);
-    pthread_mutex_unlock(&g->mu);
-}
-
-void
-exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len, int failed)
-{
-    pthread_mutex_lock(&g->mu);
-    if (safe_len > g->safe_len)
-        g->safe_len = safe_len;
-    g->stream_failed |= failed;
-    wake_locked(g);
-    pthread_mutex_unlock(&g->mu);
-}
-
 /* The answer is set: resume the connection if we parked it. */
 static void
 finish(struct exec_git_req *g)
 {
     pthread_mutex_lock(&g->mu);
     g->finished = 1;
-    wake_locked(g);
+    exec_git_wake_locked(g);
     pthread_mutex_unlock(&g->mu);
 }
 

@@ -50,6 +50,11 @@ struct exec_git_req {
     enum exec_git_result result; /* for the metrics */
 };
 
+/* ---- exec_git_req.c ---- */
+
+/* Resume the connection if we parked it. Caller holds g->mu. */
+void exec_git_wake_locked(struct exec_git_req *g);
+
 /* The service's name: "git-receive-pack" or "git-upload-pack". */
 const char *exec_git_service_name(enum exec_git_service s);
 
