@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "exec_git.h"
+#include "exec_git_up.h"
 #include "ig_buf.h"
 
 enum exec_git_route { EXEC_GIT_REFS = 1, EXEC_GIT_RPC };
@@ -76,6 +77,35 @@ void exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len,
 /* The same with a text/plain text. */
 void exec_git_answer_text(struct exec_git_req *g, unsigned int status,
                           const char *text);
+
+/* ---- exec_git_fwd.c ---- */
+
+/* Refuse as git shows it best for g's route: an ERR pkt-line (after the
+   service header on info/refs), why in printable ASCII. */
+void exec_git_refuse(struct exec_git_req *g, const char *why);
+
+/* Write the run record and spend the grant at the PDP: 0, or -1 with why
+   (cap bytes) set; the grant is then unspent unless g->has_report. */
+int exec_git_redeem(struct exec_git_req *g, const char *intent_id,
+                    uint64_t *ticket, char *why, size_t cap);
+
+/* Spool the outcome of intent_id now (detail stolen); exec_git.c sends it
+   after the answer. */
+void exec_git_record(struct exec_git_req *g, const char *intent_id,
+                     enum exec_outcome o, json_t *detail);
+
+/* Forward g upstream with the credential; a 200 of the git type streams
+   to the agent. 0 when it did; else -1 and g's answer says why. *up
+   says what came back. */
+int exec_git_forward(struct exec_git_req *g, struct exec_git_up *up);
+
+/* ---- exec_git_push.c ---- */
+
+/* POST git-receive-pack with a checked grant for its intent (binding). */
+void exec_git_push_run(struct exec_git_req *g, const json_t *binding);
+
+/* A push whose body went over the cap: refused with ng lines. */
+void exec_git_push_too_large(struct exec_git_req *g);
 
 /* The worker's whole job: fill the answer of g (exec_git_run.c). */
 void exec_git_work(struct exec_git_req *g);
