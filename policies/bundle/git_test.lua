@@ -1,7 +1,51 @@
--- git_test.lua - cases for git.lua (git.push).
+-- git_test.lua - cases for git.lua (git.push, git.fetch).
 local function push(refs)
   return { action = "git.push", resource = "repo/acme/app",
            params = { refs = refs } }
+end
+
+-- A push that deletes refs (and updates none).
+local function delete(names)
+  return { action = "git.push", resource = "demo",
+           params = { delete = names } }
+end
+
+-- A push of refs that also deletes names.
+local function push_delete(refs, names)
+  return { action = "git.push", resource = "demo",
+           params = { refs = refs, delete = names } }
+end
+
+local function fetch(params)
+  return { action = "git.fetch", resource = "demo", params = params }
+end
+
+-- The intent as re-evaluated after one approval by a member of group.
+local function approved_by(intent, group)
+  intent.approval = { approval_id = "a-1", groups = { group }, quorum = 1,
+                      approvals = { { approver = "alice", groups = { group },
+                                      comment = "", at = 0 } } }
+  return intent
+end
+
+-- n names "refs/heads/agent/<prefix>N".
+local function names(n, prefix)
+  local t = {}
+  for i = 1, n do
+    t[i] = "refs/heads/agent/" .. prefix .. i
+  end
+  return t
+end
+
+-- A deletion of one malformed ref.
+local function bad_delete(name, ref)
+  return { name = name, intent = delete{ref}, expect = "BLOCK",
+           reasons = {"INVALID_REF"} }
+end
+
+local function invalid(name, intent)
+  return { name = name, intent = intent, expect = "BLOCK",
+           reasons = {"INVALID_PARAMS"} }
 end
 
 -- A push of one malformed ref.
@@ -87,8 +131,13 @@ return {
   { name = "a param the policy does not read",
     intent = { action = "git.push", resource = "repo/acme/app",
                params = { refs = { "refs/heads/agent/x" },
-                          delete = { "refs/heads/main" } } },
+                          push_options = { "ci.skip" } } },
     expect = "BLOCK", reasons = {"INVALID_PARAMS"} },
+  { name = "deleting main beside an agent branch",
+    intent = { action = "git.push", resource = "repo/acme/app",
+               params = { refs = { "refs/heads/agent/x" },
+                          delete = { "refs/heads/main" } } },
+    expect = "BLOCK", reasons = {"PROTECTED_BRANCH"} },
   { name = "force is not a param",
     intent = { action = "git.push", resource = "repo/acme/app",
                params = { refs = { "refs/heads/agent/x" }, force = true } },
@@ -135,4 +184,102 @@ return {
   { name = "refs as an object with index keys",
     intent = push{ ["1"] = "refs/heads/main" },
     expect = "BLOCK", reasons = {"INVALID_PARAMS"} },
+  -- Deletions (params.delete).
+  { name = "delete an agent branch", intent = delete{"refs/heads/agent/old"},
+    expect = "ALLOW" },
+  { name = "delete agent branches beside a push",
+    intent = push_delete({"refs/heads/agent/new"}, {"refs/heads/agent/old"}),
+    expect = "ALLOW" },
+  { name = "delete with empty refs",
+    intent = push_delete({}, {"refs/heads/agent/x"}), expect = "ALLOW" },
+  { name = "delete a tag needs release", intent = delete{"refs/tags/v1"},
+    expect = "ESCALATE", reasons = {"TAG_DELETE"} },
+  { name = "a tag delete beats a tag push",
+    intent = push_delete({"refs/tags/v2"}, {"refs/tags/v1"}),
+    expect = "ESCALATE", reasons = {"TAG_DELETE"} },
+  { name = "delete a tag, approved by release",
+    intent = approved_by(delete{"refs/tags/v1"}, "release"), expect = "ALLOW" },
+  { name = "push a tag, approved by release",
+    intent = approved_by(push{"refs/tags/v1"}, "release"), expect = "ALLOW" },
+  { name = "delete a tag, approved by someone else",
+    intent = approved_by(delete{"refs/tags/v1"}, "security"),
+    expect = "ESCALATE", reasons = {"TAG_DELETE"} },
+  { name = "delete main", intent = delete{"refs/heads/main"},
+    expect = "BLOCK", reasons = {"PROTECTED_BRANCH"} },
+  { name = "delete master", intent = delete{"refs/heads/master"},
+    expect = "BLOCK", reasons = {"PROTECTED_BRANCH"} },
+  { name = "approval does not open main",
+    intent = approved_by(delete{"refs/heads/main"}, "release"),
+    expect = "BLOCK", reasons = {"PROTECTED_BRANCH"} },
+  { name = "delete another branch", intent = delete{"refs/heads/feature"},
+    expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
+  { name = "delete a remote-tracking ref",
+    intent = delete{"refs/remotes/origin/agent/x"},
+    expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
+  { name = "delete another branch beside a tag",
+    intent = delete{"refs/tags/v1", "refs/heads/dev"},
+    expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
+  { name = "protected delete beats another push",
+    intent = push_delete({"refs/heads/dev"}, {"refs/heads/master"}),
+    expect = "BLOCK", reasons = {"PROTECTED_BRANCH"} },
+  { name = "delete agent itself", intent = delete{"refs/heads/agent"},
+    expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
+  { name = "delete main in capitals", intent = delete{"refs/heads/MAIN"},
+    expect = "BLOCK", reasons = {"REF_NOT_ALLOWED"} },
+  invalid("a ref both pushed and deleted",
+          push_delete({"refs/heads/agent/x"}, {"refs/heads/agent/x"})),
+  invalid("a ref both pushed and deleted, among others",
+          push_delete({"refs/heads/agent/a", "refs/heads/agent/b"},
+                      {"refs/heads/agent/c", "refs/heads/agent/a"})),
+  invalid("empty refs and empty delete", push_delete({}, {})),
+  invalid("delete empty, refs absent", delete{}),
+  invalid("delete a string", delete("refs/heads/agent/x")),
+  invalid("delete an object", delete{ x = "refs/heads/agent/x" }),
+  invalid("delete with index keys as strings",
+          delete{ ["1"] = "refs/heads/main" }),
+  invalid("delete null", delete(null)),
+  invalid("delete a number", delete{ 7 }),
+  invalid("delete a boolean", delete{ true }),
+  invalid("delete a nested array", delete{ { "refs/heads/agent/x" } }),
+  invalid("delete a null member", delete{ "refs/heads/agent/x", null }),
+  invalid("a 1000-element delete list", delete(names(1000, "d"))),
+  invalid("a 1000-element refs list", push(names(1000, "r"))),
+  invalid("257 names across both lists",
+          push_delete(names(200, "r"), names(57, "d"))),
+  { name = "100 refs at once", intent = push(names(100, "r")),
+    expect = "ALLOW" },
+  { name = "256 names across both lists",
+    intent = push_delete(names(200, "r"), names(56, "d")), expect = "ALLOW" },
+  invalid("params not a table",
+          { action = "git.push", resource = "demo", params = "refs" }),
+  invalid("params absent", { action = "git.push", resource = "demo" }),
+  bad_delete("delete a forced ref", "+refs/heads/x"),
+  bad_delete("delete a forced agent ref", "+refs/heads/agent/x"),
+  bad_delete("delete dot-dot out of agent/", "refs/heads/agent/../main"),
+  bad_delete("delete a refspec", "refs/heads/agent/x:refs/heads/main"),
+  bad_delete("delete an empty-source refspec", ":refs/heads/main"),
+  bad_delete("delete a glob", "refs/heads/agent/*"),
+  bad_delete("delete an option", "refs/heads/agent/--force"),
+  bad_delete("delete a leading option", "--delete"),
+  bad_delete("delete a reflog entry", "refs/heads/agent/x@{1}"),
+  bad_delete("delete a NUL and more", "refs/heads/agent/x\0refs/heads/main"),
+  bad_delete("delete a zero-width space", "refs/heads/agent/\u{200b}x"),
+  bad_delete("delete HEAD", "HEAD"),
+  bad_delete("delete an empty name", ""),
+  { name = "a bad delete among good ones",
+    intent = push_delete({"refs/heads/agent/a"},
+                         {"refs/heads/agent/b", "refs/heads/agent/c~1"}),
+    expect = "BLOCK", reasons = {"INVALID_REF"} },
+  -- git.fetch (clone, fetch, ls-remote).
+  { name = "fetch", intent = fetch({}), expect = "ALLOW" },
+  { name = "fetch without params", intent = fetch(nil), expect = "ALLOW" },
+  invalid("fetch with refs", fetch({ refs = { "refs/heads/main" } })),
+  invalid("fetch with delete", fetch({ delete = { "refs/heads/main" } })),
+  invalid("fetch with an unknown param", fetch({ depth = 1 })),
+  invalid("fetch with a list", fetch({ "refs/heads/main" })),
+  invalid("fetch with params a string", fetch("x")),
+  invalid("fetch with params null", fetch(null)),
+  { name = "another git action is not this policy's",
+    intent = { action = "git.gc", resource = "demo", params = {} },
+    expect = "BLOCK", reasons = {"NO_POLICY_MATCHED"} },
 }
