@@ -208,11 +208,13 @@ resolve_remote(struct git_cmd *c)
             cli_git_args_add(&a, "%s", c->remote) == 0)
             st = cli_git_capture(a.v, 1, c->url, sizeof(c->url));
         cli_git_args_free(&a);
-        if (st != 0) {
-            if (st > 0)
-                cli_error(CMD, "no git remote named %s", c->remote);
+        if (st == 2)
+            cli_error(CMD, "no git remote named %s", c->remote);
+        else if (st > 0)
+            cli_error(CMD, "git remote get-url %s failed (status %d)",
+                      c->remote, st);
+        if (st != 0)
             return -1;
-        }
     }
     if (cli_git_url_parse(c->url, c->alias, sizeof(c->alias), why,
                           sizeof(why)) != 0) {
@@ -485,8 +487,7 @@ submit_and_run(struct git_cmd *c)
         cli_error(CMD, "cannot initialize libsodium");
         return CLI_EXIT_FAIL;
     }
-    /* what would stop git after the grant is issued, checked before */
-    if (cli_git_config_base() < 0 || cli_submit_open_pdp(CMD, &pdp) != 0)
+    if (cli_submit_open_pdp(CMD, &pdp) != 0)
         goto out;
     rc = cli_submit_intent(pdp, &q, &answer);
     if (rc == SUBMIT_EXIT_BLOCKED || rc == SUBMIT_EXIT_PENDING)
@@ -574,8 +575,10 @@ cli_git(int argc, char **argv)
         rc = CLI_EXIT_FAIL;
         goto out;
     }
+    /* GIT_CONFIG_COUNT: git would refuse a bad one, and the grant's
+       settings are appended after it */
     if (parse_options(argc - 1, argv + 1, &c) != 0 || check_counts(&c) != 0 ||
-        resolve_remote(&c) != 0 ||
+        cli_git_config_base() < 0 || resolve_remote(&c) != 0 ||
         (strcmp(c.sub, "push") == 0 ? build_push(&c) : build_fetch(&c)) != 0)
         goto out;
     rc = c.dry_run ? print_intent(&c) : submit_and_run(&c);

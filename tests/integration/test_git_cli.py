@@ -272,5 +272,375 @@ class DryRun(unittest.TestCase):
         self.assertIn("INTENTGATE_URL", err)
 
 
+# ---- a stand-in for the executor's git gateway ----
+
+def grant_holders(grant):
+    """Where grant is visible in /proc: (pid, comm) of processes whose argv
+    holds it, and of those whose environment holds it."""
+    in_argv, in_env = [], []
+    needle = grant.encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if needle in f.read():
+                    in_argv.append((pid, comm))
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if needle in f.read():
+                    in_env.append((pid, comm))
+        except OSError:
+            continue  # gone, or not ours to read
+    return in_argv, in_env
+
+
+class Gateway(http.server.ThreadingHTTPServer):
+    """Records every request; /git/<alias>/... is served by `git
+    http-backend` from root/<alias>.git when an Authorization header came,
+    401 otherwise; alias "refuse" always answers 401, alias "redir"
+    redirects to self.redirect_to."""
+    daemon_threads = True
+
+    def __init__(self, root):
+        super().__init__(("127.0.0.1", 0), GatewayHandler)
+        self.root = root
+        self.redirect_to = None
+        self.lock = threading.Lock()
+        self.seen = []  # (method, path, headers dict, argv, env holders)
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+    def count(self):
+        with self.lock:
+            return len(self.seen)
+
+
+class GatewayHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def reply(self, status, body, headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        self.serve_git()
+
+    def do_POST(self):
+        self.serve_git()
+
+    def serve_git(self):
+        path, _, query = self.path.partition("?")
+        body = self.read_body()
+        auth = self.headers.get("Authorization")
+        holders = grant_holders(auth[7:]) if auth and \
+            auth.startswith("Bearer ") else ([], [])
+        with self.server.lock:
+            self.server.seen.append((self.command, self.path,
+                                     dict(self.headers), holders))
+        m = re.match(r"^/git/([a-z0-9._-]+)(/.*)$", path)
+        if m and m.group(1) == "redir" and self.server.redirect_to:
+            return self.reply(302, b"", [("Location", self.server.redirect_to
+                                          + m.group(2) + "?" + query)])
+        if not m or not os.path.isdir(os.path.join(self.server.root,
+                                                   m.group(1) + ".git")):
+            return self.reply(404, b"intentgate: no such repository\n",
+                              [("Content-Type", "text/plain")])
+        if not auth or m.group(1) == "refuse":
+            return self.reply(401, b"intentgate: no grant\n",
+                              [("Content-Type", "text/plain")])
+        self.cgi(m.group(1), m.group(2), query, body)
+
+    def cgi(self, alias, rest, query, body):
+        env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": self.server.root,
+               "GIT_HTTP_EXPORT_ALL": "1", "REMOTE_USER": "gateway",
+               "REMOTE_ADDR": "127.0.0.1", "GATEWAY_INTERFACE": "CGI/1.1",
+               "REQUEST_METHOD": self.command, "QUERY_STRING": query,
+               "PATH_INFO": "/%s.git%s" % (alias, rest),
+               "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+               "CONTENT_LENGTH": str(len(body))}
+        if self.headers.get("Content-Encoding"):
+            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
+        if self.headers.get("Git-Protocol"):
+            env["HTTP_GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+        out = subprocess.run([GIT, "http-backend"], input=body, env=env,
+                             capture_output=True, timeout=60).stdout
+        head, _, payload = out.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode().split("\r\n"):
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                headers.append((k.strip(), v.strip()))
+        self.reply(status, payload, headers)
+
+
+def start_pdp():
+    """A dev server with an approver in group release (the dev approver is
+    not), same password."""
+    srv = Server.dev()
+    srv.stop()
+    conf = os.path.join(srv.data, "intentgate.conf")
+    with open(conf) as f:
+        text = f.read()
+    h = re.search(r"^password_hash = (.*)$", text, re.M).group(1)
+    text += ("\n[approver %s]\nname = Release Manager\n"
+             "groups = release\npassword_hash = %s\n" % (REL, h))
+    with open(conf, "w") as f:
+        f.write(text)
+    return Server.dev(tmp=srv.tmp)
+
+
+class EndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        require_git()
+        cls.tmp = tempfile.mkdtemp(prefix="ig-gitcli-")
+        root = os.path.join(cls.tmp, "upstream")
+        os.makedirs(root)
+        cls.upstream = os.path.join(root, "demo.git")
+        git(cls.tmp, "init", "-q", "--bare", "-b", "main", cls.upstream)
+        git(cls.tmp, "init", "-q", "--bare", "-b", "main",
+            os.path.join(root, "refuse.git"))
+        cls.gw = Gateway(root)
+        cls.evil = Gateway(os.path.join(cls.tmp, "nothing"))
+        for s in (cls.gw, cls.evil):
+            threading.Thread(target=s.serve_forever, daemon=True).start()
+        cls.gw.redirect_to = cls.evil.url + "/git/demo"
+        cls.url = cls.gw.url + "/git/demo"
+        cls.repo = make_repo(os.path.join(cls.tmp, "work"), cls.url)
+        # main exists upstream before the agent starts
+        git(cls.repo, "push", "-q", cls.upstream, "main:refs/heads/main")
+        cls.srv = start_pdp()
+        st, body, _ = cls.srv.call(
+            "POST", "/v1/approver/login", None,
+            {"approver": REL,
+             "password": cls.srv.env["INTENTGATE_APPROVER_PASSWORD"]})
+        assert st == 200, body
+        cls.rel = body["token"]
+
+    @classmethod
+    def tearDownClass(cls):
+        for s in (cls.gw, cls.evil):
+            s.shutdown()
+            s.server_close()
+        rc = cls.srv.stop()
+        log = cls.srv.log()
+        cls.srv.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        if rc != 0 or "Sanitizer" in log or "runtime error" in log:
+            raise AssertionError("server exit %s:\n%s" % (rc, log[-4000:]))
+
+    def env(self, extra=None):
+        e = agent_env({"INTENTGATE_URL": self.srv.env["INTENTGATE_URL"],
+                       "INTENTGATE_TOKEN": self.srv.env["INTENTGATE_TOKEN"]})
+        e.update(extra or {})
+        return e
+
+    def upstream_refs(self):
+        out = git(self.tmp, "--git-dir=" + self.upstream, "for-each-ref",
+                  "--format=%(refname) %(objectname)")
+        return dict(line.split(" ") for line in out.splitlines() if line)
+
+    def since(self, gw, n):
+        with gw.lock:
+            return list(gw.seen[n:])
+
+    def assert_grant_only_in_git(self, seen, out, err):
+        """Every request carried a grant, which no process had in its argv,
+        only git's processes in their environment, and the CLI never
+        printed."""
+        self.assertTrue(seen)
+        for method, path, headers, (in_argv, in_env) in seen:
+            auth = headers.get("Authorization", "")
+            self.assertTrue(auth.startswith("Bearer v4.public."), path)
+            self.assertNotIn(auth[7:], out + err)
+            self.assertEqual(in_argv, [], path)
+            self.assertTrue(in_env, path)  # git's http helper holds it
+            for pid, comm in in_env:
+                self.assertTrue(comm.startswith("git"), (comm, path))
+
+    def test_push_agent_branch_lands(self):
+        n = self.gw.count()
+        rc, out, err = run_ig(["push", "gw", "agent/x"], self.repo,
+                              self.env())
+        self.assertEqual(rc, 0, err)
+        head = git(self.repo, "rev-parse", "agent/x")
+        self.assertEqual(self.upstream_refs()["refs/heads/agent/x"], head)
+        seen = self.since(self.gw, n)
+        self.assertEqual([(m, p.split("?")[0]) for m, p, _, _ in seen],
+                         [("GET", "/git/demo/info/refs"),
+                          ("POST", "/git/demo/git-receive-pack")])
+        self.assert_grant_only_in_git(seen, out, err)
+
+    def test_push_main_is_blocked_and_nothing_is_sent(self):
+        before, n = self.upstream_refs(), self.gw.count()
+        git(self.repo, "commit", "-q", "--allow-empty", "-m", "to main")
+        rc, out, err = run_ig(["push", "gw", "main"], self.repo, self.env())
+        self.assertEqual(rc, 4, err)
+        self.assertIn("PROTECTED_BRANCH", err)
+        self.assertIn("git did not run", err)
+        self.assertEqual(self.gw.count(), n)
+        self.assertEqual(self.upstream_refs(), before)
+
+    def test_delete_agent_branch(self):
+        rc, _, err = run_ig(["push", "gw", "agent/x:agent/tmp"], self.repo,
+                            self.env())
+        self.assertEqual(rc, 0, err)
+        self.assertIn("refs/heads/agent/tmp", self.upstream_refs())
+        rc, _, err = run_ig(["push", "--delete", "gw", "refs/heads/agent/tmp"],
+                            self.repo, self.env())
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("refs/heads/agent/tmp", self.upstream_refs())
+
+    def test_tag_push_escalates_then_lands_once_approved(self):
+        n = self.gw.count()
+        rc, _, err = run_ig(["push", "--wait", "0", "gw", "v2"], self.repo,
+                            self.env())
+        self.assertEqual(rc, 3, err)
+        self.assertIn("TAG_PUSH", err)
+        self.assertEqual(self.gw.count(), n)
+        self.assertNotIn("refs/tags/v2", self.upstream_refs())
+        st, body, _ = self.srv.call("GET", "/v1/approvals", self.rel)
+        before = {a["approval_id"] for a in body["approvals"]}
+        proc = subprocess.Popen([BIN, "git", "push", "--wait", "60", "gw",
+                                 "v2"], cwd=self.repo, env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            def new_approval():
+                st, body, _ = self.srv.call("GET", "/v1/approvals", self.rel)
+                return [a for a in body.get("approvals", [])
+                        if a["approval_id"] not in before
+                        and a["action"] == "git.push"]
+            a = wait_until(new_approval, "the tag push's approval")[0]
+            st, res, _ = self.srv.call(
+                "POST", "/v1/approvals/%s/votes" % a["approval_id"], self.rel,
+                {"vote": "approve", "intent_hash": a["intent_hash"],
+                 "comment": "release 2"})
+            self.assertEqual(st, 200, res)
+            out, err = proc.communicate(timeout=90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(self.upstream_refs()["refs/tags/v2"],
+                         git(self.repo, "rev-parse", "refs/tags/v2"))
+        self.assert_grant_only_in_git(self.since(self.gw, n), out.decode(),
+                                      err.decode())
+
+    def test_clone_and_fetch(self):
+        rc, _, err = run_ig(["push", "gw", "agent/x:agent/for-clone"],
+                            self.repo, self.env())
+        self.assertEqual(rc, 0, err)
+        n = self.gw.count()
+        rc, out, err = run_ig(["clone", self.url, "cloned"], self.tmp,
+                              self.env())
+        self.assertEqual(rc, 0, err)
+        clone = os.path.join(self.tmp, "cloned")
+        self.assertEqual(git(clone, "rev-parse", "origin/agent/for-clone"),
+                         git(self.repo, "rev-parse", "agent/x"))
+        # the grant was not written into the clone's configuration
+        with open(os.path.join(clone, ".git", "config")) as f:
+            self.assertNotIn("Bearer", f.read())
+        rc, out2, err2 = run_ig(["fetch", "origin"], clone, self.env())
+        self.assertEqual(rc, 0, err2)
+        rc, out3, err3 = run_ig(["ls-remote", "origin"], clone, self.env())
+        self.assertEqual(rc, 0, err3)
+        self.assertIn("refs/heads/agent/for-clone", out3)
+        self.assert_grant_only_in_git(self.since(self.gw, n),
+                                      out + out2 + out3, err + err2 + err3)
+
+    def test_plain_git_without_a_grant_gets_401(self):
+        n = self.gw.count()
+        res = subprocess.run([GIT, "ls-remote", self.url], cwd=self.repo,
+                             env=agent_env({"GIT_TERMINAL_PROMPT": "0"}),
+                             capture_output=True, timeout=60)
+        self.assertNotEqual(res.returncode, 0)
+        seen = self.since(self.gw, n)
+        self.assertTrue(seen)
+        self.assertNotIn("Authorization", seen[0][2])
+
+    def test_git_failing_is_exit_5(self):
+        rc, _, err = run_ig(["ls-remote", self.gw.url + "/git/refuse"],
+                            self.repo, self.env())
+        self.assertEqual(rc, 5, err)
+        self.assertIn("git ls-remote failed", err)
+
+    def test_insteadof_rewrite_does_not_get_the_grant(self):
+        n = self.evil.count()
+        extra = {"GIT_CONFIG_COUNT": "1",
+                 "GIT_CONFIG_KEY_0": "url.%s/git/.insteadOf" % self.evil.url,
+                 "GIT_CONFIG_VALUE_0": self.gw.url + "/git/"}
+        rc, _, err = run_ig(["ls-remote", self.url], self.repo,
+                            self.env(extra))
+        self.assertEqual(rc, 5, err)
+        seen = self.since(self.evil, n)
+        self.assertTrue(seen, "the rewrite did not happen: the test is void")
+        for _, path, headers, _ in seen:
+            self.assertNotIn("Authorization", headers, path)
+
+    def test_redirect_is_not_followed(self):
+        n, m = self.evil.count(), self.gw.count()
+        rc, _, err = run_ig(["ls-remote", self.gw.url + "/git/redir"],
+                            self.repo, self.env())
+        self.assertEqual(rc, 5, err)
+        self.assertGreater(self.gw.count(), m)  # the gateway redirected
+        self.assertEqual(self.since(self.evil, n), [])
+        # the control: plain git follows that redirect
+        subprocess.run([GIT, "ls-remote", self.gw.url + "/git/redir"],
+                       cwd=self.repo, capture_output=True, timeout=60,
+                       env=agent_env({"GIT_TERMINAL_PROMPT": "0"}))
+        self.assertTrue(self.since(self.evil, n),
+                        "git did not follow the redirect: the test is void")
+
+    def test_existing_git_config_is_kept_and_stale_slots_replaced(self):
+        n = self.gw.count()
+        extra = {"GIT_CONFIG_COUNT": "1",
+                 "GIT_CONFIG_KEY_0": "http.extraHeader",
+                 "GIT_CONFIG_VALUE_0": "X-Agent-Test: kept",
+                 # stale entries where the grant's settings go: replaced
+                 "GIT_CONFIG_KEY_1": "http.proxy",
+                 "GIT_CONFIG_VALUE_1": "http://127.0.0.1:9",
+                 "GIT_CONFIG_KEY_2": "http.extraHeader",
+                 "GIT_CONFIG_VALUE_2": "Authorization: Bearer stale"}
+        rc, out, err = run_ig(["ls-remote", "gw"], self.repo,
+                              self.env(extra))
+        self.assertEqual(rc, 0, err)
+        seen = self.since(self.gw, n)
+        self.assertEqual(seen[0][2].get("X-Agent-Test"), "kept")
+        self.assert_grant_only_in_git(seen, out, err)
+
+    def test_bad_git_config_count_is_refused_first(self):
+        for bad in ("1x", "-1", "99999", " 1"):
+            rc, out, err = run_ig(["ls-remote", "gw"], self.repo,
+                                  self.env({"GIT_CONFIG_COUNT": bad}))
+            self.assertEqual((rc, out), (2, ""), err)
+            self.assertIn("GIT_CONFIG_COUNT", err)
+
+
 if __name__ == "__main__":
     run_tests()
