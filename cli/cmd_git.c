@@ -314,6 +314,7 @@ static int
 add_ref(struct git_cmd *c, json_t *list, const char *dst)
 {
     const json_t *lists[2] = {c->refs, c->delete};
+    json_t *name;
     size_t i, k;
 
     for (k = 0; k < 2; k++)
@@ -323,9 +324,12 @@ add_ref(struct git_cmd *c, json_t *list, const char *dst)
                 cli_error(CMD, "%s is named twice", dst);
                 return -1;
             }
-    /* json_string copies dst; json_array_append_new steals it */
-    if (json_array_append_new(list, json_string(dst)) != 0) {
-        cli_error(CMD, "out of memory");
+    /* json_string copies dst (NULL when not UTF-8); the array steals it */
+    name = json_string(dst);
+    if (name == NULL || json_array_append_new(list, name) != 0) {
+        cli_error(CMD, "%s",
+                  name == NULL ? "a ref name is not valid UTF-8"
+                               : "out of memory");
         return -1;
     }
     return 0;

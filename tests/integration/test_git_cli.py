@@ -20,7 +20,8 @@ push waits, is approved and lands; git failing is exit 5.
 git must be installed (Debian `git`, scripts/deps.sh): without it this
 suite fails, it never skips.
 
-    INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_git_cli.py
+    INTENTGATE_BIN=build/cli/intentgate \
+        python3 tests/integration/test_git_cli.py
 """
 import http.server
 import json
@@ -184,7 +185,8 @@ class DryRun(unittest.TestCase):
                 ("+agent/x", "'+'"), ("+agent/x:refs/heads/main", "'+'"),
                 ("agent/x:+refs/heads/main", "'+'"),
                 ("refs/heads/*:refs/heads/copy/*", "'*'"),
-                ("^refs/heads/main", "'^'"), ("main^:refs/heads/agent/p", "'^'"),
+                ("^refs/heads/main", "'^'"),
+                ("main^:refs/heads/agent/p", "'^'"),
                 ("main~1:refs/heads/agent/p", "'~'"),
                 ("main@{1}:refs/heads/agent/old", "'@{'"),
                 ("@{-1}", "'@{'"),
@@ -201,6 +203,8 @@ class DryRun(unittest.TestCase):
                 ("nope", "not a local branch or tag"),
                 ("nope:refs/heads/agent/y", "does not name a commit")):
             self.refused(["push", "--dry-run", "gw", spec], word)
+        self.refused(["push", "--dry-run", "gw",
+                      b"HEAD:refs/heads/agent/\xff"], "UTF-8")
         # an option after the remote is a refspec, and refused as one
         self.refused(["push", "--dry-run", "gw", "--force"], "'-'")
         self.refused(["push", "--dry-run", "--", "gw", "--delete"], "'-'")
@@ -374,7 +378,8 @@ class GatewayHandler(http.server.BaseHTTPRequestHandler):
         self.cgi(m.group(1), m.group(2), query, body)
 
     def cgi(self, alias, rest, query, body):
-        env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": self.server.root,
+        env = {"PATH": os.environ["PATH"],
+               "GIT_PROJECT_ROOT": self.server.root,
                "GIT_HTTP_EXPORT_ALL": "1", "REMOTE_USER": "gateway",
                "REMOTE_ADDR": "127.0.0.1", "GATEWAY_INTERFACE": "CGI/1.1",
                "REQUEST_METHOD": self.command, "QUERY_STRING": query,
