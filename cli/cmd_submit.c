@@ -76,7 +76,7 @@ struct submit_cmd {
     const char *context_text, *idem, *wait_text;
     long long wait; /* seconds; 0: do not wait */
     int execute;
-    const char *url, *token, *exec_url;
+    const char *exec_url;
     json_t *params, *context;
     struct cli_http *pdp, *exec;
 };
@@ -252,40 +252,46 @@ read_objects(struct submit_cmd *c)
     return rc;
 }
 
-/* The variables; 0, or -1 after one line naming those missing. */
-static int
-read_env(struct submit_cmd *c)
+int
+cli_submit_open_pdp(const char *cmd, struct cli_http **pdp)
 {
-    static const char *const names[] = {"INTENTGATE_URL", "INTENTGATE_TOKEN",
-                                        "INTENTGATE_EXECUTOR_URL"};
-    const char *vals[3] = {NULL, NULL, NULL};
-
-    if (cli_require_env(CMD, names, vals, c->execute ? 3 : 2) != 0)
-        return -1;
-    c->url = vals[0];
-    c->token = vals[1];
-    c->exec_url = vals[2];
-    return 0;
-}
-
-/* Both clients, before anything is sent; 0 or -1 after one line. */
-static int
-open_clients(struct submit_cmd *c)
-{
+    static const char *const names[] = {"INTENTGATE_URL", "INTENTGATE_TOKEN"};
+    const char *vals[2] = {NULL, NULL};
     struct ig_err err;
     enum ig_status st;
 
-    if (cli_http_new(c->url, &c->pdp, &err) != IG_OK) {
-        cli_error(CMD, "INTENTGATE_URL: %s", err.msg);
+    *pdp = NULL;
+    if (cli_require_env(cmd, names, vals, 2) != 0)
+        return -1;
+    if (cli_http_new(vals[0], pdp, &err) != IG_OK) {
+        cli_error(cmd, "INTENTGATE_URL: %s", err.msg);
         return -1;
     }
-    st = cli_http_set_bearer(c->pdp, c->token);
+    st = cli_http_set_bearer(*pdp, vals[1]);
     if (st != IG_OK) {
-        cli_error(CMD, "INTENTGATE_TOKEN: %s",
+        cli_error(cmd, "INTENTGATE_TOKEN: %s",
                   st == IG_ERR_NOMEM ? "out of memory"
                                      : "not a token a header can carry");
         return -1;
     }
+    return 0;
+}
+
+/* The variables and both clients, before anything is sent; 0 or -1 after
+   one line naming what is missing or wrong. */
+static int
+open_clients(struct submit_cmd *c)
+{
+    static const char *const names[] = {"INTENTGATE_URL", "INTENTGATE_TOKEN",
+                                        "INTENTGATE_EXECUTOR_URL"};
+    const char *vals[3] = {NULL, NULL, NULL};
+    struct ig_err err;
+
+    if (cli_require_env(CMD, names, vals, c->execute ? 3 : 2) != 0)
+        return -1;
+    c->exec_url = vals[2];
+    if (cli_submit_open_pdp(CMD, &c->pdp) != 0)
+        return -1;
     if (c->execute && cli_http_new(c->exec_url, &c->exec, &err) != IG_OK) {
         cli_error(CMD, "INTENTGATE_EXECUTOR_URL: %s", err.msg);
         return -1;
@@ -298,14 +304,14 @@ open_clients(struct submit_cmd *c)
 /* One line (what: a prefix, "" or "doing: ") for a failed exchange or an
    error answer; CLI_EXIT_USAGE. */
 static int
-pdp_failed(const char *what, enum ig_status st, const struct ig_err *err,
-           const struct cli_http_reply *r)
+pdp_failed(const char *cmd, const char *what, enum ig_status st,
+           const struct ig_err *err, const struct cli_http_reply *r)
 {
     const char *code, *msg, *field;
     struct ig_buf b;
 
     if (st != IG_OK) {
-        cli_error(CMD, "%s%s", what, err->msg);
+        cli_error(cmd, "%s%s", what, err->msg);
         return CLI_EXIT_USAGE;
     }
     code = cli_http_error_code(r->body, &msg);
@@ -318,9 +324,9 @@ pdp_failed(const char *what, enum ig_status st, const struct ig_err *err,
         (field != NULL && (ig_buf_adds(&b, " (field ") != IG_OK ||
                            cli_text_safe(&b, field, strlen(field)) != IG_OK ||
                            ig_buf_addc(&b, ')') != IG_OK)))
-        cli_error(CMD, "%sunexpected HTTP %ld from the PDP", what, r->status);
+        cli_error(cmd, "%sunexpected HTTP %ld from the PDP", what, r->status);
     else
-        cli_error(CMD, "%sthe PDP refused: %s", what, b.data);
+        cli_error(cmd, "%sthe PDP refused: %s", what, b.data);
     ig_buf_release(&b);
     return CLI_EXIT_USAGE;
 }
@@ -336,7 +342,7 @@ valid_id(const char *id)
 
 /* The answer's binding is the intent asked for; 0 or -1 after one line. */
 static int
-same_intent(const struct submit_cmd *c, const json_t *intent)
+same_intent(const struct cli_submit_req *c, const json_t *intent)
 {
     const char *a = json_string_value(json_object_get(intent, "action"));
     const char *r = json_string_value(json_object_get(intent, "resource"));
@@ -344,8 +350,8 @@ same_intent(const struct submit_cmd *c, const json_t *intent)
     if (a == NULL || r == NULL || strcmp(a, c->action) != 0 ||
         strcmp(r, c->resource) != 0 ||
         !json_equal(json_object_get(intent, "params"), c->params)) {
-        cli_error(CMD, "the PDP's answer is for another intent (was the "
-                       "idempotency key used for other arguments?)");
+        cli_error(c->cmd, "the PDP's answer is for another intent (was the "
+                          "idempotency key used for other arguments?)");
         return -1;
     }
     return 0;
@@ -354,7 +360,7 @@ same_intent(const struct submit_cmd *c, const json_t *intent)
 /* An allowed answer carries a grant and a binding that hashes to its
    intent_hash; 0 or -1 after one line. */
 static int
-check_grant(const json_t *answer)
+check_grant(const char *cmd, const json_t *answer)
 {
     const char *want =
         json_string_value(json_object_get(answer, "intent_hash"));
@@ -365,13 +371,13 @@ check_grant(const json_t *answer)
 
     if (grant == NULL || strncmp(grant, "v4.public.", 10) != 0 ||
         want == NULL || !ig_hash_is_valid(want) || !json_is_object(intent)) {
-        cli_error(CMD, "the PDP allowed but its answer has no grant, intent "
+        cli_error(cmd, "the PDP allowed but its answer has no grant, intent "
                        "or intent hash");
         return -1;
     }
     if (ig_hash_json(intent, got, &err) != IG_OK ||
         sodium_memcmp(got, want, IG_HASH_STRLEN) != 0) {
-        cli_error(CMD, "the PDP's answer holds an intent that does not hash "
+        cli_error(cmd, "the PDP's answer holds an intent that does not hash "
                        "to its intent_hash");
         return -1;
     }
@@ -380,46 +386,46 @@ check_grant(const json_t *answer)
 
 /* The exit status the POST answer means, after checking it. */
 static int
-judge_answer(const struct submit_cmd *c, const json_t *a)
+judge_answer(const struct cli_submit_req *c, const json_t *a)
 {
     const char *d = json_string_value(json_object_get(a, "decision"));
 
     if (!valid_id(json_string_value(json_object_get(a, "intent_id"))) ||
         d == NULL) {
-        cli_error(CMD, "the PDP's answer has no intent id or decision");
+        cli_error(c->cmd, "the PDP's answer has no intent id or decision");
         return CLI_EXIT_USAGE;
     }
     if (same_intent(c, json_object_get(a, "intent")) != 0)
         return CLI_EXIT_USAGE;
     if (strcmp(d, "ALLOW") == 0)
-        return check_grant(a) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+        return check_grant(c->cmd, a) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (strcmp(d, "ESCALATE") == 0)
         return SUBMIT_EXIT_PENDING;
     if (strcmp(d, "BLOCK") == 0)
         return SUBMIT_EXIT_BLOCKED;
-    cli_error(CMD, "the PDP's answer has an unknown decision");
+    cli_error(c->cmd, "the PDP's answer has an unknown decision");
     return CLI_EXIT_USAGE;
 }
 
 /* The exit status an intent's state (GET /v1/intents/{id}) means. */
 static int
-judge_state(const json_t *view, const char *id)
+judge_state(const char *cmd, const json_t *view, const char *id)
 {
     const char *s = json_string_value(json_object_get(view, "state"));
 
     if (s == NULL) {
-        cli_error(CMD, "the PDP's view of intent %s has no state", id);
+        cli_error(cmd, "the PDP's view of intent %s has no state", id);
         return CLI_EXIT_USAGE;
     }
     if (strcmp(s, "ALLOWED") == 0)
-        return check_grant(view) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+        return check_grant(cmd, view) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (strcmp(s, "PENDING_APPROVAL") == 0)
         return SUBMIT_EXIT_PENDING;
     if (strcmp(s, "BLOCKED") == 0 || strcmp(s, "EXPIRED") == 0)
         return SUBMIT_EXIT_BLOCKED;
     if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(s))
         s = "?";
-    cli_error(CMD, "intent %s is %s: its grant is spent or gone", id, s);
+    cli_error(cmd, "intent %s is %s: its grant is spent or gone", id, s);
     return CLI_EXIT_USAGE;
 }
 
@@ -440,7 +446,8 @@ now_ms(void)
  * received (owned by the caller). Returns the exit status it means.
  */
 static int
-wait_decision(struct submit_cmd *c, const char *id, json_t **view)
+wait_decision(struct cli_http *pdp, const struct cli_submit_req *c,
+              const char *id, json_t **view)
 {
     struct cli_http_reply r = {0, NULL};
     long long deadline = now_ms() + c->wait * 1000, left, t0, n_s;
@@ -456,19 +463,19 @@ wait_decision(struct submit_cmd *c, const char *id, json_t **view)
         IG_ASSERT(n > 0 &&
                   (size_t)n < sizeof(path)); /* id <= IG_INTENT_ID_MAX */
         t0 = now_ms();
-        st = cli_http_call(c->pdp, "GET", path, NULL, 0, &r, &err);
+        st = cli_http_call(pdp, "GET", path, NULL, 0, &r, &err);
         if (st != IG_OK || r.status != 200 || !json_is_object(r.body)) {
             if (st == IG_OK && r.status == 200)
-                cli_error(CMD, "waiting: the PDP's answer is not an object");
+                cli_error(c->cmd, "waiting: the PDP's answer is not an object");
             else
-                (void)pdp_failed("waiting: ", st, &err, &r);
+                (void)pdp_failed(c->cmd, "waiting: ", st, &err, &r);
             cli_http_reply_release(&r);
             return CLI_EXIT_USAGE;
         }
         json_decref(*view);
         *view = r.body; /* take the reply's reference */
         r.body = NULL;
-        rc = judge_state(*view, id);
+        rc = judge_state(c->cmd, *view, id);
         if (rc == SUBMIT_EXIT_PENDING && now_ms() - t0 < 200) {
             /* answered at once (a vote short of the quorum): not a spin */
             struct timespec pause = {0, 200 * 1000 * 1000};
@@ -480,56 +487,81 @@ wait_decision(struct submit_cmd *c, const char *id, json_t **view)
 
 /* ---- the run ---- */
 
-static int
-submit(struct submit_cmd *c)
+int
+cli_submit_intent(struct cli_http *pdp, const struct cli_submit_req *q,
+                  json_t **answer)
 {
     struct cli_http_reply r = {0, NULL};
-    json_t *body, *shown = NULL;
+    json_t *body;
     const char *id;
     struct ig_err err;
     enum ig_status st;
     char idbuf[IG_INTENT_ID_MAX + 1];
     int rc;
 
+    *answer = NULL;
     /* "O" / "O*" take new references; body owns what it holds. */
-    body = json_pack("{s:s, s:s, s:O, s:O*, s:s*}", "action", c->action,
-                     "resource", c->resource, "params", c->params, "context",
-                     c->context, "idempotency_key", c->idem);
+    body = json_pack("{s:s, s:s, s:O, s:O*, s:s*}", "action", q->action,
+                     "resource", q->resource, "params", q->params, "context",
+                     q->context, "idempotency_key", q->idem);
     if (body == NULL) {
-        cli_error(CMD, "out of memory");
+        cli_error(q->cmd, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    st = cli_http_call_json(c->pdp, "POST", "/v1/intents", body, &r, &err);
+    st = cli_http_call_json(pdp, "POST", "/v1/intents", body, &r, &err);
     json_decref(body);
     if (st != IG_OK || (r.status != 200 && r.status != 201)) {
-        rc = pdp_failed("", st, &err, &r);
+        rc = pdp_failed(q->cmd, "", st, &err, &r);
         goto out;
     }
     if (!json_is_object(r.body)) {
-        cli_error(CMD, "the PDP's answer is not an object");
+        cli_error(q->cmd, "the PDP's answer is not an object");
         rc = CLI_EXIT_USAGE;
         goto out;
     }
-    shown = r.body; /* take the reply's reference */
+    *answer = r.body; /* take the reply's reference */
     r.body = NULL;
-    rc = judge_answer(c, shown);
+    rc = judge_answer(q, *answer);
     if (rc == CLI_EXIT_USAGE)
         goto out;
-    id = json_string_value(json_object_get(shown, "intent_id"));
+    id = json_string_value(json_object_get(*answer, "intent_id"));
     memcpy(idbuf, id, strlen(id) + 1); /* valid_id: at most IG_INTENT_ID_MAX */
-    if (rc == SUBMIT_EXIT_PENDING && c->wait > 0)
-        rc = wait_decision(c, idbuf, &shown);
-    if (rc == CLI_EXIT_USAGE)
+    if (rc == SUBMIT_EXIT_PENDING && q->wait > 0)
+        rc = wait_decision(pdp, q, idbuf, answer);
+out:
+    cli_http_reply_release(&r);
+    return rc;
+}
+
+static int
+submit(struct submit_cmd *c)
+{
+    struct cli_submit_req q = {.cmd = CMD,
+                               .action = c->action,
+                               .resource = c->resource,
+                               .params = c->params,
+                               .context = c->context,
+                               .idem = c->idem,
+                               .wait = c->wait};
+    json_t *shown = NULL;
+    char id[IG_INTENT_ID_MAX + 1];
+    int rc;
+
+    rc = cli_submit_intent(c->pdp, &q, &shown);
+    if (rc == CLI_EXIT_USAGE || rc == CLI_EXIT_FAIL)
         goto out;
-    if (rc == CLI_EXIT_OK && c->execute)
+    if (rc == CLI_EXIT_OK && c->execute) {
+        /* cli_submit_intent checked the id (valid_id) */
+        (void)snprintf(id, sizeof(id), "%s",
+                       json_string_value(json_object_get(shown, "intent_id")));
         rc = cli_submit_execute(
-            c->exec, c->pdp, idbuf, json_object_get(shown, "intent"),
+            c->exec, c->pdp, id, json_object_get(shown, "intent"),
             json_string_value(json_object_get(shown, "grant")));
-    else if (cli_submit_print(shown) != CLI_EXIT_OK)
+    } else if (cli_submit_print(shown) != CLI_EXIT_OK) {
         rc = CLI_EXIT_FAIL;
+    }
 out:
     json_decref(shown);
-    cli_http_reply_release(&r);
     return rc;
 }
 
@@ -544,8 +576,7 @@ cli_submit(int argc, char **argv)
         (void)fputs(submit_usage, stdout);
         return CLI_EXIT_OK;
     }
-    if (parse_options(argc, argv, &c) != 0 || read_objects(&c) != 0 ||
-        read_env(&c) != 0)
+    if (parse_options(argc, argv, &c) != 0 || read_objects(&c) != 0)
         goto out;
     if (ig_crypto_init() != IG_OK) {
         cli_error(CMD, "cannot initialize libsodium");

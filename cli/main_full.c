@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_git_refspec.h"
 #include "ig_version.h"
 
 struct command {
@@ -21,6 +22,7 @@ static const struct command commands[] = {
     {"approver", cli_approver, "print an approver's config section (add)"},
     {"audit", cli_audit, "verify, show, export and prove the audit log"},
     {"canon", cli_canon, "print the RFC 8785 canonical form of a JSON text"},
+    {"git", cli_git, "push or fetch through the git gateway with a grant"},
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
     {"keygen", cli_keygen, "create a grant signing key pair"},

@@ -39,7 +39,8 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests,
 # openssl for their independent signature check,
-# bubblewrap for the executor's sandbox, curl for the CLI tests, chromium
+# bubblewrap for the executor's sandbox, curl for the CLI tests, git for
+# `intentgate git`'s tests (and its `git http-backend`), chromium
 # (and a font) for the approval pages' browser test. That test drives
 # chromium with npm's playwright-core, so it needs node and npm too:
 # Debian's are used only when none is installed (a NodeSource node ships
@@ -47,7 +48,7 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 # install test (tests/ci/test_install.sh) renders the man pages with man-db
 # and groff and reads the binaries' hardening with binutils' readelf.
 IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
-    bubblewrap curl chromium fonts-dejavu-core man-db groff-base binutils)
+    bubblewrap curl git chromium fonts-dejavu-core man-db groff-base binutils)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi
