@@ -37,6 +37,7 @@ import re
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 import time
 import unittest
@@ -1206,11 +1207,12 @@ class DevMode(unittest.TestCase):
         st, b, _ = self.pdp.submit("git.push", "demo", {"refs": [ref]})
         self.assertEqual((st, b.get("decision")), (201, "ALLOW"), b)
         hdr = "http.extraHeader=Authorization: Bearer " + b["grant"]
+        self.up.reset_log()
         r = G.run_git(["-c", hdr, "push", url, "HEAD:refs/heads/main"],
                       cwd=wd, env=self.env, check=False)
         self.assertEqual(r.returncode, 1, r.err)
         self.assertRegex(r.err, REJECTED)
-        self.assertEqual(self.up.refs(), {"refs/heads/main": self.seed})
+        self.assertEqual(self.up.refs()["refs/heads/main"], self.seed)
         self.assertEqual(self.up.posts(), [])
         self.assertEqual(self.state(b["intent_id"]), "ALLOWED")
         r = G.run_git(["-c", hdr, "push", url, "HEAD:" + ref], cwd=wd,
@@ -1226,6 +1228,37 @@ class DevMode(unittest.TestCase):
                    "basic": "x-access-token:" + self.cred}
         self.assertEqual(H.find_spellings(self.ex.log_bytes(), secrets), [])
         self.assertEqual(H.find_spellings(r.stdout + r.stderr, secrets), [])
+
+    def test_cli_walkthrough(self):
+        """The README's agent side: `intentgate git push` lands on an agent
+        branch through the real gateway, and is blocked (exit 4, nothing
+        sent) for main."""
+        wd = os.path.join(self.lay.path("work"), H.rand())
+        G.run_git(["clone", "-q", self.up.git_dir, wd], env=self.env)
+        url = self.ex.url() + "/git/demo"
+        G.run_git(["remote", "add", "gw", url], cwd=wd, env=self.env)
+        with open(os.path.join(wd, "g"), "w") as f:
+            f.write(H.rand())
+        G.run_git(["add", "g"], cwd=wd, env=self.env)
+        G.run_git(["commit", "-q", "-m", "y"], cwd=wd, env=self.env)
+        head = G.run_git(["rev-parse", "HEAD"], cwd=wd,
+                         env=self.env).out.strip()
+        env = dict(self.env)
+        env["INTENTGATE_URL"] = self.pdp.env["INTENTGATE_URL"]
+        env["INTENTGATE_TOKEN"] = self.pdp.env["INTENTGATE_AGENT_TOKEN"]
+        ref = "refs/heads/agent/cli-" + H.rand(4)
+        r = subprocess.run([H.IG_BIN, "git", "push", "gw", "HEAD:" + ref],
+                           cwd=wd, env=env, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.up.refs().get(ref), head)
+        self.up.reset_log()
+        r = subprocess.run([H.IG_BIN, "git", "push", "gw",
+                            "HEAD:refs/heads/main"], cwd=wd, env=env,
+                           capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn(b"PROTECTED_BRANCH", r.stderr)
+        self.assertEqual(self.up.requests(), [])
+        self.assertEqual(self.up.refs()["refs/heads/main"], self.seed)
 
 
 class CloneLayout(GatewayBase, CoreTests, HostileTests, unittest.TestCase):
