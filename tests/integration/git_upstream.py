@@ -33,7 +33,8 @@ of it back to the agent.
 
 Run directly, it tests itself with plain git: clone, push, fetch with the
 right Basic credential in an http.extraHeader; no or a wrong credential
-is a 401 that git reports.
+is a 401 that git reports. `--serve DIR CREDENTIAL [PORT]` serves a demo
+repository until interrupted (README: "Pushing through the git gateway").
 """
 import base64
 import http.server
@@ -220,7 +221,8 @@ class GitUpstream:
     behind a credential check. See the module docstring."""
 
     def __init__(self, res, dir, credential, user="x-access-token",
-                 header=None, prefix="", echo_credential_in_errors=False):
+                 header=None, prefix="", echo_credential_in_errors=False,
+                 port=0):
         self.dir = dir
         self.credential = credential
         self.user = user
@@ -243,7 +245,7 @@ class GitUpstream:
                  "true"], env=git_env(self.home))
         self._log = []
         self._lock = threading.Lock()
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port),
                                                      _Handler)
         self.httpd.daemon_threads = True
         self.httpd.upstream = self
@@ -401,5 +403,27 @@ def _self_test():
     sys.exit(0 if r.wasSuccessful() and not r.skipped else 1)
 
 
+def _serve(argv):
+    """--serve DIR CREDENTIAL [PORT]: the README's demo upstream, one
+    commit on main, until interrupted."""
+    if len(argv) not in (2, 3):
+        raise SystemExit("usage: git_upstream.py --serve DIR CREDENTIAL "
+                         "[PORT (default 8703)]")
+    res = H.Resources()
+    try:
+        up = GitUpstream(res, os.path.abspath(argv[0]), argv[1],
+                         port=int(argv[2]) if len(argv) == 3 else 8703)
+        up.seed()
+        print("INTENTGATE_DEV_GIT_UPSTREAM=%s" % up.url, flush=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        res.close()
+
+
 if __name__ == "__main__":
-    _self_test()
+    if sys.argv[1:2] == ["--serve"]:
+        _serve(sys.argv[2:])
+    else:
+        _self_test()
