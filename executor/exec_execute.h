@@ -51,7 +51,8 @@ struct exec_ctx {
     struct exec_metrics metrics;
     struct exec_runner_env run_env; /* work dir, sandbox user */
     atomic_long running;
-    pthread_mutex_t mu; /* guards inflight and per_action */
+    atomic_long git_running; /* git gateway requests on the pool */
+    pthread_mutex_t mu;      /* guards inflight and per_action */
     struct exec_running *inflight;
     struct exec_slots *per_action; /* running count per action */
 };

@@ -339,6 +339,7 @@ work(void *arg)
     struct exec_git_req *g = arg;
 
     exec_git_work(g);
+    atomic_fetch_sub(&g->x->git_running, 1);
     atomic_fetch_add(&g->x->metrics.git[g->svc == EXEC_GIT_UPLOAD][g->result],
                      1);
     finish(g);
@@ -453,6 +454,14 @@ exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
             return queue_text(c, 503,
                               "intentgate: the executor cannot spool the "
                               "request body now\n");
+        /* Half the pool at most: executions keep their workers. */
+        if (atomic_fetch_add(&g->x->git_running, 1) >=
+            g->x->cfg->max_concurrent) {
+            atomic_fetch_sub(&g->x->git_running, 1);
+            return queue_text(c, 503,
+                              "intentgate: too many git requests at once; "
+                              "try again\n");
+        }
         g->started = 1;
         pthread_mutex_lock(&g->mu);
         g->refs++; /* the worker's */
@@ -462,6 +471,7 @@ exec_git_step(struct exec_git_req *g, struct exec_pool *pool,
         if (exec_pool_submit(pool, work, g) != IG_OK) {
             exec_git_answer_text(g, 503,
                                  "intentgate: the executor is stopping\n");
+            atomic_fetch_sub(&g->x->git_running, 1);
             finish(g);
             git_unref(g); /* the worker's */
         }

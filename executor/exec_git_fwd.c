@@ -27,6 +27,7 @@ exec_git_refuse(struct exec_git_req *g, const char *why)
     int n;
 
     atomic_fetch_add(&g->x->metrics.refused, 1);
+    exec_git_log_refusal(g, why, NULL);
     n = snprintf(msg, sizeof(msg), "intentgate: %s", why);
     for (i = 0; n > 0 && i < strlen(msg); i++)
         if ((unsigned char)msg[i] < 0x20 || (unsigned char)msg[i] > 0x7e)

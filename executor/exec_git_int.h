@@ -28,7 +28,8 @@ struct exec_git_req {
     const struct exec_git_repo *repo;
     enum exec_git_route route;
     enum exec_git_service svc;
-    char *grant;            /* the bearer token (malloc'd) */
+    char *grant;                          /* the bearer token (malloc'd) */
+    char intent_id[IG_INTENT_ID_MAX + 1]; /* the grant's, once read */
     char git_protocol[128]; /* the Git-Protocol header to relay, or "" */
     int gzip;               /* the body is Content-Encoding: gzip */
     int body_fd;            /* -1 until the first byte */
@@ -55,6 +56,12 @@ struct exec_git_req {
 
 /* Resume the connection if we parked it. Caller holds g->mu. */
 void exec_git_wake_locked(struct exec_git_req *g);
+
+/* Log a refusal (event git.refused: repository, service, reason, the
+   intent when known, and ref when not NULL): the PDP records nothing of a
+   push it never saw redeemed, so this line is the evidence. */
+void exec_git_log_refusal(const struct exec_git_req *g, const char *why,
+                          const char *ref);
 
 /* The service's name: "git-receive-pack" or "git-upload-pack". */
 const char *exec_git_service_name(enum exec_git_service s);

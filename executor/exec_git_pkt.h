@@ -235,4 +235,11 @@ int exec_git_id_zero(const unsigned char *p, size_t n);
    0x21 (NUL, controls, space) nor 0x7f. */
 int exec_git_ref_ok(const unsigned char *p, size_t n);
 
+/* Whether the first command of a receive-pack body (buf, len bytes: all
+   or its start) asks for side-band-64k in its capabilities, read from the
+   raw pkt-lines: for refusing a push whose commands cannot be parsed as a
+   whole (too many, say) on the channel git then reads. 0 on anything
+   malformed. */
+int exec_git_asks_side_band(const unsigned char *buf, size_t len);
+
 #endif

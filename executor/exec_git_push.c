@@ -16,34 +16,6 @@
 #include "exec_git_ff.h"
 #include "exec_git_pkt.h"
 
-/* Did the push's first command ask for side-band-64k? (Read from the
-   raw pkt-lines: used when the commands cannot be parsed as a whole.) */
-static int
-head_side_band(const unsigned char *p, size_t len)
-{
-    size_t off = 0, n, i;
-    const unsigned char *nul;
-    char hex[5];
-
-    while (off + 4 <= len) {
-        memcpy(hex, p + off, 4);
-        hex[4] = '\0';
-        n = (size_t)strtoul(hex, NULL, 16);
-        if (n < 4 || off + n > len)
-            return 0;
-        nul = memchr(p + off + 4, '\0', n - 4);
-        if (nul != NULL) {
-            for (i = (size_t)(nul - p) + 1; i + 13 <= off + n; i++)
-                if (memcmp(p + i, "side-band-64k", 13) == 0 &&
-                    (p[i - 1] == ' ' || p[i - 1] == '\0'))
-                    return 1;
-            return 0;
-        }
-        off += n;
-    }
-    return 0;
-}
-
 /* A push refused before its commands could be read: an error on the
    side-band's error channel (git prints "remote error: ...") when the
    push asked for side-band-64k, else an ERR pkt-line. */
@@ -56,7 +28,7 @@ refuse_unparsed(struct exec_git_req *g, const unsigned char *head, size_t len,
     size_t i;
     int n;
 
-    if (head == NULL || !head_side_band(head, len)) {
+    if (head == NULL || !exec_git_asks_side_band(head, len)) {
         exec_git_refuse(g, why);
         return;
     }
@@ -105,8 +77,13 @@ refuse_push(struct exec_git_req *g, const struct exec_git_push *p,
             const char **reasons)
 {
     struct ig_buf b;
+    size_t i;
 
     atomic_fetch_add(&g->x->metrics.refused, 1);
+    for (i = 0; i < p->ncmds && reasons[i] == NULL; i++)
+        ;
+    if (i < p->ncmds)
+        exec_git_log_refusal(g, reasons[i], p->cmds[i].ref);
     ig_buf_init(&b, 4 * 1024 * 1024);
     if (exec_git_report_refusal(p, reasons, &b) == IG_OK)
         exec_git_answer(g, 200, "application/x-git-receive-pack-result", b.data,

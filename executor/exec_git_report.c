@@ -463,3 +463,26 @@ exec_git_adv_refs(const unsigned char *buf, size_t len,
                           "bytes after the advertisement's flush");
     return IG_OK;
 }
+
+int
+exec_git_asks_side_band(const unsigned char *buf, size_t len)
+{
+    struct exec_git_pkt k;
+    const unsigned char *nul, *end;
+    size_t off = 0, i;
+
+    while (exec_git_pkt_read(buf, len, &off, &k, NULL) == IG_OK &&
+           k.kind == EXEC_GIT_PKT_DATA) {
+        nul = memchr(k.data, '\0', k.len);
+        if (nul == NULL)
+            continue; /* a shallow line, say */
+        end = k.data + exec_git_chomp(k.data, k.len);
+        for (i = 1; nul + i + 13 <= end; i++)
+            if (memcmp(nul + i, "side-band-64k", 13) == 0 &&
+                (nul[i - 1] == ' ' || nul[i - 1] == '\0') &&
+                (nul + i + 13 == end || nul[i + 13] == ' '))
+                return 1;
+        return 0;
+    }
+    return 0;
+}

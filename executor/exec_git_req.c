@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ig_log.h"
+
 const char *
 exec_git_service_name(enum exec_git_service s)
 {
@@ -87,4 +89,20 @@ exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len, int failed)
     g->stream_failed |= failed;
     exec_git_wake_locked(g);
     pthread_mutex_unlock(&g->mu);
+}
+
+void
+exec_git_log_refusal(const struct exec_git_req *g, const char *why,
+                     const char *ref)
+{
+    json_t *f = json_pack("{s:s, s:s, s:s}", "repo", g->repo->alias, "service",
+                          exec_git_service_name(g->svc), "reason", why);
+
+    /* json_object_set_new steals the new strings (NULL when a ref is not
+       UTF-8: then it is left out). */
+    if (f != NULL && g->intent_id[0] != '\0')
+        (void)json_object_set_new(f, "intent_id", json_string(g->intent_id));
+    if (f != NULL && ref != NULL)
+        (void)json_object_set_new(f, "ref", json_string(ref));
+    ig_log("warn", "git.refused", f);
 }

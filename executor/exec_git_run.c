@@ -109,6 +109,7 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
         exec_git_refuse(g, "the grant is malformed");
         return -1;
     }
+    (void)snprintf(g->intent_id, sizeof(g->intent_id), "%s", id);
     if (exec_pdp_intent(g->x->pdp, id, binding, &err) != IG_OK) {
         (void)snprintf(why, sizeof(why),
                        "the grant's intent cannot be read "

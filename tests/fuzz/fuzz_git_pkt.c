@@ -2,7 +2,8 @@
  * fuzz_git_pkt.c - libFuzzer target for the git gateway's wire readers:
  * the input is read as a receive-pack request body (whole, and as the
  * first bytes of a longer body), as the upstream's report (with and
- * without side-band-64k) and as an advertisement.
+ * without side-band-64k) and as an advertisement; and asked whether it
+ * wants side-band-64k.
  *
  * Properties beyond no crash and no leak: a parsed push keeps every
  * promise of exec_git_pkt.h (counts, id shapes, ref bytes, kinds, no
@@ -168,5 +169,6 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     report(data, size, 0);
     report(data, size, 1);
     (void)exec_git_adv_refs(data, size, on_ref, NULL, &err);
+    (void)exec_git_asks_side_band(data, size);
     return 0;
 }

@@ -164,6 +164,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                ("Content-Type", "text/plain")],
                          up.error_page(401, got))
             return
+        if up.hold is not None:  # a slow upstream: wait to be released
+            up.held.set()
+            up.hold.wait(60)
         if up.force_status:
             rec["status"] = up.force_status
             up._record(rec)
@@ -235,6 +238,10 @@ class GitUpstream:
             self.expected = prefix + credential
         self.echo_credential_in_errors = echo_credential_in_errors
         self.force_status = None
+        # hold = threading.Event(): every authorised request waits until it
+        # is set (held is set once one is waiting): a slow upstream.
+        self.hold = None
+        self.held = threading.Event()
         self.root = os.path.join(dir, "srv")
         self.home = os.path.join(dir, "home")
         os.makedirs(self.home, exist_ok=True)

@@ -39,6 +39,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -216,6 +217,15 @@ class GatewayBase:
             data = data.encode("utf-8", "surrogateescape")
         self.seen.append((what, data))
 
+    def log_events(self):
+        out = []
+        for line in self.ex.log().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
     def gw(self, alias="repo"):
         return "%s/git/%s" % (self.ex.url(), alias)
 
@@ -382,6 +392,12 @@ class CoreTests:
         self.assertEqual(self.up.refs(), before)
         self.no_post()
         self.unspent(b)
+        # The PDP never saw the attempt: the executor's log is its record.
+        H.wait_for(lambda: any(
+            e.get("event") == "git.refused" and
+            e.get("intent_id") == b["intent_id"] and
+            e.get("ref") == "refs/heads/main"
+            for e in self.log_events()), 10, "the git.refused log line")
         # Still good for what it names: the refusal did not burn it.
         r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
         self.assertEqual(r.returncode, 0, r.err)
@@ -1259,6 +1275,69 @@ class DevMode(unittest.TestCase):
         self.assertIn(b"PROTECTED_BRANCH", r.stderr)
         self.assertEqual(self.up.requests(), [])
         self.assertEqual(self.up.refs()["refs/heads/main"], self.seed)
+
+
+class Concurrency(unittest.TestCase):
+    """A compromised agent holding one fetch grant opens request after
+    request against a slow upstream: past the executor's max_concurrent
+    git requests it gets 503 at once, and executions keep their workers."""
+
+    @classmethod
+    def setUpClass(cls):
+        H.require_binaries()
+        cls.res = H.Resources()
+        try:
+            lay = H.Layout(cls.res, "clone")
+            cls.pdp = H.start_custom_pdp(
+                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
+                allow_prefixes=("sandbox.",), bundle=True)
+            cls.cred = "ghp_" + H.rand(12)
+            cls.up = G.GitUpstream(cls.res, lay.path("up"), cls.cred)
+            cls.up.seed()
+            cls.ex = H.ConfigExecutor(
+                cls.res, lay.path("executor"), cls.pdp,
+                {"actions": {}, "git": {"repo": {
+                    "url": cls.up.url, "credential": "repo-git",
+                    "credential_user": "x-access-token"}}},
+                credentials={"repo-git": cls.cred},
+                conf="max_concurrent = 1\n")
+        except BaseException:
+            cls.res.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.res.close()
+
+    def get_refs(self, grant, out):
+        port = int(self.ex.url().rsplit(":", 1)[1])
+        out.append(H.http_call("127.0.0.1", port, "GET",
+                               "/git/repo/info/refs?service=git-upload-pack",
+                               token=grant))
+
+    def test_git_requests_past_the_cap_are_503(self):
+        st, b, _ = self.pdp.submit("git.fetch", "repo", {})
+        self.assertEqual((st, b.get("decision")), (201, "ALLOW"), b)
+        self.up.hold = threading.Event()
+        first = []
+        t = threading.Thread(target=self.get_refs, args=(b["grant"], first))
+        t.start()
+        try:
+            self.assertTrue(self.up.held.wait(30), "the upstream saw nothing")
+            second = []
+            self.get_refs(b["grant"], second)
+            st, _, body = second[0]
+            self.assertEqual(st, 503, body)
+            self.assertIn(b"too many git requests", body)
+            self.assertTrue(self.ex.healthy())
+        finally:
+            self.up.hold.set()
+            t.join(60)
+        self.up.hold = None
+        self.assertEqual(first[0][0], 200, first[0][2][:200])
+        third = []
+        self.get_refs(b["grant"], third)  # the fetch session, free again
+        self.assertEqual(third[0][0], 200, third[0][2][:200])
 
 
 class CloneLayout(GatewayBase, CoreTests, HostileTests, unittest.TestCase):
