@@ -51,6 +51,25 @@ exec_git_refuse(struct exec_git_req *g, const char *why)
     ig_buf_release(&b);
 }
 
+/* Spool the outcome now; exec_git.c sends it after the answer. */
+void
+exec_git_record(struct exec_git_req *g, const char *intent_id,
+                enum exec_outcome o, json_t *detail)
+{
+    struct ig_err err;
+
+    memset(&g->rep, 0, sizeof(g->rep));
+    (void)snprintf(g->rep.intent_id, sizeof(g->rep.intent_id), "%s", intent_id);
+    g->rep.outcome = exec_outcome_name(o);
+    g->rep.detail = detail; /* steals */
+    ig_err_clear(&err);
+    g->rep.spooled =
+        exec_spool_outcome_write(g->x->spool, intent_id, g->rep.outcome, detail,
+                                 &g->rep.ticket, &err) == IG_OK;
+    g->has_report = 1;
+    atomic_fetch_add(&g->x->metrics.executions[o], 1);
+}
+
 /* Write the run record and spend the grant; 0, or -1 with why set. */
 int
 exec_git_redeem(struct exec_git_req *g, const char *intent_id, uint64_t *ticket,
@@ -82,32 +101,14 @@ exec_git_redeem(struct exec_git_req *g, const char *intent_id, uint64_t *ticket,
         return -1;
     }
     if (exec_spool_run_durable(x->spool, *ticket, &err) != IG_OK) {
-        (void)snprintf(why, cap, "the executor cannot record executions now");
-        g->has_report = 1;
-        g->rep.outcome =
-            exec_outcome_name(EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED);
+        (void)snprintf(why, cap,
+                       "the executor cannot record executions "
+                       "now; nothing was sent");
+        exec_git_record(g, intent_id, EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
+                        json_pack("{s:s}", "error", why));
         return -1;
     }
     return 0;
-}
-
-/* Spool the outcome now; exec_git.c sends it after the answer. */
-void
-exec_git_record(struct exec_git_req *g, const char *intent_id,
-                enum exec_outcome o, json_t *detail)
-{
-    struct ig_err err;
-
-    memset(&g->rep, 0, sizeof(g->rep));
-    (void)snprintf(g->rep.intent_id, sizeof(g->rep.intent_id), "%s", intent_id);
-    g->rep.outcome = exec_outcome_name(o);
-    g->rep.detail = detail; /* steals */
-    ig_err_clear(&err);
-    g->rep.spooled =
-        exec_spool_outcome_write(g->x->spool, intent_id, g->rep.outcome, detail,
-                                 &g->rep.ticket, &err) == IG_OK;
-    g->has_report = 1;
-    atomic_fetch_add(&g->x->metrics.executions[o], 1);
 }
 
 /* The answer's status and type are known (its first byte arrived): a
@@ -121,7 +122,10 @@ on_start(void *ctx, long status, const char *type)
     (void)snprintf(want, sizeof(want), "application/x-%s-%s",
                    exec_git_service_name(g->svc),
                    g->route == EXEC_GIT_REFS ? "advertisement" : "result");
-    if (status != 200 || strcmp(type, want) != 0)
+    /* The type as git sends it, or with parameters (";...") after it. */
+    if (status != 200 || strncmp(type, want, strlen(want)) != 0 ||
+        (type[strlen(want)] != '\0' && type[strlen(want)] != ';' &&
+         type[strlen(want)] != ' '))
         return;
     g->status = 200;
     (void)snprintf(g->content_type, sizeof(g->content_type), "%s", want);

@@ -92,7 +92,9 @@ void exec_git_answer_text(struct exec_git_req *g, unsigned int status,
 void exec_git_refuse(struct exec_git_req *g, const char *why);
 
 /* Write the run record and spend the grant at the PDP: 0, or -1 with why
-   (cap bytes) set; the grant is then unspent unless g->has_report. */
+   (cap bytes) set: the grant is unspent, or (the run record could not be
+   made durable after the redemption) spent with its outcome
+   DEFINITELY_NOT_EXECUTED spooled. */
 int exec_git_redeem(struct exec_git_req *g, const char *intent_id,
                     uint64_t *ticket, char *why, size_t cap);
 

@@ -189,9 +189,6 @@ exec_git_push_run(struct exec_git_req *g, const json_t *binding)
         for (len = 0; len < p.ncmds; len++)
             reasons[len] = why;
         refuse_push(g, &p, reasons);
-        if (g->has_report)
-            exec_git_record(g, id, EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
-                            json_pack("{s:s}", "error", why + 12));
         goto out;
     }
     relayed = exec_git_forward(g, &up) == 0;

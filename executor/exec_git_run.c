@@ -190,6 +190,10 @@ exec_git_work(struct exec_git_req *g)
         exec_git_push_too_large(g);
         return;
     }
+    if (g->route == EXEC_GIT_RPC && g->body_fd < 0) {
+        exec_git_refuse(g, "the request has no body");
+        return;
+    }
     if (check_grant(g, &binding, &claims) != 0)
         goto out;
     if (g->svc == EXEC_GIT_UPLOAD)
