@@ -105,7 +105,7 @@ git_env(const char *home, const char *cred_line)
                                         "LC_ALL=C",
                                         "PATH=/usr/local/bin:/usr/bin:/bin"};
     size_t n = sizeof(fixed) / sizeof(fixed[0]), i, len;
-    char **env = calloc(n + 5, sizeof(*env));
+    char **env = calloc(n + 7, sizeof(*env));
 
     if (env == NULL)
         return NULL;
@@ -116,13 +116,16 @@ git_env(const char *home, const char *cred_line)
     if ((env[n] = malloc(len)) == NULL)
         goto fail;
     (void)snprintf(env[n++], len, "HOME=%s", home);
-    if (cred_line != NULL) {
-        len = strlen(cred_line) + sizeof("GIT_CONFIG_VALUE_0=");
-        if ((env[n++] = strdup("GIT_CONFIG_COUNT=1")) == NULL ||
-            (env[n++] = strdup("GIT_CONFIG_KEY_0=http.extraHeader")) == NULL ||
+    if (cred_line != NULL) { /* never followed to another place */
+        len = strlen(cred_line) + sizeof("GIT_CONFIG_VALUE_1=");
+        if ((env[n++] = strdup("GIT_CONFIG_COUNT=2")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_0=http.followRedirects")) ==
+                NULL ||
+            (env[n++] = strdup("GIT_CONFIG_VALUE_0=false")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_1=http.extraHeader")) == NULL ||
             (env[n] = ig_secmem_get(len)) == NULL)
             goto fail;
-        (void)snprintf(env[n], len, "GIT_CONFIG_VALUE_0=%s", cred_line);
+        (void)snprintf(env[n], len, "GIT_CONFIG_VALUE_1=%s", cred_line);
     }
     return env;
 fail:
