@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_text.h"
+
 struct parse {
     const unsigned char *buf;
     size_t len, off;
@@ -31,18 +33,6 @@ struct parse {
     struct exec_git_push p;
     struct ig_err *err;
 };
-
-static int
-hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 enum ig_status
 exec_git_pkt_read(const unsigned char *buf, size_t len, size_t *off,
@@ -56,7 +46,7 @@ exec_git_pkt_read(const unsigned char *buf, size_t len, size_t *off,
                           "pkt-line length at offset %zu runs past the end",
                           at);
     for (i = 0; i < 4; i++) {
-        if ((v = hexval(buf[at + i])) < 0)
+        if ((v = ig_hex_digit(buf[at + i])) < 0)
             return ig_err_set(err, IG_ERR_INVALID,
                               "pkt-line length at offset %zu is not hex", at);
         n = n * 16 + (size_t)v;
