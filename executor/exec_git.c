@@ -425,8 +425,8 @@ queue_stream(struct exec_git_req *g, struct MHD_Connection *c)
     pthread_mutex_lock(&g->mu);
     g->refs++; /* the response's */
     pthread_mutex_unlock(&g->mu);
-    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, reader, g,
-                                          reader_free);
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024, reader,
+                                          g, reader_free);
     if (r == NULL) {
         git_unref(g);
         return MHD_NO;

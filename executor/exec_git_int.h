@@ -39,7 +39,7 @@ struct exec_git_req {
     /* Streaming the upstream's answer (under mu): the answer is a 200 of
        the git type, its first safe_len bytes of reply_fd may go out. */
     int streaming, stream_failed;
-    uint64_t safe_len;
+    uint64_t safe_len, woken; /* woken: safe_len at the last wake-up */
     /* The answer, set by the worker. */
     unsigned int status;
     char content_type[80];

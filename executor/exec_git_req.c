@@ -87,7 +87,11 @@ exec_git_stream_more(struct exec_git_req *g, uint64_t safe_len, int failed)
     if (safe_len > g->safe_len)
         g->safe_len = safe_len;
     g->stream_failed |= failed;
-    exec_git_wake_locked(g);
+    /* A wake-up per 256 KiB, not per write: the end wakes it anyway. */
+    if (failed || g->safe_len - g->woken >= 256 * 1024) {
+        g->woken = g->safe_len;
+        exec_git_wake_locked(g);
+    }
     pthread_mutex_unlock(&g->mu);
 }
 
