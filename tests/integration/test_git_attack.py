@@ -1,0 +1,116 @@
+"""test_git_attack.py - issue 15's git gateway attacked by a compromised
+agent: the weaknesses found by attacking the built gateway (brief D), each
+as a test that fails while the weakness is there.
+
+The fixture is test_git_gateway.GatewayBase (clone layout): a PDP with the
+example bundle's git.lua on the test clock, a real `git http-backend`
+upstream behind a credential check, and the real executor with alias
+"repo" (max_push_bytes 4 MiB) and alias "ff" (the same upstream,
+fast_forward_only). The agent holds only its own agent token and the
+grants the policies give it; it sends raw bytes to /git/ or runs git.
+
+    INTENTGATE_BIN=... INTENTGATE_EXECUTOR_BIN=... \\
+        python3 tests/integration/test_git_attack.py
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import exec_harness as H  # noqa: E402
+import git_upstream as G  # noqa: E402
+import test_git_gateway as T  # noqa: E402
+
+ZERO = T.ZERO
+
+
+def tree_bytes(d):
+    """Bytes of every regular file under d (0 when d is missing)."""
+    total = 0
+    for root, _, files in os.walk(d):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Attacks(T.GatewayBase, unittest.TestCase):
+    KIND = "clone"
+
+    def ff_cache(self):
+        return os.path.join(self.ex.dir, "spool", "git-ff")
+
+    def branch_upstream(self, what):
+        """A new agent branch upstream (pushed through alias repo) and a
+        scratch clone on it: (work dir, ref, its commit)."""
+        wd = self.work()
+        first = self.commit(wd)
+        ref = self.agent_ref(what)
+        b = self.push_grant([ref])
+        r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
+        self.assertEqual(r.returncode, 0, r.err)
+        G.run_git(["remote", "add", "ff", self.gw("ff")], cwd=wd,
+                  env=self.env)
+        return wd, ref, first
+
+    def test_ff_check_keeps_every_refused_pack_on_disk(self):
+        """fast_forward_only indexes the pushed pack into a cache repository
+        under the spool directory BEFORE the grant is spent, and never
+        removes it. One unspent grant, replayed with forced pushes that
+        are refused, writes max_push_bytes per try to disk forever: the
+        spool (run records, outcomes) fills up."""
+        wd, ref, first = self.branch_upstream("ffdisk")
+        b = self.push_grant([ref], alias="ff")
+        size, tries = 400 * 1024, 6
+        before = None
+        for i in range(tries):
+            G.run_git(["reset", "-q", "--hard", self.seed], cwd=wd,
+                      env=self.env)
+            self.commit(wd, size=size)  # random bytes: incompressible
+            r = self.git("push", "--force", "ff", "HEAD:" + ref,
+                         grant=b["grant"], cwd=wd)
+            self.rejected(r)
+            self.assertIn("not a fast-forward", r.err)
+            if before is None:
+                before = tree_bytes(self.ff_cache())
+        self.assertEqual(self.up.refs().get(ref), first)
+        self.unspent(b)  # the same grant, every time
+        grown = tree_bytes(self.ff_cache()) - before
+        self.assertLess(
+            grown, size,
+            "the fast-forward cache grew by %d bytes over %d refused "
+            "pushes of one unspent grant (%d bytes each): the pushed "
+            "packs stay on the executor's disk" % (grown, tries - 1, size))
+
+    def test_side_band_asked_with_a_tab_hides_the_outcome(self):
+        """git's receive-pack reads capabilities with parse_feature_request
+        (any isspace() separates them, "name=value" also names the
+        capability); the gateway's has_cap only splits on ' '. With
+        "report-status<TAB>side-band-64k" the upstream answers side-band
+        wrapped while the gateway reads the answer as plain: the push
+        lands but the PDP never learns it completed."""
+        ref = self.agent_ref("tab")
+        b = self.push_grant([ref])
+        body = T.push_body([(ZERO, self.seed, ref)],
+                           caps="report-status\tside-band-64k "
+                                "agent=git/2.39.5")
+        self.control_lands(body, ref)
+        st, hdrs, data = self.raw("POST", "/git/repo/git-receive-pack",
+                                  grant=b["grant"], body=body,
+                                  ctype=T.RECEIVE_CT)
+        self.assertEqual(st, 200, data)
+        self.assertEqual(self.up.refs().get(ref), self.seed)
+        rec = self.pdp.wait_state(b["intent_id"],
+                                  ("COMPLETED", "FAILED_BEFORE_DISPATCH",
+                                   "UNKNOWN_AFTER_DISPATCH",
+                                   "DEFINITELY_NOT_EXECUTED"), timeout=20)
+        self.assertEqual(rec["state"], "COMPLETED",
+                         "the push landed upstream but its outcome reads "
+                         "%r" % rec)
+
+
+if __name__ == "__main__":
+    H.run_main(__name__)
