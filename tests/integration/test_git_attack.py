@@ -12,6 +12,7 @@ grants the policies give it; it sends raw bytes to /git/ or runs git.
     INTENTGATE_BIN=... INTENTGATE_EXECUTOR_BIN=... \\
         python3 tests/integration/test_git_attack.py
 """
+import base64
 import os
 import subprocess
 import sys
@@ -110,6 +111,82 @@ class Attacks(T.GatewayBase, unittest.TestCase):
         self.assertEqual(rec["state"], "COMPLETED",
                          "the push landed upstream but its outcome reads "
                          "%r" % rec)
+
+
+class RedirectedFastForwardCheck(unittest.TestCase):
+    """The gateway's own upstream call follows no redirect (and the
+    existing suite checks a redirect never carries the credential), and
+    `intentgate git` sets http.followRedirects=false for the agent's git.
+    The fast_forward_only check's `git fetch`, though, runs with git's
+    default http.followRedirects=initial and the credential in
+    http.extraHeader: after a redirect of info/refs git moves its base URL
+    to the new place and sends its next request there itself, header
+    included. A push grant for an agent branch on a fast_forward_only
+    alias whose upstream redirects is enough to send the credential to
+    wherever the redirect points."""
+
+    @classmethod
+    def setUpClass(cls):
+        H.require_binaries()
+        cls.res = H.Resources()
+        try:
+            lay = H.Layout(cls.res, "clone")
+            cls.pdp = H.start_custom_pdp(
+                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
+                allow_prefixes=("sandbox.",), bundle=True)
+            cls.cred = "ghp_" + H.rand(12)
+            cls.ref = "refs/heads/agent/r-" + H.rand(4)
+
+            def sink(req):  # advertises the ref the check fetches
+                adv = (T.pkt("# service=git-upload-pack\n") + b"0000" +
+                       T.pkt("3" * 40 + " " + cls.ref +
+                             "\0multi_ack_detailed side-band-64k "
+                             "ofs-delta\n") + b"0000")
+                if b"/info/refs" in req.target:
+                    return (200, [("Content-Type", "application/x-git-"
+                                   "upload-pack-advertisement")], adv)
+                return (500, [], b"no\n")
+            cls.sink = H.RawUpstream(cls.res, sink)
+            cls.redirector = H.RawUpstream(cls.res, lambda req: (
+                302, [("Location", cls.sink.url + req.target.decode())],
+                b""))
+            cls.ex = H.ConfigExecutor(
+                cls.res, lay.path("executor"), cls.pdp,
+                {"actions": {}, "git": {"ffr": {
+                    "url": cls.redirector.url + "/repo.git",
+                    "credential": "ffr-git",
+                    "credential_user": "x-access-token",
+                    "fast_forward_only": True}}},
+                credentials={"ffr-git": cls.cred})
+        except BaseException:
+            cls.res.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.res.close()
+
+    def test_ff_fetch_follows_a_redirect_with_the_credential(self):
+        ref = self.ref
+        st, b, _ = self.pdp.submit("git.push", "ffr", {"refs": [ref]})
+        self.assertEqual((st, b.get("decision")), (201, "ALLOW"), b)
+        body = T.push_body([("1" * 40, "2" * 40, ref)])
+        st, _, data = T.raw_http(
+            self.ex.host, self.ex.port, "POST", "/git/ffr/git-receive-pack",
+            [("Authorization", "Bearer " + b["grant"]),
+             ("Content-Type", T.RECEIVE_CT)], body)
+        self.assertEqual(st, 200, data)
+        self.assertIn(b"intentgate", data)  # refused: cannot be checked
+        self.assertTrue(self.redirector.requests, "no fast-forward check?")
+        basic = base64.b64encode(
+            ("x-access-token:" + self.cred).encode()).decode()
+        secrets = {"credential": self.cred, "Basic header": basic}
+        with self.sink.lock:
+            seen = list(self.sink.requests)
+        for req in seen:
+            self.assertEqual(H.find_spellings(req.head + req.body, secrets),
+                             [], "the redirect target got the credential: "
+                             "%r" % req.head[:400])
 
 
 if __name__ == "__main__":
