@@ -112,6 +112,26 @@ class Attacks(T.GatewayBase, unittest.TestCase):
                          "the push landed upstream but its outcome reads "
                          "%r" % rec)
 
+    def test_a_spent_push_grant_still_lists_the_refs(self):
+        """docs/git-gateway.md: "before it is used, a push grant also shows
+        its holder the receive-pack advertisement". After the push the
+        grant is spent, yet GET info/refs?service=git-receive-pack with it
+        still relays the upstream's advertisement (every ref name and id)
+        until the grant expires: the check is offline only."""
+        wd = self.work()
+        self.commit(wd)
+        ref = self.agent_ref("spent")
+        b = self.push_grant([ref])
+        r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
+        self.assertEqual(r.returncode, 0, r.err)
+        self.completed(b)
+        st, _, data = self.raw(
+            "GET", "/git/repo/info/refs?service=git-receive-pack",
+            grant=b["grant"])
+        self.assertNotIn(ref.encode(), data,
+                         "a spent push grant still reads the advertisement")
+        self.assertNotIn(b"refs/heads/main", data)
+
 
 class RedirectedFastForwardCheck(unittest.TestCase):
     """The gateway's own upstream call follows no redirect (and the
