@@ -14,8 +14,10 @@ grants the policies give it; it sends raw bytes to /git/ or runs git.
 """
 import base64
 import os
+import socket
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -131,6 +133,46 @@ class Attacks(T.GatewayBase, unittest.TestCase):
         self.assertNotIn(ref.encode(), data,
                          "a spent push grant still reads the advertisement")
         self.assertNotIn(b"refs/heads/main", data)
+
+    def spooled_bytes(self):
+        """Bytes in the executor's open unlinked files (its spooled
+        request bodies and answers)."""
+        total, fds = 0, "/proc/%d/fd" % self.ex.proc.pid
+        for n in os.listdir(fds):
+            try:
+                if "(deleted)" in os.readlink(os.path.join(fds, n)) or \
+                        "/#" in os.readlink(os.path.join(fds, n)):
+                    total += os.stat(os.path.join(fds, n)).st_size
+            except OSError:
+                pass
+        return total
+
+    def test_a_body_is_spooled_before_any_grant_is_checked(self):
+        """exec_git_begin only checks that the Authorization header holds
+        token characters; the body then goes to the spool directory as it
+        arrives, and the grant is verified only once the whole body is in.
+        Anyone who can reach the executor, with no grant at all, holds
+        max_push_bytes (default 100 MiB) of spool disk per connection, on
+        up to max_connections_per_address (2048) connections: the spool
+        that also holds the run records fills up and executions stop."""
+        sent = 3 * 1024 * 1024
+        s = socket.create_connection((self.ex.host, self.ex.port), 30)
+        try:
+            s.sendall(("POST /git/repo/git-receive-pack HTTP/1.1\r\n"
+                       "Host: x\r\nAuthorization: Bearer not-a-grant\r\n"
+                       "Content-Type: %s\r\nContent-Length: %d\r\n\r\n"
+                       % (T.RECEIVE_CT, sent + 1024)).encode())
+            s.sendall(b"x" * sent)  # the last 1024 bytes never come
+            held, deadline = 0, time.time() + 3
+            while time.time() < deadline and held < sent:
+                held = max(held, self.spooled_bytes())
+                time.sleep(0.1)
+        finally:
+            s.close()
+        self.assertLess(held, 64 * 1024,
+                        "%d bytes of a request with no grant are held in "
+                        "the executor's spool" % held)
+        self.assertTrue(self.ex.healthy())
 
 
 class RedirectedFastForwardCheck(unittest.TestCase):
