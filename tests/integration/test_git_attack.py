@@ -13,6 +13,7 @@ grants the policies give it; it sends raw bytes to /git/ or runs git.
         python3 tests/integration/test_git_attack.py
 """
 import base64
+import json
 import os
 import socket
 import subprocess
@@ -173,6 +174,30 @@ class Attacks(T.GatewayBase, unittest.TestCase):
                         "%d bytes of a request with no grant are held in "
                         "the executor's spool" % held)
         self.assertTrue(self.ex.healthy())
+
+    def test_an_unsigned_token_tells_which_intents_exist(self):
+        """check_grant asks the PDP for the intent an UNVERIFIED token
+        names before any signature check: anyone who can reach the
+        executor, with no grant, makes it call the PDP once per request
+        and learns from the answer whether an intent id exists (another
+        tenant's too): GRANT_MALFORMED for one that does, "no intent" for
+        one that does not. The signature can be checked offline first."""
+        b = self.push_grant([self.agent_ref("oracle")])
+        gone = b["intent_id"][:-4] + ("0000" if not
+                                      b["intent_id"].endswith("0000")
+                                      else "1111")
+        answers = []
+        for iid in (b["intent_id"], gone):
+            payload = json.dumps({"intent_id": iid}).encode() + b"\0" * 64
+            tok = "v4.public." + base64.urlsafe_b64encode(
+                payload).decode().rstrip("=")
+            st, _, data = self.raw(
+                "GET", "/git/repo/info/refs?service=git-receive-pack",
+                grant=tok)
+            answers.append((st, data.replace(iid.encode(), b"<id>")))
+        self.assertEqual(answers[0], answers[1],
+                         "a forged token's refusal says whether its intent "
+                         "exists")
 
 
 class RedirectedFastForwardCheck(unittest.TestCase):
