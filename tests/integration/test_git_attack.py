@@ -18,6 +18,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -198,6 +199,62 @@ class Attacks(T.GatewayBase, unittest.TestCase):
         self.assertEqual(answers[0], answers[1],
                          "a forged token's refusal says whether its intent "
                          "exists")
+
+    def test_ff_check_hands_the_credential_to_index_pack(self):
+        """The fast_forward_only check builds one environment, credential
+        (GIT_CONFIG_VALUE_0 = the Authorization line) included, and runs
+        every git with it: `git index-pack` on the agent's own pack (as
+        long as the agent's bytes keep it busy, up to timeout_ms) and `git
+        merge-base` too, though only the fetch talks to the upstream.
+        /proc/<pid>/environ of those processes is open to anything running
+        as the executor's user (dev mode runs the agent as that user);
+        the credential should be in the fetch's environment only."""
+        wd, ref, _ = self.branch_upstream("ffenv")
+        b = self.push_grant([ref], alias="ff")
+        seen = {}
+        for _ in range(3):
+            G.run_git(["reset", "-q", "--hard", self.seed], cwd=wd,
+                      env=self.env)
+            self.commit(wd, size=8 * 1024 * 1024)
+            stop = threading.Event()
+            t = threading.Thread(target=self.watch_git, args=(stop, seen))
+            t.start()
+            try:
+                r = self.git("push", "--force", "ff", "HEAD:" + ref,
+                             grant=b["grant"], cwd=wd)
+            finally:
+                stop.set()
+                t.join(30)
+            self.rejected(r)
+            if "index-pack" in seen:
+                break
+        self.assertIn("index-pack", seen, "never saw the check's index-pack")
+        self.assertEqual(
+            [k for k, v in seen.items() if v and k != "fetch"], [],
+            "git processes of the fast-forward check other than the fetch "
+            "hold the repository credential in their environment: %r"
+            % seen)
+
+    def watch_git(self, stop, seen):
+        """Until stop: {git subcommand: credential in its environment} of
+        the executor's fast-forward git processes."""
+        basic = self.secrets()["Basic header repo"].encode()
+        while not stop.is_set():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/cmdline" % pid, "rb") as f:
+                        argv = f.read().split(b"\0")
+                    if b"--git-dir" not in argv or \
+                            b"git-ff" not in b" ".join(argv):
+                        continue
+                    with open("/proc/%s/environ" % pid, "rb") as f:
+                        env = f.read()
+                except OSError:
+                    continue
+                sub = argv[argv.index(b"--git-dir") + 2].decode()
+                seen[sub] = seen.get(sub, False) or basic in env
 
 
 class RedirectedFastForwardCheck(unittest.TestCase):
