@@ -15,6 +15,7 @@ grants the policies give it; it sends raw bytes to /git/ or runs git.
 import base64
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -331,6 +332,76 @@ class RedirectedFastForwardCheck(unittest.TestCase):
             self.assertEqual(H.find_spellings(req.head + req.body, secrets),
                              [], "the redirect target got the credential: "
                              "%r" % req.head[:400])
+
+
+class LowFdExecutor(H.ConfigExecutor):
+    """An executor whose hard open-files limit is 1024 (a container's
+    default): it fits max_connections to it (1024 - IG_EXEC_FD_RESERVE)."""
+
+    def _child(self):
+        H._die_with_us()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+
+class DescriptorsPerConnection(unittest.TestCase):
+    """The executor sizes max_connections as open-files limit minus a
+    reserve of 256, one descriptor per connection. A git push connection
+    holds two (its socket and the spooled body, opened at the first body
+    byte, before any grant is looked at): with no grant, about 500
+    connections that each send part of a body exhaust 1024 descriptors
+    while still under max_connections (768). accept() then fails: /healthz
+    stops answering, and executions cannot open their run records."""
+
+    @classmethod
+    def setUpClass(cls):
+        H.require_binaries()
+        cls.res = H.Resources()
+        try:
+            lay = H.Layout(cls.res, "clone")
+            cls.pdp = H.start_custom_pdp(
+                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
+                allow_prefixes=("sandbox.",), bundle=True)
+            cls.up = G.GitUpstream(cls.res, lay.path("up"), "ghp_x")
+            cls.ex = LowFdExecutor(
+                cls.res, lay.path("executor"), cls.pdp,
+                {"actions": {}, "git": {"repo": {
+                    "url": cls.up.url, "credential": "repo-git",
+                    "credential_user": "x-access-token"}}},
+                credentials={"repo-git": "ghp_x"})
+        except BaseException:
+            cls.res.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.res.close()
+
+    def test_partial_push_bodies_exhaust_descriptors(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 4096), hard))
+        head = ("POST /git/repo/git-receive-pack HTTP/1.1\r\nHost: x\r\n"
+                "Authorization: Bearer not-a-grant\r\nContent-Type: %s\r\n"
+                "Content-Length: 1048576\r\n\r\n" % T.RECEIVE_CT).encode()
+        socks = []
+        try:
+            for _ in range(700):  # under max_connections (768)
+                s = socket.create_connection((self.ex.host, self.ex.port),
+                                             10)
+                s.sendall(head + b"x" * 1024)
+                socks.append(s)
+            time.sleep(1)
+            fds = len(os.listdir("/proc/%d/fd" % self.ex.proc.pid))
+            healthy = self.ex.healthy()
+        finally:
+            for s in socks:
+                s.close()
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        self.assertLess(fds, 1024 - 128,
+                        "%d connections (max_connections 768) hold %d of the "
+                        "executor's 1024 descriptors: the reserve for run "
+                        "records, spool files and the PDP is gone"
+                        % (len(socks), fds))
+        self.assertTrue(healthy, "/healthz stopped answering")
 
 
 if __name__ == "__main__":
