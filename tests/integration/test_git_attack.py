@@ -9,6 +9,17 @@ upstream behind a credential check, and the real executor with alias
 fast_forward_only). The agent holds only its own agent token and the
 grants the policies give it; it sends raw bytes to /git/ or runs git.
 
+Every test here FAILS on the code it was written against (commit ad4a6d2):
+each is a weakness, explained in its docstring with the fix it suggests.
+Tried and held (no test): pkt-line length case, 0003/delim/0004 packets,
+trailing newlines, shallow lines anywhere, caps on later lines, push-cert
+after shallow lines or after a command, push options with and without the
+capability, bytes after the flush, chunked + Content-Length, gzip and
+doubled Content-Encoding, pipelined requests on one keep-alive connection
+(each judged alone; the second use of a grant refused), the probe then a
+push on one connection, a forged grant naming another intent, refspec or
+option injection through ref names in the fast-forward fetch.
+
     INTENTGATE_BIN=... INTENTGATE_EXECUTOR_BIN=... \\
         python3 tests/integration/test_git_attack.py
 """
