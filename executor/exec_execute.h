@@ -52,6 +52,7 @@ struct exec_ctx {
     struct exec_runner_env run_env; /* work dir, sandbox user */
     atomic_long running;
     atomic_long git_running; /* git gateway requests on the pool */
+    atomic_long git_open;    /* git gateway requests alive */
     pthread_mutex_t mu;      /* guards inflight and per_action */
     struct exec_running *inflight;
     struct exec_slots *per_action; /* running count per action */

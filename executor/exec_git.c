@@ -27,8 +27,10 @@
 #include <unistd.h>
 
 #include "exec_git_pkt.h"
+#include "exec_verify.h"
 #include "ig_body.h"
 #include "ig_limits.h"
+#include "ig_time.h"
 
 /* A fetch's negotiation body (the "have" lines) is capped at this. */
 #define EXEC_GIT_UPLOAD_BODY_MAX (64ULL * 1024 * 1024)
@@ -226,6 +228,61 @@ read_headers(struct exec_git_req *g, struct MHD_Connection *c,
     return NULL;
 }
 
+static enum MHD_Result queue_answer(struct exec_git_req *g,
+                                    struct MHD_Connection *c);
+
+/* Requests alive at once (each may hold a body file and an answer file):
+   at most twice max_concurrent, within the descriptors the executor
+   keeps in reserve beyond one per connection. */
+static const char *
+hold_slot(struct exec_git_req *g, unsigned int *status)
+{
+    if (atomic_fetch_add(&g->x->git_open, 1) >= 2 * g->x->cfg->max_concurrent) {
+        atomic_fetch_sub(&g->x->git_open, 1);
+        *status = 503;
+        return "intentgate: too many git requests at once; try again\n";
+    }
+    g->counted = 1;
+    return NULL;
+}
+
+/* The grant's own checks (signature for the intent hash it claims, key,
+   audience, validity, action for this service, this alias), before any
+   body is taken or the PDP asked: 0, or -1 with g's answer set. */
+static int
+check_token(struct exec_git_req *g)
+{
+    const char *want = g->svc == EXEC_GIT_RECEIVE ? "git.push" : "git.fetch";
+    json_t *claims = NULL;
+    const char *action, *res;
+    struct ig_err err;
+    enum exec_refusal r;
+    char why[300];
+    int rc = -1;
+
+    ig_err_clear(&err);
+    r = exec_verify_token(g->x->keys, g->grant, g->x->cfg->id, ig_time_now(),
+                          &claims, &err);
+    action = json_string_value(json_object_get(claims, "action"));
+    res = json_string_value(json_object_get(claims, "resource"));
+    if (r != EXEC_ACCEPT)
+        (void)snprintf(why, sizeof(why), "grant refused: %s (%.200s)",
+                       exec_refusal_code(r), err.msg);
+    else if (action == NULL || strcmp(action, want) != 0)
+        (void)snprintf(
+            why, sizeof(why), "this grant is for %.64s; %s needs a %s grant",
+            action != NULL ? action : "?", exec_git_service_name(g->svc), want);
+    else if (res == NULL || strcmp(res, g->repo->alias) != 0)
+        (void)snprintf(why, sizeof(why),
+                       "this grant is for another repository");
+    else
+        rc = 0;
+    json_decref(claims);
+    if (rc != 0)
+        exec_git_refuse(g, why);
+    return rc;
+}
+
 enum MHD_Result
 exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
                const char *method, struct exec_git_req **out, int *answered)
@@ -251,8 +308,14 @@ exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
         no = read_grant(g, c, &status);
     if (no == NULL)
         no = read_headers(g, c, &status);
-    if (no == NULL)
-        return MHD_YES;
+    if (no == NULL && (no = hold_slot(g, &status)) == NULL) {
+        if (check_token(g) == 0)
+            return MHD_YES;
+        *answered = 1; /* refused as git shows it: g holds the answer */
+        atomic_fetch_add(
+            &x->metrics.git[g->svc == EXEC_GIT_UPLOAD][EXEC_GIT_REFUSED], 1);
+        return queue_answer(g, c);
+    }
     *answered = 1;
     atomic_fetch_add(&x->metrics.refused, 1);
     if (g->svc != 0)
@@ -308,6 +371,8 @@ git_unref(struct exec_git_req *g)
     pthread_mutex_unlock(&g->mu);
     if (!last)
         return;
+    if (g->counted)
+        atomic_fetch_sub(&g->x->git_open, 1);
     if (g->body_fd >= 0)
         (void)close(g->body_fd);
     if (g->reply_fd >= 0)

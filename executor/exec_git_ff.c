@@ -5,22 +5,27 @@
  * `--force` is invisible on the wire: a forced update is a command like any
  * other. What tells them apart is history: the update is a fast-forward
  * when the old id is an ancestor of the new one. The new commits are in the
- * pushed pack, the old ones upstream, so git itself is asked, in a private
- * cache repository per alias (under the spool directory, one check at a
- * time):
- *   1. git fetch the updated refs from the upstream (the credential in
- *      git's environment, never its arguments; only http(s));
- *   2. git index-pack --fix-thin the pushed pack into it (git's own
- *      hardened reader of untrusted packs, capped at max_push_bytes);
- *   3. git merge-base --is-ancestor OLD NEW for each update.
+ * pushed pack, the old ones upstream, so git itself is asked, with a
+ * private cache repository per alias (under the spool directory, one check
+ * at a time):
+ *   1. git fetch the updated refs from the upstream into the cache (the
+ *      credential in that git's environment only, never its arguments;
+ *      http(s) only, no redirects): the cache holds upstream objects only;
+ *   2. git index-pack --fix-thin the pushed pack into a scratch repository
+ *      that borrows the cache's objects (alternates), removed after the
+ *      check: a refused pack leaves nothing behind (git's own hardened
+ *      reader of untrusted packs, capped at max_push_bytes);
+ *   3. git merge-base --is-ancestor OLD NEW there, for each update.
  * Anything that cannot be checked (git missing, the upstream unreachable,
  * an old id the upstream no longer has) refuses the push: fail closed.
  * Each git run has the repository's timeout; its output is discarded.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "exec_git_ff.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -44,6 +49,8 @@ arg(const char *s)
 {
     return (char *)(uintptr_t)s;
 }
+
+#define CANNOT "intentgate: the fast-forward check cannot run"
 
 /* One check at a time: the cache repositories are shared. */
 static pthread_mutex_t ff_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -229,57 +236,107 @@ index_pack(const char *dir, const struct exec_git_repo *repo, int body_fd,
     return run_git(argv, body_fd, env, repo->timeout_ms);
 }
 
-const char *
-exec_git_ff_check(const struct exec_git_ff_in *in)
+/* Remove one entry of a scratch repository (nftw, depth first). */
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) != 0 ? -1 : 0;
+}
+
+/* A scratch repository for one check (tmp, cap bytes) that reads the
+   cache's objects through objects/info/alternates: the pushed pack goes
+   there and is gone with it. */
+static int
+scratch_repo(const char *cache, char **env, long ms, char *tmp, size_t cap)
+{
+    char *init[] = {arg("git"),    arg("init"), arg("-q"),
+                    arg("--bare"), tmp,         NULL};
+    char alt[4200];
+    int n, fd;
+
+    n = snprintf(tmp, cap, "%s.check-XXXXXX", cache);
+    if (n < 0 || (size_t)n >= cap || mkdtemp(tmp) == NULL)
+        return -1;
+    n = snprintf(alt, sizeof(alt), "%s/objects/info/alternates", tmp);
+    if (run_git(init, -1, env, ms) != 0 || n < 0 || (size_t)n >= sizeof(alt) ||
+        (fd = open(alt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+        return -1;
+    n = snprintf(alt, sizeof(alt), "%s/objects\n", cache);
+    if (n < 0 || (size_t)n >= sizeof(alt) || write(fd, alt, (size_t)n) != n) {
+        (void)close(fd);
+        return -1;
+    }
+    return close(fd);
+}
+
+/* Each update: is its old id an ancestor of its new one, in tmp? */
+static const char *
+ancestors(const char *tmp, const struct exec_git_ff_in *in, char **env)
 {
     const struct exec_git_push *p = in->push;
-    char dir[4096], *line = NULL, **env = NULL;
     char *anc[] = {arg("git"),
                    arg("--git-dir"),
-                   dir,
+                   arg(tmp),
                    arg("merge-base"),
                    arg("--is-ancestor"),
                    NULL,
                    NULL,
                    NULL};
-    const char *why = NULL;
-    struct ig_err err;
     size_t i;
     int rc;
 
-    for (i = 0; i < p->ncmds && p->cmds[i].kind != EXEC_GIT_UPDATE; i++)
-        ;
-    if (i == p->ncmds)
-        return NULL; /* creations and deletions only */
-    if (exec_git_up_credential(in->repo, in->secrets, &line, &err) != IG_OK ||
-        (env = git_env(in->spool_dir, line)) == NULL) {
-        ig_secmem_put(line);
-        return "intentgate: the fast-forward check cannot run";
-    }
-    pthread_mutex_lock(&ff_lock);
-    if (cache_repo(in->spool_dir, in->repo->alias, env, in->repo->timeout_ms,
-                   dir, sizeof(dir)) != 0 ||
-        fetch_refs(dir, in->repo, p, env) != 0 ||
-        index_pack(dir, in->repo, in->body_fd, in->body_len, p->pack_offset,
-                   env) != 0) {
-        why = "intentgate: the fast-forward check cannot run";
-        goto out;
-    }
-    for (i = 0; i < p->ncmds && why == NULL; i++) {
+    for (i = 0; i < p->ncmds; i++) {
         if (p->cmds[i].kind != EXEC_GIT_UPDATE)
             continue;
         anc[5] = arg(p->cmds[i].old_id);
         anc[6] = arg(p->cmds[i].new_id);
         rc = run_git(anc, -1, env, in->repo->timeout_ms);
         if (rc == 1)
-            why = "intentgate: not a fast-forward (this repository "
-                  "takes fast-forwards only)";
-        else if (rc != 0)
-            why = "intentgate: the fast-forward check cannot run";
+            return "intentgate: not a fast-forward (this repository "
+                   "takes fast-forwards only)";
+        if (rc != 0)
+            return CANNOT;
     }
-out:
+    return NULL;
+}
+
+const char *
+exec_git_ff_check(const struct exec_git_ff_in *in)
+{
+    const struct exec_git_push *p = in->push;
+    char dir[4096], tmp[4200], *line = NULL, **env = NULL, **plain = NULL;
+    const char *why = CANNOT;
+    struct ig_err err;
+    size_t i;
+
+    for (i = 0; i < p->ncmds && p->cmds[i].kind != EXEC_GIT_UPDATE; i++)
+        ;
+    if (i == p->ncmds)
+        return NULL; /* creations and deletions only */
+    tmp[0] = '\0';
+    /* The credential only in the fetch's environment: index-pack and
+       merge-base read the agent's bytes and need none. */
+    if (exec_git_up_credential(in->repo, in->secrets, &line, &err) != IG_OK ||
+        (env = git_env(in->spool_dir, line)) == NULL ||
+        (plain = git_env(in->spool_dir, NULL)) == NULL)
+        goto done;
+    pthread_mutex_lock(&ff_lock);
+    if (cache_repo(in->spool_dir, in->repo->alias, plain, in->repo->timeout_ms,
+                   dir, sizeof(dir)) == 0 &&
+        fetch_refs(dir, in->repo, p, env) == 0 &&
+        scratch_repo(dir, plain, in->repo->timeout_ms, tmp, sizeof(tmp)) == 0 &&
+        index_pack(tmp, in->repo, in->body_fd, in->body_len, p->pack_offset,
+                   plain) == 0)
+        why = ancestors(tmp, in, plain);
+    if (tmp[0] != '\0' && nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        why = CANNOT; /* a pack left behind: say so, refuse */
     pthread_mutex_unlock(&ff_lock);
+done:
     env_free(env, line != NULL);
+    env_free(plain, 0);
     ig_secmem_put(line);
     return why;
 }

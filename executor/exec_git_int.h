@@ -36,6 +36,7 @@ struct exec_git_req {
     uint64_t body_len, body_cap;
     int too_large, io_error;
     int parked, started, finished;
+    int counted; /* holds one of x->git_open */
     /* Streaming the upstream's answer (under mu): the answer is a 200 of
        the git type, its first safe_len bytes of reply_fd may go out. */
     int streaming, stream_failed;

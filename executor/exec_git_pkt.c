@@ -19,6 +19,7 @@
  */
 #include "exec_git_pkt.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,10 +258,13 @@ has_cap(const char *caps, const char *t)
     size_t n = strlen(t);
     const char *s = caps;
 
+    /* As git's parse_feature_request reads them: a name after the start
+       or any white space, ended by the end, white space or "=value". */
     while ((s = strstr(s, t)) != NULL) {
-        if ((s == caps || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
+        if ((s == caps || isspace((unsigned char)s[-1])) &&
+            (s[n] == '\0' || s[n] == '=' || isspace((unsigned char)s[n])))
             return 1;
-        s += n;
+        s++;
     }
     return 0;
 }

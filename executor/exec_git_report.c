@@ -19,6 +19,8 @@
  */
 #include "exec_git_pkt.h"
 
+#include <ctype.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -477,10 +479,11 @@ exec_git_asks_side_band(const unsigned char *buf, size_t len)
         if (nul == NULL)
             continue; /* a shallow line, say */
         end = k.data + exec_git_chomp(k.data, k.len);
-        for (i = 1; nul + i + 13 <= end; i++)
+        for (i = 1; nul + i + 13 <= end; i++) /* as has_cap reads it */
             if (memcmp(nul + i, "side-band-64k", 13) == 0 &&
-                (nul[i - 1] == ' ' || nul[i - 1] == '\0') &&
-                (nul + i + 13 == end || nul[i + 13] == ' '))
+                (nul[i - 1] == '\0' || isspace(nul[i - 1])) &&
+                (nul + i + 13 == end || nul[i + 13] == '=' ||
+                 isspace(nul[i + 13])))
                 return 1;
         return 0;
     }

@@ -99,6 +99,7 @@ static int
 check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
 {
     char id[IG_INTENT_ID_MAX + 1], hash[IG_HASH_STRLEN + 1], why[300];
+    char state[32];
     const char *want = g->svc == EXEC_GIT_RECEIVE ? "git.push" : "git.fetch";
     struct ig_err err;
     enum exec_refusal r;
@@ -110,7 +111,8 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
         return -1;
     }
     (void)snprintf(g->intent_id, sizeof(g->intent_id), "%s", id);
-    if (exec_pdp_intent(g->x->pdp, id, binding, &err) != IG_OK) {
+    if (exec_pdp_intent(g->x->pdp, id, binding, state, sizeof(state),
+                        &err) != IG_OK) {
         (void)snprintf(why, sizeof(why),
                        "the grant's intent cannot be read "
                        "from the PDP (%.200s)",
@@ -139,6 +141,12 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
     }
     if (res == NULL || strcmp(res, g->repo->alias) != 0) {
         exec_git_refuse(g, "this grant is for another repository");
+        return -1;
+    }
+    /* A push grant shows the advertisement only while it can push. */
+    if (g->svc == EXEC_GIT_RECEIVE && g->route == EXEC_GIT_REFS &&
+        strcmp(state, "ALLOWED") != 0) {
+        exec_git_refuse(g, "grant already used");
         return -1;
     }
     return 0;

@@ -224,7 +224,7 @@ exec_pdp_outcome(struct exec_pdp *p, const char *intent_id, const char *outcome,
 
 enum ig_status
 exec_pdp_intent(struct exec_pdp *p, const char *intent_id, json_t **binding,
-                struct ig_err *err)
+                char *state, size_t state_cap, struct ig_err *err)
 {
     char path[sizeof("/v1/intents/") + IG_INTENT_ID_MAX];
     struct ig_buf reply;
@@ -253,6 +253,11 @@ exec_pdp_intent(struct exec_pdp *p, const char *intent_id, json_t **binding,
             st = ig_err_set(err, IG_ERR_IO, "the PDP's answer is malformed");
         else
             *binding = json_incref(b);
+        if (st == IG_OK && state != NULL)
+            (void)snprintf(state, state_cap, "%s",
+                           json_is_string(json_object_get(v, "state"))
+                               ? json_string_value(json_object_get(v, "state"))
+                               : "");
     }
     json_decref(v);
     ig_buf_release(&reply);

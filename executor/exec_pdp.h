@@ -50,13 +50,16 @@ enum ig_status exec_pdp_outcome(struct exec_pdp *p, const char *intent_id,
 
 /*
  * GET /v1/intents/{intent_id}: *binding gets the recorded intent binding
- * (a new reference), which the caller then verifies a grant against:
+ * (a new reference) and state (when not NULL, state_cap bytes) the
+ * intent's state ("ALLOWED", "REDEEMED", ...), which the caller then
+ * verifies a grant against:
  * what the PDP answers is trusted no further than that check. intent_id
  * must be a lowercase UUID (IG_ERR_INVALID otherwise, nothing sent).
  * Errors as exec_pdp_redeem (IG_ERR_NOTFOUND: no such intent, or not one
  * of this executor's actions).
  */
 enum ig_status exec_pdp_intent(struct exec_pdp *p, const char *intent_id,
-                               json_t **binding, struct ig_err *err) IG_WUR;
+                               json_t **binding, char *state,
+                               size_t state_cap, struct ig_err *err) IG_WUR;
 
 #endif

@@ -161,3 +161,33 @@ exec_verify_grant(const struct ig_keyring *keys, const json_t *intent,
     }
     return r;
 }
+
+enum exec_refusal
+exec_verify_token(const struct ig_keyring *keys, const char *grant,
+                  const char *self_id, int64_t now, json_t **claims,
+                  struct ig_err *err)
+{
+    json_t *peek = NULL;
+    enum exec_refusal r;
+    const char *aud, *hash;
+
+    *claims = NULL;
+    if (grant == NULL || grant[0] == '\0') {
+        (void)ig_err_set(err, IG_ERR_INVALID, "no grant: ask the PDP first");
+        return EXEC_REFUSE_NO_GRANT;
+    }
+    peek = peek_claims(grant);
+    aud = str(peek, "aud");
+    hash = str(peek, "intent_hash");
+    if (peek == NULL || aud == NULL || hash == NULL) {
+        json_decref(peek);
+        (void)ig_err_set(err, IG_ERR_INVALID,
+                         "the grant is not a v4.public intentgate grant");
+        return EXEC_REFUSE_GRANT_MALFORMED;
+    }
+    /* The signature covers the claimed hash as implicit assertion: only
+       a token the PDP signed for that hash passes. */
+    r = verify(keys, grant, hash, aud, self_id, now, claims, err);
+    json_decref(peek);
+    return r;
+}

@@ -49,4 +49,16 @@ enum exec_refusal exec_verify_grant(const struct ig_keyring *keys,
                                     char hash[IG_HASH_STRLEN + 1],
                                     struct ig_err *err);
 
+/*
+ * The checks that need no intent: the grant verified with the intent hash
+ * it claims as implicit assertion (so a token the PDP did not sign for
+ * that hash fails), its key, audience and validity window. For refusing a
+ * forged or foreign token before any I/O; the intent still has to be
+ * checked with exec_verify_grant. Same codes, *claims as there.
+ */
+enum exec_refusal exec_verify_token(const struct ig_keyring *keys,
+                                    const char *grant, const char *self_id,
+                                    int64_t now, json_t **claims,
+                                    struct ig_err *err);
+
 #endif

@@ -628,8 +628,21 @@ class HostileTests:
         self.commit(wd)
         self.up.reset_log()
         r = self.git("push", "gw", "HEAD:" + ref, grant=b["grant"], cwd=wd)
-        self.rejected(r)
+        # Refused at the advertisement already (a spent push grant shows
+        # no refs): git prints the remote error and exits non-zero.
+        self.refused(r)
         self.assertIn("intentgate: grant already used", r.err)
+        self.assertEqual(self.up.refs().get(ref), head)
+        self.no_post()
+        # Straight to the push endpoint, past the advertisement: the
+        # PDP refuses the second redemption, git's ng lines say so.
+        st, _, out = self.raw("POST", "/git/repo/git-receive-pack",
+                              b["grant"],
+                              push_body([(head, self.seed, ref)]),
+                              ctype=RECEIVE_CT)
+        self.assertEqual(st, 200, out)
+        self.assertIn(b"intentgate: grant already used", out)
+        self.assertIn(b"ng " + ref.encode(), out)
         self.assertEqual(self.up.refs().get(ref), head)
         self.no_post()
 

@@ -668,14 +668,25 @@ test_push_shallow_and_caps(void **state)
     free(w.b);
     memset(&w, 0, sizeof(w));
     /* Caps are whole tokens: "side-band" is not side-band-64k, and
-       "report-status-v2" alone is not report-status. */
+       "report-status-v2" alone is not report-status; "quiet=1" is quiet,
+       as git's parse_feature_request reads it. */
     cmd1(&w, Z40, A40, "refs/heads/x",
          " side-band report-status-v2 xatomic quiet=1");
     flush(&w);
     pack(&w);
     expect(&w, 1, IG_OK, &p, NULL);
-    assert_false(p.side_band_64k || p.report_status || p.atomic || p.quiet);
-    assert_true(p.report_status_v2);
+    assert_false(p.side_band_64k || p.report_status || p.atomic);
+    assert_true(p.report_status_v2 && p.quiet);
+    exec_git_push_release(&p);
+    free(w.b);
+    memset(&w, 0, sizeof(w));
+    /* Any white space separates them, as git takes it. */
+    cmd1(&w, Z40, A40, "refs/heads/x", " report-status\tside-band-64k\vquiet");
+    flush(&w);
+    pack(&w);
+    expect(&w, 1, IG_OK, &p, NULL);
+    assert_true(p.report_status && p.side_band_64k && p.quiet);
+    assert_true(exec_git_asks_side_band((const unsigned char *)w.b, w.n));
     exec_git_push_release(&p);
     free(w.b);
     memset(&w, 0, sizeof(w));
