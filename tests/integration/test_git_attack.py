@@ -32,6 +32,8 @@ import base64
 import json
 import os
 import resource
+import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -185,10 +187,11 @@ class Attacks(T.GatewayBase, unittest.TestCase):
                 s.sendall(b"x" * sent)  # the last 1024 bytes never come
             except (BrokenPipeError, ConnectionResetError):
                 pass  # refused before the body: what the fix does
-            held, deadline = 0, time.time() + 3
-            while time.time() < deadline and held < sent:
-                held = max(held, self.spooled_bytes())
-                time.sleep(0.1)
+            # Synchronise on the executor's answer (a refusal comes at
+            # once; a spooling executor answers nothing until the body
+            # ends), then look at the spool.
+            select.select([s], [], [], 10)
+            held = self.spooled_bytes()
         finally:
             s.close()
         self.assertLess(held, 64 * 1024,
@@ -406,9 +409,23 @@ class DescriptorsPerConnection(unittest.TestCase):
             for _ in range(700):  # under max_connections (768)
                 s = socket.create_connection((self.ex.host, self.ex.port),
                                              10)
-                s.sendall(head + b"x" * 1024)
+                try:
+                    s.sendall(head + b"x" * 1024)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # refused before the body
                 socks.append(s)
-            time.sleep(1)
+            # Synchronise on the answers: each refused request is answered
+            # at once; a spooling executor answers none (then the deadline
+            # ends the wait).
+            sel, deadline = selectors.DefaultSelector(), time.monotonic() + 20
+            for x in socks:
+                sel.register(x, selectors.EVENT_READ)
+            left = len(socks)
+            while left and time.monotonic() < deadline:
+                for key, _ in sel.select(deadline - time.monotonic()):
+                    sel.unregister(key.fileobj)
+                    left -= 1
+            sel.close()
             fds = len(os.listdir("/proc/%d/fd" % self.ex.proc.pid))
             healthy = self.ex.healthy()
         finally:
