@@ -111,8 +111,8 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
         return -1;
     }
     (void)snprintf(g->intent_id, sizeof(g->intent_id), "%s", id);
-    if (exec_pdp_intent(g->x->pdp, id, binding, state, sizeof(state),
-                        &err) != IG_OK) {
+    if (exec_pdp_intent(g->x->pdp, id, binding, state, sizeof(state), &err) !=
+        IG_OK) {
         (void)snprintf(why, sizeof(why),
                        "the grant's intent cannot be read "
                        "from the PDP (%.200s)",

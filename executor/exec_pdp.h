@@ -59,7 +59,7 @@ enum ig_status exec_pdp_outcome(struct exec_pdp *p, const char *intent_id,
  * of this executor's actions).
  */
 enum ig_status exec_pdp_intent(struct exec_pdp *p, const char *intent_id,
-                               json_t **binding, char *state,
-                               size_t state_cap, struct ig_err *err) IG_WUR;
+                               json_t **binding, char *state, size_t state_cap,
+                               struct ig_err *err) IG_WUR;
 
 #endif
