@@ -28,20 +28,19 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "exec_git_up.h"
+#include "ig_log.h"
 #include "ig_secmem.h"
-
-extern char **environ;
 
 /* A string literal as execve's argv wants it (git never writes it). */
 static char *
@@ -55,32 +54,92 @@ arg(const char *s)
 /* One check at a time: the cache repositories are shared. */
 static pthread_mutex_t ff_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Run git with argv (argv[0] is "git"), stdin from in_fd (-1: none),
-   env the environment; its exit status, or -1 when it could not run or
-   ran past timeout_ms (then killed). */
-static int
-run_git(char *const argv[], int in_fd, char *const env[], long timeout_ms)
+/* Limits for a git run on the agent's bytes (index-pack, merge-base): a
+   delta chain of a few kilobytes can expand to gigabytes. 0: none. */
+struct limits {
+    rlim_t as, cpu, fsize;
+};
+
+/* The limits of a git run on the agent's pack: 2 GiB of address space
+   (git's pack windows are kept small by git_env), the repository's
+   timeout in CPU seconds, files of twice the largest push. */
+static void
+agent_limits(const struct exec_git_repo *repo, struct limits *lim)
 {
-    posix_spawn_file_actions_t fa;
+    lim->as = (rlim_t)2 << 30;
+    lim->cpu = (rlim_t)(repo->timeout_ms / 1000 + 1);
+    lim->fsize = (rlim_t)(2 * repo->max_push_bytes) + ((rlim_t)64 << 20);
+}
+
+/* git's path from PATH, found once (under ff_lock); NULL when absent. */
+static const char *
+git_path(void)
+{
+    static char found[4096];
+    const char *path = getenv("PATH"), *p, *end;
+    int n;
+
+    if (found[0] != '\0')
+        return found;
+    for (p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0'; p = end) {
+        end = strchr(p, ':');
+        if (end == NULL)
+            end = p + strlen(p);
+        n = snprintf(found, sizeof(found), "%.*s/git", (int)(end - p), p);
+        if (n > 5 && (size_t)n < sizeof(found) && found[0] == '/' &&
+            access(found, X_OK) == 0)
+            return found;
+        if (*end == ':')
+            end++;
+    }
+    found[0] = '\0';
+    return NULL;
+}
+
+/* In the child: fds, limits, exec. Async-signal-safe calls only. */
+static void
+child(const char *git, char *const argv[], int in_fd, char *const env[],
+      const struct limits *lim)
+{
+    struct rlimit r;
+    int fd = open("/dev/null", O_RDWR);
+
+    if (fd < 0 || dup2(in_fd >= 0 ? in_fd : fd, 0) < 0 || dup2(fd, 1) < 0 ||
+        dup2(fd, 2) < 0)
+        _exit(127);
+    if (lim != NULL) {
+        r.rlim_cur = r.rlim_max = lim->as;
+        if (setrlimit(RLIMIT_AS, &r) != 0)
+            _exit(127);
+        r.rlim_cur = r.rlim_max = lim->cpu;
+        if (setrlimit(RLIMIT_CPU, &r) != 0)
+            _exit(127);
+        r.rlim_cur = r.rlim_max = lim->fsize;
+        if (setrlimit(RLIMIT_FSIZE, &r) != 0)
+            _exit(127);
+    }
+    (void)execve(git, argv, env);
+    _exit(127);
+}
+
+/* Run git with argv (argv[0] is "git"), stdin from in_fd (-1: none),
+   env the environment, under lim (NULL: none); its exit status, or -1
+   when it could not run, died of a signal (a limit) or ran past
+   timeout_ms (then killed). */
+static int
+run_git(char *const argv[], int in_fd, char *const env[], long timeout_ms,
+        const struct limits *lim)
+{
     struct timespec tick = {0, 5 * 1000 * 1000};
+    const char *git = git_path();
     long waited = 0;
     int st = 0, rc = -1;
     pid_t pid, w;
 
-    if (posix_spawn_file_actions_init(&fa) != 0)
+    if (git == NULL || (pid = fork()) < 0)
         return -1;
-    if ((in_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, in_fd, 0)
-                    : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-                                                       O_RDONLY, 0)) != 0 ||
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) !=
-            0 ||
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) !=
-            0 ||
-        posix_spawnp(&pid, "git", &fa, NULL, argv, env) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return -1;
-    }
-    posix_spawn_file_actions_destroy(&fa);
+    if (pid == 0)
+        child(git, argv, in_fd, env, lim);
     for (;;) { /* the child's own timeout: poll, kill past it */
         w = waitpid(pid, &st, WNOHANG);
         if (w == pid) {
@@ -112,7 +171,7 @@ git_env(const char *home, const char *cred_line)
                                         "LC_ALL=C",
                                         "PATH=/usr/local/bin:/usr/bin:/bin"};
     size_t n = sizeof(fixed) / sizeof(fixed[0]), i, len;
-    char **env = calloc(n + 7, sizeof(*env));
+    char **env = calloc(n + 9, sizeof(*env));
 
     if (env == NULL)
         return NULL;
@@ -123,6 +182,19 @@ git_env(const char *home, const char *cred_line)
     if ((env[n] = malloc(len)) == NULL)
         goto fail;
     (void)snprintf(env[n++], len, "HOME=%s", home);
+    if (cred_line == NULL) { /* runs on the agent's pack: small windows */
+        if ((env[n++] = strdup("GIT_CONFIG_COUNT=3")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_0=core.packedGitLimit")) ==
+                NULL ||
+            (env[n++] = strdup("GIT_CONFIG_VALUE_0=256m")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_1=core.packedGitWindowSize")) ==
+                NULL ||
+            (env[n++] = strdup("GIT_CONFIG_VALUE_1=32m")) == NULL ||
+            (env[n++] = strdup("GIT_CONFIG_KEY_2=core.deltaBaseCacheLimit")) ==
+                NULL ||
+            (env[n++] = strdup("GIT_CONFIG_VALUE_2=64m")) == NULL)
+            goto fail;
+    }
     if (cred_line != NULL) { /* never followed to another place */
         len = strlen(cred_line) + sizeof("GIT_CONFIG_VALUE_1=");
         if ((env[n++] = strdup("GIT_CONFIG_COUNT=2")) == NULL ||
@@ -175,7 +247,7 @@ cache_repo(const char *spool, const char *alias, char **env, long ms, char *dir,
         return -1;
     if (access(dir, F_OK) == 0)
         return 0;
-    return run_git(init, -1, env, ms) == 0 ? 0 : -1;
+    return run_git(init, -1, env, ms, NULL) == 0 ? 0 : -1;
 }
 
 /* Fetch each updated ref from the upstream into refs/up/<n>. */
@@ -209,7 +281,7 @@ fetch_refs(const char *dir, const struct exec_git_repo *repo,
                        p->cmds[i].ref, i);
         n++, k++;
     }
-    rc = k == 0 ? 0 : run_git(argv, -1, env, repo->timeout_ms);
+    rc = k == 0 ? 0 : run_git(argv, -1, env, repo->timeout_ms, NULL);
 out:
     for (i = 9; argv[i] != NULL; i++)
         free(argv[i]);
@@ -223,17 +295,26 @@ index_pack(const char *dir, const struct exec_git_repo *repo, int body_fd,
            uint64_t body_len, size_t pack_offset, char **env)
 {
     char cap[48];
-    char *argv[] = {
-        arg("git"),     arg("--git-dir"),  arg(dir), arg("index-pack"),
-        arg("--stdin"), arg("--fix-thin"), cap,      NULL};
+    char *argv[] = {arg("git"),
+                    arg("--git-dir"),
+                    arg(dir),
+                    arg("index-pack"),
+                    arg("--stdin"),
+                    arg("--fix-thin"),
+                    arg("--threads=2"),
+                    cap,
+                    NULL};
+
+    struct limits lim;
 
     if (pack_offset >= body_len)
         return 0; /* no pack: nothing new */
+    agent_limits(repo, &lim);
     (void)snprintf(cap, sizeof(cap), "--max-input-size=%.0f",
                    repo->max_push_bytes);
     if (lseek(body_fd, (off_t)pack_offset, SEEK_SET) < 0)
         return -1;
-    return run_git(argv, body_fd, env, repo->timeout_ms);
+    return run_git(argv, body_fd, env, repo->timeout_ms, &lim);
 }
 
 /* Remove one entry of a scratch repository (nftw, depth first). */
@@ -261,7 +342,8 @@ scratch_repo(const char *cache, char **env, long ms, char *tmp, size_t cap)
     if (n < 0 || (size_t)n >= cap || mkdtemp(tmp) == NULL)
         return -1;
     n = snprintf(alt, sizeof(alt), "%s/objects/info/alternates", tmp);
-    if (run_git(init, -1, env, ms) != 0 || n < 0 || (size_t)n >= sizeof(alt) ||
+    if (run_git(init, -1, env, ms, NULL) != 0 || n < 0 ||
+        (size_t)n >= sizeof(alt) ||
         (fd = open(alt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
         return -1;
     n = snprintf(alt, sizeof(alt), "%s/objects\n", cache);
@@ -277,6 +359,7 @@ static const char *
 ancestors(const char *tmp, const struct exec_git_ff_in *in, char **env)
 {
     const struct exec_git_push *p = in->push;
+    struct limits lim;
     char *anc[] = {arg("git"),
                    arg("--git-dir"),
                    arg(tmp),
@@ -288,12 +371,13 @@ ancestors(const char *tmp, const struct exec_git_ff_in *in, char **env)
     size_t i;
     int rc;
 
+    agent_limits(in->repo, &lim);
     for (i = 0; i < p->ncmds; i++) {
         if (p->cmds[i].kind != EXEC_GIT_UPDATE)
             continue;
         anc[5] = arg(p->cmds[i].old_id);
         anc[6] = arg(p->cmds[i].new_id);
-        rc = run_git(anc, -1, env, in->repo->timeout_ms);
+        rc = run_git(anc, -1, env, in->repo->timeout_ms, &lim);
         if (rc == 1)
             return "intentgate: not a fast-forward (this repository "
                    "takes fast-forwards only)";
@@ -308,7 +392,7 @@ exec_git_ff_check(const struct exec_git_ff_in *in)
 {
     const struct exec_git_push *p = in->push;
     char dir[4096], tmp[4200], *line = NULL, **env = NULL, **plain = NULL;
-    const char *why = CANNOT;
+    const char *why = CANNOT, *step = NULL;
     struct ig_err err;
     size_t i;
 
@@ -325,15 +409,25 @@ exec_git_ff_check(const struct exec_git_ff_in *in)
         goto done;
     pthread_mutex_lock(&ff_lock);
     if (cache_repo(in->spool_dir, in->repo->alias, plain, in->repo->timeout_ms,
-                   dir, sizeof(dir)) == 0 &&
-        fetch_refs(dir, in->repo, p, env) == 0 &&
-        scratch_repo(dir, plain, in->repo->timeout_ms, tmp, sizeof(tmp)) == 0 &&
-        index_pack(tmp, in->repo, in->body_fd, in->body_len, p->pack_offset,
-                   plain) == 0)
-        why = ancestors(tmp, in, plain);
+                   dir, sizeof(dir)) != 0)
+        step = "the cache repository";
+    else if (fetch_refs(dir, in->repo, p, env) != 0)
+        step = "git fetch";
+    else if (scratch_repo(dir, plain, in->repo->timeout_ms, tmp, sizeof(tmp)) !=
+             0)
+        step = "the scratch repository";
+    else if (index_pack(tmp, in->repo, in->body_fd, in->body_len,
+                        p->pack_offset, plain) != 0)
+        step = "git index-pack";
+    else if ((why = ancestors(tmp, in, plain)) != NULL &&
+             strcmp(why, CANNOT) == 0)
+        step = "git merge-base";
     if (tmp[0] != '\0' && nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        why = CANNOT; /* a pack left behind: say so, refuse */
+        why = CANNOT, step = "removing the scratch repository";
     pthread_mutex_unlock(&ff_lock);
+    if (step != NULL) /* why the push was refused, for the operator */
+        ig_log("warn", "git.ff_check_failed",
+               json_pack("{s:s, s:s}", "repo", in->repo->alias, "step", step));
 done:
     env_free(env, line != NULL);
     env_free(plain, 0);

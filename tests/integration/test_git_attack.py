@@ -29,17 +29,20 @@ option injection through ref names in the fast-forward fetch.
         python3 tests/integration/test_git_attack.py
 """
 import base64
+import hashlib
 import json
 import os
 import resource
 import select
 import selectors
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
 import unittest
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exec_harness as H  # noqa: E402
@@ -59,6 +62,79 @@ def tree_bytes(d):
             except OSError:
                 pass
     return total
+
+
+def _obj_header(kind, size):
+    """A pack object's type and size header."""
+    out = bytearray()
+    c = (kind << 4) | (size & 0x0F)
+    size >>= 4
+    while size:
+        out.append(c | 0x80)
+        c = size & 0x7F
+        size >>= 7
+    out.append(c)
+    return bytes(out)
+
+
+def _delta_size(n):
+    out = bytearray()
+    while True:
+        c, n = n & 0x7F, n >> 7
+        out.append(c | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _copy(off, size):
+    """A delta copy instruction (size < 2**24)."""
+    cmd, out = 0x80, bytearray()
+    for i in range(4):
+        if (off >> (8 * i)) & 0xFF:
+            cmd |= 1 << i
+            out.append((off >> (8 * i)) & 0xFF)
+    for i in range(3):
+        if (size >> (8 * i)) & 0xFF:
+            cmd |= 1 << (4 + i)
+            out.append((size >> (8 * i)) & 0xFF)
+    return bytes([cmd]) + bytes(out)
+
+
+def _ofs(n):
+    """An OFS_DELTA's distance back to its base."""
+    out = [n & 0x7F]
+    n >>= 7
+    while n:
+        n -= 1
+        out.insert(0, 0x80 | (n & 0x7F))
+        n >>= 7
+    return bytes(out)
+
+
+def delta_bomb():
+    """A pack of a few kilobytes whose objects expand to 4 GiB: a 1 MiB
+    blob of zeros, then three OFS_DELTA objects, each 16 copies of the one
+    before (16 MiB, 256 MiB, 4 GiB)."""
+    chunk = 8 << 20
+    base = 1 << 20
+    objs, offs = [], []
+    off = 12
+    data = _obj_header(3, base) + zlib.compress(b"\0" * base, 9)
+    objs.append(data)
+    offs.append(off)
+    off += len(data)
+    for _ in range(3):
+        pieces = [(o, min(chunk, base - o)) for o in range(0, base, chunk)]
+        delta = _delta_size(base) + _delta_size(16 * base) + b"".join(
+            _copy(o, n) for _ in range(16) for o, n in pieces)
+        data = (_obj_header(6, len(delta)) + _ofs(off - offs[-1]) +
+                zlib.compress(delta, 9))
+        objs.append(data)
+        offs.append(off)
+        off += len(data)
+        base *= 16
+    pack = b"PACK" + struct.pack(">II", 2, len(objs)) + b"".join(objs)
+    return pack + hashlib.sha1(pack).digest()
 
 
 class Attacks(T.GatewayBase, unittest.TestCase):
@@ -108,6 +184,32 @@ class Attacks(T.GatewayBase, unittest.TestCase):
             "the fast-forward cache grew by %d bytes over %d refused "
             "pushes of one unspent grant (%d bytes each): the pushed "
             "packs stay on the executor's disk" % (grown, tries - 1, size))
+
+    def test_ff_check_survives_a_delta_bomb(self):
+        """A pack of a few kilobytes that expands to 4 GiB, pushed as an
+        update to a fast_forward_only repository with an unspent grant:
+        the check's git index-pack runs under limits (2 GiB of address
+        space, CPU seconds, file size) and fails there, before it takes
+        the machine's memory; the push is refused, the grant unspent, and
+        the executor keeps serving. Without the limits index-pack inflates
+        the whole chain and the check fails later, at merge-base."""
+        wd, ref, first = self.branch_upstream("bomb")
+        b = self.push_grant([ref], alias="ff")
+        pack = delta_bomb()
+        self.assertLess(len(pack), 64 * 1024)
+        body = T.pkt("%s %s %s\0report-status side-band-64k" % (
+            first, "1" * 40, ref)) + b"0000" + pack
+        st, _, out = self.raw("POST", "/git/ff/git-receive-pack",
+                              grant=b["grant"], body=body,
+                              ctype=T.RECEIVE_CT)
+        self.assertEqual(st, 200, out)
+        self.assertIn(b"intentgate: the fast-forward check cannot run", out)
+        self.assertEqual(self.up.refs().get(ref), first)
+        self.unspent(b)
+        self.assertTrue(self.ex.healthy())
+        steps = [e.get("step") for e in self.log_events()
+                 if e.get("event") == "git.ff_check_failed"]
+        self.assertEqual(steps[-1:], ["git index-pack"], steps)
 
     def test_side_band_asked_with_a_tab_hides_the_outcome(self):
         """git's receive-pack reads capabilities with parse_feature_request
