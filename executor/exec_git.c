@@ -29,6 +29,7 @@
 #include "exec_git_pkt.h"
 #include "exec_verify.h"
 #include "ig_body.h"
+#include "ig_file.h"
 #include "ig_limits.h"
 #include "ig_time.h"
 
@@ -248,23 +249,25 @@ hold_slot(struct exec_git_req *g, unsigned int *status)
 
 /* The grant's own checks (signature for the intent hash it claims, key,
    audience, validity, action for this service, this alias), before any
-   body is taken or the PDP asked: 0, or -1 with g's answer set. */
+   body is taken or the PDP asked: 0 with g->intent_id set, or -1 with
+   g's answer set. The worker then checks the intent the PDP recorded
+   against the same token (exec_verify_grant). */
 static int
 check_token(struct exec_git_req *g)
 {
     const char *want = g->svc == EXEC_GIT_RECEIVE ? "git.push" : "git.fetch";
+    const char *action, *res, *id;
     json_t *claims = NULL;
-    const char *action, *res;
     struct ig_err err;
     enum exec_refusal r;
     char why[300];
-    int rc = -1;
 
     ig_err_clear(&err);
     r = exec_verify_token(g->x->keys, g->grant, g->x->cfg->id, ig_time_now(),
                           &claims, &err);
     action = json_string_value(json_object_get(claims, "action"));
     res = json_string_value(json_object_get(claims, "resource"));
+    id = json_string_value(json_object_get(claims, "intent_id"));
     if (r != EXEC_ACCEPT)
         (void)snprintf(why, sizeof(why), "grant refused: %s (%.200s)",
                        exec_refusal_code(r), err.msg);
@@ -275,12 +278,15 @@ check_token(struct exec_git_req *g)
     else if (res == NULL || strcmp(res, g->repo->alias) != 0)
         (void)snprintf(why, sizeof(why),
                        "this grant is for another repository");
-    else
-        rc = 0;
+    else if (id == NULL || strlen(id) >= sizeof(g->intent_id))
+        (void)snprintf(why, sizeof(why), "the grant is malformed");
+    else /* the intent the worker asks the PDP for */
+        (void)snprintf(g->intent_id, sizeof(g->intent_id), "%s", id);
     json_decref(claims);
-    if (rc != 0)
-        exec_git_refuse(g, why);
-    return rc;
+    if (g->intent_id[0] != '\0')
+        return 0;
+    exec_git_refuse(g, why);
+    return -1;
 }
 
 enum MHD_Result
@@ -327,9 +333,6 @@ exec_git_begin(struct exec_ctx *x, struct MHD_Connection *c, const char *url,
 void
 exec_git_body(struct exec_git_req *g, const char *data, size_t n)
 {
-    size_t off = 0;
-    ssize_t w;
-
     if (g->io_error || g->route != EXEC_GIT_RPC)
         return;
     if (g->too_large || n > g->body_cap - g->body_len) {
@@ -348,15 +351,9 @@ exec_git_body(struct exec_git_req *g, const char *data, size_t n)
         g->io_error = 1;
         return;
     }
-    while (off < n) {
-        w = write(g->body_fd, data + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            g->io_error = 1;
-            return;
-        }
-        off += (size_t)w;
+    if (ig_file_write_all(g->body_fd, data, n) != 0) {
+        g->io_error = 1;
+        return;
     }
     g->body_len += n;
 }

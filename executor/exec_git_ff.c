@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "exec_git_up.h"
+#include "ig_file.h"
 #include "ig_log.h"
 #include "ig_secmem.h"
 
@@ -347,7 +348,8 @@ scratch_repo(const char *cache, char **env, long ms, char *tmp, size_t cap)
         (fd = open(alt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
         return -1;
     n = snprintf(alt, sizeof(alt), "%s/objects\n", cache);
-    if (n < 0 || (size_t)n >= sizeof(alt) || write(fd, alt, (size_t)n) != n) {
+    if (n < 0 || (size_t)n >= sizeof(alt) ||
+        ig_file_write_all(fd, alt, (size_t)n) != 0) {
         (void)close(fd);
         return -1;
     }

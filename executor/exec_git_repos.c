@@ -19,22 +19,6 @@
 
 #include "exec_secrets.h"
 
-/* ^[a-z0-9][a-z0-9._-]{0,63}$ and not only dots. */
-static int
-alias_valid(const char *s)
-{
-    size_t i, n = strlen(s);
-
-    if (n == 0 || n > IG_EXEC_GIT_ALIAS_MAX || s[0] == '.' || s[0] == '_' ||
-        s[0] == '-')
-        return 0;
-    for (i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-              s[i] == '.' || s[i] == '_' || s[i] == '-'))
-            return 0;
-    return 1;
-}
-
 /* http(s)://host[:port][/path]: no userinfo, query, fragment, spaces. */
 static enum ig_status
 check_url(const struct exec_reg_ctx *c, const char *url)
@@ -200,8 +184,8 @@ exec_git_repos_load(const struct exec_reg_ctx *c, json_t *git,
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
     json_object_foreach(git, alias, def)
     {
-        rc.action = alias; /* errors say: action "<alias>" */
-        if (!alias_valid(alias))
+        rc.action = alias;                  /* errors say: action "<alias>" */
+        if (!exec_secret_name_valid(alias)) /* the same rule */
             return exec_reg_fail(&rc, NULL,
                                  "invalid git alias: want "
                                  "^[a-z0-9][a-z0-9._-]{0,63}$");

@@ -2,12 +2,11 @@
  * exec_git_run.c - the git gateway's worker: everything between a whole
  * request and its answer (see exec_git.h).
  *
- * In order: the intent id is read from the grant's payload (unverified:
- * only to ask the PDP for the binding); the PDP gives the recorded
- * binding; the grant is verified offline against it (exec_verify.c:
- * signature, audience, validity, intent, action, resource); the action
- * must fit the service (git.push for receive-pack, git.fetch for
- * upload-pack) and the resource must be this alias. Then:
+ * In order: the PDP gives the binding of the intent the grant names (its
+ * claims were verified on the HTTP thread, action and alias included:
+ * exec_git.c); the grant is verified offline against that binding
+ * (exec_verify.c: the recorded intent hashes to what the grant was signed
+ * for, and names the same intent, action and resource). Then:
  *   - info/refs: a push grant is not spent (the push itself decides); a
  *     fetch grant is redeemed on its first request (a fetch session);
  *   - receive-pack: the commands are parsed and compared with the intent's
@@ -26,7 +25,6 @@
 
 #include "exec_verify.h"
 #include "ig_json.h"
-#include "ig_paseto.h"
 #include "ig_time.h"
 
 /* Fetch sessions: fetch grants already redeemed here, until they expire.
@@ -72,47 +70,17 @@ session_add(const char *intent_id, int64_t until, int64_t now)
     pthread_mutex_unlock(&sessions_mu);
 }
 
-/* The intent id the grant claims (unverified). 0, or -1 (refused). */
-static int
-grant_intent_id(const char *grant, char *id, size_t cap)
-{
-    struct ig_buf p;
-    json_t *v = NULL;
-    const char *s;
-    int rc = -1;
-
-    ig_buf_init(&p, IG_TOKEN_MAX_BYTES);
-    if (ig_paseto_peek_payload(grant, strlen(grant), &p, NULL) == IG_OK &&
-        ig_json_parse(p.data, p.len, &v, NULL) == IG_OK &&
-        (s = json_string_value(json_object_get(v, "intent_id"))) != NULL &&
-        strlen(s) < cap) {
-        (void)snprintf(id, cap, "%s", s);
-        rc = 0;
-    }
-    json_decref(v);
-    ig_buf_release(&p);
-    return rc;
-}
-
 /* Binding and verified claims, or a refusal (answered). */
 static int
 check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
 {
-    char id[IG_INTENT_ID_MAX + 1], hash[IG_HASH_STRLEN + 1], why[300];
-    char state[32];
-    const char *want = g->svc == EXEC_GIT_RECEIVE ? "git.push" : "git.fetch";
+    char hash[IG_HASH_STRLEN + 1], why[300], state[32];
     struct ig_err err;
     enum exec_refusal r;
-    const char *action, *res;
 
     ig_err_clear(&err);
-    if (grant_intent_id(g->grant, id, sizeof(id)) != 0) {
-        exec_git_refuse(g, "the grant is malformed");
-        return -1;
-    }
-    (void)snprintf(g->intent_id, sizeof(g->intent_id), "%s", id);
-    if (exec_pdp_intent(g->x->pdp, id, binding, state, sizeof(state), &err) !=
-        IG_OK) {
+    if (exec_pdp_intent(g->x->pdp, g->intent_id, binding, state, sizeof(state),
+                        &err) != IG_OK) {
         (void)snprintf(why, sizeof(why),
                        "the grant's intent cannot be read "
                        "from the PDP (%.200s)",
@@ -120,27 +88,15 @@ check_grant(struct exec_git_req *g, json_t **binding, json_t **claims)
         exec_git_refuse(g, why);
         return -1;
     }
+    /* The action and alias were checked on the token's claims
+       (exec_git.c); this checks the recorded intent is the one they
+       name. */
     r = exec_verify_grant(g->x->keys, *binding, g->grant, g->x->cfg->id,
                           ig_time_now(), claims, hash, &err);
     if (r != EXEC_ACCEPT) {
         (void)snprintf(why, sizeof(why), "grant refused: %s (%.200s)",
                        exec_refusal_code(r), err.msg);
         exec_git_refuse(g, why);
-        return -1;
-    }
-    action = json_string_value(json_object_get(*binding, "action"));
-    res = json_string_value(json_object_get(*binding, "resource"));
-    if (action == NULL || strcmp(action, want) != 0) {
-        (void)snprintf(why, sizeof(why),
-                       "this grant is for %.64s; %s needs "
-                       "a %s grant",
-                       action != NULL ? action : "?",
-                       exec_git_service_name(g->svc), want);
-        exec_git_refuse(g, why);
-        return -1;
-    }
-    if (res == NULL || strcmp(res, g->repo->alias) != 0) {
-        exec_git_refuse(g, "this grant is for another repository");
         return -1;
     }
     /* A push grant shows the advertisement only while it can push. */

@@ -29,6 +29,7 @@
 
 #include "exec_curl.h"
 #include "ig_curl.h"
+#include "ig_file.h"
 #include "ig_secmem.h"
 
 /* Where the answer goes, and the running search for the credential in
@@ -112,8 +113,7 @@ static size_t
 on_data(char *p, size_t size, size_t n, void *arg)
 {
     struct sink *s = arg;
-    size_t total = size * n, off = 0;
-    ssize_t w;
+    size_t total = size * n;
 
     if (!s->started)
         started(s);
@@ -125,15 +125,9 @@ on_data(char *p, size_t size, size_t n, void *arg)
         s->reflected = 1;
         return 0;
     }
-    while (off < total) {
-        w = write(s->fd, p + off, total - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            s->io_error = 1;
-            return 0;
-        }
-        off += (size_t)w;
+    if (ig_file_write_all(s->fd, p, total) != 0) {
+        s->io_error = 1;
+        return 0;
     }
     s->len += total;
     if (s->call->on_progress != NULL && s->len >= s->longest)
@@ -201,32 +195,32 @@ credential_line(const struct exec_git_repo *r, const unsigned char *cred,
     return line;
 }
 
-/* The header list: credential, then the request's own. NULL on OOM. */
+/* The header list: credential, then the request's own. NULL on OOM.
+   (curl_slist_append copies each line; the caller wipes them.) */
 static struct curl_slist *
 headers(const struct exec_git_call *call, const char *cred_line)
 {
+    char type[128], proto[160];
+    const char *line[5];
     struct curl_slist *h = NULL, *t;
-    char line[192];
-    int i;
+    size_t n = 0, i;
 
-    for (i = 0; i < 5; i++) {
-        line[0] = '\0';
-        if (i == 0)
-            (void)snprintf(line, sizeof(line), "%s", cred_line);
-        else if (i == 1 && call->content_type != NULL)
-            (void)snprintf(line, sizeof(line), "Content-Type: %s",
-                           call->content_type);
-        else if (i == 2 && call->gzip)
-            (void)snprintf(line, sizeof(line), "Content-Encoding: gzip");
-        else if (i == 3 && call->git_protocol[0] != '\0')
-            (void)snprintf(line, sizeof(line), "Git-Protocol: %s",
-                           call->git_protocol);
-        else if (i == 4)
-            (void)snprintf(line, sizeof(line), "Expect:");
-        if (line[0] == '\0' && i != 0)
-            continue;
-        t = curl_slist_append(h, i == 0 ? cred_line : line);
-        if (t == NULL) {
+    line[n++] = cred_line;
+    if (call->content_type != NULL) {
+        (void)snprintf(type, sizeof(type), "Content-Type: %s",
+                       call->content_type);
+        line[n++] = type;
+    }
+    if (call->gzip)
+        line[n++] = "Content-Encoding: gzip";
+    if (call->git_protocol[0] != '\0') {
+        (void)snprintf(proto, sizeof(proto), "Git-Protocol: %s",
+                       call->git_protocol);
+        line[n++] = proto;
+    }
+    line[n++] = "Expect:"; /* no 100-continue round trip */
+    for (i = 0; i < n; i++) {
+        if ((t = curl_slist_append(h, line[i])) == NULL) {
             ig_curl_headers_free(h);
             return NULL;
         }

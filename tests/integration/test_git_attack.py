@@ -400,9 +400,7 @@ class RedirectedFastForwardCheck(unittest.TestCase):
         cls.res = H.Resources()
         try:
             lay = H.Layout(cls.res, "clone")
-            cls.pdp = H.start_custom_pdp(
-                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
-                allow_prefixes=("sandbox.",), bundle=True)
+            cls.pdp = T.start_git_pdp(cls.res, lay.path("pdp"))
             cls.cred = "ghp_" + H.rand(12)
             cls.ref = "refs/heads/agent/r-" + H.rand(4)
 
@@ -482,9 +480,7 @@ class DescriptorsPerConnection(unittest.TestCase):
         cls.res = H.Resources()
         try:
             lay = H.Layout(cls.res, "clone")
-            cls.pdp = H.start_custom_pdp(
-                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
-                allow_prefixes=("sandbox.",), bundle=True)
+            cls.pdp = T.start_git_pdp(cls.res, lay.path("pdp"))
             cls.up = G.GitUpstream(cls.res, lay.path("up"), "ghp_x")
             cls.ex = LowFdExecutor(
                 cls.res, lay.path("executor"), cls.pdp,

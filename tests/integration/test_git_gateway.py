@@ -109,6 +109,14 @@ def git_text(st, hdrs, body):
         + body
 
 
+def start_git_pdp(res, d, **more):
+    """A PDP routing git. to the executor, deciding with the example
+    bundle's policies (git.lua among them)."""
+    return H.start_custom_pdp(res, d, prefixes=("sandbox.", "git."),
+                              allow_prefixes=("sandbox.",), bundle=True,
+                              **more)
+
+
 class GatewayBase:
     """Class fixture shared by the layouts; see the module docstring."""
 
@@ -130,9 +138,8 @@ class GatewayBase:
     @classmethod
     def _start(cls):
         lay = cls.lay = H.Layout(cls.res, cls.KIND)
-        cls.pdp = H.start_custom_pdp(
-            cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
-            allow_prefixes=("sandbox.",), bundle=True,
+        cls.pdp = start_git_pdp(
+            cls.res, lay.path("pdp"),
             approver_groups="security,release", clock=True)
         cls.cred = "ghp_" + H.rand(12) + "/+=\"<"
         cls.cred2 = "glpat-" + H.rand(12)
@@ -1301,9 +1308,7 @@ class Concurrency(unittest.TestCase):
         cls.res = H.Resources()
         try:
             lay = H.Layout(cls.res, "clone")
-            cls.pdp = H.start_custom_pdp(
-                cls.res, lay.path("pdp"), prefixes=("sandbox.", "git."),
-                allow_prefixes=("sandbox.",), bundle=True)
+            cls.pdp = start_git_pdp(cls.res, lay.path("pdp"))
             cls.cred = "ghp_" + H.rand(12)
             cls.up = G.GitUpstream(cls.res, lay.path("up"), cls.cred)
             cls.up.seed()
