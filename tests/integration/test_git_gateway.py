@@ -1265,6 +1265,19 @@ class DevMode(unittest.TestCase):
         self.assertEqual(H.find_spellings(self.ex.log_bytes(), secrets), [])
         self.assertEqual(H.find_spellings(r.stdout + r.stderr, secrets), [])
 
+    def test_upstream_without_its_credential_refuses_to_start(self):
+        """INTENTGATE_DEV_GIT_UPSTREAM without the credential: the dev
+        executor stops at start with one line naming the variable, rather
+        than serve an alias that cannot authenticate."""
+        env = dict(os.environ, INTENTGATE_DEV_GIT_UPSTREAM=self.up.url)
+        env.pop("INTENTGATE_DEV_GIT_CREDENTIAL", None)
+        r = subprocess.run([H.EXEC_BIN, "serve", "--dev", "--pdp-env",
+                            os.path.join(self.pdp.data, "dev.env"),
+                            "--listen", "127.0.0.1:0"], env=env,
+                           capture_output=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"set INTENTGATE_DEV_GIT_CREDENTIAL too", r.stderr)
+
     def test_cli_walkthrough(self):
         """The README's agent side: `intentgate git push` lands on an agent
         branch through the real gateway, and is blocked (exit 4, nothing
