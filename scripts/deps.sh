@@ -53,26 +53,47 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi
 
-# The browser test's Node packages (tests/browser/node_modules), exactly as
-# tests/browser/package-lock.json pins them, installed with `npm ci` when
-# they are missing or differ from the lockfile. This runs before ctest:
-# no test reaches the network (tests/browser/run.sh only checks that the
-# packages are there).
+# A test folder's Node packages (DIR/node_modules), exactly as
+# DIR/package-lock.json pins them, installed with `npm ci` when they are
+# missing or any of package.json's dependencies differs from the lockfile.
+# This runs before ctest: no test reaches the network (the tests only check
+# that the packages are there). WHAT names the folder's user in the
+# message.
+#
+#   ig_install_node_modules DIR WHAT
+ig_install_node_modules() {
+    local dir=$1 what=$2
+    if node -e '
+        const d = process.argv[1];
+        const lock = require(d + "/package-lock.json").packages;
+        const deps = require(d + "/package.json").dependencies || {};
+        for (const name of Object.keys(deps)) {
+            const want = lock["node_modules/" + name].version;
+            const have = require(d + "/node_modules/" + name +
+                "/package.json").version;
+            if (want !== have) process.exit(1);
+        }' "$(cd "$dir" && pwd)" 2>/dev/null; then
+        return 0
+    fi
+    echo "intentgate: installing the $what's Node packages" \
+        "(npm ci in $dir)" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund >&2
+}
+
+# The browser test's packages (playwright-core), pinned by
+# tests/browser/package-lock.json.
 #
 #   ig_install_browser_modules [DIR]     (default tests/browser)
 ig_install_browser_modules() {
-    local dir=${1:-tests/browser}
-    if node -e '
-        const d = process.argv[1];
-        const want = require(d + "/package-lock.json")
-            .packages["node_modules/playwright-core"].version;
-        const have = require(d + "/node_modules/playwright-core/package.json")
-            .version;
-        process.exit(want === have ? 0 : 1);' "$(cd "$dir" && pwd)" \
-        2>/dev/null; then
-        return 0
-    fi
-    echo "intentgate: installing the browser test's Node packages" \
-        "(npm ci in $dir)" >&2
-    npm ci --prefix "$dir" --no-audit --no-fund >&2
+    ig_install_node_modules "${1:-tests/browser}" "browser test"
+}
+
+# The MCP tests' packages, pinned by tests/mcp/package-lock.json: the SDK
+# (tests/mcp/client.mjs), the reference servers server-everything and
+# server-filesystem, the conformance suite and the Node 22 binary it needs
+# (the npm package node@22; Debian's node is older).
+#
+#   ig_install_mcp_modules [DIR]         (default tests/mcp)
+ig_install_mcp_modules() {
+    ig_install_node_modules "${1:-tests/mcp}" "MCP tests"
 }

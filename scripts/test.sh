@@ -25,15 +25,17 @@
 # 77: a Python suite with a skipped case), disabled or missing
 # (tests/ci/test_ctest_gate.sh proves it with a planted ctest project).
 #
-# Installs the missing Debian packages first, then the browser test's Node
-# packages as tests/browser/package-lock.json pins them (npm ci): nothing
-# is downloaded once ctest starts. Build trees live in build/.
+# Installs the missing Debian packages first, then the Node packages of the
+# browser test and of the MCP tests as tests/browser/package-lock.json and
+# tests/mcp/package-lock.json pin them (npm ci): nothing is downloaded once
+# ctest starts. Build trees live in build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 
 ig_install_packages "${IG_RUNTIME_PACKAGES[@]}" "${IG_TEST_PACKAGES[@]}"
 ig_install_browser_modules tests/browser
+ig_install_mcp_modules tests/mcp
 jobs=$(nproc)
 fuzz_seconds=${IG_FUZZ_SECONDS:-20}
 
