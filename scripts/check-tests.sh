@@ -9,7 +9,8 @@ build=${1:?usage: scripts/check-tests.sh BUILD_DIR}
 (cd "$build" && ctest --show-only=json-v1) | python3 -c '
 import json, sys
 EXPECTED = ("ui.browser", "audit.interop", "cli.approvals", "agent.examples",
-            "cli.git", "executor.git_gateway", "executor.git_upstream")
+            "cli.git", "executor.git_gateway", "executor.git_upstream",
+            "executor.mcp_fixture", "executor.mcp_conformance_fixture")
 tests = json.load(sys.stdin)["tests"]
 names = {t["name"] for t in tests}
 bad = ["%s is not registered" % n for n in EXPECTED if n not in names]

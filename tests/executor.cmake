@@ -32,3 +32,18 @@ foreach(suite sandbox_escape reflection exec_url outcome_spool exec_soak)
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
     TIMEOUT 1200)
 endforeach()
+
+# Issue 16's MCP gateway: our own upstream fixture (mcp_fixture.py, stdio
+# and Streamable HTTP, profiles conformance and hostile) tested by itself
+# with raw JSON-RPC and with the SDK client driver tests/mcp/client.mjs,
+# then under the MCP conformance suite directly (tests/mcp/conformance.sh,
+# baseline tests/mcp/fixture-expected-failures.yml). Both need node and
+# tests/mcp/node_modules (scripts/test.sh installs them); without them
+# they fail.
+add_test(NAME executor.mcp_fixture
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_mcp_fixture.py)
+add_test(NAME executor.mcp_conformance_fixture
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mcp/conformance_fixture.sh
+          ${CMAKE_BINARY_DIR})
+set_tests_properties(executor.mcp_fixture executor.mcp_conformance_fixture
+  PROPERTIES TIMEOUT 300)

@@ -55,7 +55,8 @@ add_test(NAME py.pass COMMAND python3 \${CMAKE_SOURCE_DIR}/suite.py
          \${R}/tests/integration pass)
 if(NOT PLANT STREQUAL "unregistered")
   foreach(t ui.browser audit.interop cli.approvals agent.examples cli.git
-            executor.git_gateway executor.git_upstream)
+            executor.git_gateway executor.git_upstream executor.mcp_fixture
+            executor.mcp_conformance_fixture)
     add_test(NAME \${t} COMMAND sh -c "exit 0")
   endforeach()
 endif()

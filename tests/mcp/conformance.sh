@@ -19,10 +19,10 @@
 # with one line naming it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 2 ] && [ $# -le 3 ] || {
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     echo "usage: conformance.sh URL OUTDIR [EXPECTED_FAILURES_YML]" >&2
     exit 2
-}
+fi
 url=$1 out=$2 baseline=${3:-}
 bin=$here/node_modules/.bin
 for t in node conformance; do
