@@ -45,8 +45,8 @@
 #include "ig_hash.h"
 #include "ig_limits.h"
 
-/* Room for a pin hash and its NUL (IG_HASH_STRLEN + 1). */
-#define IG_PIN_HASH_SIZE 72
+/* Room for a pin hash and its NUL: 72 bytes. */
+#define IG_PIN_HASH_SIZE (IG_HASH_STRLEN + 1)
 
 enum ig_pin_state { IG_PIN_NEW = 1, IG_PIN_SAME, IG_PIN_CHANGED };
 
