@@ -24,6 +24,9 @@ int cli_canon(int argc, char **argv);
 int cli_hash(int argc, char **argv);
 int cli_hook(int argc, char **argv);
 int cli_keygen(int argc, char **argv);
+/* `mcp tools pending|accept` (cmd_mcp_tools.c), argv[0] "tools": the
+   `mcp` command hands it `tools` and what follows. */
+int cmd_mcp_tools(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_submit(int argc, char **argv);

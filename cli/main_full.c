@@ -17,6 +17,22 @@ struct command {
     const char *summary;
 };
 
+/* `intentgate mcp SUB`: `tools` is the pins admin (cmd_mcp_tools.c). */
+static int
+mcp_main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "tools") == 0)
+        return cmd_mcp_tools(argc - 1, argv + 1);
+    if (cli_wants_help(argc, argv)) {
+        (void)puts("usage: intentgate mcp tools pending|accept ... "
+                   "(see `intentgate mcp tools --help`)");
+        return CLI_EXIT_OK;
+    }
+    cli_error("mcp", "unknown or missing subcommand (try `intentgate mcp "
+                     "tools --help`)");
+    return CLI_EXIT_USAGE;
+}
+
 static const struct command commands[] = {
     {"approvals", cli_approvals, "list, show, approve or deny escalations"},
     {"approver", cli_approver, "print an approver's config section (add)"},
@@ -26,6 +42,7 @@ static const struct command commands[] = {
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
+    {"mcp", mcp_main, "review and accept changed MCP tool definitions"},
     {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
     {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},

@@ -576,4 +576,19 @@
 /* One argv element of a sandboxed run, bytes. */
 #define IG_EXEC_ARGV_ELEM_MAX 4096
 
+/* ---- MCP tool pins (core/ig_pins*.c) ---- */
+
+/* A pin key "<alias>/<tool>", bytes; the canonical JSON of one pinned
+   definition (a tool object as an upstream MCP server gave it), bytes;
+   the pin file's longest line (a "changed" event: the definition and
+   room for the other members); distinct changes of one tool pending at
+   once (past it a new change is refused without being recorded: the tool
+   stays hidden); the largest pin file; an accepting admin's name. */
+#define IG_PIN_KEY_MAX 300
+#define IG_PIN_DEFINITION_MAX_BYTES (256 * 1024)
+#define IG_PIN_LINE_MAX (IG_PIN_DEFINITION_MAX_BYTES + 1024)
+#define IG_PIN_PENDING_MAX 16
+#define IG_PIN_FILE_MAX (64 * 1024 * 1024)
+#define IG_PIN_BY_MAX 64
+
 #endif
