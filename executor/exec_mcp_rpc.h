@@ -179,10 +179,11 @@ void exec_mcp_lines_init(struct exec_mcp_lines *l, size_t max_line_bytes);
  * complete line, in order, without its '\n' or "\r\n" (line valid during
  * the call only; it may hold any byte but '\n', NUL included), or with
  * too_long = 1 (line NULL, len 0) once for a line that went over max, as
- * soon as that is sure (at most one byte later): its bytes up to the next '\n'
- * are dropped, never delivered whole or in part. Empty lines (also a lone "\r")
- * are skipped. A line without its '\n' yet waits for the next feed; at end of
- * stream it is never delivered (a message cut short is no message).
+ * soon as that is sure (at most one byte later): its bytes up to the next
+ * '\n' are dropped, never delivered whole or in part. Empty lines (also a
+ * lone "\r") are skipped. A line without its '\n' yet waits for the next
+ * feed; at end of stream it is never delivered (a message cut short is no
+ * message).
  *
  * IG_OK. fn returning nonzero stops feeding: the rest of buf is dropped
  * and exec_mcp_lines_feed returns IG_ERR_INVALID; the caller then stops
