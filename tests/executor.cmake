@@ -13,6 +13,11 @@ ig_test(executor exec_config LIBS igexec)
 ig_test(executor git_pkt LIBS igexec)
 target_compile_definitions(test_git_pkt PRIVATE
   IG_GIT_CORPUS="${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/git_pkt")
+# The MCP gateway's JSON-RPC reader, writers and stdio line splitter; the
+# fuzz seeds are real message shapes, each named by the kind it parses to.
+ig_test(executor mcp_rpc LIBS igexec)
+target_compile_definitions(test_mcp_rpc PRIVATE
+  IG_MCP_CORPUS="${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/mcp_rpc")
 
 # End to end: a dev PDP, the real executor, a fake upstream on loopback.
 add_test(NAME executor.integration
