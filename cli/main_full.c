@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_git_refspec.h"
+#include "cli_mcp.h"
 #include "ig_version.h"
 
 struct command {
@@ -26,6 +27,7 @@ static const struct command commands[] = {
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
+    {"mcp", cli_mcp, "bridge a stdio MCP client to a server (mcp connect)"},
     {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
     {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},
