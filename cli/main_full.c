@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_git_refspec.h"
+#include "cli_mcp.h"
 #include "ig_version.h"
 
 struct command {
@@ -16,22 +17,6 @@ struct command {
     int (*run)(int argc, char **argv);
     const char *summary;
 };
-
-/* `intentgate mcp SUB`: `tools` is the pins admin (cmd_mcp_tools.c). */
-static int
-mcp_main(int argc, char **argv)
-{
-    if (argc >= 2 && strcmp(argv[1], "tools") == 0)
-        return cmd_mcp_tools(argc - 1, argv + 1);
-    if (cli_wants_help(argc, argv)) {
-        (void)puts("usage: intentgate mcp tools pending|accept ... "
-                   "(see `intentgate mcp tools --help`)");
-        return CLI_EXIT_OK;
-    }
-    cli_error("mcp", "unknown or missing subcommand (try `intentgate mcp "
-                     "tools --help`)");
-    return CLI_EXIT_USAGE;
-}
 
 static const struct command commands[] = {
     {"approvals", cli_approvals, "list, show, approve or deny escalations"},
@@ -42,7 +27,7 @@ static const struct command commands[] = {
     {"hash", cli_hash, "print the intent hash (sha256:...) of a JSON text"},
     {"hook", cli_hook, "answer an agent's tool hook (hook claude-code)"},
     {"keygen", cli_keygen, "create a grant signing key pair"},
-    {"mcp", mcp_main, "review and accept changed MCP tool definitions"},
+    {"mcp", cli_mcp, "bridge a stdio MCP client to a server (mcp connect)"},
     {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
     {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},

@@ -591,4 +591,28 @@
 #define IG_PIN_FILE_MAX (64 * 1024 * 1024)
 #define IG_PIN_BY_MAX 64
 
+/* ---- `intentgate mcp connect` (cli/cmd_mcp.c, cli/cli_mcp*.c) ---- */
+/* The stdio bridge to an MCP Streamable HTTP server: one JSON-RPC line
+   read from stdin (longer: answered -32700 and skipped), bytes; POSTs in
+   flight at once (past it a request is answered -32000); how long the end
+   of stdin waits for them (ms); one message from the server (a JSON body
+   or one event's data; the event-stream parser's cap adds a line's
+   framing), bytes; the longest session id and protocol version kept; the
+   bytes of an error answer read for its JSON-RPC message, and the longest
+   such message repeated; the whole-request timeout of a POST (an
+   escalated tools/call may be held for as long as a hook waits), of the
+   GET stream, of the final DELETE (ms). */
+#define IG_MCP_LINE_MAX (4 * 1024 * 1024)
+#define IG_MCP_INFLIGHT_MAX 32
+#define IG_MCP_DRAIN_MS 5000
+#define IG_MCP_MESSAGE_MAX IG_JSON_MAX_BYTES
+#define IG_MCP_SSE_EVENT_MAX (IG_MCP_MESSAGE_MAX + 1024)
+#define IG_MCP_SESSION_ID_MAX 256
+#define IG_MCP_VERSION_MAX 32
+#define IG_MCP_ERROR_BODY_MAX (64 * 1024)
+#define IG_MCP_ERROR_MESSAGE_MAX 200
+#define IG_MCP_POST_TIMEOUT_MS (IG_HOOK_TIMEOUT_MAX * 1000L)
+#define IG_MCP_STREAM_TIMEOUT_MS (24L * 3600 * 1000)
+#define IG_MCP_DELETE_TIMEOUT_MS 5000L
+
 #endif
