@@ -338,6 +338,27 @@
 #define IG_EXEC_GIT_TIMEOUT_MAX_MS 3600000
 #define IG_EXEC_GIT_ALIAS_MAX 64
 
+/* The MCP gateway (executor/exec_mcp*.c, docs/mcp.md): how long an
+   escalated tools/call is held (default and most), sessions (default and
+   most), upstream servers, a request body, an upstream message (stdio
+   line or HTTP reply) by default and at most, an upstream call's timeout
+   (default and most), tools of one upstream, the longest alias, calls in
+   flight at once, and how long a whoami answer is trusted. */
+#define IG_EXEC_MCP_WAIT_MS 60000
+#define IG_EXEC_MCP_WAIT_MAX_MS 3600000
+#define IG_EXEC_MCP_SESSIONS 1024
+#define IG_EXEC_MCP_SESSIONS_MAX 65536
+#define IG_EXEC_MCP_SERVERS_MAX 64
+#define IG_EXEC_MCP_BODY_MAX_BYTES (4 * 1024 * 1024)
+#define IG_EXEC_MCP_REPLY_DEFAULT_BYTES (8.0 * 1024 * 1024)
+#define IG_EXEC_MCP_REPLY_MAX_BYTES (64.0 * 1024 * 1024)
+#define IG_EXEC_MCP_TIMEOUT_DEFAULT_MS 60000
+#define IG_EXEC_MCP_TIMEOUT_MAX_MS 3600000
+#define IG_EXEC_MCP_TOOLS_MAX 1024
+#define IG_EXEC_MCP_ALIAS_MAX 32
+#define IG_EXEC_MCP_CALLS_MAX 256
+#define IG_EXEC_MCP_WHOAMI_TTL_MS 30000
+
 /* ---- store ---- */
 
 /* How long a database connection waits for a lock before it fails, ms

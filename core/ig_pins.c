@@ -154,7 +154,10 @@ pins_append(struct ig_pins *p, const struct ig_buf *line, struct ig_err *err)
         fsync(p->fd) != 0) {
         (void)ig_err_set(err, IG_ERR_IO, "cannot append to %s: %s", p->path,
                          strerror(errno));
-        (void)ftruncate(p->fd, p->read_off);
+        /* Cut the torn line now; if even that fails, the next writer
+           cuts it under the lock (a last line without '\n' is ignored). */
+        if (ftruncate(p->fd, p->read_off) != 0)
+            return IG_ERR_IO;
         return IG_ERR_IO;
     }
     return pins_read_tail(p, err);

@@ -101,8 +101,8 @@ check_dest(const struct exec_reg_ctx *c, const char *key, const char *dest)
 
 /* One {"src","dest","mode"} object into b (strings malloc'd). */
 static enum ig_status
-load_one(const struct exec_reg_ctx *c, const json_t *e, size_t i,
-         struct exec_bind *b)
+load_one(const struct exec_reg_ctx *c, const char *what, const json_t *e,
+         size_t i, struct exec_bind *b)
 {
     static const char *const keys[] = {"src", "dest", "mode", NULL};
     const char *src = json_string_value(json_object_get(e, "src"));
@@ -111,7 +111,7 @@ load_one(const struct exec_reg_ctx *c, const json_t *e, size_t i,
     char key[48], real[PATH_MAX];
     enum ig_status st;
 
-    (void)snprintf(key, sizeof(key), "exec.binds[%zu]", i);
+    (void)snprintf(key, sizeof(key), "%.20s[%zu]", what, i);
     if (!json_is_object(e))
         return exec_reg_fail(c, key, "must be an object {src, dest, mode}");
     if ((st = exec_reg_check_keys(c, e, key, keys)) != IG_OK)
@@ -143,49 +143,63 @@ load_one(const struct exec_reg_ctx *c, const json_t *e, size_t i,
 }
 
 enum ig_status
-exec_binds_load(const struct exec_reg_ctx *c, struct exec_action *a)
+exec_binds_parse(const struct exec_reg_ctx *c, const char *what,
+                 const json_t *v, struct exec_bind **out, size_t *n)
 {
-    const json_t *v = json_object_get(a->settings, "binds"), *e;
+    const json_t *e;
     enum ig_status st;
     size_t i, j;
 
     if (v == NULL)
         return IG_OK;
     if (!json_is_array(v) || json_array_size(v) > IG_EXEC_MAX_BINDS)
-        return exec_reg_fail(c, "exec.binds",
-                             "must be an array of at most %d binds",
+        return exec_reg_fail(c, what, "must be an array of at most %d binds",
                              IG_EXEC_MAX_BINDS);
     if (json_array_size(v) == 0)
         return IG_OK;
-    a->binds = calloc(json_array_size(v), sizeof(*a->binds));
-    if (a->binds == NULL)
+    *out = calloc(json_array_size(v), sizeof(**out));
+    if (*out == NULL)
         return ig_err_set(c->err, IG_ERR_NOMEM, "out of memory");
     json_array_foreach(v, i, e)
     {
-        st = load_one(c, e, i, &a->binds[i]);
-        a->nbinds = i + 1; /* released from here on */
+        st = load_one(c, what, e, i, &(*out)[i]);
+        *n = i + 1; /* released from here on */
         if (st != IG_OK)
             return st;
         for (j = 0; j < i; j++)
-            if (path_within(a->binds[i].dest, a->binds[j].dest) ||
-                path_within(a->binds[j].dest, a->binds[i].dest))
-                return exec_reg_fail(c, "exec.binds",
+            if (path_within((*out)[i].dest, (*out)[j].dest) ||
+                path_within((*out)[j].dest, (*out)[i].dest))
+                return exec_reg_fail(c, what,
                                      "dest %.200s overlaps dest %.200s",
-                                     a->binds[i].dest, a->binds[j].dest);
+                                     (*out)[i].dest, (*out)[j].dest);
     }
     return IG_OK;
 }
 
 void
-exec_binds_release(struct exec_action *a)
+exec_binds_free(struct exec_bind *b, size_t n)
 {
     size_t i;
 
-    for (i = 0; i < a->nbinds; i++) {
-        free((char *)(uintptr_t)a->binds[i].src);
-        free((char *)(uintptr_t)a->binds[i].dest);
+    for (i = 0; i < n; i++) {
+        free((char *)(uintptr_t)b[i].src);
+        free((char *)(uintptr_t)b[i].dest);
     }
-    free(a->binds);
+    free(b);
+}
+
+enum ig_status
+exec_binds_load(const struct exec_reg_ctx *c, struct exec_action *a)
+{
+    return exec_binds_parse(c, "exec.binds",
+                            json_object_get(a->settings, "binds"), &a->binds,
+                            &a->nbinds);
+}
+
+void
+exec_binds_release(struct exec_action *a)
+{
+    exec_binds_free(a->binds, a->nbinds);
     a->binds = NULL;
     a->nbinds = 0;
 }
@@ -217,6 +231,21 @@ exec_registry_check_binds(const struct exec_registry *r, const char *const *own,
                         "action \"%.64s\": exec.binds[%zu]: %.200s would "
                         "show the sandbox the executor's own %.200s",
                         a->name, j, a->binds[j].src, own[k]);
+            }
+        }
+    }
+    for (i = 0; i < r->nmcps; i++) {
+        const struct exec_mcp_server *m = &r->mcps[i];
+        for (j = 0; j < m->nbinds; j++) {
+            for (k = 0; k < nown; k++) {
+                p = realpath(own[k], real) != NULL ? real : own[k];
+                if (path_within(p, m->binds[j].src) ||
+                    path_within(m->binds[j].src, p))
+                    return ig_err_set(
+                        err, IG_ERR_INVALID,
+                        "mcp \"%.64s\": binds[%zu]: %.200s would show the "
+                        "sandbox the executor's own %.200s",
+                        m->alias, j, m->binds[j].src, own[k]);
             }
         }
     }

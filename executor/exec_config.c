@@ -33,6 +33,8 @@ exec_config_free(struct exec_config *c)
     free(c->secrets_key);
     free(c->work_dir);
     free(c->spool_dir);
+    free(c->mcp_pins);
+    free(c->mcp_approval_url);
     ig_str_list_free(c->protect, c->nprotect);
     free(c->sandbox_user);
     free(c);
@@ -231,6 +233,10 @@ static const struct key keys[] = {
     LONG("request_timeout_ms", request_timeout_ms,
          IG_CFG_REQUEST_TIMEOUT_MIN_MS, IG_CFG_REQUEST_TIMEOUT_MAX_MS),
     LONG("outcome_retry_ms", outcome_retry_ms, 10, IG_EXEC_SPOOL_RETRY_MAX_MS),
+    STR("mcp_pins", mcp_pins),
+    STR("mcp_approval_url", mcp_approval_url),
+    LONG("mcp_escalation_wait_ms", mcp_wait_ms, 0, IG_EXEC_MCP_WAIT_MAX_MS),
+    LONG("mcp_max_sessions", mcp_max_sessions, 1, IG_EXEC_MCP_SESSIONS_MAX),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(*keys))
@@ -286,7 +292,8 @@ static int
 finish(struct exec_config *c, struct ig_err *err)
 {
     char **paths[] = {&c->pdp_token_file, &c->registry, &c->secrets,
-                      &c->secrets_key,    &c->work_dir, &c->spool_dir};
+                      &c->secrets_key,    &c->work_dir, &c->spool_dir,
+                      &c->mcp_pins};
     const char *slash = strrchr(c->path, '/');
     char *dir;
     size_t i;
@@ -329,9 +336,12 @@ defaults(struct exec_config *c)
     c->max_per_address = IG_EXEC_MAX_PER_ADDRESS;
     c->request_timeout_ms = IG_EXEC_REQUEST_TIMEOUT_MS;
     c->outcome_retry_ms = IG_EXEC_SPOOL_RETRY_INITIAL_MS;
+    c->mcp_wait_ms = IG_EXEC_MCP_WAIT_MS;
+    c->mcp_max_sessions = IG_EXEC_MCP_SESSIONS;
     if ((c->listen_host = strdup("127.0.0.1")) == NULL ||
         (c->work_dir = strdup("work")) == NULL ||
-        (c->spool_dir = strdup("spool")) == NULL)
+        (c->spool_dir = strdup("spool")) == NULL ||
+        (c->mcp_pins = strdup("mcp-pins.jsonl")) == NULL)
         return -1;
     if (set_user(c, "nobody") != 0) { /* not in the user database */
         c->sandbox_self = 0;

@@ -24,6 +24,10 @@
  *   max_connections_per_address = 2048
  *   request_timeout_ms = 10000          # a request's headers and body
  *   outcome_retry_ms = 500              # first retry; doubles up to 60 s
+ *   mcp_pins = mcp-pins.jsonl           # the MCP gateway's pinned tools
+ *   mcp_escalation_wait_ms = 60000      # hold an escalated tools/call
+ *   mcp_approval_url = https://pdp.example/ui/approvals/  # + approval id
+ *   mcp_max_sessions = 1024
  */
 #ifndef EXEC_CONFIG_H
 #define EXEC_CONFIG_H
@@ -52,6 +56,9 @@ struct exec_config {
     char *sandbox_user; /* as written, for messages */
     long max_concurrent, pdp_timeout_ms, threads, max_connections,
         max_per_address, request_timeout_ms, outcome_retry_ms;
+    /* The MCP gateway (docs/mcp.md). */
+    char *mcp_pins, *mcp_approval_url; /* approval URL: NULL when unset */
+    long mcp_wait_ms, mcp_max_sessions;
 };
 
 enum ig_status exec_config_load(const char *path, struct exec_config **out,

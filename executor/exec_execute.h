@@ -39,6 +39,7 @@
 #include "ig_key.h"
 
 struct exec_running; /* an exec action in flight, cancellable */
+struct exec_mcp;     /* the MCP gateway (exec_mcp.h), NULL without one */
 struct exec_slots;
 
 struct exec_ctx {
@@ -56,6 +57,7 @@ struct exec_ctx {
     pthread_mutex_t mu;      /* guards inflight and per_action */
     struct exec_running *inflight;
     struct exec_slots *per_action; /* running count per action */
+    struct exec_mcp *mcp;
 };
 
 /*

@@ -20,8 +20,8 @@
 #include "exec_secrets.h"
 
 /* http(s)://host[:port][/path]: no userinfo, query, fragment, spaces. */
-static enum ig_status
-check_url(const struct exec_reg_ctx *c, const char *url)
+enum ig_status
+exec_reg_url(const struct exec_reg_ctx *c, const char *url)
 {
     const char *rest;
     size_t i, host;
@@ -47,9 +47,9 @@ check_url(const struct exec_reg_ctx *c, const char *url)
 }
 
 /* A string member (NULL when absent and optional). */
-static enum ig_status
-get_string(const struct exec_reg_ctx *c, const json_t *def, const char *name,
-           int required, const char **out)
+enum ig_status
+exec_reg_string(const struct exec_reg_ctx *c, const json_t *def,
+                const char *name, int required, const char **out)
 {
     const json_t *v = json_object_get(def, name);
 
@@ -69,14 +69,13 @@ load_auth(const struct exec_reg_ctx *c, const json_t *def,
           struct exec_git_repo *g)
 {
     enum ig_status st;
-    size_t i;
 
-    if ((st = get_string(c, def, "credential_user", 0, &g->cred_user)) !=
+    if ((st = exec_reg_string(c, def, "credential_user", 0, &g->cred_user)) !=
             IG_OK ||
-        (st = get_string(c, def, "credential_header", 0, &g->cred_header)) !=
-            IG_OK ||
-        (st = get_string(c, def, "credential_prefix", 0, &g->cred_prefix)) !=
-            IG_OK)
+        (st = exec_reg_string(c, def, "credential_header", 0,
+                              &g->cred_header)) != IG_OK ||
+        (st = exec_reg_string(c, def, "credential_prefix", 0,
+                              &g->cred_prefix)) != IG_OK)
         return st;
     if ((g->cred_user == NULL) == (g->cred_header == NULL))
         return exec_reg_fail(c, NULL,
@@ -86,24 +85,31 @@ load_auth(const struct exec_reg_ctx *c, const json_t *def,
         (strchr(g->cred_user, ':') != NULL || g->cred_prefix != NULL))
         return exec_reg_fail(c, "credential_user",
                              "must not hold ':' nor come with a prefix");
-    if (g->cred_header != NULL) {
-        if (strlen(g->cred_header) > IG_EXEC_HEADER_NAME_MAX)
+    return exec_reg_header(c, g->cred_header, &g->cred_prefix);
+}
+
+enum ig_status
+exec_reg_header(const struct exec_reg_ctx *c, const char *name,
+                const char **prefix)
+{
+    size_t i;
+
+    if (name != NULL) {
+        if (strlen(name) > IG_EXEC_HEADER_NAME_MAX)
             return exec_reg_fail(c, "credential_header", "is too long");
-        for (i = 0; g->cred_header[i] != '\0'; i++)
-            if (!((g->cred_header[i] >= 'A' && g->cred_header[i] <= 'Z') ||
-                  (g->cred_header[i] >= 'a' && g->cred_header[i] <= 'z') ||
-                  (g->cred_header[i] >= '0' && g->cred_header[i] <= '9') ||
-                  g->cred_header[i] == '-'))
+        for (i = 0; name[i] != '\0'; i++)
+            if (!((name[i] >= 'A' && name[i] <= 'Z') ||
+                  (name[i] >= 'a' && name[i] <= 'z') ||
+                  (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
                 return exec_reg_fail(c, "credential_header",
                                      "must be a header name [A-Za-z0-9-]");
     }
-    for (i = 0; g->cred_prefix != NULL && g->cred_prefix[i] != '\0'; i++)
-        if ((unsigned char)g->cred_prefix[i] < 0x20 ||
-            g->cred_prefix[i] == 0x7f)
+    for (i = 0; *prefix != NULL && (*prefix)[i] != '\0'; i++)
+        if ((unsigned char)(*prefix)[i] < 0x20 || (*prefix)[i] == 0x7f)
             return exec_reg_fail(c, "credential_prefix",
                                  "must not hold control characters");
-    if (g->cred_prefix == NULL)
-        g->cred_prefix = "";
+    if (*prefix == NULL)
+        *prefix = "";
     return IG_OK;
 }
 
@@ -127,9 +133,10 @@ load_repo(const struct exec_reg_ctx *c, json_t *def, struct exec_git_repo *g)
     if (!json_is_object(def))
         return exec_reg_fail(c, NULL, "must be an object");
     if ((st = exec_reg_check_keys(c, def, "", keys)) != IG_OK ||
-        (st = get_string(c, def, "url", 1, &g->url)) != IG_OK ||
-        (st = check_url(c, g->url)) != IG_OK ||
-        (st = get_string(c, def, "credential", 1, &g->credential)) != IG_OK)
+        (st = exec_reg_string(c, def, "url", 1, &g->url)) != IG_OK ||
+        (st = exec_reg_url(c, g->url)) != IG_OK ||
+        (st = exec_reg_string(c, def, "credential", 1, &g->credential)) !=
+            IG_OK)
         return st;
     if (!exec_secret_name_valid(g->credential))
         return exec_reg_fail(c, "credential",

@@ -77,11 +77,12 @@ exec_pdp_free(struct exec_pdp *p)
     free(p);
 }
 
-/* POST body to path (GET when body is NULL); *status gets the HTTP
-   status, reply the body. */
+/* POST body to path (GET when body is NULL) with the header line auth and
+   a timeout in ms; *status gets the HTTP status, reply the body. */
 static enum ig_status
-post(struct exec_pdp *p, const char *path, const char *body, long *status,
-     struct ig_buf *reply, struct ig_err *err)
+post_as(struct exec_pdp *p, const char *auth, long timeout_ms, const char *path,
+        const char *body, long *status, struct ig_buf *reply,
+        struct ig_err *err)
 {
     struct curl_slist *h = NULL, *h2;
     char url[IG_EXEC_URL_MAX];
@@ -95,14 +96,14 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
     n = snprintf(url, sizeof(url), "%s%s", p->base, path);
     if (n < 0 || (size_t)n >= sizeof(url))
         return ig_err_set(err, IG_ERR_INVALID, "the PDP URL is too long");
-    h = curl_slist_append(h, p->auth);
+    h = curl_slist_append(h, auth);
     h2 = h != NULL ? curl_slist_append(h, "Content-Type: application/json")
                    : NULL;
     if (h2 == NULL) {
         ig_curl_headers_free(h);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
-    if (ig_curl_harden(c, p->timeout_ms, p->timeout_ms, err) != IG_OK) {
+    if (ig_curl_harden(c, p->timeout_ms, timeout_ms, err) != IG_OK) {
         ig_curl_headers_free(h2);
         return IG_ERR_IO;
     }
@@ -124,6 +125,13 @@ post(struct exec_pdp *p, const char *path, const char *body, long *status,
         return ig_err_set(err, IG_ERR_IO, "PDP unreachable: %s",
                           curl_easy_strerror(rc));
     return IG_OK;
+}
+
+static enum ig_status
+post(struct exec_pdp *p, const char *path, const char *body, long *status,
+     struct ig_buf *reply, struct ig_err *err)
+{
+    return post_as(p, p->auth, p->timeout_ms, path, body, status, reply, err);
 }
 
 /* Map a PDP answer to a status; err gets its error code and message. */
@@ -261,5 +269,43 @@ exec_pdp_intent(struct exec_pdp *p, const char *intent_id, json_t **binding,
     }
     json_decref(v);
     ig_buf_release(&reply);
+    return st;
+}
+
+enum ig_status
+exec_pdp_call_as(struct exec_pdp *p, const char *token, const char *path,
+                 const char *body, long timeout_ms, long *status,
+                 json_t **reply, struct ig_err *err)
+{
+    static const char pre[] = "Authorization: Bearer ";
+    struct ig_buf buf;
+    enum ig_status st;
+    size_t n, i;
+    char *auth;
+
+    *status = 0;
+    if (reply != NULL)
+        *reply = NULL;
+    n = strlen(token);
+    for (i = 0; i < n; i++)
+        if ((unsigned char)token[i] <= 0x20 || (unsigned char)token[i] >= 0x7f)
+            break;
+    if (n == 0 || i < n || n > IG_TOKEN_MAX_BYTES)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the bearer token must be printable ASCII without "
+                          "spaces");
+    if ((auth = sodium_malloc(sizeof(pre) + n)) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    memcpy(auth, pre, sizeof(pre) - 1);
+    memcpy(auth + sizeof(pre) - 1, token, n + 1);
+    ig_buf_init(&buf, IG_EXEC_PDP_REPLY_MAX_BYTES);
+    st = post_as(p, auth, timeout_ms > 0 ? timeout_ms : p->timeout_ms, path,
+                 body, status, &buf, err);
+    sodium_free(auth);
+    if (st == IG_OK && reply != NULL &&
+        ig_json_parse(buf.data != NULL ? buf.data : "", buf.len, reply, NULL) !=
+            IG_OK)
+        *reply = NULL;
+    ig_buf_release(&buf);
     return st;
 }

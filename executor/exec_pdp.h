@@ -62,4 +62,20 @@ enum ig_status exec_pdp_intent(struct exec_pdp *p, const char *intent_id,
                                json_t **binding, char *state, size_t state_cap,
                                struct ig_err *err) IG_WUR;
 
+/*
+ * A call in another principal's name: the MCP gateway speaks to the PDP
+ * for the agent whose bearer token it was given (GET /v1/whoami, POST
+ * /v1/intents, GET /v1/intents/{id}?wait=N). GET when body is NULL, else
+ * POST of body (JSON). timeout_ms 0 takes the client's. *status gets the
+ * HTTP status and *reply (when not NULL) the answer parsed as JSON, or
+ * NULL when it was not. The token lives in sodium_malloc'd memory for the
+ * call only. IG_ERR_INVALID for a token that cannot go into a header;
+ * IG_ERR_IO when the PDP could not be reached (nothing else is mapped:
+ * the caller reads the status).
+ */
+enum ig_status exec_pdp_call_as(struct exec_pdp *p, const char *token,
+                                const char *path, const char *body,
+                                long timeout_ms, long *status, json_t **reply,
+                                struct ig_err *err) IG_WUR;
+
 #endif

@@ -239,9 +239,10 @@ name_cmp(const void *key, const void *elem)
 static enum ig_status
 load_doc(struct exec_reg_ctx *c, struct exec_registry *r)
 {
-    static const char *const keys[] = {"actions", "git", NULL};
+    static const char *const keys[] = {"actions", "git", "mcp", NULL};
     json_t *actions = json_object_get(r->doc, "actions"), *def;
     json_t *git = json_object_get(r->doc, "git");
+    json_t *mcp = json_object_get(r->doc, "mcp");
     enum ig_status st;
     const char *name;
 
@@ -267,7 +268,11 @@ load_doc(struct exec_reg_ctx *c, struct exec_registry *r)
         qsort(r->actions, r->n, sizeof(*r->actions), action_cmp);
     if (git != NULL && (st = expand_tree(c, "git", git)) != IG_OK)
         return st;
-    return exec_git_repos_load(c, git, r);
+    if ((st = exec_git_repos_load(c, git, r)) != IG_OK)
+        return st;
+    if (mcp != NULL && (st = expand_tree(c, "mcp", mcp)) != IG_OK)
+        return st;
+    return exec_mcp_servers_load(c, mcp, r);
 }
 
 enum ig_status
@@ -320,6 +325,7 @@ exec_registry_free(struct exec_registry *r)
         action_release(&r->actions[i]);
     free(r->actions);
     free(r->repos);
+    exec_mcp_servers_free(r);
     json_decref(r->doc);
     free(r);
 }

@@ -145,4 +145,49 @@ size_t exec_registry_git_size(const struct exec_registry *r);
 const struct exec_git_repo *exec_registry_git_at(const struct exec_registry *r,
                                                  size_t i);
 
+/*
+ * One upstream server of the MCP gateway (the registry's "mcp" object,
+ * keyed by alias; docs/mcp.md):
+ *
+ *   "mcp": {"fs": {"transport": "stdio",
+ *                  "command": ["/usr/bin/node", "/opt/mcp/fs.js", "/data"],
+ *                  "env": {"NODE_ENV": "production"},
+ *                  "credential": "gh-token", "credential_env": "GH_TOKEN",
+ *                  "sandbox": "bwrap", "network": false,
+ *                  "binds": [{"src": "/srv/data", "dest": "/data"}],
+ *                  "timeout_ms": 60000, "max_reply_bytes": 8388608,
+ *                  "tools": {"read_file": {"resource": "/path"}}},
+ *           "gh": {"transport": "http", "url": "https://mcp.example/mcp",
+ *                  "credential": "gh-token",
+ *                  "credential_header": "Authorization",
+ *                  "credential_prefix": "Bearer "}}
+ *
+ * Strings are valid while the registry lives.
+ */
+struct exec_mcp_server {
+    const char *alias;
+    int http; /* 1: Streamable HTTP at url; 0: stdio, argv */
+    const char *url;
+    const char **argv; /* NULL-terminated; argv[0] absolute */
+    size_t argc;
+    const json_t *env; /* object of strings, or NULL */
+    int sandbox, network;
+    struct exec_bind *binds;
+    size_t nbinds;
+    const char *credential;  /* secret name, or NULL */
+    const char *cred_env;    /* stdio: the variable that carries it */
+    const char *cred_header; /* http: the header (default Authorization) */
+    const char *cred_prefix; /* http: "" when none (default "Bearer ") */
+    long timeout_ms;
+    double max_reply_bytes;
+    const json_t *tools; /* {"tool": {"resource": "/pointer"}} or NULL */
+};
+
+/* The MCP server called alias, or NULL; the count; the i-th by alias. */
+const struct exec_mcp_server *exec_registry_mcp(const struct exec_registry *r,
+                                                const char *alias);
+size_t exec_registry_mcp_size(const struct exec_registry *r);
+const struct exec_mcp_server *
+exec_registry_mcp_at(const struct exec_registry *r, size_t i);
+
 #endif

@@ -65,6 +65,8 @@ struct exec_registry {
     size_t n;
     struct exec_git_repo *repos; /* sorted by alias; strings in doc */
     size_t nrepos;
+    struct exec_mcp_server *mcps; /* sorted by alias; strings in doc */
+    size_t nmcps;
 };
 
 /* ---- exec_registry_util.c ---- */
@@ -123,10 +125,35 @@ enum ig_status exec_settings_load(const struct exec_reg_ctx *c,
 enum ig_status exec_binds_load(const struct exec_reg_ctx *c,
                                struct exec_action *a) IG_WUR;
 void exec_binds_release(struct exec_action *a);
+/* The same for any "binds" array v (NULL: none) into *out / *n; free with
+   exec_binds_free (also after an error). */
+enum ig_status exec_binds_parse(const struct exec_reg_ctx *c, const char *what,
+                                const json_t *v, struct exec_bind **out,
+                                size_t *n) IG_WUR;
+void exec_binds_free(struct exec_bind *b, size_t n);
+
+/* exec_git_repos.c, shared with exec_mcp_reg.c: a non-empty NUL-free
+   string member (NULL when absent and not required); an http(s) URL
+   without userinfo, query or fragment; a credential header name
+   ([A-Za-z0-9-], NULL: none) and its prefix (no controls; NULL becomes
+   ""). */
+enum ig_status exec_reg_string(const struct exec_reg_ctx *c, const json_t *def,
+                               const char *name, int required,
+                               const char **out) IG_WUR;
+enum ig_status exec_reg_url(const struct exec_reg_ctx *c,
+                            const char *url) IG_WUR;
+enum ig_status exec_reg_header(const struct exec_reg_ctx *c, const char *name,
+                               const char **prefix) IG_WUR;
 
 /* Parse and check the document's "git" object (may be NULL: none) into
    r->repos (exec_git_repos.c). Its strings stay in the document. */
 enum ig_status exec_git_repos_load(const struct exec_reg_ctx *c, json_t *git,
                                    struct exec_registry *r) IG_WUR;
+
+/* Parse and check the document's "mcp" object (may be NULL: none) into
+   r->mcps (exec_mcp_reg.c); exec_mcp_servers_free releases them. */
+enum ig_status exec_mcp_servers_load(const struct exec_reg_ctx *c, json_t *mcp,
+                                     struct exec_registry *r) IG_WUR;
+void exec_mcp_servers_free(struct exec_registry *r);
 
 #endif

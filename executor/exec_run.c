@@ -206,11 +206,12 @@ static enum ig_status
 spawn_locked(struct exec_run *r, const struct exec_plan *p, struct ig_err *err)
 {
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, stp[2] = {-1, -1};
+    int inp[2] = {-1, -1};
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     enum ig_status st = IG_OK;
 
     if (devnull < 0 || pipe_cloexec(outp) != 0 || pipe_cloexec(errp) != 0 ||
-        pipe_cloexec(stp) != 0) {
+        pipe_cloexec(stp) != 0 || (r->pipe_in && pipe_cloexec(inp) != 0)) {
         st = ig_err_set(err, IG_ERR_IO, "exec: pipe: %s", strerror(errno));
         goto out;
     }
@@ -220,7 +221,9 @@ spawn_locked(struct exec_run *r, const struct exec_plan *p, struct ig_err *err)
         goto out;
     }
     if (r->pid == 0)
-        child_exec(p, devnull, outp[1], errp[1], stp[1]);
+        child_exec(p, r->pipe_in ? inp[0] : devnull, outp[1], errp[1], stp[1]);
+    r->in_fd = inp[1];
+    inp[1] = -1;
     r->out_fd = outp[0];
     r->err_fd = errp[0];
     outp[0] = errp[0] = -1;
@@ -228,6 +231,8 @@ spawn_locked(struct exec_run *r, const struct exec_plan *p, struct ig_err *err)
     read_status(r, stp[0]);
 out:
     close_fd(&devnull);
+    close_fd(&inp[0]);
+    close_fd(&inp[1]);
     close_fd(&outp[0]);
     close_fd(&outp[1]);
     close_fd(&errp[0]);
@@ -249,7 +254,8 @@ exec_run_start(const struct exec_run_opts *o, struct exec_run **out,
     if ((r = calloc(1, sizeof(*r))) == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     r->pid = -1;
-    r->out_fd = r->err_fd = r->wake[0] = r->wake[1] = -1;
+    r->out_fd = r->err_fd = r->wake[0] = r->wake[1] = r->in_fd = -1;
+    r->pipe_in = o->pipe_stdin;
     r->timeout_ms = o->timeout_ms;
     r->max_output = o->max_output_bytes;
     if (pthread_mutex_init(&r->mu, NULL) != 0) {
@@ -357,6 +363,7 @@ exec_run_free(struct exec_run *r)
         r->reaped = 1;
     }
     (void)pthread_mutex_unlock(&r->mu);
+    close_fd(&r->in_fd);
     close_fd(&r->out_fd);
     close_fd(&r->err_fd);
     close_fd(&r->wake[0]);
@@ -500,6 +507,14 @@ exec_run_wait(struct exec_run *r, exec_output_fn fn, void *ctx,
     close_fd(&r->out_fd);
     close_fd(&r->err_fd);
     return st;
+}
+
+void
+exec_run_take_stdio(struct exec_run *r, int *in_fd, int *out_fd)
+{
+    *in_fd = r->in_fd;
+    *out_fd = r->out_fd;
+    r->in_fd = r->out_fd = -1;
 }
 
 void

@@ -102,6 +102,9 @@ struct exec_run_opts {
     unsigned long open_files;
     unsigned long processes; /* RLIMIT_NPROC: counts all processes of the
                                 user (and the kernel exempts root) */
+    /* 1: stdin is a pipe, not /dev/null (a long-lived server that talks
+       over stdio: take both ends with exec_run_take_stdio). */
+    int pipe_stdin;
 };
 
 /* Called for every chunk read, as it arrives (all of it, beyond the cap). */
@@ -158,6 +161,13 @@ void exec_run_cancel(struct exec_run *r);
 
 /* Kill (if still running), reap and free. NULL is fine. */
 void exec_run_free(struct exec_run *r);
+
+/*
+ * Take the write end of the child's stdin (with pipe_stdin; else -1) and
+ * the read end of its stdout: the caller owns and closes both, and
+ * exec_run_wait then captures stderr only. Call before exec_run_wait.
+ */
+void exec_run_take_stdio(struct exec_run *r, int *in_fd, int *out_fd);
 
 /* Free the captured output. NULL is fine. */
 void exec_run_result_release(struct exec_run_result *res);

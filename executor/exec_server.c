@@ -30,6 +30,7 @@
 
 #include "exec_git.h"
 #include "exec_job.h"
+#include "exec_mcp.h"
 #include "exec_server_int.h"
 #include "ig_body.h"
 #include "ig_buf.h"
@@ -45,6 +46,7 @@ struct req {
     int answered; /* a reply was queued early (413) */
     struct exec_job *job;
     struct exec_git_req *git; /* a git gateway request (exec_git.c) */
+    struct exec_mcp_req *mcp; /* an MCP gateway request (exec_mcp.c) */
 };
 
 static enum MHD_Result
@@ -264,6 +266,8 @@ begin(struct exec_server *s, struct MHD_Connection *c, const char *url,
     *con_cls = q;
     if (exec_git_path(url))
         return exec_git_begin(&s->x, c, url, method, &q->git, &q->answered);
+    if (exec_mcp_path(url))
+        return exec_mcp_begin(s->x.mcp, c, method, &q->mcp, &q->answered);
     if (ig_body_declared_over(c, IG_JSON_MAX_BYTES)) {
         q->answered = 1;
         return send_json(c, 413,
@@ -296,6 +300,15 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
         ig_conns_busy(s->conns, c, 1);
         return exec_git_step(q->git, s->pool, c);
     }
+    if (q->mcp != NULL) {
+        if (*upload_size > 0) {
+            exec_mcp_body(q->mcp, upload, *upload_size);
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        ig_conns_busy(s->conns, c, 1);
+        return exec_mcp_step(q->mcp, c);
+    }
     if (*upload_size > 0) {
         ig_body_take(&q->body, &q->too_large, upload, upload_size);
         return MHD_YES;
@@ -320,6 +333,7 @@ on_done(void *cls, struct MHD_Connection *c, void **con_cls,
             atomic_fetch_sub(&s->live_jobs, 1);
         exec_job_unref(q->job);
         exec_git_done(q->git);
+        exec_mcp_done(q->mcp);
         ig_buf_release(&q->body);
         free(q);
     }

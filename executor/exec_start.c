@@ -16,6 +16,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 
+#include "exec_mcp.h"
 #include "exec_server_int.h"
 
 #include <limits.h>
@@ -173,6 +174,10 @@ has_sandboxed(const struct exec_registry *r)
         if (exec_action_handler(a) == EXEC_HANDLER_EXEC &&
             exec_runner_needs_sandbox(exec_action_settings(a)))
             return 1;
+    for (i = 0; i < exec_registry_mcp_size(r); i++)
+        if (!exec_registry_mcp_at(r, i)->http &&
+            exec_registry_mcp_at(r, i)->sandbox)
+            return 1;
     return 0;
 }
 
@@ -269,6 +274,7 @@ exec_server_start(const struct exec_config *c, struct exec_server **out,
            its outcome after the answer (exec_pool.h). */
         exec_pool_new(2 * (size_t)c->max_concurrent, &s->pool, err) != IG_OK ||
         ig_conns_new((double)c->request_timeout_ms, &s->conns, err) != IG_OK ||
+        exec_mcp_new(&s->x, &s->x.mcp, err) != IG_OK ||
         (s->mhd = exec_server_listen(s, err)) == NULL)
         goto fail;
     *out = s;
@@ -306,9 +312,11 @@ exec_server_stop(struct exec_server *s)
     pthread_rwlock_unlock(&s->gate);
     exec_cancel_all(&s->x);
     exec_pool_free(s->pool); /* every execution ran to its end */
+    exec_mcp_stop(s->x.mcp); /* every gateway thread has answered */
     let_replies_out(s);
     if (s->mhd != NULL)
         MHD_stop_daemon(s->mhd);
+    exec_mcp_free(s->x.mcp);
     ig_conns_free(s->conns);
     exec_spool_close(s->x.spool);
     exec_slots_free(&s->x);

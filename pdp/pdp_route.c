@@ -111,6 +111,33 @@ serve_metrics(struct pdp_req *r)
     ig_buf_release(&b);
 }
 
+/* GET /v1/whoami: who the bearer token is. Any principal may ask about
+   its own token: the executor's MCP gateway binds a session to the agent
+   this says (docs/api.md). */
+static void
+serve_whoami(struct pdp_req *r)
+{
+    const struct pdp_principal *pr =
+        pdp_req_auth(r, (1u << PDP_ROLE_AGENT) | (1u << PDP_ROLE_EXECUTOR) |
+                            (1u << PDP_ROLE_ADMIN) | (1u << PDP_ROLE_AUDITOR));
+    json_t *v;
+
+    if (pr == NULL)
+        return;
+    v = json_pack("{s:s, s:s}", "principal", pr->id, "role",
+                  pdp_role_name(pr->role));
+    if (v != NULL && pr->tenant != NULL &&
+        json_object_set_new(v, "tenant", json_string(pr->tenant)) != 0) {
+        json_decref(v);
+        v = NULL;
+    }
+    if (v == NULL) {
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        return;
+    }
+    pdp_reply_json(r, 200, v);
+}
+
 /* Fixed paths: the method each takes and its handler. */
 static const struct {
     const char *path, *method;
@@ -119,6 +146,7 @@ static const struct {
     {"/healthz", "GET", serve_health},
     {"/metrics", "GET", serve_metrics},
     {"/v1/intents", "POST", pdp_post_intent},
+    {"/v1/whoami", "GET", serve_whoami},
     {"/v1/grants/redeem", "POST", pdp_post_redeem},
     {"/slack/interactions", "POST", pdp_post_slack_interactions},
 };

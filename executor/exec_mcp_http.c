@@ -1,0 +1,283 @@
+/*
+ * exec_mcp_http.c - the Streamable HTTP transport of an upstream MCP
+ * server (2025-11-25): each request is one POST with `Accept:
+ * application/json, text/event-stream`; the answer is one JSON object or
+ * an event stream whose events are delivered as they arrive (progress and
+ * log notifications to the waiting call, the upstream's own requests
+ * answered by exec_mcp_up_dispatch, the response ends the call). The
+ * session id from the initialize answer goes on every later request; a
+ * 404 means the upstream forgot it: the server is marked down and the
+ * next call initializes again.
+ *
+ * The credential goes as one header line built at start (sodium_malloc'd,
+ * wiped at stop). No redirects, no proxy from the environment, no
+ * cookies; the answer is capped at max_reply_bytes.
+ */
+#include "exec_mcp_up_int.h"
+
+#include <curl/curl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "exec_curl.h"
+#include "ig_buf.h"
+#include "ig_curl.h"
+#include "ig_sse.h"
+
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+    (void)p;
+    (void)arg;
+    return size * n;
+}
+
+/* One POST's state. */
+struct post {
+    struct exec_mcp_up *u;
+    struct exec_mcp_pending *p;
+    int sse, typed;
+    char session[256];
+    struct ig_buf body; /* a JSON answer */
+    struct ig_sse sse_p;
+    size_t total;
+    int too_large, parse_failed;
+};
+
+static size_t
+on_header(char *h, size_t size, size_t n, void *arg)
+{
+    struct post *q = arg;
+    size_t len = size * n, v;
+
+    if (len > 13 && strncasecmp(h, "Content-Type:", 13) == 0) {
+        for (v = 13; v < len && (h[v] == ' ' || h[v] == '\t'); v++)
+            ;
+        q->typed = 1;
+        q->sse =
+            len - v >= 17 && strncasecmp(h + v, "text/event-stream", 17) == 0;
+    } else if (len > 15 && strncasecmp(h, "Mcp-Session-Id:", 15) == 0) {
+        for (v = 15; v < len && (h[v] == ' ' || h[v] == '\t'); v++)
+            ;
+        while (len > v &&
+               (h[len - 1] == '\r' || h[len - 1] == '\n' || h[len - 1] == ' '))
+            len--;
+        if (len - v > 0 && len - v < sizeof(q->session)) {
+            memcpy(q->session, h + v, len - v);
+            q->session[len - v] = '\0';
+        }
+    }
+    return size * n;
+}
+
+static int
+on_event(void *ctx, const struct ig_sse_event *ev)
+{
+    struct post *q = ctx;
+
+    if (ev->type_len == 7 && memcmp(ev->type, "message", 7) == 0 &&
+        ev->data_len > 0)
+        exec_mcp_up_dispatch(q->u, ev->data, ev->data_len, q->p);
+    return 0;
+}
+
+static size_t
+on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct post *q = arg;
+    struct ig_err err;
+    size_t len = size * n;
+
+    q->total += len;
+    if ((double)q->total > q->u->srv->max_reply_bytes) {
+        q->too_large = 1;
+        return 0;
+    }
+    if (!q->sse)
+        return ig_buf_add(&q->body, data, len) == IG_OK ? len : 0;
+    if (ig_sse_feed(&q->sse_p, data, len, on_event, q, &err) != IG_OK) {
+        q->parse_failed = 1;
+        return 0;
+    }
+    return len;
+}
+
+/* POST text; the answer is delivered to p (NULL for a notification). */
+static enum ig_status
+post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
+          size_t len, struct ig_err *err)
+{
+    struct curl_slist *h = NULL, *t;
+    char line[400];
+    struct post q;
+    CURL *c = curl_easy_init(); /* a fresh one: answers may nest */
+    enum ig_status st = IG_OK;
+    const char *lines[4];
+    CURLcode rc;
+    long status = 0;
+    size_t i, nl = 0;
+
+    if (c == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
+    memset(&q, 0, sizeof(q));
+    q.u = u;
+    q.p = p;
+    ig_buf_init(&q.body, (size_t)u->srv->max_reply_bytes);
+    ig_sse_init(&q.sse_p, (size_t)u->srv->max_reply_bytes);
+    lines[nl++] = "Content-Type: application/json";
+    lines[nl++] = "Accept: application/json, text/event-stream";
+    (void)pthread_mutex_lock(&u->mu);
+    if (u->session != NULL)
+        (void)snprintf(line, sizeof(line), "Mcp-Session-Id: %s", u->session);
+    else
+        line[0] = '\0';
+    if (u->version[0] != '\0' && u->session != NULL) {
+        size_t m = strlen(line);
+        (void)snprintf(line + m + 1, sizeof(line) - m - 1,
+                       "MCP-Protocol-Version: %s", u->version);
+        lines[nl++] = line + m + 1;
+    }
+    (void)pthread_mutex_unlock(&u->mu);
+    if (line[0] != '\0')
+        lines[nl++] = line;
+    for (i = 0; i < nl && st == IG_OK; i++) {
+        if ((t = curl_slist_append(h, lines[i])) == NULL)
+            st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        else
+            h = t;
+    }
+    if (st == IG_OK && u->cred_line != NULL) {
+        if ((t = curl_slist_append(h, u->cred_line)) == NULL)
+            st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        else
+            h = t;
+    }
+    if (st == IG_OK &&
+        ig_curl_harden(c, u->srv->timeout_ms, u->srv->timeout_ms, err) != IG_OK)
+        st = IG_ERR_IO;
+    if (st == IG_OK) {
+        (void)curl_easy_setopt(c, CURLOPT_URL, u->srv->url);
+        (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        (void)curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q);
+        rc = curl_easy_perform(c);
+        (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        if (q.too_large)
+            st = ig_err_set(err, IG_ERR_IO,
+                            "mcp \"%s\": the answer is over max_reply_bytes",
+                            u->srv->alias);
+        else if (q.parse_failed)
+            st = ig_err_set(err, IG_ERR_IO,
+                            "mcp \"%s\": the event stream is malformed",
+                            u->srv->alias);
+        else if (rc != CURLE_OK)
+            st = ig_err_set(err, IG_ERR_IO, "mcp \"%s\" unreachable: %s",
+                            u->srv->alias, curl_easy_strerror(rc));
+    }
+    curl_easy_cleanup(c);
+    ig_curl_headers_free(h);
+    if (st == IG_OK && q.session[0] != '\0') {
+        (void)pthread_mutex_lock(&u->mu);
+        if (u->session == NULL)
+            u->session = strdup(q.session);
+        (void)pthread_mutex_unlock(&u->mu);
+    }
+    if (st == IG_OK && status == 404 && p != NULL) {
+        (void)pthread_mutex_lock(&u->mu);
+        u->state = EXEC_MCP_DOWN; /* initialize again next time */
+        u->gen++;
+        (void)pthread_mutex_unlock(&u->mu);
+        st = ig_err_set(err, IG_ERR_IO,
+                        "mcp \"%s\" forgot the session; try again",
+                        u->srv->alias);
+    } else if (st == IG_OK && (status < 200 || status > 299)) {
+        st = ig_err_set(err, IG_ERR_IO, "mcp \"%s\" answered HTTP %ld",
+                        u->srv->alias, status);
+    } else if (st == IG_OK && p != NULL && !q.sse && q.body.len > 0) {
+        exec_mcp_up_dispatch(u, q.body.data, q.body.len, p);
+    }
+    ig_buf_release(&q.body);
+    ig_sse_release(&q.sse_p);
+    return st;
+}
+
+enum ig_status
+exec_mcp_http_start(struct exec_mcp_up *u, struct ig_err *err)
+{
+    unsigned char *cred = NULL;
+    size_t len = 0, n;
+    enum ig_status st;
+
+    (void)pthread_mutex_lock(&u->mu);
+    free(u->session);
+    u->session = NULL;
+    u->version[0] = '\0';
+    (void)pthread_mutex_unlock(&u->mu);
+    if (u->srv->credential == NULL || u->cred_line != NULL)
+        return IG_OK;
+    st = exec_secrets_get(u->x->secrets, u->srv->credential, &cred, &len, err);
+    if (st != IG_OK)
+        return ig_err_set(err, st, "mcp \"%s\": the credential cannot be read",
+                          u->srv->alias);
+    n = strlen(u->srv->cred_header) + 2 + strlen(u->srv->cred_prefix) + len + 1;
+    if ((u->cred_line = sodium_malloc(n)) == NULL) {
+        exec_secret_free(cred, len);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    (void)snprintf(u->cred_line, n, "%s: %s%.*s", u->srv->cred_header,
+                   u->srv->cred_prefix, (int)len, (const char *)cred);
+    exec_secret_free(cred, len);
+    return IG_OK;
+}
+
+enum ig_status
+exec_mcp_http_call(struct exec_mcp_up *u, struct exec_mcp_pending *p,
+                   const char *text, size_t len, struct ig_err *err)
+{
+    return post_text(u, p, text, len, err);
+}
+
+enum ig_status
+exec_mcp_http_note(struct exec_mcp_up *u, const char *text, size_t len,
+                   struct ig_err *err)
+{
+    return post_text(u, NULL, text, len, err);
+}
+
+void
+exec_mcp_http_stop(struct exec_mcp_up *u)
+{
+    struct curl_slist *h = NULL, *t;
+    char line[300];
+    struct ig_err err;
+    CURL *c;
+
+    if (u->session != NULL && (c = curl_easy_init()) != NULL) {
+        (void)snprintf(line, sizeof(line), "Mcp-Session-Id: %s", u->session);
+        h = curl_slist_append(NULL, line);
+        if (h != NULL && u->cred_line != NULL &&
+            (t = curl_slist_append(h, u->cred_line)) != NULL)
+            h = t;
+        if (h != NULL && ig_curl_harden(c, 1000, 2000, &err) == IG_OK) {
+            (void)curl_easy_setopt(c, CURLOPT_URL, u->srv->url);
+            (void)curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+            (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+            (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+            (void)curl_easy_perform(c);
+        }
+        curl_easy_cleanup(c);
+        ig_curl_headers_free(h);
+    }
+    free(u->session);
+    u->session = NULL;
+    if (u->cred_line != NULL)
+        sodium_free(u->cred_line);
+    u->cred_line = NULL;
+}
