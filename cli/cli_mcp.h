@@ -39,7 +39,9 @@ struct mcp_bridge {
 
 /* ---- cli_mcp_out.c ---- */
 
-/* One line "intentgate mcp: MESSAGE" on stderr. Never pass a secret. */
+/* One line "intentgate mcp: MESSAGE" on stderr (cut to fit; control
+   bytes, which a server's text may hold, shown as '?'). Never pass a
+   secret. */
 void mcp_log(struct mcp_bridge *b, const char *fmt, ...) IG_PRINTF(2, 3);
 
 /* msg as one line of RFC 8785 JSON on stdout; 0, or -1 after a stderr

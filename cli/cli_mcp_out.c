@@ -56,7 +56,7 @@ mcp_log(struct mcp_bridge *b, const char *fmt, ...)
     char line[LOG_MAX];
     va_list ap;
     int n = snprintf(line, sizeof(line), "intentgate mcp: ");
-    int m;
+    int m, i;
 
     va_start(ap, fmt);
     m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -65,6 +65,9 @@ mcp_log(struct mcp_bridge *b, const char *fmt, ...)
         m = 0;
     if ((size_t)m > sizeof(line) - (size_t)n - 2)
         m = (int)(sizeof(line) - (size_t)n - 2); /* cut to fit */
+    for (i = n; i < n + m; i++) /* server text: no terminal escapes */
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[n + m] = '\n';
     locked_write(b, 2, line, (size_t)(n + m + 1));
 }

@@ -50,6 +50,7 @@ class Fake(http.server.ThreadingHTTPServer):
         self.requests = []
         self.cond = threading.Condition()
         self.stop = threading.Event()
+        self.release = threading.Event()  # lets "hold" requests answer
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
 
@@ -142,6 +143,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.server.wait_seen(lambda r: rpc_method(r) == "ping",
                                   "the ping")
             self._answer(mid, {"slow": True})
+        elif method == "hold":
+            self.server.release.wait(TIMEOUT)
+            self._answer(mid, {})
+        elif method == "junk":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            # Not JSON: a raw escape; a duplicate key whose (escaped)
+            # name the parser's message quotes.
+            self.wfile.write(b'data: {"\x1b[31mred": \x1b]0;title\x07\n\n')
+            self.wfile.write(b'data: {"k\\u001b]0;t\\u0007": 1, '
+                             b'"k\\u001b]0;t\\u0007": 2}\n\n')
+            self.wfile.write(b"data: " + json.dumps(
+                {"jsonrpc": "2.0", "id": mid, "result": {}}).encode() +
+                b"\n\n")
+            self.close_connection = True
         elif method == "boom":
             err = {"jsonrpc": "2.0", "id": mid, "error": {
                 "code": -32603, "message": "upstream exploded"},
@@ -327,9 +345,12 @@ class McpConnect(unittest.TestCase):
         b.initialize()
         b.send({"jsonrpc": "2.0", "id": 10, "method": "slow"})
         self.srv.wait_seen(lambda r: rpc_method(r) == "slow", "slow")
+        # The server answers slow only once it has seen the ping: a bridge
+        # that waited for slow's answer before sending the ping would
+        # never get either. Both answers then race to stdout.
         b.send({"jsonrpc": "2.0", "id": 11, "method": "ping"})
-        self.assertEqual(b.answer(11)["result"], {})
-        self.assertEqual(b.answer(10)["result"], {"slow": True})
+        got = {m["id"]: m["result"] for m in (b.next(), b.next())}
+        self.assertEqual(got, {10: {"slow": True}, 11: {}})
         self.check_clean_end(b)
 
     def test_http_errors(self):
@@ -355,6 +376,34 @@ class McpConnect(unittest.TestCase):
                 "params": {"requestId": 5}})
         b.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
         self.assertEqual(b.answer(8)["result"], {})
+        self.check_clean_end(b)
+
+    def test_hostile_text_not_on_the_terminal(self):
+        b = self.start()
+        b.send({"jsonrpc": "2.0", "id": 3, "method": "junk"})
+        self.assertEqual(b.answer(3)["result"], {})
+        _, err = self.check_clean_end(b)
+        self.assertIn("dropped a message from the server", err)
+        self.assertNotIn("\x1b", err)
+        self.assertNotIn("\x07", err)
+
+    def test_in_flight_cap(self):
+        b = self.start()
+        for i in range(32):
+            b.send({"jsonrpc": "2.0", "id": i, "method": "hold"})
+        self.srv.wait_seen(
+            lambda r: len(self.srv.requests) >= 32 and
+            all(rpc_method(x) == "hold" for x in self.srv.requests[:32]),
+            "32 held requests")
+        b.send({"jsonrpc": "2.0", "id": "over", "method": "ping"})
+        err = b.answer("over")["error"]
+        self.assertEqual(err["code"], -32000)
+        self.assertIn("too many requests in flight", err["message"])
+        self.srv.release.set()
+        ids = sorted(b.next()["id"] for _ in range(32))
+        self.assertEqual(ids, list(range(32)))
+        b.send({"jsonrpc": "2.0", "id": "after", "method": "ping"})
+        self.assertEqual(b.answer("after")["result"], {})
         self.check_clean_end(b)
 
     def test_bad_lines(self):
