@@ -426,7 +426,12 @@ cli_mcp(int argc, char **argv)
         (void)fputs(mcp_usage, stdout);
         return CLI_EXIT_OK;
     }
-    if (argc != 3 || strcmp(argv[1], "connect") != 0) {
+    if (argc < 2 || strcmp(argv[1], "connect") != 0) {
+        cli_error(CMD, "unknown or missing subcommand (connect URL, or tools "
+                       "pending|accept)");
+        return CLI_EXIT_USAGE;
+    }
+    if (argc != 3) {
         (void)fputs(mcp_usage, stderr);
         return CLI_EXIT_USAGE;
     }
