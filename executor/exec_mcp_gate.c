@@ -75,10 +75,13 @@ exec_mcp_new(struct exec_ctx *x, struct exec_mcp **out, struct ig_err *err)
         m->nups = i + 1;
         st = exec_mcp_up_new(x, m->ups[i].srv, &m->ups[i].up, err);
     }
-    if (st == IG_OK &&
-        (st = ig_pins_open(x->cfg->mcp_pins, &m->pins, err)) != IG_OK)
-        (void)ig_err_set(err, st, "mcp_pins %s: %s", x->cfg->mcp_pins,
-                         err->msg);
+    if (st == IG_OK) {
+        struct ig_err e;
+
+        ig_err_clear(&e);
+        if ((st = ig_pins_open(x->cfg->mcp_pins, &m->pins, &e)) != IG_OK)
+            (void)ig_err_set(err, st, "mcp_pins: %s", e.msg);
+    }
     if (st != IG_OK) {
         exec_mcp_free(m);
         return st;
@@ -114,6 +117,7 @@ exec_mcp_free(struct exec_mcp *m)
         exec_mcp_up_free(m->ups[i].up);
         json_decref(m->ups[i].tools);
         json_decref(m->ups[i].defs);
+        json_decref(m->ups[i].raw);
         pthread_mutex_destroy(&m->ups[i].mu);
     }
     for (s = m->sessions; s != NULL; s = next) {
@@ -401,15 +405,20 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
     enum ig_pin_state ps;
     unsigned long gen;
     size_t i;
-    int found = 0;
+    int found = 0, fresh = 0;
 
+    /* The upstream's listing is fetched again only when it said
+       list_changed or was restarted; which tools are shown is decided on
+       every call, so an accept in the pin file shows at once. */
     pthread_mutex_lock(&uc->mu);
     if (uc->have && uc->gen == exec_mcp_up_generation(uc->up)) {
-        pthread_mutex_unlock(&uc->mu);
-        return 0;
+        all = json_incref(uc->raw);
+        gen = uc->gen;
+    } else {
+        all = list_all(uc, "tools/list", "tools", err);
+        gen = exec_mcp_up_generation(uc->up);
+        fresh = 1;
     }
-    all = list_all(uc, "tools/list", "tools", err);
-    gen = exec_mcp_up_generation(uc->up);
     if (all == NULL) {
         pthread_mutex_unlock(&uc->mu);
         return -1;
@@ -450,9 +459,11 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
             continue;
         }
         if (ps == IG_PIN_CHANGED) {
-            log_tool("mcp.tool_changed", alias, name,
-                     "its definition changed; hidden until an administrator "
-                     "accepts it (intentgate mcp tools pending)");
+            if (fresh)
+                log_tool(
+                    "mcp.tool_changed", alias, name,
+                    "its definition changed; hidden until an administrator "
+                    "accepts it (intentgate mcp tools pending)");
             continue;
         }
         if (ps == IG_PIN_NEW)
@@ -469,6 +480,10 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
         found++;
     }
     json_decref(lower);
+    if (uc->raw != all) {
+        json_decref(uc->raw);
+        uc->raw = json_incref(all);
+    }
     json_decref(all);
     json_decref(uc->tools);
     json_decref(uc->defs);

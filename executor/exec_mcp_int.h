@@ -28,6 +28,7 @@ struct exec_mcp_upc {
     unsigned long gen;
     json_t *tools; /* the visible tools, renamed <alias>__<tool> */
     json_t *defs;  /* original name -> the upstream's definition */
+    json_t *raw;   /* the upstream's whole listing of generation gen */
 };
 
 struct exec_mcp_sess {

@@ -349,15 +349,56 @@ reader_main(void *arg)
     return NULL;
 }
 
+static enum ig_status spawn_here(struct exec_mcp_up *u, struct ig_err *err);
+
+/* The server's own thread: it forks the server (bwrap's --die-with-parent
+   ties the server's life to the thread that forked it, so that is this
+   one, which lives exactly as long), reports the start to spawn_stdio,
+   then drains stderr and reaps. */
 static void *
 waiter_main(void *arg)
 {
     struct exec_mcp_up *u = arg;
     struct exec_run_result res;
     struct ig_err err;
+    enum ig_status st;
 
-    if (exec_run_wait(u->run, NULL, NULL, &res, &err) == IG_OK)
-        exec_run_result_release(&res);
+    ig_err_clear(&err);
+    st = spawn_here(u, &err);
+    (void)pthread_mutex_lock(&u->mu);
+    u->spawn_st = st;
+    (void)snprintf(u->spawn_why, sizeof(u->spawn_why), "%.199s", err.msg);
+    u->spawned = 1;
+    (void)pthread_cond_broadcast(&u->cv);
+    (void)pthread_mutex_unlock(&u->mu);
+    if (st != IG_OK)
+        return NULL;
+
+    struct ig_buf clean;
+    int found = 0;
+
+    if (exec_run_wait(u->run, NULL, NULL, &res, &err) != IG_OK) {
+        mark_down(u, "the server exited");
+        return NULL;
+    }
+    /* What it said on stderr, scrubbed and cut, tells the operator why. */
+    ig_buf_init(&clean, 4096);
+    if (!u->closing)
+        ig_log("warn", "mcp.upstream_exit",
+               json_pack("{s:s, s:i, s:i, s:b}", "server", u->srv->alias,
+                         "exit_code", res.exit_code, "signal", res.term_signal,
+                         "timed_out", res.timed_out));
+    if (res.err_len > 0 && !u->closing &&
+        exec_scrub_bytes(
+            u->scrub, res.err, res.err_len > 600 ? 600 : res.err_len,
+            res.err_len > 600 ? EXEC_SCRUB_CUT : 0, &clean, &found) == IG_OK &&
+        ig_buf_add(&clean, "", 1) == IG_OK)
+        ig_log("warn", "mcp.upstream_stderr",
+               json_pack("{s:s, s:s%, s:i}", "server", u->srv->alias, "stderr",
+                         clean.data, strlen(clean.data), "exit_code",
+                         res.exit_code));
+    ig_buf_release(&clean);
+    exec_run_result_release(&res);
     mark_down(u, "the server exited");
     return NULL;
 }
@@ -423,7 +464,7 @@ env_free(json_t *env, const char *cred_var)
 }
 
 static enum ig_status
-spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
+spawn_here(struct exec_mcp_up *u, struct ig_err *err)
 {
     const struct exec_mcp_server *s = u->srv;
     struct exec_run_opts o;
@@ -437,7 +478,9 @@ spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
     o.argc = s->argc;
     o.sandbox = s->sandbox;
     o.network = s->network;
-    o.timeout_ms = 1e15; /* lives until we stop it */
+    /* A day at most (the longest a run may last); it is started again by
+       the next call after that. */
+    o.timeout_ms = IG_EXEC_RUN_TIMEOUT_MAX_MS;
     o.max_output_bytes = 65536;
     o.env = env;
     o.binds = s->binds;
@@ -458,11 +501,30 @@ spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
     if (u->in_fd < 0 || u->out_fd < 0 ||
         fcntl(u->in_fd, F_SETFL, O_NONBLOCK) != 0)
         return ig_err_set(err, IG_ERR_IO, "the server could not be started");
-    if (pthread_create(&u->reader, NULL, reader_main, u) != 0)
+    return IG_OK;
+}
+
+/* Start the server on its own thread, then the reader. */
+static enum ig_status
+spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
+{
+    enum ig_status st;
+
+    u->spawned = 0;
+    if (pthread_create(&u->waiter, NULL, waiter_main, u) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot start a thread");
-    if (pthread_create(&u->waiter, NULL, waiter_main, u) != 0) {
+    (void)pthread_mutex_lock(&u->mu);
+    while (!u->spawned)
+        (void)pthread_cond_wait(&u->cv, &u->mu);
+    st = u->spawn_st;
+    (void)pthread_mutex_unlock(&u->mu);
+    if (st != IG_OK) {
+        (void)pthread_join(u->waiter, NULL);
+        return ig_err_set(err, st, "%s", u->spawn_why);
+    }
+    if (pthread_create(&u->reader, NULL, reader_main, u) != 0) {
         exec_run_cancel(u->run);
-        (void)pthread_join(u->reader, NULL);
+        (void)pthread_join(u->waiter, NULL);
         return ig_err_set(err, IG_ERR_IO, "cannot start a thread");
     }
     u->threads = 1;

@@ -45,7 +45,10 @@ struct exec_mcp_up {
     struct exec_run *run;
     int in_fd, out_fd;
     pthread_t reader, waiter;
-    int threads;         /* reader and waiter were started and are not joined */
+    int threads; /* reader and waiter were started and are not joined */
+    int spawned; /* the waiter thread tried to start the server */
+    enum ig_status spawn_st;
+    char spawn_why[200];
     pthread_mutex_t wmu; /* one line written at a time */
     /* http */
     char *cred_line; /* "Header: prefix+credential", sodium_malloc'd */

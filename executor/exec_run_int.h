@@ -113,7 +113,7 @@ struct exec_run {
     int reaped, killed, cancel_req, cancel_kill, timeout_kill;
     int spawn_failed, spawn_stage, spawn_errno;
     int out_fd, err_fd, wake[2];
-    int pipe_in, in_fd; /* stdin is a pipe whose write end is in_fd */
+    int pipe_in, in_fd;    /* stdin is a pipe whose write end is in_fd */
     double t0, timeout_ms; /* CLOCK_MONOTONIC, ms */
     size_t max_output;
 };

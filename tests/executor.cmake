@@ -50,5 +50,10 @@ add_test(NAME executor.mcp_fixture
 add_test(NAME executor.mcp_conformance_fixture
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mcp/conformance_fixture.sh
           ${CMAKE_BINARY_DIR})
+add_test(NAME executor.mcp_gateway
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_mcp_gateway.py)
+set_tests_properties(executor.mcp_gateway PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
+  LABELS integration TIMEOUT 600)
 set_tests_properties(executor.mcp_fixture executor.mcp_conformance_fixture
   PROPERTIES TIMEOUT 300)

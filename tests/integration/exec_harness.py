@@ -373,7 +373,8 @@ def _tok(kind):
 def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
                                       "soak.", "payments."),
                      extra="", executor_id="ex1", allow_prefixes=None,
-                     bundle=False, approver_groups="security", clock=False):
+                     bundle=False, approver_groups="security", clock=False,
+                     policies=None):
     """A PDP from a config we write in d: signing key, audit key and HMAC
     key, an agent, one executor handling prefixes, an admin, an auditor
     and an approver ("appr", in approver_groups) with a password; pdp.env
@@ -395,6 +396,8 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
     write_file(os.path.join(d, "policies", "ig_allow_test.lua"),
                'return {{name = "allow", intent = {action = "%sx", '
                'resource = "r"}, expect = "ALLOW"}}\n' % allow[0], 0o644)
+    for name, text in (policies or {}).items():
+        write_file(os.path.join(d, "policies", name), text, 0o644)
     if bundle:
         src = os.path.join(REPO, "policies", "bundle")
         for name in sorted(os.listdir(src)):

@@ -1,0 +1,426 @@
+"""test_mcp_gateway.py - issue 16: the executor's MCP gateway (/mcp) in
+front of our own upstream fixture (tests/integration/mcp_fixture.py):
+a stdio server started under the exec sandbox (the "hostile" profile:
+echoes, reflects its credential, changes a tool's description, hangs)
+and a Streamable HTTP server (the "conformance" profile, its credential
+as a header). A compromised agent speaks raw JSON-RPC at the gateway, and
+the official TypeScript SDK client (tests/mcp/client.mjs) does the
+ordinary things. The deployment lives under the clone.
+
+FAILS (never skips) without the binaries, node, tests/mcp/node_modules,
+root or bubblewrap.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import exec_harness as H  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "mcp_fixture.py")
+CLIENT = os.path.join(H.REPO, "tests", "mcp", "client.mjs")
+PY = "/usr/bin/python3"
+
+POLICY = """-- test policy for the MCP gateway
+return function(intent)
+  local a = intent.action
+  if a == "mcp.hostile.echo" or a == "mcp.hostile.whoami" or
+     a == "mcp.hostile.shifty" or a == "mcp.hostile.hang" or
+     a == "mcp.hostile.flood" or starts_with(a, "mcp.conf") then
+    return ALLOW
+  end
+  if a == "mcp.hostile.read_path" then
+    if starts_with(intent.resource, "/ok/") then return ALLOW end
+    return BLOCK{reason = "PATH_NOT_ALLOWED"}
+  end
+  if a == "mcp.hostile.mutate" then
+    if approved(intent, "security") then return ALLOW end
+    return ESCALATE{approvers = {"security"}, reason = "NEEDS_A_HUMAN"}
+  end
+  return nil
+end
+"""
+
+
+def sse_messages(body):
+    out = []
+    for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+        data = [ln[5:].lstrip(b" ") for ln in block.split(b"\n")
+                if ln.startswith(b"data:")]
+        if data and any(data):
+            out.append(json.loads(b"\n".join(data)))
+    return out
+
+
+class GatewayTest(unittest.TestCase):
+    KIND = "clone"
+
+    @classmethod
+    def setUpClass(cls):
+        H.require_binaries()
+        H.require_root()
+        if not os.path.exists(os.path.join(H.REPO, "tests", "mcp",
+                                           "node_modules", "@modelcontextprotocol",
+                                           "sdk")):
+            raise AssertionError("tests/mcp/node_modules is missing: npm ci "
+                                 "--prefix tests/mcp (scripts/test.sh does)")
+        cls.res = H.Resources()
+        lay = cls.lay = H.Layout(cls.res, cls.KIND)
+        cls.pdp = H.start_custom_pdp(
+            cls.res, lay.path("pdp"), prefixes=("mcp.",),
+            allow_prefixes=("nothing.",), policies={"mcp_gw.lua": POLICY})
+        cls.agent = cls.pdp.env["INTENTGATE_AGENT_TOKEN"]
+        cls.cred_stdio = "stdio-cred-" + H.rand(20)
+        cls.cred_http = "http-cred-" + H.rand(20)
+        # The HTTP upstream: the fixture's conformance profile.
+        cls.http_up = subprocess.Popen(
+            [sys.executable, FIXTURE, "http", "--port", "0", "--profile",
+             "conformance"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            preexec_fn=H._die_with_us)
+        cls.res.process(cls.http_up, "http fixture")
+        line = cls.http_up.stdout.readline().decode()
+        assert line.startswith("MCP_FIXTURE_URL="), line
+        http_url = line.strip().split("=", 1)[1]
+        # What the sandbox user (nobody) must reach, as an operator
+        # lays it out: the server's code readable, its state dir its own;
+        # the layout root only traversable.
+        os.chmod(lay.root, 0o711)
+        fix = lay.path("fixture")
+        os.chmod(fix, 0o755)
+        shutil.copy(FIXTURE, os.path.join(fix, "mcp_fixture.py"))
+        os.chmod(os.path.join(fix, "mcp_fixture.py"), 0o644)
+        cls.flag_dir = lay.path("flags")
+        os.chmod(cls.flag_dir, 0o777)
+        registry = {"actions": {}, "mcp": {
+            "hostile": {
+                "transport": "stdio",
+                "command": [PY, "/fixture/mcp_fixture.py", "stdio",
+                            "--profile", "hostile"],
+                "credential": "hostile-cred",
+                "credential_env": "FIXTURE_CREDENTIAL",
+                "env": {"FIXTURE_MUTATE_FILE": "/flags/mutated"},
+                "binds": [{"src": fix, "dest": "/fixture"},
+                          {"src": cls.flag_dir, "dest": "/flags",
+                           "mode": "rw"}],
+                "timeout_ms": 5000,
+                "tools": {"read_path": {"resource": "/path"}}},
+            "conf": {"transport": "http", "url": http_url,
+                     "credential": "conf-cred", "timeout_ms": 10000}}}
+        cls.pins = os.path.join(lay.path("executor"), "mcp-pins.jsonl")
+        cls.ex = H.ConfigExecutor(
+            cls.res, lay.path("executor"), cls.pdp, registry,
+            credentials={"hostile-cred": cls.cred_stdio,
+                         "conf-cred": cls.cred_http},
+            conf="mcp_escalation_wait_ms = 3000\n"
+                 "mcp_approval_url = https://pdp.example/ui/approvals/\n")
+        cls.seen = []
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            if getattr(cls, "ex", None) is not None:
+                rc = cls.ex.stop()
+                cls.ex.check_log_clean()
+                if rc != 0:
+                    raise AssertionError("executor exit %s:\n%s"
+                                         % (rc, cls.ex.log()[-3000:]))
+                for what, data in cls.seen:
+                    for v in (cls.cred_stdio, cls.cred_http):
+                        if v.encode() in data:
+                            raise AssertionError("a credential reached the "
+                                                 "agent in " + what)
+        finally:
+            cls.res.close()
+
+    # ---- the agent's side ----
+
+    def post(self, msg, token=None, session=None, headers=None, raw=None):
+        h = {"Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream",
+             "Host": "127.0.0.1"}
+        if token is not False:
+            h["Authorization"] = "Bearer " + (token or self.agent)
+        if session:
+            h["Mcp-Session-Id"] = session
+        h.update(headers or {})
+        body = raw if raw is not None else json.dumps(msg).encode()
+        st, hdrs, data = self.raw("POST", body, h)
+        self.seen.append(("POST answer", data))
+        ctype = hdrs.get("content-type", "")
+        if ctype.startswith("text/event-stream"):
+            msgs = sse_messages(data)
+        elif data:
+            msgs = [json.loads(data)]
+        else:
+            msgs = []
+        return st, hdrs, msgs
+
+    def raw(self, method, body, headers):
+        import http.client
+        host, port = self.ex.url()[len("http://"):].split(":")
+        c = http.client.HTTPConnection(host, int(port), timeout=60)
+        c.request(method, "/mcp", body=body, headers=headers)
+        r = c.getresponse()
+        data = r.read()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        c.close()
+        return r.status, hdrs, data
+
+    def session(self, token=None, caps=None):
+        st, hdrs, msgs = self.post(
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25",
+                        "capabilities": caps or {},
+                        "clientInfo": {"name": "t", "version": "1"}}},
+            token=token)
+        self.assertEqual(st, 200, msgs)
+        self.assertEqual(msgs[0]["result"]["protocolVersion"], "2025-11-25")
+        sid = hdrs["mcp-session-id"]
+        st, _, _ = self.post({"jsonrpc": "2.0",
+                              "method": "notifications/initialized"},
+                             token=token, session=sid)
+        self.assertEqual(st, 202)
+        return sid
+
+    def call(self, sid, name, args, mid=1, token=None, meta=None):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        st, hdrs, msgs = self.post({"jsonrpc": "2.0", "id": mid,
+                                    "method": "tools/call",
+                                    "params": params},
+                                   session=sid, token=token)
+        self.assertEqual(st, 200, msgs)
+        return msgs
+
+    def final(self, msgs, mid=1):
+        for m in msgs:
+            if m.get("id") == mid and ("result" in m or "error" in m):
+                return m
+        raise AssertionError("no answer for id %r in %r" % (mid, msgs))
+
+    def text(self, result):
+        return "".join(c.get("text", "") for c in result["content"])
+
+    def tools(self, sid):
+        st, _, msgs = self.post({"jsonrpc": "2.0", "id": 2,
+                                 "method": "tools/list"}, session=sid)
+        self.assertEqual(st, 200, msgs)
+        return {t["name"]: t for t in msgs[0]["result"]["tools"]}
+
+    def intent_events(self, action):
+        return [e["intent"] for e in self.pdp.audit_events()
+                if e.get("type") == "intent.received" and
+                e.get("intent", {}).get("action") == action]
+
+    # ---- tests ----
+
+    def test_transport_refusals(self):
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25",
+                           "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        st, _, _ = self.post(init, token=False)
+        self.assertEqual(st, 401)
+        st, _, _ = self.post(init, token="igt_agent_nope")
+        self.assertEqual(st, 401)
+        st, _, _ = self.post(init, token=self.pdp.env[
+            "INTENTGATE_EXECUTOR_TOKEN"])
+        self.assertEqual(st, 403)
+        st, _, _ = self.post(init, headers={"Origin": "https://evil.example"})
+        self.assertEqual(st, 403)
+        st, _, _ = self.post(init, headers={"Host": "evil.example"})
+        self.assertEqual(st, 403)
+        st, _, _ = self.post(init, headers={"Accept": "application/json"})
+        self.assertEqual(st, 406)
+        st, _, msgs = self.post(None, raw=b"[" + json.dumps(init).encode() +
+                                b"]")
+        self.assertEqual(st, 400, msgs)
+        st, _, msgs = self.post(None, raw=b"{not json")
+        self.assertEqual(st, 400)
+        self.assertEqual(msgs[0]["error"]["code"], -32700)
+        st, _, _ = self.post({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        self.assertEqual(st, 400)  # no session
+        st, _, _ = self.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                             session="ab" * 32)
+        self.assertEqual(st, 404)
+        st, hdrs, _ = self.raw("GET", None, {
+            "Authorization": "Bearer " + self.agent, "Host": "127.0.0.1",
+            "Accept": "text/event-stream"})
+        self.assertEqual(st, 405)
+
+    def test_tools_are_listed_under_their_server(self):
+        sid = self.session()
+        tools = self.tools(sid)
+        for n in ("hostile__echo", "hostile__whoami", "conf__test_simple_text"):
+            self.assertIn(n, tools)
+        blob = json.dumps(tools)
+        self.assertNotIn(self.cred_stdio, blob)
+
+    def test_allowed_call_reaches_the_upstream(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "hostile__echo", {"text": "hi"}))
+        self.assertFalse(m["result"].get("isError"), m)
+        self.assertIn("hi", json.dumps(m["result"]))
+        ev = self.intent_events("mcp.hostile.echo")
+        self.assertTrue(ev)
+        self.assertEqual(ev[-1]["resource"], "mcp://hostile/echo")
+        m = self.final(self.call(sid, "conf__test_simple_text", {}))
+        self.assertFalse(m["result"].get("isError"), m)
+
+    def test_blocked_call_says_why_and_sends_nothing(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "hostile__read_path",
+                                 {"path": "/etc/shadow"}))
+        self.assertTrue(m["result"]["isError"], m)
+        self.assertIn("PATH_NOT_ALLOWED", self.text(m["result"]))
+        self.assertNotIn("read /etc/shadow", self.text(m["result"]))
+        m = self.final(self.call(sid, "hostile__read_path",
+                                 {"path": "/ok/file"}))
+        self.assertEqual(self.text(m["result"]), "read /ok/file")
+        ev = self.intent_events("mcp.hostile.read_path")
+        self.assertEqual(ev[-1]["resource"], "/ok/file")
+        # The resource argument must be a string.
+        m = self.final(self.call(sid, "hostile__read_path", {"path": 7}))
+        self.assertTrue(m["result"]["isError"], m)
+
+    def test_reflected_credential_is_scrubbed(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "hostile__whoami", {}))
+        blob = json.dumps(m)
+        self.assertNotIn(self.cred_stdio, blob)
+        self.assertIn("[credential removed]", blob)
+
+    def test_unknown_tool_and_other_server(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "nosuch__echo", {}))
+        self.assertEqual(m["error"]["code"], -32602)
+        m = self.final(self.call(sid, "hostile__nosuch", {}))
+        self.assertIn("error", m)
+
+    def test_second_agents_session_is_refused(self):
+        sid = self.session()
+        other = self.pdp.env.get("INTENTGATE_AGENT2_TOKEN")
+        # A forged token is refused before the session is looked at; the
+        # session id alone is worth nothing to another client.
+        st, _, _ = self.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                             session=sid, token="igt_agent_forged")
+        self.assertEqual(st, 401)
+        self.assertIsNone(other)
+        st, _, msgs = self.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                                session=sid)
+        self.assertEqual(st, 200, msgs)
+
+    def test_escalation_times_out_then_retry_picks_it_up(self):
+        sid = self.session(caps={"elicitation": {"url": {}}})
+        msgs = self.call(sid, "hostile__mutate", {"n": 1},
+                         meta={"progressToken": "p1"})
+        m = self.final(msgs)
+        self.assertTrue(m["result"]["isError"], m)
+        text = self.text(m["result"])
+        self.assertIn("waits for a human", text)
+        prog = [x for x in msgs if x.get("method") == "notifications/progress"]
+        self.assertTrue(prog, msgs)
+        self.assertEqual(prog[0]["params"]["progressToken"], "p1")
+        eli = [x for x in msgs if x.get("method") == "elicitation/create"]
+        self.assertTrue(eli, msgs)
+        self.assertTrue(eli[0]["params"]["url"].startswith(
+            "https://pdp.example/ui/approvals/"))
+        ev = self.intent_events("mcp.hostile.mutate")
+        self.assertEqual(len(ev), 1)
+        iid = ev[0]["intent_id"]
+        # The same call again: the same intent, no second approval.
+        m = self.final(self.call(sid, "hostile__mutate", {"n": 1}))
+        self.assertIn(iid, self.text(m["result"]))
+        self.assertEqual(len(self.intent_events("mcp.hostile.mutate")), 1)
+        # Approved through the API: the held call goes through.
+        rec = self.pdp.record(iid)
+        st, login, _ = self.pdp.call(
+            "POST", "/v1/approver/login", None,
+            {"approver": "appr",
+             "password": self.pdp.secrets["approver password"]})
+        self.assertEqual(st, 200, login)
+        st, res, _ = self.pdp.call(
+            "POST", "/v1/approvals/%s/votes" % rec["approval"]["approval_id"],
+            login["token"], {"vote": "approve",
+                             "intent_hash": rec["intent_hash"]})
+        self.assertEqual(st, 200, res)
+        m = self.final(self.call(sid, "hostile__mutate", {"n": 1}))
+        self.assertFalse(m["result"].get("isError"), m)
+        self.pdp.wait_state(iid, "COMPLETED")
+
+    def test_changed_definition_is_hidden_until_accepted(self):
+        sid = self.session()
+        self.assertIn("hostile__shifty", self.tools(sid))
+        flag = os.path.join(self.flag_dir, "mutated")
+        with open(flag, "w") as f:
+            f.write("1")
+        os.chmod(flag, 0o666)
+        try:
+            # The fixture notices on its next request and says
+            # tools/list_changed; the gateway lists again.
+            H.wait_for(lambda: "hostile__shifty" not in self.tools(sid),
+                       what="the changed tool hidden")
+            m = self.final(self.call(sid, "hostile__shifty", {}))
+            self.assertIn("error", m)
+            r = subprocess.run([H.IG_BIN, "mcp", "tools", "pending", "--pins",
+                                self.pins, "--json"], capture_output=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            pend = json.loads(r.stdout)
+            ours = [p for p in pend if p["key"] == "hostile/shifty"]
+            self.assertEqual(len(ours), 1, pend)
+            self.assertIn("ignore previous", json.dumps(ours[0]))
+            r = subprocess.run([H.IG_BIN, "mcp", "tools", "accept", "--pins",
+                                self.pins, "hostile/shifty", ours[0]["hash"]],
+                               capture_output=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            tools = self.tools(sid)
+            self.assertIn("hostile__shifty", tools)
+            self.assertIn("v2", tools["hostile__shifty"]["description"])
+        finally:
+            os.unlink(flag)
+
+    def test_sdk_client_lists_and_calls(self):
+        script = os.path.join(self.lay.path("executor"), "script.json")
+        with open(script, "w") as f:
+            json.dump([{"op": "list_tools"},
+                       {"op": "call", "name": "hostile__echo",
+                        "arguments": {"text": "from the sdk"}},
+                       {"op": "call", "name": "hostile__read_path",
+                        "arguments": {"path": "/etc/passwd"}},
+                       {"op": "call", "name": "hostile__whoami",
+                        "arguments": {}}], f)
+        node = os.path.join(H.REPO, "tests", "mcp", "node_modules", ".bin",
+                            "node")
+        r = subprocess.run([node if os.path.exists(node) else "node", CLIENT,
+                            "--url", self.ex.url() + "/mcp", "--token",
+                            self.agent, script], capture_output=True,
+                           timeout=120)
+        self.seen.append(("sdk stdout", r.stdout))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        steps = [json.loads(ln) for ln in r.stdout.decode().splitlines()]
+        self.assertTrue(steps[0]["ok"], steps[0])
+        names = [t["name"] for t in steps[0]["result"]["tools"]]
+        self.assertIn("hostile__echo", names)
+        self.assertIn("from the sdk", json.dumps(steps[1]["result"]))
+        self.assertTrue(steps[2]["result"]["isError"], steps[2])
+        self.assertNotIn(self.cred_stdio, json.dumps(steps[3]))
+
+    def test_stdio_server_restarts_after_it_dies(self):
+        sid = self.session()
+        # hang never answers: the call times out (timeout_ms 5000) and the
+        # gateway keeps serving.
+        msgs = self.call(sid, "hostile__hang", {})
+        m = self.final(msgs)
+        self.assertTrue(m["result"]["isError"], m)
+        m = self.final(self.call(sid, "hostile__echo", {"text": "still"}))
+        self.assertIn("still", json.dumps(m["result"]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
