@@ -310,6 +310,9 @@ session_delete(struct exec_mcp_req *q)
 
 /* ---- tools: listing, naming, pinning ---- */
 
+static int shown_name(const struct exec_mcp_upc *u, const char *name, char *out,
+                      size_t cap);
+
 /* 1..128 of [A-Za-z0-9_.-]. */
 static int
 tool_name_ok(const char *s)
@@ -470,8 +473,12 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
             ig_log("info", "mcp.tool_pinned",
                    json_pack("{s:s, s:s, s:s}", "server", alias, "tool", name,
                              "hash", hash));
+        if (shown_name(uc, name, exposed, sizeof(exposed)) != 0) {
+            log_tool("mcp.tool_hidden", alias, name,
+                     "a bare name may not hold \"__\"");
+            continue;
+        }
         shown = json_deep_copy(t);
-        (void)snprintf(exposed, sizeof(exposed), "%s__%s", alias, name);
         if (shown == NULL ||
             json_object_set_new(shown, "name", json_string(exposed)) != 0 ||
             json_array_append_new(tools, shown) != 0 ||
@@ -587,11 +594,9 @@ list_merged(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
         json_array_foreach(items, j, e)
         {
             const char *n = json_string_value(json_object_get(e, "name"));
-            if (rename && n != NULL) {
-                (void)snprintf(name, sizeof(name), "%s__%s",
-                               m->ups[i].srv->alias, n);
+            if (rename && n != NULL &&
+                shown_name(&m->ups[i], n, name, sizeof(name)) == 0)
                 (void)json_object_set_new(e, "name", json_string(name));
-            }
         }
         items = scrubbed(&m->ups[i], items);
         if (items != NULL)
@@ -603,7 +608,9 @@ list_merged(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
     json_decref(result);
 }
 
-/* "<alias>__<name>": the upstream and the name there, or NULL. */
+/* The upstream a shown name belongs to, and the name there: "A__N" is
+   server A's N; a name without "__" is the bare server's (at most one);
+   else NULL. */
 static struct exec_mcp_upc *
 split_name(struct exec_mcp *m, const char *full, const char **rest)
 {
@@ -611,6 +618,13 @@ split_name(struct exec_mcp *m, const char *full, const char **rest)
     char alias[IG_EXEC_MCP_ALIAS_MAX + 1];
     size_t i, n;
 
+    if (full == NULL)
+        return NULL;
+    for (i = 0; sep == NULL && i < m->nups; i++)
+        if (m->ups[i].srv->bare) {
+            *rest = full;
+            return &m->ups[i];
+        }
     if (sep == NULL || (n = (size_t)(sep - full)) == 0 ||
         n > IG_EXEC_MCP_ALIAS_MAX)
         return NULL;
@@ -618,9 +632,27 @@ split_name(struct exec_mcp *m, const char *full, const char **rest)
     alias[n] = '\0';
     *rest = sep + 2;
     for (i = 0; i < m->nups; i++)
-        if (strcmp(m->ups[i].srv->alias, alias) == 0)
+        if (!m->ups[i].srv->bare && strcmp(m->ups[i].srv->alias, alias) == 0)
             return &m->ups[i];
     return NULL;
+}
+
+/* How a name of server u is shown: "A__N", or N for the bare server (a
+   bare name holding "__" would read as another server's: -1). */
+static int
+shown_name(const struct exec_mcp_upc *u, const char *name, char *out,
+           size_t cap)
+{
+    int n;
+
+    if (u->srv->bare) {
+        if (strstr(name, "__") != NULL)
+            return -1;
+        n = snprintf(out, cap, "%s", name);
+    } else {
+        n = snprintf(out, cap, "%s__%s", u->srv->alias, name);
+    }
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 /* An isError tool result with text. */

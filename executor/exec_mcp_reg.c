@@ -224,7 +224,7 @@ load_server(const struct exec_reg_ctx *c, json_t *def,
                                        "max_reply_bytes",
                                        "tools",
                                        NULL};
-    const char *transport = NULL;
+    const char *transport = NULL, *names = NULL;
     enum ig_status st;
     double ms;
 
@@ -235,6 +235,12 @@ load_server(const struct exec_reg_ctx *c, json_t *def,
         (st = exec_reg_string(c, def, "credential", 0, &m->credential)) !=
             IG_OK)
         return st;
+    if ((st = exec_reg_string(c, def, "names", 0, &names)) != IG_OK)
+        return st;
+    if (names != NULL && strcmp(names, "prefixed") != 0 &&
+        strcmp(names, "bare") != 0)
+        return exec_reg_fail(c, "names", "must be \"prefixed\" or \"bare\"");
+    m->bare = names != NULL && strcmp(names, "bare") == 0;
     if (m->credential != NULL && !exec_secret_name_valid(m->credential))
         return exec_reg_fail(c, "credential",
                              "must be a secret name "
@@ -272,6 +278,7 @@ exec_mcp_servers_load(const struct exec_reg_ctx *c, json_t *mcp,
     enum ig_status st;
     const char *alias;
     json_t *def;
+    size_t i, bare;
 
     if (mcp == NULL)
         return IG_OK;
@@ -298,6 +305,12 @@ exec_mcp_servers_load(const struct exec_reg_ctx *c, json_t *mcp,
     }
     if (r->nmcps > 0)
         qsort(r->mcps, r->nmcps, sizeof(*r->mcps), server_cmp);
+    for (i = 0, bare = 0; i < r->nmcps; i++)
+        bare += r->mcps[i].bare ? 1 : 0;
+    if (bare > 1)
+        return exec_reg_fail(c, "mcp",
+                             "at most one server may have \"names\": "
+                             "\"bare\" (their tools could collide)");
     return IG_OK;
 }
 

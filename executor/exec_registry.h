@@ -156,7 +156,8 @@ const struct exec_git_repo *exec_registry_git_at(const struct exec_registry *r,
  *                  "sandbox": "bwrap", "network": false,
  *                  "binds": [{"src": "/srv/data", "dest": "/data"}],
  *                  "timeout_ms": 60000, "max_reply_bytes": 8388608,
- *                  "tools": {"read_file": {"resource": "/path"}}},
+ *                  "tools": {"read_file": {"resource": "/path"}},
+ *                  "names": "prefixed"},
  *           "gh": {"transport": "http", "url": "https://mcp.example/mcp",
  *                  "credential": "gh-token",
  *                  "credential_header": "Authorization",
@@ -181,6 +182,8 @@ struct exec_mcp_server {
     long timeout_ms;
     double max_reply_bytes;
     const json_t *tools; /* {"tool": {"resource": "/pointer"}} or NULL */
+    int bare; /* "names": "bare": tools and prompts shown by their own
+                 names (at most one server; a name holding "__" hidden) */
 };
 
 /* The MCP server called alias, or NULL; the count; the i-th by alias. */
