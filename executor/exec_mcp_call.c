@@ -36,6 +36,12 @@
 #include "ig_log.h"
 #include "ig_time.h"
 
+/* A forwarded call's context for what the upstream says meanwhile. */
+struct exec_mcp_fwd {
+    struct exec_mcp_req *q;
+    const struct exec_scrub *scrub;
+};
+
 /* What the PDP said about the intent. */
 struct decided {
     char intent_id[IG_INTENT_ID_MAX + 1];
@@ -419,21 +425,26 @@ redeem(struct exec_mcp_req *q, const json_t *rid, const struct decided *d,
     return 0;
 }
 
-/* The upstream's progress for this call, relayed to the client. */
+/* What the upstream says about this call while it runs - progress (only
+   when the client asked for it, under the client's token) and log
+   messages - relayed on the call's stream, scrubbed like the answer. */
 static void
 on_note(void *ctx, const char *method, const json_t *params)
 {
-    struct exec_mcp_req *q = ctx;
+    struct exec_mcp_fwd *f = ctx;
+    struct exec_mcp_req *q = f->q;
     struct ig_buf b;
     json_t *p;
+    int found = 0;
 
-    if (strcmp(method, "notifications/progress") != 0 ||
+    if (strcmp(method, "notifications/progress") == 0 &&
         q->progress_token == NULL)
         return;
-    p = json_deep_copy(params);
-    if (p == NULL ||
-        json_object_set(p, "progressToken",
-                        (json_t *)(uintptr_t)q->progress_token) != 0) {
+    p = json_is_object(params) ? json_deep_copy(params) : json_object();
+    if (p == NULL || exec_scrub_json(f->scrub, &p, &found) != IG_OK ||
+        (strcmp(method, "notifications/progress") == 0 &&
+         json_object_set(p, "progressToken",
+                         (json_t *)(uintptr_t)q->progress_token) != 0)) {
         json_decref(p);
         return;
     }
@@ -450,15 +461,15 @@ static void
 forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
         const char *intent_id, const char *method, const json_t *params)
 {
+    struct exec_mcp_fwd f = {q, exec_mcp_up_scrub(uc->up)};
     json_t *result = NULL, *error = NULL, *detail;
     struct ig_err err;
     enum ig_status st;
     int found = 0, found2 = 0, is_error;
 
     ig_err_clear(&err);
-    st = exec_mcp_up_call(uc->up, method, params,
-                          q->progress_token != NULL ? on_note : NULL, q,
-                          &result, &error, &err);
+    st = exec_mcp_up_call(uc->up, method, params, on_note, &f, &result, &error,
+                          &err);
     if (st != IG_OK) {
         record(q, intent_id, EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH,
                json_pack("{s:s}", "error", err.msg));

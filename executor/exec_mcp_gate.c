@@ -834,6 +834,62 @@ prompts_get(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     json_decref(params);
 }
 
+/* completion/complete: relayed to the server the reference names (a
+   prompt by its shown name, a resource by its URI), not gated: it
+   suggests argument values and acts on nothing. Scrubbed. */
+static void
+complete(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
+{
+    const json_t *ref = json_object_get(msg->params, "ref");
+    const char *type = json_string_value(json_object_get(ref, "type"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    const char *uri = json_string_value(json_object_get(ref, "uri"));
+    struct exec_mcp_upc *uc = NULL;
+    json_t *p = NULL, *r, *result = NULL, *error = NULL;
+    const char *rest = NULL;
+    struct ig_err err;
+    int found = 0;
+
+    if (type != NULL && strcmp(type, "ref/prompt") == 0 && name != NULL)
+        uc = split_name(q->m, name, &rest);
+    else if (type != NULL && strcmp(type, "ref/resource") == 0 && uri != NULL)
+        uc = resource_owner(q->m, uri);
+    if (uc == NULL) {
+        exec_mcp_error(q, 200, msg->id, EXEC_MCP_INVALID_PARAMS,
+                       "the reference names no prompt or resource here", NULL);
+        return;
+    }
+    p = json_deep_copy(msg->params);
+    r = json_object_get(p, "ref");
+    if (p == NULL || (rest != NULL &&
+                      json_object_set_new(r, "name", json_string(rest)) != 0)) {
+        json_decref(p);
+        exec_mcp_error(q, 500, msg->id, EXEC_MCP_INTERNAL_ERROR,
+                       "out of memory", NULL);
+        return;
+    }
+    (void)json_object_del(p, "_meta");
+    ig_err_clear(&err);
+    if (exec_mcp_up_call(uc->up, "completion/complete", p, NULL, NULL, &result,
+                         &error, &err) != IG_OK ||
+        exec_scrub_json(exec_mcp_up_scrub(uc->up), &result, &found) != IG_OK ||
+        exec_scrub_json(exec_mcp_up_scrub(uc->up), &error, &found) != IG_OK)
+        exec_mcp_error(q, 200, msg->id, EXEC_MCP_INTERNAL_ERROR,
+                       "the server could not complete this now", NULL);
+    else if (error != NULL)
+        exec_mcp_error(
+            q, 200, msg->id, EXEC_MCP_INVALID_PARAMS,
+            json_is_string(json_object_get(error, "message"))
+                ? json_string_value(json_object_get(error, "message"))
+                : "the server refused",
+            NULL);
+    else
+        exec_mcp_result(q, msg->id, result);
+    json_decref(p);
+    json_decref(result);
+    json_decref(error);
+}
+
 static void
 initialize(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
 {
@@ -848,10 +904,12 @@ initialize(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
                        "out of memory", NULL);
         return;
     }
-    r = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}, s:{}}, s:{s:s, s:s}, s:s}",
+    r = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{}, s:{}, s:{}}, s:{s:s, "
+                  "s:s}, s:s}",
                   "protocolVersion", v, "capabilities", "tools", "listChanged",
-                  0, "prompts", "resources", "logging", "serverInfo", "name",
-                  GATEWAY_NAME, "version", GATEWAY_VERSION, "instructions",
+                  0, "prompts", "resources", "logging", "completions",
+                  "serverInfo", "name", GATEWAY_NAME, "version",
+                  GATEWAY_VERSION, "instructions",
                   "Every call goes through intentgate: it may be refused, or "
                   "held until a human approves it. A refusal says why.");
     exec_mcp_result(q, msg->id, r);
@@ -915,6 +973,8 @@ exec_mcp_handle(struct exec_mcp_req *q)
         list_merged(q, &msg, "resources", "resourceTemplates", 0);
     else if (strcmp(msg.method, "resources/read") == 0)
         resources_read(q, &msg);
+    else if (strcmp(msg.method, "completion/complete") == 0)
+        complete(q, &msg);
     else
         exec_mcp_error(q, 200, msg.id, EXEC_MCP_METHOD_NOT_FOUND,
                        "Method not found", NULL);
