@@ -1,5 +1,7 @@
 -- mcp.lua - mcp.SERVER.TOOL: MCP tool calls (Claude Code's mcp__SERVER__TOOL
--- through `intentgate hook claude-code`; the hook lowercases the names).
+-- through `intentgate hook claude-code`, or the executor's MCP gateway at
+-- /mcp, docs/mcp.md; both lowercase the names). The gateway also submits
+-- mcp.SERVER:resources.read (resource: the URI) and mcp.SERVER:prompts.get.
 --
 --   action on READ_ONLY                       -> ALLOW
 --   any other mcp.* action                    -> ESCALATE to "security"
@@ -9,6 +11,7 @@
 -- only its operator knows which are read-only. Add exact actions, e.g.
 --   ["mcp.github.get_issue"] = true,
 --   ["mcp.filesystem.read_file"] = true,
+--   ["mcp.fs:resources.read"] = true,
 
 local READ_ONLY = {
 }
