@@ -374,7 +374,7 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
                                       "soak.", "payments."),
                      extra="", executor_id="ex1", allow_prefixes=None,
                      bundle=False, approver_groups="security", clock=False,
-                     policies=None):
+                     policies=None, second_agent=False):
     """A PDP from a config we write in d: signing key, audit key and HMAC
     key, an agent, one executor handling prefixes, an admin, an auditor
     and an approver ("appr", in approver_groups) with a password; pdp.env
@@ -409,6 +409,8 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
            "INTENTGATE_ADMIN_TOKEN": _tok("admin"),
            "INTENTGATE_AUDITOR_TOKEN": _tok("auditor"),
            "INTENTGATE_EXECUTOR_ID": executor_id}
+    if second_agent:
+        env["INTENTGATE_AGENT2_TOKEN"] = _tok("agent")
     password = "pw-" + rand(16)
     r = subprocess.run([IG_BIN, "approver", "add", "appr", "--groups",
                         approver_groups], input=(password + "\n").encode(),
@@ -427,6 +429,8 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
                "\n[policy]\n\n" +
                sect("agent", "a1", env["INTENTGATE_AGENT_TOKEN"],
                     "tenant = t1\n") +
+               (sect("agent", "a2", env["INTENTGATE_AGENT2_TOKEN"],
+                     "tenant = t1\n") if second_agent else "") +
                sect("executor", executor_id, env["INTENTGATE_EXECUTOR_TOKEN"],
                     "actions = %s\n" % ", ".join(prefixes)) +
                sect("admin", "root", env["INTENTGATE_ADMIN_TOKEN"]) +

@@ -34,6 +34,12 @@ return function(intent)
      a == "mcp.hostile.flood" or starts_with(a, "mcp.conf") then
     return ALLOW
   end
+  if starts_with(a, "mcp.fs.") then
+    if a == "mcp.fs.list_allowed_directories" then return ALLOW end
+    if starts_with(intent.resource, "/data/") then return ALLOW end
+    return BLOCK{reason = "OUTSIDE_DATA"}
+  end
+  if starts_with(a, "mcp.every.") then return ALLOW end
   if a == "mcp.hostile.read_path" then
     if starts_with(intent.resource, "/ok/") then return ALLOW end
     return BLOCK{reason = "PATH_NOT_ALLOWED"}
@@ -57,8 +63,24 @@ def sse_messages(body):
     return out
 
 
+def copy_node_modules(dest):
+    """tests/mcp/node_modules without the Node 22 binary package, readable
+    by the sandbox user: where an operator would install the servers."""
+    src = os.path.join(H.REPO, "tests", "mcp", "node_modules")
+    shutil.copytree(src, dest, symlinks=True,
+                    ignore=lambda d, names: ["node"] if d == src else [])
+    for root, dirs, files in os.walk(dest):
+        os.chmod(root, 0o755)
+        for f in files:
+            p = os.path.join(root, f)
+            if not os.path.islink(p):
+                os.chmod(p, 0o644 | (os.stat(p).st_mode & 0o111))
+
+
 class GatewayTest(unittest.TestCase):
-    KIND = "clone"
+    # Under /srv, as an operator lays it out (a clone under mktemp -d is
+    # not traversable by the sandbox user).
+    KIND = "srv"
 
     @classmethod
     def setUpClass(cls):
@@ -73,7 +95,8 @@ class GatewayTest(unittest.TestCase):
         lay = cls.lay = H.Layout(cls.res, cls.KIND)
         cls.pdp = H.start_custom_pdp(
             cls.res, lay.path("pdp"), prefixes=("mcp.",),
-            allow_prefixes=("nothing.",), policies={"mcp_gw.lua": POLICY})
+            allow_prefixes=("nothing.",), policies={"mcp_gw.lua": POLICY},
+            second_agent=True)
         cls.agent = cls.pdp.env["INTENTGATE_AGENT_TOKEN"]
         cls.cred_stdio = "stdio-cred-" + H.rand(20)
         cls.cred_http = "http-cred-" + H.rand(20)
@@ -96,6 +119,18 @@ class GatewayTest(unittest.TestCase):
         os.chmod(os.path.join(fix, "mcp_fixture.py"), 0o644)
         cls.flag_dir = lay.path("flags")
         os.chmod(cls.flag_dir, 0o777)
+        mods = os.path.join(lay.path("opt"), "node_modules")
+        os.chmod(lay.path("opt"), 0o755)
+        copy_node_modules(mods)
+        cls.data = lay.path("data")
+        os.chmod(cls.data, 0o777)
+        H.write_file(os.path.join(cls.data, "hello.txt"), "hello gateway\n",
+                     0o644)
+        cls.outside = lay.path("outside")
+        os.chmod(cls.outside, 0o755)
+        H.write_file(os.path.join(cls.outside, "secret.txt"), "not for you\n",
+                     0o644)
+        cls.cred_every = "every-cred-" + H.rand(20)
         registry = {"actions": {}, "mcp": {
             "hostile": {
                 "transport": "stdio",
@@ -110,12 +145,32 @@ class GatewayTest(unittest.TestCase):
                 "timeout_ms": 5000,
                 "tools": {"read_path": {"resource": "/path"}}},
             "conf": {"transport": "http", "url": http_url,
-                     "credential": "conf-cred", "timeout_ms": 10000}}}
+                     "credential": "conf-cred", "timeout_ms": 10000},
+            # The reference servers from npm, in the sandbox.
+            "fs": {"transport": "stdio",
+                   "command": ["/usr/bin/node", "/opt/mcp/node_modules/"
+                               "@modelcontextprotocol/server-filesystem/dist/"
+                               "index.js", "/data"],
+                   "binds": [{"src": mods, "dest": "/opt/mcp/node_modules"},
+                             {"src": cls.data, "dest": "/data",
+                              "mode": "rw"},
+                             {"src": cls.outside, "dest": "/outside"}],
+                   "tools": {"read_text_file": {"resource": "/path"},
+                             "write_file": {"resource": "/path"}}},
+            "every": {"transport": "stdio",
+                      "command": ["/usr/bin/node", "/opt/mcp/node_modules/"
+                                  "@modelcontextprotocol/server-everything/"
+                                  "dist/index.js", "stdio"],
+                      "credential": "every-cred",
+                      "credential_env": "EVERY_TOKEN",
+                      "binds": [{"src": mods,
+                                 "dest": "/opt/mcp/node_modules"}]}}}
         cls.pins = os.path.join(lay.path("executor"), "mcp-pins.jsonl")
         cls.ex = H.ConfigExecutor(
             cls.res, lay.path("executor"), cls.pdp, registry,
             credentials={"hostile-cred": cls.cred_stdio,
-                         "conf-cred": cls.cred_http},
+                         "conf-cred": cls.cred_http,
+                         "every-cred": cls.cred_every},
             conf="mcp_escalation_wait_ms = 3000\n"
                  "mcp_approval_url = https://pdp.example/ui/approvals/\n")
         cls.seen = []
@@ -130,7 +185,8 @@ class GatewayTest(unittest.TestCase):
                     raise AssertionError("executor exit %s:\n%s"
                                          % (rc, cls.ex.log()[-3000:]))
                 for what, data in cls.seen:
-                    for v in (cls.cred_stdio, cls.cred_http):
+                    for v in (cls.cred_stdio, cls.cred_http,
+                              cls.cred_every):
                         if v.encode() in data:
                             raise AssertionError("a credential reached the "
                                                  "agent in " + what)
@@ -305,20 +361,55 @@ class GatewayTest(unittest.TestCase):
 
     def test_second_agents_session_is_refused(self):
         sid = self.session()
-        other = self.pdp.env.get("INTENTGATE_AGENT2_TOKEN")
-        # A forged token is refused before the session is looked at; the
-        # session id alone is worth nothing to another client.
+        other = self.pdp.env["INTENTGATE_AGENT2_TOKEN"]
+        # Another agent holding this session id gets what an unknown id
+        # gets: 404, for every method, and cannot end it either.
+        for msg in ({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                    {"jsonrpc": "2.0", "id": 5, "method": "tools/list"},
+                    {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                     "params": {"name": "hostile__echo",
+                                "arguments": {"text": "x"}}}):
+            st, _, msgs = self.post(msg, session=sid, token=other)
+            self.assertEqual(st, 404, msgs)
+        st, _, _ = self.raw("DELETE", None, {
+            "Authorization": "Bearer " + other, "Host": "127.0.0.1",
+            "Mcp-Session-Id": sid})
+        self.assertEqual(st, 404)
+        # A forged token is refused before the session is looked at.
         st, _, _ = self.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
                              session=sid, token="igt_agent_forged")
         self.assertEqual(st, 401)
-        self.assertIsNone(other)
+        # The owner still has it, and may end it; then it is gone.
         st, _, msgs = self.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
                                 session=sid)
         self.assertEqual(st, 200, msgs)
+        st, _, _ = self.raw("DELETE", None, {
+            "Authorization": "Bearer " + self.agent, "Host": "127.0.0.1",
+            "Mcp-Session-Id": sid})
+        self.assertEqual(st, 200)
+        st, _, _ = self.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                             session=sid)
+        self.assertEqual(st, 404)
+
+    def test_another_agents_pending_escalation_is_not_picked_up(self):
+        other = self.pdp.env["INTENTGATE_AGENT2_TOKEN"]
+        sid = self.session()
+        sid2 = self.session(token=other)
+        args = {"n": H.rand(8)}
+        m = self.final(self.call(sid, "hostile__mutate", args))
+        self.assertIn("waits for a human", self.text(m["result"]))
+        m2 = self.final(self.call(sid2, "hostile__mutate", args,
+                                  token=other))
+        self.assertIn("waits for a human", self.text(m2["result"]))
+        ev = [e for e in self.intent_events("mcp.hostile.mutate")
+              if e["params"] == args]
+        self.assertEqual(len(ev), 2, ev)
+        self.assertEqual(sorted(e["principal"] for e in ev), ["a1", "a2"])
 
     def test_escalation_times_out_then_retry_picks_it_up(self):
         sid = self.session(caps={"elicitation": {"url": {}}})
-        msgs = self.call(sid, "hostile__mutate", {"n": 1},
+        args = {"n": H.rand(8)}
+        msgs = self.call(sid, "hostile__mutate", args,
                          meta={"progressToken": "p1"})
         m = self.final(msgs)
         self.assertTrue(m["result"]["isError"], m)
@@ -331,13 +422,16 @@ class GatewayTest(unittest.TestCase):
         self.assertTrue(eli, msgs)
         self.assertTrue(eli[0]["params"]["url"].startswith(
             "https://pdp.example/ui/approvals/"))
-        ev = self.intent_events("mcp.hostile.mutate")
+        def mine():
+            return [e for e in self.intent_events("mcp.hostile.mutate")
+                    if e["params"] == args]
+        ev = mine()
         self.assertEqual(len(ev), 1)
         iid = ev[0]["intent_id"]
         # The same call again: the same intent, no second approval.
-        m = self.final(self.call(sid, "hostile__mutate", {"n": 1}))
+        m = self.final(self.call(sid, "hostile__mutate", args))
         self.assertIn(iid, self.text(m["result"]))
-        self.assertEqual(len(self.intent_events("mcp.hostile.mutate")), 1)
+        self.assertEqual(len(mine()), 1)
         # Approved through the API: the held call goes through.
         rec = self.pdp.record(iid)
         st, login, _ = self.pdp.call(
@@ -350,7 +444,7 @@ class GatewayTest(unittest.TestCase):
             login["token"], {"vote": "approve",
                              "intent_hash": rec["intent_hash"]})
         self.assertEqual(st, 200, res)
-        m = self.final(self.call(sid, "hostile__mutate", {"n": 1}))
+        m = self.final(self.call(sid, "hostile__mutate", args))
         self.assertFalse(m["result"].get("isError"), m)
         self.pdp.wait_state(iid, "COMPLETED")
 
@@ -410,6 +504,38 @@ class GatewayTest(unittest.TestCase):
         self.assertIn("from the sdk", json.dumps(steps[1]["result"]))
         self.assertTrue(steps[2]["result"]["isError"], steps[2])
         self.assertNotIn(self.cred_stdio, json.dumps(steps[3]))
+
+    def test_filesystem_server_keeps_its_directories(self):
+        # The agent's client offers roots; the gateway never passes them
+        # on (server-filesystem would replace /data with them).
+        sid = self.session(caps={"roots": {"listChanged": True}})
+        m = self.final(self.call(sid, "fs__list_allowed_directories", {}))
+        self.assertIn("/data", self.text(m["result"]))
+        self.assertNotIn("/outside", self.text(m["result"]))
+        m = self.final(self.call(sid, "fs__read_text_file",
+                                 {"path": "/data/hello.txt"}))
+        self.assertIn("hello gateway", self.text(m["result"]), m)
+        m = self.final(self.call(sid, "fs__read_text_file",
+                                 {"path": "/outside/secret.txt"}))
+        self.assertTrue(m["result"]["isError"], m)
+        self.assertIn("OUTSIDE_DATA", self.text(m["result"]))
+        # Even allowed by a careless policy, the server itself refuses a
+        # path outside its directories: the client's roots did not widen
+        # them.
+        m = self.final(self.call(sid, "fs__read_text_file",
+                                 {"path": "/data/../outside/secret.txt"}))
+        self.assertNotIn("not for you", json.dumps(m))
+
+    def test_everything_server_environment_is_scrubbed(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "every__get-env", {}))
+        blob = json.dumps(m)
+        self.assertNotIn(self.cred_every, blob)
+        self.assertIn("[credential removed]", blob)
+        # Nothing of the executor's environment reached the server.
+        self.assertNotIn("INTENTGATE", blob)
+        m = self.final(self.call(sid, "every__echo", {"message": "hey"}))
+        self.assertIn("hey", json.dumps(m["result"]))
 
     def test_stdio_server_restarts_after_it_dies(self):
         sid = self.session()
