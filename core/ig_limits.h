@@ -341,7 +341,8 @@
 /* The MCP gateway (executor/exec_mcp*.c, docs/mcp.md): how long an
    escalated tools/call is held (default and most), sessions (default and
    most), upstream servers, a request body, an upstream message (stdio
-   line or HTTP reply) by default and at most, an upstream call's timeout
+   line or HTTP reply) by default and at most (every message is read with
+   the strict JSON reader, so its cap), an upstream call's timeout
    (default and most), tools of one upstream, the longest alias, calls in
    flight at once, and how long a whoami answer is trusted. */
 #define IG_EXEC_MCP_WAIT_MS 60000
@@ -350,8 +351,8 @@
 #define IG_EXEC_MCP_SESSIONS_MAX 65536
 #define IG_EXEC_MCP_SERVERS_MAX 64
 #define IG_EXEC_MCP_BODY_MAX_BYTES (4 * 1024 * 1024)
-#define IG_EXEC_MCP_REPLY_DEFAULT_BYTES (8.0 * 1024 * 1024)
-#define IG_EXEC_MCP_REPLY_MAX_BYTES (64.0 * 1024 * 1024)
+#define IG_EXEC_MCP_REPLY_DEFAULT_BYTES ((double)IG_JSON_MAX_BYTES)
+#define IG_EXEC_MCP_REPLY_MAX_BYTES ((double)IG_JSON_MAX_BYTES)
 #define IG_EXEC_MCP_TIMEOUT_DEFAULT_MS 60000
 #define IG_EXEC_MCP_TIMEOUT_MAX_MS 3600000
 #define IG_EXEC_MCP_TOOLS_MAX 1024

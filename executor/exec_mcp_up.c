@@ -300,8 +300,13 @@ on_line(void *ctx, const char *line, size_t len, int too_long)
     struct exec_mcp_up *u = ctx;
 
     if (too_long) {
+        /* Which call it answered cannot be known: every call in flight
+           fails now rather than waiting for its timeout. */
         ig_log("warn", "mcp.upstream_line_too_long",
                json_pack("{s:s}", "server", u->srv->alias));
+        (void)pthread_mutex_lock(&u->mu);
+        fail_all_locked(u, "the server sent a message over max_reply_bytes");
+        (void)pthread_mutex_unlock(&u->mu);
         return 0;
     }
     exec_mcp_up_dispatch(u, line, len, NULL);

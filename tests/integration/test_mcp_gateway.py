@@ -537,6 +537,14 @@ class GatewayTest(unittest.TestCase):
         m = self.final(self.call(sid, "every__echo", {"message": "hey"}))
         self.assertIn("hey", json.dumps(m["result"]))
 
+    def test_flood_fails_fast_and_the_gateway_keeps_serving(self):
+        sid = self.session()
+        m = self.final(self.call(sid, "hostile__flood", {"mib": 3}))
+        self.assertTrue(m["result"]["isError"], m)
+        self.assertIn("max_reply_bytes", self.text(m["result"]))
+        m = self.final(self.call(sid, "hostile__echo", {"text": "after"}))
+        self.assertIn("after", json.dumps(m["result"]))
+
     def test_stdio_server_restarts_after_it_dies(self):
         sid = self.session()
         # hang never answers: the call times out (timeout_ms 5000) and the
