@@ -365,8 +365,10 @@ waiter_main(void *arg)
 {
     struct exec_mcp_up *u = arg;
     struct exec_run_result res;
+    struct ig_buf clean;
     struct ig_err err;
     enum ig_status st;
+    int found = 0;
 
     ig_err_clear(&err);
     st = spawn_here(u, &err);
@@ -378,14 +380,11 @@ waiter_main(void *arg)
     (void)pthread_mutex_unlock(&u->mu);
     if (st != IG_OK)
         return NULL;
-
-    struct ig_buf clean;
-    int found = 0;
-
     if (exec_run_wait(u->run, NULL, NULL, &res, &err) != IG_OK) {
         mark_down(u, "the server exited");
         return NULL;
     }
+    mark_down(u, "the server exited"); /* before the log says so */
     /* What it said on stderr, scrubbed and cut, tells the operator why. */
     ig_buf_init(&clean, 4096);
     if (!u->closing)
@@ -404,7 +403,6 @@ waiter_main(void *arg)
                          res.exit_code));
     ig_buf_release(&clean);
     exec_run_result_release(&res);
-    mark_down(u, "the server exited");
     return NULL;
 }
 

@@ -31,7 +31,8 @@ return function(intent)
   local a = intent.action
   if a == "mcp.hostile.echo" or a == "mcp.hostile.whoami" or
      a == "mcp.hostile.shifty" or a == "mcp.hostile.hang" or
-     a == "mcp.hostile.flood" or starts_with(a, "mcp.conf") then
+     a == "mcp.hostile.flood" or starts_with(a, "mcp.conf") or
+     starts_with(a, "mcp.mortal.") then
     return ALLOW
   end
   if starts_with(a, "mcp.fs.") then
@@ -144,6 +145,13 @@ class GatewayTest(unittest.TestCase):
                            "mode": "rw"}],
                 "timeout_ms": 5000,
                 "tools": {"read_path": {"resource": "/path"}}},
+            # Exits after answering its third request.
+            "mortal": {"transport": "stdio",
+                       "command": [PY, "/fixture/mcp_fixture.py", "stdio",
+                                   "--profile", "hostile", "--die-after",
+                                   "3"],
+                       "binds": [{"src": fix, "dest": "/fixture"}],
+                       "timeout_ms": 5000},
             "conf": {"transport": "http", "url": http_url,
                      "credential": "conf-cred", "timeout_ms": 10000},
             # The reference servers from npm, in the sandbox.
@@ -171,7 +179,7 @@ class GatewayTest(unittest.TestCase):
             credentials={"hostile-cred": cls.cred_stdio,
                          "conf-cred": cls.cred_http,
                          "every-cred": cls.cred_every},
-            conf="mcp_escalation_wait_ms = 3000\n"
+            conf="mcp_escalation_wait_ms = 10000\n"
                  "mcp_approval_url = https://pdp.example/ui/approvals/\n")
         cls.seen = []
 
@@ -406,6 +414,39 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual(len(ev), 2, ev)
         self.assertEqual(sorted(e["principal"] for e in ev), ["a1", "a2"])
 
+    def approve(self, iid):
+        rec = self.pdp.record(iid)
+        st, login, _ = self.pdp.call(
+            "POST", "/v1/approver/login", None,
+            {"approver": "appr",
+             "password": self.pdp.secrets["approver password"]})
+        self.assertEqual(st, 200, login)
+        st, res, _ = self.pdp.call(
+            "POST", "/v1/approvals/%s/votes" % rec["approval"]["approval_id"],
+            login["token"], {"vote": "approve",
+                             "intent_hash": rec["intent_hash"]})
+        self.assertEqual(st, 200, res)
+
+    def test_held_call_goes_through_once_approved(self):
+        sid = self.session()
+        args = {"n": H.rand(8)}
+        out = {}
+
+        def held():
+            out["msgs"] = self.call(sid, "hostile__mutate", args, mid=9)
+        t = threading.Thread(target=held)
+        t.start()
+        try:
+            ev = H.wait_for(lambda: [e for e in self.intent_events(
+                "mcp.hostile.mutate") if e["params"] == args],
+                what="the escalated intent")
+            self.approve(ev[0]["intent_id"])
+        finally:
+            t.join(60)
+        m = self.final(out["msgs"], mid=9)
+        self.assertFalse(m["result"].get("isError"), m)
+        self.pdp.wait_state(ev[0]["intent_id"], "COMPLETED")
+
     def test_escalation_times_out_then_retry_picks_it_up(self):
         sid = self.session(caps={"elicitation": {"url": {}}})
         args = {"n": H.rand(8)}
@@ -546,6 +587,21 @@ class GatewayTest(unittest.TestCase):
         self.assertIn("after", json.dumps(m["result"]))
 
     def test_stdio_server_restarts_after_it_dies(self):
+        sid = self.session()
+        # initialize, tools/list, the call: the server exits right after
+        # answering its third request; once it is gone (the log says so),
+        # the next call starts it again. (A call sent while it is dying
+        # fails as "may or may not have happened": never retried.)
+        def exits():
+            return self.ex.log().count('"mcp.upstream_exit"')
+        for i in range(3):
+            before = exits()
+            m = self.final(self.call(sid, "mortal__echo",
+                                     {"text": "round %d" % i}))
+            self.assertIn("round %d" % i, json.dumps(m["result"]), m)
+            H.wait_for(lambda: exits() > before, what="the server's exit")
+
+    def test_a_call_that_never_ends_times_out(self):
         sid = self.session()
         # hang never answers: the call times out (timeout_ms 5000) and the
         # gateway keeps serving.
