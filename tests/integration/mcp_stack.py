@@ -50,6 +50,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
     as it arrives (an event stream grows while a call runs)."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # events go out as they arrive
 
     def log_message(self, fmt, *args):
         pass
