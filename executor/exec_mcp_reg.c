@@ -223,6 +223,7 @@ load_server(const struct exec_reg_ctx *c, json_t *def,
                                        "timeout_ms",
                                        "max_reply_bytes",
                                        "tools",
+                                       "names",
                                        NULL};
     const char *transport = NULL, *names = NULL;
     enum ig_status st;

@@ -57,3 +57,17 @@ set_tests_properties(executor.mcp_gateway PROPERTIES
   LABELS integration TIMEOUT 600)
 set_tests_properties(executor.mcp_fixture executor.mcp_conformance_fixture
   PROPERTIES TIMEOUT 300)
+# The conformance suite through the gateway (tests/mcp/conformance_gateway.sh:
+# PDP, the fixture registered with "names": "bare", the executor, a proxy
+# adding the agent's token), baseline tests/mcp/gateway-expected-failures.yml
+# (what the gateway refuses by design); and the stdio bridge
+# (`intentgate mcp connect`) under the SDK client, end to end.
+add_test(NAME executor.mcp_conformance_gateway
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mcp/conformance_gateway.sh
+          ${CMAKE_BINARY_DIR})
+add_test(NAME executor.mcp_bridge
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_mcp_bridge.py)
+set_tests_properties(executor.mcp_conformance_gateway executor.mcp_bridge
+  PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
+  LABELS integration TIMEOUT 300)

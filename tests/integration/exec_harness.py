@@ -374,14 +374,16 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
                                       "soak.", "payments."),
                      extra="", executor_id="ex1", allow_prefixes=None,
                      bundle=False, approver_groups="security", clock=False,
-                     policies=None, second_agent=False):
+                     policies=None, second_agent=False,
+                     synchronous="normal"):
     """A PDP from a config we write in d: signing key, audit key and HMAC
     key, an agent, one executor handling prefixes, an admin, an auditor
     and an approver ("appr", in approver_groups) with a password; pdp.env
     (0600) keeps the tokens as an operator might. Policy: ALLOW every
     action under allow_prefixes (default: prefixes); with bundle, the
     example bundle's policies (policies/bundle/*.lua) too. clock: on the
-    test clock of d (harness.Server.custom)."""
+    test clock of d (harness.Server.custom). synchronous: the PDP's
+    SQLite durability, "normal" or "full" (what a benchmark measures)."""
     allow = tuple(allow_prefixes or prefixes)
     require_binaries()
     subprocess.run([IG_BIN, "keygen", "--out", os.path.join(d, "keys")],
@@ -424,7 +426,8 @@ def start_custom_pdp(res, d, prefixes=("sandbox.", "api.", "db.", "spool.",
     write_file(conf,
                "listen = 127.0.0.1:0\ndatabase = ig.db\n"
                "signing_key = keys/signing.key\npolicy_dir = policies\n"
-               "intent_ttl = 300\ngrant_ttl = 300\nsynchronous = normal\n" +
+               "intent_ttl = 300\ngrant_ttl = 300\n"
+               "synchronous = %s\n" % synchronous +
                extra +
                "\n[policy]\n\n" +
                sect("agent", "a1", env["INTENTGATE_AGENT_TOKEN"],

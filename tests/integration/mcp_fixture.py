@@ -864,6 +864,10 @@ class HttpCall(Call):
 
 class McpHttpServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: a burst of new connections (the
+    # gateway opens one a call) overflows it, and a dropped SYN costs the
+    # client a one-second retransmit.
+    request_queue_size = 128
 
     def __init__(self, port, fixture):
         super().__init__(("127.0.0.1", port), McpHandler)
@@ -894,6 +898,10 @@ def origin_ok(value):
 class McpHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp-fixture"
+    # The headers and the body go out in separate writes: without
+    # TCP_NODELAY the body waits for the client's delayed ACK (~40 ms),
+    # which would swamp tests/bench/bench_mcp.py's direct figures.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         if os.environ.get("FIXTURE_VERBOSE"):
