@@ -426,12 +426,16 @@ on_note(void *ctx, const char *method, const json_t *params)
     struct exec_mcp_req *q = ctx;
     struct ig_buf b;
     json_t *p;
+    int found = 0;
 
     if (strcmp(method, "notifications/progress") != 0 ||
         q->progress_token == NULL)
         return;
+    /* Upstream text (its message above all) reaches the agent: scrubbed
+       like the answer, before the agent's own token goes back in. */
     p = json_deep_copy(params);
-    if (p == NULL ||
+    if (p == NULL || exec_scrub_json(q->note_scrub, &p, &found) != IG_OK ||
+        !json_is_object(p) ||
         json_object_set(p, "progressToken",
                         (json_t *)(uintptr_t)q->progress_token) != 0) {
         json_decref(p);
@@ -456,6 +460,7 @@ forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
     int found = 0, found2 = 0, is_error;
 
     ig_err_clear(&err);
+    q->note_scrub = exec_mcp_up_scrub(uc->up);
     st = exec_mcp_up_call(uc->up, method, params,
                           q->progress_token != NULL ? on_note : NULL, q,
                           &result, &error, &err);

@@ -82,6 +82,7 @@ struct exec_mcp_req {
     char principal[EXEC_MCP_PRINCIPAL_MAX + 1];
     json_t *client_caps;          /* the session's, when there is one */
     const json_t *progress_token; /* the client's, borrowed from the msg */
+    const struct exec_scrub *note_scrub; /* the upstream's, for its notes */
     double progress;
     /* An outcome spooled by the worker, delivered after the answer. */
     struct exec_report rep;
