@@ -146,6 +146,7 @@ whoami(struct exec_mcp_req *q)
     struct ig_err err;
     const char *role, *who;
     double now = exec_mcp_now_ms();
+    enum ig_status st;
     long status;
     size_t i, slot = 0;
     int found = 0;
@@ -166,9 +167,16 @@ whoami(struct exec_mcp_req *q)
     if (found)
         return 0;
     ig_err_clear(&err);
-    if (exec_pdp_call_as(m->x->pdp, q->token, "/v1/whoami", NULL, 0, &status,
-                         &reply, &err) != IG_OK ||
-        (status != 200 && status != 401 && status != 403)) {
+    st = exec_pdp_call_as(m->x->pdp, q->token, "/v1/whoami", NULL, 0, &status,
+                          &reply, &err);
+    if (st == IG_ERR_INVALID) {
+        /* Not a token (bytes a header cannot carry): never asked. */
+        exec_mcp_error(q, 401, NULL, EXEC_MCP_INVALID_REQUEST,
+                       "the PDP does not know this token", NULL);
+        return -1;
+    }
+    if (st != IG_OK ||
+        (status != 200 && status != 400 && status != 401 && status != 403)) {
         json_decref(reply);
         exec_mcp_error(q, 503, NULL, EXEC_MCP_INTERNAL_ERROR,
                        "the PDP cannot be reached to check the token; "
@@ -260,10 +268,20 @@ session_new(struct exec_mcp_req *q, const char *version, const json_t *caps)
     s->last_used = exec_mcp_now_ms();
     pthread_mutex_lock(&m->mu);
     if ((long)m->nsessions >= m->x->cfg->mcp_max_sessions) {
-        oldest = &m->sessions;
+        /* The principal's own oldest session, so that one agent opening
+           sessions cannot end another's; the oldest of all only when it
+           has none. */
+        oldest = NULL;
         for (pp = &m->sessions; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->last_used < (*oldest)->last_used)
+            if (strcmp((*pp)->principal, q->principal) == 0 &&
+                (oldest == NULL || (*pp)->last_used < (*oldest)->last_used))
                 oldest = pp;
+        if (oldest == NULL) {
+            oldest = &m->sessions;
+            for (pp = &m->sessions; *pp != NULL; pp = &(*pp)->next)
+                if ((*pp)->last_used < (*oldest)->last_used)
+                    oldest = pp;
+        }
         if (*oldest != NULL) {
             struct exec_mcp_sess *gone = *oldest;
             *oldest = gone->next;
@@ -361,6 +379,7 @@ list_all(struct exec_mcp_upc *uc, const char *method, const char *key,
 {
     json_t *all = json_array(), *params, *result, *error, *items, *cursor;
     enum ig_status st;
+    char quote[121];
     int page;
 
     for (page = 0; all != NULL && page < 16; page++) {
@@ -370,9 +389,11 @@ list_all(struct exec_mcp_upc *uc, const char *method, const char *key,
                               &error, err);
         json_decref(params);
         if (st == IG_OK && error != NULL) {
-            (void)ig_err_set(
-                err, IG_ERR_IO, "%s was refused: %.120s", method,
-                json_string_value(json_object_get(error, "message")));
+            exec_mcp_up_quote(
+                uc->up, json_string_value(json_object_get(error, "message")),
+                quote, sizeof(quote));
+            (void)ig_err_set(err, IG_ERR_IO, "%s was refused: %s", method,
+                             quote);
             st = IG_ERR_IO;
         }
         items = json_object_get(result, key);
@@ -678,7 +699,11 @@ tools_call(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     struct ig_err err;
 
     ig_err_clear(&err);
-    uc = split_name(q->m, full, &tool);
+    uc = full != NULL &&
+                 strlen(full) ==
+                     json_string_length(json_object_get(msg->params, "name"))
+             ? split_name(q->m, full, &tool)
+             : NULL; /* a name holding a NUL is no name */
     if (uc == NULL || !tool_name_ok(tool)) {
         exec_mcp_error(q, 200, msg->id, EXEC_MCP_INVALID_PARAMS,
                        "Unknown tool: the gateway names tools "
@@ -813,7 +838,11 @@ prompts_get(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     char action[160], resource[300];
     json_t *params;
 
-    uc = split_name(q->m, full, &name);
+    uc = full != NULL &&
+                 strlen(full) ==
+                     json_string_length(json_object_get(msg->params, "name"))
+             ? split_name(q->m, full, &name)
+             : NULL; /* a name holding a NUL is no name */
     if (uc == NULL || name[0] == '\0' || strlen(name) > 128 ||
         (args != NULL && !json_is_object(args))) {
         exec_mcp_error(q, 200, msg->id, EXEC_MCP_INVALID_PARAMS,

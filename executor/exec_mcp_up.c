@@ -46,6 +46,42 @@ exec_mcp_now_ms(void)
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
+#define QUOTE_MAX 4096 /* bytes of upstream text looked at for a quote */
+
+void
+exec_mcp_up_quote(const struct exec_mcp_up *u, const char *text, char *out,
+                  size_t cap)
+{
+    size_t len = text != NULL ? strlen(text) : 0, n;
+    struct ig_buf b;
+    int found = 0;
+
+    if (cap == 0)
+        return;
+    out[0] = '\0';
+    if (text == NULL) {
+        (void)snprintf(out, cap, "(none)");
+        return;
+    }
+    /* Room for a marker in place of every byte. */
+    ig_buf_init(&b, QUOTE_MAX * (sizeof(EXEC_SCRUB_MARKER) + 1) + 64);
+    if (exec_scrub_bytes(u->scrub, text, len > QUOTE_MAX ? QUOTE_MAX : len,
+                         len > QUOTE_MAX ? EXEC_SCRUB_CUT : 0, &b,
+                         &found) != IG_OK) {
+        ig_buf_release(&b);
+        (void)snprintf(out, cap, "%s", EXEC_SCRUB_WITHHELD);
+        return;
+    }
+    n = b.len < cap - 1 ? b.len : cap - 1;
+    while (n > 0 && n < b.len && ((unsigned char)b.data[n] & 0xC0) == 0x80)
+        n--;
+    if (n > 0)
+        memcpy(out, b.data, n);
+    out[n] = '\0';
+    sodium_memzero(b.data, b.len);
+    ig_buf_release(&b);
+}
+
 /* The versions we speak with an upstream, newest first. */
 static int
 version_known(const char *v)
@@ -318,7 +354,9 @@ static void
 mark_down(struct exec_mcp_up *u, const char *why)
 {
     (void)pthread_mutex_lock(&u->mu);
-    if (u->state != EXEC_MCP_DOWN) {
+    /* While the starter reaps, the old server's waiter may only now see
+       it end: the state is the new start's (STARTING), not this one's. */
+    if (u->state != EXEC_MCP_DOWN && !u->reaping) {
         u->state = EXEC_MCP_DOWN;
         u->gen++;
         (void)snprintf(u->down_why, sizeof(u->down_why), "%s", why);
@@ -411,6 +449,9 @@ waiter_main(void *arg)
 static void
 reap_old(struct exec_mcp_up *u)
 {
+    (void)pthread_mutex_lock(&u->mu);
+    u->reaping = 1;
+    (void)pthread_mutex_unlock(&u->mu);
     if (u->threads) {
         if (u->run != NULL)
             exec_run_cancel(u->run);
@@ -418,6 +459,9 @@ reap_old(struct exec_mcp_up *u)
         (void)pthread_join(u->waiter, NULL);
         u->threads = 0;
     }
+    (void)pthread_mutex_lock(&u->mu);
+    u->reaping = 0;
+    (void)pthread_mutex_unlock(&u->mu);
     exec_run_free(u->run);
     u->run = NULL;
     if (u->in_fd >= 0)
@@ -549,6 +593,7 @@ handshake(struct exec_mcp_up *u, struct ig_err *err)
     const char *v;
     enum ig_status st;
     struct ig_buf note;
+    char quote[128];
 
     params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
                        MCP_PROTOCOL, "capabilities", "clientInfo", "name",
@@ -558,15 +603,20 @@ handshake(struct exec_mcp_up *u, struct ig_err *err)
     st = call_raw(u, "initialize", params, NULL, NULL, NULL, u->srv->timeout_ms,
                   &result, &error, err);
     json_decref(params);
-    if (st == IG_OK && error != NULL)
-        st = ig_err_set(err, IG_ERR_IO, "initialize was refused: %.120s",
-                        json_string_value(json_object_get(error, "message")));
+    if (st == IG_OK && error != NULL) {
+        exec_mcp_up_quote(u,
+                          json_string_value(json_object_get(error, "message")),
+                          quote, 121);
+        st = ig_err_set(err, IG_ERR_IO, "initialize was refused: %s", quote);
+    }
     v = json_string_value(json_object_get(result, "protocolVersion"));
-    if (st == IG_OK && !version_known(v))
+    if (st == IG_OK && !version_known(v)) {
+        exec_mcp_up_quote(u, v, quote, 41);
         st = ig_err_set(err, IG_ERR_IO,
-                        "the server speaks protocol %.40s, which the gateway "
+                        "the server speaks protocol %s, which the gateway "
                         "does not",
-                        v != NULL ? v : "(none)");
+                        quote);
+    }
     if (st == IG_OK) {
         caps = json_object_get(result, "capabilities");
         (void)pthread_mutex_lock(&u->mu);
@@ -620,6 +670,7 @@ ensure_up(struct exec_mcp_up *u, struct ig_err *err)
         return st;
     }
     u->state = EXEC_MCP_STARTING;
+    u->reaping = !u->srv->http; /* until reap_old has joined the old */
     (void)pthread_mutex_unlock(&u->mu);
 
     if (u->srv->http) {

@@ -72,6 +72,14 @@ unsigned long exec_mcp_up_generation(struct exec_mcp_up *u);
    or NULL before the first successful start). */
 json_t *exec_mcp_up_caps(struct exec_mcp_up *u);
 
+/* Text the upstream sent (an error message, a version string), fit to
+   quote in an error or a log line: scrubbed of the credential whole and
+   only then cut to fit out (cap bytes, the NUL included; at a UTF-8
+   boundary), so a cut never leaves part of the credential. "(none)" for
+   NULL. */
+void exec_mcp_up_quote(const struct exec_mcp_up *u, const char *text, char *out,
+                       size_t cap);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 double exec_mcp_now_ms(void);
 

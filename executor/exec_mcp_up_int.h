@@ -47,6 +47,8 @@ struct exec_mcp_up {
     pthread_t reader, waiter;
     int threads; /* reader and waiter were started and are not joined */
     int spawned; /* the waiter thread tried to start the server */
+    int reaping; /* the starter joins the old server's threads: what they
+                    say about it (it is already down) is stale */
     enum ig_status spawn_st;
     char spawn_why[200];
     pthread_mutex_t wmu; /* one line written at a time */

@@ -12,7 +12,7 @@ EXPECTED = ("ui.browser", "audit.interop", "cli.approvals", "agent.examples",
             "cli.git", "executor.git_gateway", "executor.git_upstream",
             "executor.mcp_fixture", "executor.mcp_conformance_fixture",
             "executor.mcp_gateway", "executor.mcp_conformance_gateway",
-            "executor.mcp_bridge")
+            "executor.mcp_bridge", "executor.mcp_attack")
 tests = json.load(sys.stdin)["tests"]
 names = {t["name"] for t in tests}
 bad = ["%s is not registered" % n for n in EXPECTED if n not in names]

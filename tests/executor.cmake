@@ -55,6 +55,11 @@ add_test(NAME executor.mcp_gateway
 set_tests_properties(executor.mcp_gateway PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
   LABELS integration TIMEOUT 600)
+add_test(NAME executor.mcp_attack
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_mcp_attack.py)
+set_tests_properties(executor.mcp_attack PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;INTENTGATE_EXECUTOR_BIN=$<TARGET_FILE:intentgate-executor>"
+  LABELS integration TIMEOUT 600)
 set_tests_properties(executor.mcp_fixture executor.mcp_conformance_fixture
   PROPERTIES TIMEOUT 300)
 # The conformance suite through the gateway (tests/mcp/conformance_gateway.sh:

@@ -57,7 +57,8 @@ if(NOT PLANT STREQUAL "unregistered")
   foreach(t ui.browser audit.interop cli.approvals agent.examples cli.git
             executor.git_gateway executor.git_upstream executor.mcp_fixture
             executor.mcp_conformance_fixture executor.mcp_gateway
-            executor.mcp_conformance_gateway executor.mcp_bridge)
+            executor.mcp_conformance_gateway executor.mcp_bridge
+            executor.mcp_attack)
     add_test(NAME \${t} COMMAND sh -c "exit 0")
   endforeach()
 endif()
