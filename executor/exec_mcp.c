@@ -327,9 +327,14 @@ void
 exec_mcp_stream_send(struct exec_mcp_req *q, const struct ig_buf *msg)
 {
     pthread_mutex_lock(&q->mu);
-    if (q->streaming && !q->finished &&
-        ig_sse_write(&q->out, "message", NULL, msg->data, msg->len) == IG_OK)
+    if (q->streaming && !q->finished && !q->overflow) {
+        /* A stream that cannot take the message ends broken: the client
+           must not read a stream without its answer as complete. */
+        if (ig_sse_write(&q->out, "message", NULL, msg->data, msg->len) !=
+            IG_OK)
+            q->overflow = 1;
         wake_locked(q);
+    }
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -380,11 +385,9 @@ exec_mcp_error(struct exec_mcp_req *q, unsigned int http_status,
     ig_buf_release(&b);
 }
 
-static void *
-work(void *arg)
+static void
+run_one(struct exec_mcp_req *q)
 {
-    struct exec_mcp_req *q = arg;
-
     exec_mcp_handle(q);
     pthread_mutex_lock(&q->mu);
     q->finished = 1;
@@ -395,7 +398,100 @@ work(void *arg)
         exec_report_send(q->m->x, &q->rep);
     atomic_fetch_sub(&q->m->calls, 1);
     req_unref(q);
+}
+
+static void *
+work(void *arg)
+{
+    run_one(arg);
     return NULL;
+}
+
+/* A kept worker: one request after another until the gateway stops. */
+static void *
+keep_working(void *arg)
+{
+    struct exec_mcp *m = arg;
+    struct exec_mcp_req *q;
+
+    pthread_mutex_lock(&m->wmu);
+    for (;;) {
+        while (m->jobs == NULL && !m->wstop)
+            pthread_cond_wait(&m->wcv, &m->wmu);
+        if (m->jobs == NULL)
+            break;
+        q = m->jobs;
+        m->jobs = q->next_job;
+        pthread_mutex_unlock(&m->wmu);
+        run_one(q);
+        pthread_mutex_lock(&m->wmu);
+        m->idle++;
+    }
+    pthread_mutex_unlock(&m->wmu);
+    return NULL;
+}
+
+void
+exec_mcp_workers_start(struct exec_mcp *m)
+{
+    pthread_attr_t a;
+
+    pthread_mutex_init(&m->wmu, NULL);
+    pthread_cond_init(&m->wcv, NULL);
+    (void)pthread_attr_init(&a);
+    (void)pthread_attr_setstacksize(&a, 512 * 1024);
+    while (m->nworkers < EXEC_MCP_WORKERS &&
+           pthread_create(&m->workers[m->nworkers], &a, keep_working, m) == 0)
+        m->nworkers++;
+    (void)pthread_attr_destroy(&a);
+    m->idle = m->nworkers;
+    m->workers_up = 1;
+}
+
+void
+exec_mcp_workers_stop(struct exec_mcp *m)
+{
+    int i;
+
+    if (!m->workers_up)
+        return;
+    m->workers_up = 0;
+    pthread_mutex_lock(&m->wmu);
+    m->wstop = 1;
+    pthread_cond_broadcast(&m->wcv);
+    pthread_mutex_unlock(&m->wmu);
+    for (i = 0; i < m->nworkers; i++)
+        (void)pthread_join(m->workers[i], NULL);
+    m->nworkers = 0;
+    pthread_mutex_destroy(&m->wmu);
+    pthread_cond_destroy(&m->wcv);
+}
+
+/* To an idle kept worker, else to a new thread: 0, or -1. */
+static int
+dispatch(struct exec_mcp_req *q)
+{
+    struct exec_mcp *m = q->m;
+    pthread_attr_t a;
+    pthread_t t;
+    int rc;
+
+    pthread_mutex_lock(&m->wmu);
+    if (m->idle > 0) {
+        m->idle--;
+        q->next_job = m->jobs;
+        m->jobs = q;
+        pthread_cond_signal(&m->wcv);
+        pthread_mutex_unlock(&m->wmu);
+        return 0;
+    }
+    pthread_mutex_unlock(&m->wmu);
+    (void)pthread_attr_init(&a);
+    (void)pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    (void)pthread_attr_setstacksize(&a, 512 * 1024);
+    rc = pthread_create(&t, &a, work, q);
+    (void)pthread_attr_destroy(&a);
+    return rc == 0 ? 0 : -1;
 }
 
 static ssize_t
@@ -410,6 +506,10 @@ stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         memcpy(buf, q->out.data + pos, n);
         pthread_mutex_unlock(&q->mu);
         return (ssize_t)n;
+    }
+    if (q->overflow) {
+        pthread_mutex_unlock(&q->mu);
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     }
     if (q->finished) {
         pthread_mutex_unlock(&q->mu);
@@ -478,8 +578,6 @@ queue_answer(struct exec_mcp_req *q, struct MHD_Connection *c)
 enum MHD_Result
 exec_mcp_step(struct exec_mcp_req *q, struct MHD_Connection *c)
 {
-    pthread_t t;
-    pthread_attr_t a;
     int ready;
 
     if (!q->started) {
@@ -502,10 +600,7 @@ exec_mcp_step(struct exec_mcp_req *q, struct MHD_Connection *c)
         q->parked = 1;
         MHD_suspend_connection(c);
         pthread_mutex_unlock(&q->mu);
-        (void)pthread_attr_init(&a);
-        (void)pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        (void)pthread_attr_setstacksize(&a, 512 * 1024);
-        if (pthread_create(&t, &a, work, q) != 0) {
+        if (dispatch(q) != 0) {
             atomic_fetch_sub(&q->m->calls, 1);
             exec_mcp_answer_json(q, 503, "", 0);
             pthread_mutex_lock(&q->mu);
@@ -514,7 +609,6 @@ exec_mcp_step(struct exec_mcp_req *q, struct MHD_Connection *c)
             pthread_mutex_unlock(&q->mu);
             req_unref(q);
         }
-        (void)pthread_attr_destroy(&a);
         return MHD_YES;
     }
     pthread_mutex_lock(&q->mu);

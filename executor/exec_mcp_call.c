@@ -92,25 +92,32 @@ reasons_text(const json_t *answer, char *out, size_t cap)
         (void)snprintf(out, cap, "no reason given");
 }
 
-/* The key of a call for picking up its pending escalation. */
-static void
+/* The key of a call for picking up its pending escalation: 0, or -1
+   when it cannot be computed (out of memory). */
+static int
 call_key(const struct exec_mcp_req *q, const char *action, const char *resource,
          const json_t *params, char out[65])
 {
     unsigned char h[32];
     struct ig_buf b;
+    int rc = 0;
 
-    ig_buf_init(&b, IG_EXEC_MCP_BODY_MAX_BYTES + 4096);
+    /* No cap: params came from a capped body, and a key that could not be
+       written whole must not stand for every such call. */
+    ig_buf_init(&b, SIZE_MAX / 2);
     if (ig_buf_adds(&b, q->principal) != IG_OK ||
         ig_buf_add(&b, "\n", 1) != IG_OK || ig_buf_adds(&b, action) != IG_OK ||
         ig_buf_add(&b, "\n", 1) != IG_OK ||
         ig_buf_adds(&b, resource) != IG_OK ||
         ig_buf_add(&b, "\n", 1) != IG_OK ||
         ig_canon_write(params, &b, NULL) != IG_OK)
-        ig_buf_reset(&b);
-    ig_sha256(b.data != NULL ? b.data : "", b.len, h);
+        rc = -1;
+    else
+        ig_sha256(b.data, b.len, h);
     ig_buf_release(&b);
-    (void)sodium_bin2hex(out, 65, h, sizeof(h));
+    if (rc == 0)
+        (void)sodium_bin2hex(out, 65, h, sizeof(h));
+    return rc;
 }
 
 /* GET /v1/intents/{id}?wait=N in the agent's name. 0 with *answer, or
@@ -358,7 +365,7 @@ record(struct exec_mcp_req *q, const char *intent_id, enum exec_outcome o,
    answering (the grant unspent, or spent with its outcome recorded). */
 static int
 redeem(struct exec_mcp_req *q, const json_t *rid, const struct decided *d,
-       const char *action, const char *resource)
+       const char *action, const char *resource, const json_t *params)
 {
     struct exec_ctx *x = q->m->x;
     const json_t *binding = json_object_get(d->answer, "intent");
@@ -380,6 +387,8 @@ redeem(struct exec_mcp_req *q, const json_t *rid, const struct decided *d,
                 action) != 0 ||
          strcmp(json_string_value(json_object_get(binding, "resource")),
                 resource) != 0 ||
+         !json_equal(json_object_get(binding, "params"),
+                     (json_t *)(uintptr_t)params) ||
          strcmp(json_string_value(json_object_get(binding, "intent_id")),
                 d->intent_id) != 0))
         r = EXEC_REFUSE_INTENT_CHANGED;
@@ -531,7 +540,10 @@ exec_mcp_gate_call(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
     const char *message;
 
     memset(&d, 0, sizeof(d));
-    call_key(q, action, resource, params, key);
+    if (call_key(q, action, resource, params, key) != 0) {
+        refuse(q, msg->id, "intentgate: out of memory; nothing was done");
+        return;
+    }
     if (submit(q, msg->id, key, action, resource, params, &d) != 0)
         return;
     if (strcmp(d.decision, "BLOCK") == 0) {
@@ -547,7 +559,7 @@ exec_mcp_gate_call(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
         refuse(q, msg->id, "intentgate: unknown decision %.16s (intent %s)",
                d.decision, d.intent_id);
     } else if (await_human(q, msg->id, key, &d) == 0 &&
-               redeem(q, msg->id, &d, action, resource) == 0) {
+               redeem(q, msg->id, &d, action, resource, params) == 0) {
         forward(q, msg->id, uc, d.intent_id, up_method, up_params);
     }
     json_decref(d.answer);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "ig_canon.h"
@@ -69,6 +70,7 @@ exec_mcp_new(struct exec_ctx *x, struct exec_mcp **out, struct ig_err *err)
     }
     m->x = x;
     pthread_mutex_init(&m->mu, NULL);
+    exec_mcp_workers_start(m);
     for (i = 0; i < n && st == IG_OK; i++) {
         m->ups[i].srv = exec_registry_mcp_at(x->registry, i);
         pthread_mutex_init(&m->ups[i].mu, NULL);
@@ -103,6 +105,7 @@ exec_mcp_stop(struct exec_mcp *m)
         exec_mcp_up_close(m->ups[i].up);
     while (atomic_load(&m->calls) > 0)
         (void)nanosleep(&ts, NULL);
+    exec_mcp_workers_stop(m);
 }
 
 void
@@ -113,6 +116,7 @@ exec_mcp_free(struct exec_mcp *m)
 
     if (m == NULL)
         return;
+    exec_mcp_workers_stop(m); /* no request is left (exec_mcp_stop) */
     for (i = 0; i < m->nups; i++) {
         exec_mcp_up_free(m->ups[i].up);
         json_decref(m->ups[i].tools);
@@ -419,6 +423,23 @@ list_all(struct exec_mcp_upc *uc, const char *method, const char *key,
     return all;
 }
 
+/* Identity and size of the pin file: an append (a pin, a change, an
+   accept from the CLI) changes it. 0, or -1 when it cannot be read. */
+static int
+pins_stamp(const struct exec_mcp *m, struct exec_mcp_stamp *out)
+{
+    struct stat sb;
+
+    memset(out, 0, sizeof(*out));
+    if (stat(m->x->cfg->mcp_pins, &sb) != 0)
+        return -1;
+    out->dev = sb.st_dev;
+    out->ino = sb.st_ino;
+    out->size = sb.st_size;
+    out->mtime = sb.st_mtim;
+    return 0;
+}
+
 /* Refresh uc's tools unless its listing is current. 0, or -1 with err. */
 static int
 tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
@@ -426,6 +447,7 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
     const char *alias = uc->srv->alias, *name;
     json_t *all, *tools, *defs, *t, *shown, *lower;
     char action[160], key[IG_PIN_KEY_MAX + 1], hash[72], exposed[200];
+    struct exec_mcp_stamp stamp;
     enum ig_pin_state ps;
     unsigned long gen;
     size_t i;
@@ -435,6 +457,12 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
        list_changed or was restarted; which tools are shown is decided on
        every call, so an accept in the pin file shows at once. */
     pthread_mutex_lock(&uc->mu);
+    if (uc->have && uc->gen == exec_mcp_up_generation(uc->up) &&
+        pins_stamp(m, &stamp) == 0 &&
+        memcmp(&stamp, &uc->stamp, sizeof(stamp)) == 0) {
+        pthread_mutex_unlock(&uc->mu); /* nothing changed on either side */
+        return 0;
+    }
     if (uc->have && uc->gen == exec_mcp_up_generation(uc->up)) {
         all = json_incref(uc->raw);
         gen = uc->gen;
@@ -508,6 +536,10 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
         found++;
     }
     json_decref(lower);
+    /* The pin file as it was when these were decided (after any line
+       this listing appended). */
+    if (pins_stamp(m, &uc->stamp) != 0)
+        memset(&uc->stamp, 0, sizeof(uc->stamp));
     if (uc->raw != all) {
         json_decref(uc->raw);
         uc->raw = json_incref(all);

@@ -122,6 +122,7 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
 
     if (c == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
+    exec_curl_share(c);
     memset(&q, 0, sizeof(q));
     q.u = u;
     q.p = p;

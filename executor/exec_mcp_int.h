@@ -8,6 +8,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "exec_mcp.h"
 #include "exec_mcp_rpc.h"
@@ -18,6 +20,15 @@
 #define EXEC_MCP_PRINCIPAL_MAX 128
 #define EXEC_MCP_SESSION_LEN 64 /* hex of 32 random bytes */
 #define EXEC_MCP_WHOAMI_SLOTS 64
+#define EXEC_MCP_WORKERS 32
+
+/* What the pin file was when an upstream's shown tools were decided. */
+struct exec_mcp_stamp {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
 
 /* One upstream and what the gateway shows of it. */
 struct exec_mcp_upc {
@@ -28,7 +39,8 @@ struct exec_mcp_upc {
     unsigned long gen;
     json_t *tools; /* the visible tools, renamed <alias>__<tool> */
     json_t *defs;  /* original name -> the upstream's definition */
-    json_t *raw;   /* the upstream's whole listing of generation gen */
+    struct exec_mcp_stamp stamp;
+    json_t *raw; /* the upstream's whole listing of generation gen */
 };
 
 struct exec_mcp_sess {
@@ -58,6 +70,14 @@ struct exec_mcp {
     json_t *waiting;   /* call key -> intent id of an escalation not yet done */
     atomic_long calls; /* requests on gateway threads */
     atomic_int stopping;
+    /* Kept workers: a request goes to an idle one (its libcurl handles
+       and their connections stay warm), else to a thread of its own. */
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    struct exec_mcp_req *jobs; /* handed to idle workers, not yet taken */
+    int idle, wstop;
+    pthread_t workers[EXEC_MCP_WORKERS];
+    int nworkers, workers_up;
 };
 
 struct exec_mcp_req {
@@ -76,6 +96,7 @@ struct exec_mcp_req {
     /* The answer (under mu once the worker runs). */
     unsigned int status;
     int streaming; /* an event stream: out grows until finished */
+    int overflow;  /* a message did not fit: the stream ends broken */
     struct ig_buf out;
     char new_session[EXEC_MCP_SESSION_LEN + 1]; /* Mcp-Session-Id to send */
     /* Filled by the worker. */
@@ -83,12 +104,18 @@ struct exec_mcp_req {
     json_t *client_caps;          /* the session's, when there is one */
     const json_t *progress_token; /* the client's, borrowed from the msg */
     double progress;
+    struct exec_mcp_req *next_job; /* in m->jobs */
     /* An outcome spooled by the worker, delivered after the answer. */
     struct exec_report rep;
     int has_report;
 };
 
 /* ---- exec_mcp.c ---- */
+
+/* Start the kept workers (exec_mcp_new) / stop and join them
+   (exec_mcp_stop, once no request is left). */
+void exec_mcp_workers_start(struct exec_mcp *m);
+void exec_mcp_workers_stop(struct exec_mcp *m);
 
 /* Answers (worker thread). A plain JSON answer with status; a JSON-RPC
    result or error for id (on the stream when one was started). */
