@@ -334,6 +334,7 @@ await_human(struct exec_mcp_req *q, const json_t *rid, const char *key,
     pthread_mutex_lock(&m->mu);
     (void)json_object_set_new(m->waiting, key, json_string(d->intent_id));
     pthread_mutex_unlock(&m->mu);
+    q->result = EXEC_MCP_R_HELD;
     refuse(q, rid,
            "intentgate: this call waits for a human's approval (approval %s, "
            "intent %s). Nothing was done yet. Make the same call again later "
@@ -480,6 +481,7 @@ forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
     st = exec_mcp_up_call(uc->up, method, params, on_note, &f, &result, &error,
                           &err);
     if (st != IG_OK) {
+        q->result = EXEC_MCP_R_FAILED;
         record(q, intent_id, EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH,
                json_pack("{s:s}", "error", err.msg));
         refuse(q, rid,
@@ -492,6 +494,7 @@ forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
         exec_scrub_json(exec_mcp_up_scrub(uc->up), &error, &found2) != IG_OK) {
         json_decref(result);
         json_decref(error);
+        q->result = EXEC_MCP_R_FAILED;
         record(q, intent_id, EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH,
                json_pack("{s:s}", "error", "the answer could not be scrubbed"));
         refuse(q, rid,
@@ -500,6 +503,9 @@ forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
                intent_id);
         return;
     }
+    q->result = EXEC_MCP_R_FORWARDED;
+    if (found || found2)
+        atomic_fetch_add(&q->m->x->metrics.credential_reflected, 1);
     if (found || found2)
         ig_log("warn", "mcp.credential_removed",
                json_pack("{s:s, s:s}", "server", uc->srv->alias, "intent_id",
@@ -540,13 +546,18 @@ exec_mcp_gate_call(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
     const char *message;
 
     memset(&d, 0, sizeof(d));
+    q->result = EXEC_MCP_R_REFUSED;
     if (call_key(q, action, resource, params, key) != 0) {
         refuse(q, msg->id, "intentgate: out of memory; nothing was done");
+        atomic_fetch_add(&q->m->x->metrics.mcp[q->result], 1);
         return;
     }
-    if (submit(q, msg->id, key, action, resource, params, &d) != 0)
+    if (submit(q, msg->id, key, action, resource, params, &d) != 0) {
+        atomic_fetch_add(&q->m->x->metrics.mcp[q->result], 1);
         return;
+    }
     if (strcmp(d.decision, "BLOCK") == 0) {
+        q->result = EXEC_MCP_R_BLOCKED;
         reasons_text(d.answer, reasons, sizeof(reasons));
         message = json_string_value(json_object_get(d.answer, "message"));
         refuse(q, msg->id,
@@ -563,4 +574,5 @@ exec_mcp_gate_call(struct exec_mcp_req *q, const struct exec_mcp_msg *msg,
         forward(q, msg->id, uc, d.intent_id, up_method, up_params);
     }
     json_decref(d.answer);
+    atomic_fetch_add(&q->m->x->metrics.mcp[q->result], 1);
 }

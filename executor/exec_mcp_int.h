@@ -105,6 +105,7 @@ struct exec_mcp_req {
     const json_t *progress_token; /* the client's, borrowed from the msg */
     double progress;
     struct exec_mcp_req *next_job; /* in m->jobs */
+    enum exec_mcp_result result;   /* of the gated call, for /metrics */
     /* An outcome spooled by the worker, delivered after the answer. */
     struct exec_report rep;
     int has_report;

@@ -78,6 +78,33 @@ git_requests(const struct exec_metrics *m, struct ig_buf *out)
     return st;
 }
 
+static enum ig_status
+mcp_calls(const struct exec_metrics *m, struct ig_buf *out)
+{
+    static const char *const res[EXEC_MCP_RESULTS] = {
+        "refused", "blocked", "held", "forwarded", "failed"};
+    char line[200];
+    enum ig_status st;
+    size_t j;
+    int n;
+
+    st = ig_buf_adds(out, "# HELP intentgate_executor_mcp_calls_total "
+                          "MCP gateway calls (tools/call, resources/read, "
+                          "prompts/get), by result.\n"
+                          "# TYPE intentgate_executor_mcp_calls_total "
+                          "counter\n");
+    for (j = 0; st == IG_OK && j < EXEC_MCP_RESULTS; j++) {
+        n = snprintf(line, sizeof(line),
+                     "intentgate_executor_mcp_calls_total{result=\"%s\"} "
+                     "%" PRIu64 "\n",
+                     res[j], (uint64_t)atomic_load(&m->mcp[j]));
+        st = n > 0 && (size_t)n < sizeof(line)
+                 ? ig_buf_add(out, line, (size_t)n)
+                 : IG_ERR_LIMIT;
+    }
+    return st;
+}
+
 enum ig_status
 exec_metrics_render(const struct exec_metrics *m,
                     const struct exec_metrics_view *v, struct ig_buf *out)
@@ -86,6 +113,8 @@ exec_metrics_render(const struct exec_metrics *m,
 
     if (st == IG_OK)
         st = git_requests(m, out);
+    if (st == IG_OK)
+        st = mcp_calls(m, out);
 
 #define ONE(name, type, help, val)                                             \
     if (st == IG_OK)                                                           \

@@ -22,6 +22,16 @@ enum exec_git_result {
     EXEC_GIT_FAILED       /* the upstream failed or answered an error */
 };
 #define EXEC_GIT_RESULTS 3
+/* What became of a gated MCP call (tools/call, resources/read,
+   prompts/get). */
+enum exec_mcp_result {
+    EXEC_MCP_R_REFUSED = 0, /* refused by the gateway or not approved */
+    EXEC_MCP_R_BLOCKED,     /* the PDP said BLOCK */
+    EXEC_MCP_R_HELD,        /* escalated; still pending when the wait ended */
+    EXEC_MCP_R_FORWARDED,   /* the upstream's answer was relayed */
+    EXEC_MCP_R_FAILED       /* sent upstream, no answer came back */
+};
+#define EXEC_MCP_RESULTS 5
 
 struct exec_metrics {
     atomic_uint_fast64_t executions[EXEC_OUTCOMES]; /* by outcome */
@@ -30,6 +40,8 @@ struct exec_metrics {
     /* Git gateway requests by service (receive-pack, upload-pack) and
        result (enum exec_git_result). */
     atomic_uint_fast64_t git[2][EXEC_GIT_RESULTS];
+    /* MCP gateway calls by result (enum exec_mcp_result). */
+    atomic_uint_fast64_t mcp[EXEC_MCP_RESULTS];
 };
 
 /* Gauges and counters owned by other parts, read at render time. */

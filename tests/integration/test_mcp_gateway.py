@@ -360,6 +360,21 @@ class GatewayTest(unittest.TestCase):
         self.assertNotIn(self.cred_stdio, blob)
         self.assertIn("[credential removed]", blob)
 
+    def mcp_calls(self, result):
+        line = 'intentgate_executor_mcp_calls_total{result="%s"} ' % result
+        for ln in self.ex.metrics().splitlines():
+            if ln.startswith(line):
+                return int(ln[len(line):])
+        raise AssertionError("no %s in /metrics" % line)
+
+    def test_metrics_count_calls_by_result(self):
+        before = {r: self.mcp_calls(r) for r in ("forwarded", "blocked")}
+        sid = self.session()
+        self.final(self.call(sid, "hostile__echo", {"text": "m"}))
+        self.final(self.call(sid, "hostile__read_path", {"path": "/no"}))
+        for r in ("forwarded", "blocked"):
+            self.assertEqual(self.mcp_calls(r), before[r] + 1, r)
+
     def test_unknown_tool_and_other_server(self):
         sid = self.session()
         m = self.final(self.call(sid, "nosuch__echo", {}))
