@@ -4,6 +4,8 @@
 -- mcp.SERVER:resources.read (resource: the URI) and mcp.SERVER:prompts.get.
 --
 --   action on READ_ONLY                       -> ALLOW
+--   mcp.fs.* and mcp.github.*                 -> left to mcp_fs.lua and
+--                                                mcp_github.lua
 --   any other mcp.* action                    -> ESCALATE to "security"
 --                                                (MCP_TOOL_NOT_ALLOWLISTED);
 --                                                ALLOW once approved
@@ -16,9 +18,17 @@
 local READ_ONLY = {
 }
 
+-- Servers with a file of their own (mcp_fs.lua, mcp_github.lua).
+local OWN_FILE = { "mcp.fs.", "mcp.github." }
+
 return function(intent)
   if not starts_with(intent.action, "mcp.") then
     return nil
+  end
+  for _, p in ipairs(OWN_FILE) do
+    if starts_with(intent.action, p) then
+      return nil
+    end
   end
   if READ_ONLY[intent.action] then
     return ALLOW

@@ -351,7 +351,7 @@ class Hook(unittest.TestCase):
 
     def test_mcp_tool_escalates(self):
         m = self.mappings({"escalate_wait": 1})
-        self.expect("deny", recorded("mcp_github"), "MCP_TOOL_NOT_ALLOWLISTED",
+        self.expect("deny", recorded("mcp_github"), "MCP_GITHUB_WRITE",
                     args=["--mappings", m])
         decision, reason = self.escalate_and_vote(
             recorded("mcp_github"), "approve", "mcp.github.create_issue")
