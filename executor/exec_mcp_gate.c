@@ -977,6 +977,32 @@ initialize(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     json_decref(r);
 }
 
+/* A request of the stateless era (2026-07-28: its version in
+   params._meta, no initialize, no session) gets that era's answer for a
+   version the server does not speak: 400, -32022 {supported, requested}.
+   The era is told apart here, so that it can be served beside this one.
+   1 when answered. */
+static int
+modern_refused(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
+{
+    const json_t *v =
+        json_object_get(json_object_get(msg->params, "_meta"),
+                        "io.modelcontextprotocol/protocolVersion");
+    json_t *data, *sup;
+    size_t i;
+
+    if (v == NULL || q->session[0] != '\0')
+        return 0;
+    sup = json_array();
+    for (i = 0; sup != NULL && versions[i] != NULL; i++)
+        (void)json_array_append_new(sup, json_string(versions[i]));
+    data = json_pack("{s:o*, s:O}", "supported", sup, "requested", v);
+    exec_mcp_error(q, 400, msg->id, -32022, "Unsupported protocol version",
+                   data);
+    json_decref(data);
+    return 1;
+}
+
 void
 exec_mcp_handle(struct exec_mcp_req *q)
 {
@@ -1000,6 +1026,10 @@ exec_mcp_handle(struct exec_mcp_req *q)
     }
     if (msg.kind == EXEC_MCP_REQUEST && strcmp(msg.method, "initialize") == 0) {
         initialize(q, &msg);
+        exec_mcp_msg_release(&msg);
+        return;
+    }
+    if (modern_refused(q, &msg)) {
         exec_mcp_msg_release(&msg);
         return;
     }

@@ -313,6 +313,15 @@ class GatewayTest(unittest.TestCase):
         st, _, _ = self.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
                              session="ab" * 32)
         self.assertEqual(st, 404)
+        # The stateless revision (its version in _meta, no session): told
+        # apart and answered as that revision answers a version it lacks.
+        st, _, msgs = self.post({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/list",
+            "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+        self.assertEqual(st, 400, msgs)
+        self.assertEqual(msgs[0]["error"]["code"], -32022)
+        self.assertIn("2025-11-25", msgs[0]["error"]["data"]["supported"])
         st, hdrs, _ = self.raw("GET", None, {
             "Authorization": "Bearer " + self.agent, "Host": "127.0.0.1",
             "Accept": "text/event-stream"})
