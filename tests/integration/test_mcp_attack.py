@@ -27,7 +27,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import exec_harness as H  # noqa: E402
-from test_mcp_gateway import sse_messages  # noqa: E402
+from mcp_agent import McpAgent  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "mcp_fixture.py")
 PY = "/usr/bin/python3"
@@ -57,7 +57,7 @@ EVIL_SERVERS = {"evil": None, "evillist": "list_error",
                 "evildesc": "desc_cred"}
 
 
-class AttackTest(unittest.TestCase):
+class AttackTest(McpAgent, unittest.TestCase):
     KIND = "clone"
 
     @classmethod
@@ -163,114 +163,13 @@ class AttackTest(unittest.TestCase):
                 self.assertNotIn(b[i:i + 16], data, "%s leaked part of %s"
                                  % (what, name))
 
-    def post(self, msg, token=None, session=None, headers=None, raw=None):
-        h = {"Content-Type": "application/json",
-             "Accept": "application/json, text/event-stream",
-             "Host": "127.0.0.1"}
-        if token is not False:
-            h["Authorization"] = "Bearer " + (token or self.agent)
-        if session:
-            h["Mcp-Session-Id"] = session
-        h.update(headers or {})
-        body = raw if raw is not None else json.dumps(msg).encode()
-        st, hdrs, data = self.raw("POST", body, h)
-        self.assert_clean("a POST answer", data)
-        ctype = hdrs.get("content-type", "")
-        if ctype.startswith("text/event-stream"):
-            msgs = sse_messages(data)
-        elif data:
-            msgs = [json.loads(data)]
-        else:
-            msgs = []
-        return st, hdrs, msgs
-
-    def hostport(self):
-        host, port = self.ex.url()[len("http://"):].split(":")
-        return host, int(port)
-
-    def raw(self, method, body, headers, multi=()):
-        """One request; multi: (name, value) headers sent as given, so a
-        header may repeat."""
-        import http.client
-        host, port = self.hostport()
-        c = http.client.HTTPConnection(host, port, timeout=60)
-        c.putrequest(method, "/mcp", skip_host=True,
-                     skip_accept_encoding=True)
-        for k, v in list(headers.items()) + list(multi):
-            c.putheader(k, v)
-        if body is not None:
-            c.putheader("Content-Length", str(len(body)))
-        c.endheaders(body)
-        r = c.getresponse()
-        data = r.read()
-        hdrs = {k.lower(): v for k, v in r.getheaders()}
-        c.close()
-        return r.status, hdrs, data
-
-    def session(self, token=None, caps=None):
-        st, hdrs, msgs = self.post(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-             "params": {"protocolVersion": "2025-11-25",
-                        "capabilities": caps or {},
-                        "clientInfo": {"name": "t", "version": "1"}}},
-            token=token)
-        self.assertEqual(st, 200, msgs)
-        sid = hdrs["mcp-session-id"]
-        st, _, _ = self.post({"jsonrpc": "2.0",
-                              "method": "notifications/initialized"},
-                             token=token, session=sid)
-        self.assertEqual(st, 202)
-        return sid
+    def saw(self, what, data):
+        self.assert_clean(what, data)
 
     def ping(self, sid, token=None):
         st, _, msgs = self.post({"jsonrpc": "2.0", "id": 9, "method": "ping"},
                                 session=sid, token=token)
         return st
-
-    def call(self, sid, name, args, mid=1, token=None, meta=None,
-             params=None):
-        p = params if params is not None else {"name": name,
-                                               "arguments": args}
-        if meta:
-            p["_meta"] = meta
-        st, hdrs, msgs = self.post({"jsonrpc": "2.0", "id": mid,
-                                    "method": "tools/call", "params": p},
-                                   session=sid, token=token)
-        self.assertEqual(st, 200, msgs)
-        return msgs
-
-    def final(self, msgs, mid=1):
-        for m in msgs:
-            if m.get("id") == mid and ("result" in m or "error" in m):
-                return m
-        raise AssertionError("no answer for id %r in %r" % (mid, msgs))
-
-    def text(self, result):
-        return "".join(c.get("text", "") for c in result["content"])
-
-    def tools(self, sid):
-        st, _, msgs = self.post({"jsonrpc": "2.0", "id": 2,
-                                 "method": "tools/list"}, session=sid)
-        self.assertEqual(st, 200, msgs)
-        return {t["name"]: t for t in msgs[0]["result"]["tools"]}
-
-    def intents(self, action):
-        return [e["intent"] for e in self.pdp.audit_events()
-                if e.get("type") == "intent.received" and
-                e.get("intent", {}).get("action") == action]
-
-    def approve(self, iid):
-        rec = self.pdp.record(iid)
-        st, login, _ = self.pdp.call(
-            "POST", "/v1/approver/login", None,
-            {"approver": "appr",
-             "password": self.pdp.secrets["approver password"]})
-        self.assertEqual(st, 200, login)
-        st, res, _ = self.pdp.call(
-            "POST", "/v1/approvals/%s/votes" % rec["approval"]["approval_id"],
-            login["token"], {"vote": "approve",
-                             "intent_hash": rec["intent_hash"]})
-        self.assertEqual(st, 200, res)
 
     def escalate(self, sid, name, args, token=None):
         """Call an escalated tool until it is held; its intent id."""

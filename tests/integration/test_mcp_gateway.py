@@ -21,6 +21,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import exec_harness as H  # noqa: E402
+from mcp_agent import McpAgent  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "mcp_fixture.py")
 CLIENT = os.path.join(H.REPO, "tests", "mcp", "client.mjs")
@@ -54,16 +55,6 @@ end
 """
 
 
-def sse_messages(body):
-    out = []
-    for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-        data = [ln[5:].lstrip(b" ") for ln in block.split(b"\n")
-                if ln.startswith(b"data:")]
-        if data and any(data):
-            out.append(json.loads(b"\n".join(data)))
-    return out
-
-
 def copy_node_modules(dest):
     """tests/mcp/node_modules without the Node 22 binary package, readable
     by the sandbox user: where an operator would install the servers."""
@@ -78,7 +69,7 @@ def copy_node_modules(dest):
                 os.chmod(p, 0o644 | (os.stat(p).st_mode & 0o111))
 
 
-class GatewayTest(unittest.TestCase):
+class GatewayTest(McpAgent, unittest.TestCase):
     # Under /srv, as an operator lays it out (a clone under mktemp -d is
     # not traversable by the sandbox user).
     KIND = "srv"
@@ -201,86 +192,12 @@ class GatewayTest(unittest.TestCase):
         finally:
             cls.res.close()
 
-    # ---- the agent's side ----
 
-    def post(self, msg, token=None, session=None, headers=None, raw=None):
-        h = {"Content-Type": "application/json",
-             "Accept": "application/json, text/event-stream",
-             "Host": "127.0.0.1"}
-        if token is not False:
-            h["Authorization"] = "Bearer " + (token or self.agent)
-        if session:
-            h["Mcp-Session-Id"] = session
-        h.update(headers or {})
-        body = raw if raw is not None else json.dumps(msg).encode()
-        st, hdrs, data = self.raw("POST", body, h)
-        self.seen.append(("POST answer", data))
-        ctype = hdrs.get("content-type", "")
-        if ctype.startswith("text/event-stream"):
-            msgs = sse_messages(data)
-        elif data:
-            msgs = [json.loads(data)]
-        else:
-            msgs = []
-        return st, hdrs, msgs
-
-    def raw(self, method, body, headers):
-        import http.client
-        host, port = self.ex.url()[len("http://"):].split(":")
-        c = http.client.HTTPConnection(host, int(port), timeout=60)
-        c.request(method, "/mcp", body=body, headers=headers)
-        r = c.getresponse()
-        data = r.read()
-        hdrs = {k.lower(): v for k, v in r.getheaders()}
-        c.close()
-        return r.status, hdrs, data
-
-    def session(self, token=None, caps=None):
-        st, hdrs, msgs = self.post(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-             "params": {"protocolVersion": "2025-11-25",
-                        "capabilities": caps or {},
-                        "clientInfo": {"name": "t", "version": "1"}}},
-            token=token)
-        self.assertEqual(st, 200, msgs)
-        self.assertEqual(msgs[0]["result"]["protocolVersion"], "2025-11-25")
-        sid = hdrs["mcp-session-id"]
-        st, _, _ = self.post({"jsonrpc": "2.0",
-                              "method": "notifications/initialized"},
-                             token=token, session=sid)
-        self.assertEqual(st, 202)
-        return sid
-
-    def call(self, sid, name, args, mid=1, token=None, meta=None):
-        params = {"name": name, "arguments": args}
-        if meta:
-            params["_meta"] = meta
-        st, hdrs, msgs = self.post({"jsonrpc": "2.0", "id": mid,
-                                    "method": "tools/call",
-                                    "params": params},
-                                   session=sid, token=token)
-        self.assertEqual(st, 200, msgs)
-        return msgs
-
-    def final(self, msgs, mid=1):
-        for m in msgs:
-            if m.get("id") == mid and ("result" in m or "error" in m):
-                return m
-        raise AssertionError("no answer for id %r in %r" % (mid, msgs))
-
-    def text(self, result):
-        return "".join(c.get("text", "") for c in result["content"])
-
-    def tools(self, sid):
-        st, _, msgs = self.post({"jsonrpc": "2.0", "id": 2,
-                                 "method": "tools/list"}, session=sid)
-        self.assertEqual(st, 200, msgs)
-        return {t["name"]: t for t in msgs[0]["result"]["tools"]}
+    def saw(self, what, data):
+        self.seen.append((what, data))
 
     def intent_events(self, action):
-        return [e["intent"] for e in self.pdp.audit_events()
-                if e.get("type") == "intent.received" and
-                e.get("intent", {}).get("action") == action]
+        return self.intents(action)
 
     # ---- tests ----
 
@@ -437,19 +354,6 @@ class GatewayTest(unittest.TestCase):
               if e["params"] == args]
         self.assertEqual(len(ev), 2, ev)
         self.assertEqual(sorted(e["principal"] for e in ev), ["a1", "a2"])
-
-    def approve(self, iid):
-        rec = self.pdp.record(iid)
-        st, login, _ = self.pdp.call(
-            "POST", "/v1/approver/login", None,
-            {"approver": "appr",
-             "password": self.pdp.secrets["approver password"]})
-        self.assertEqual(st, 200, login)
-        st, res, _ = self.pdp.call(
-            "POST", "/v1/approvals/%s/votes" % rec["approval"]["approval_id"],
-            login["token"], {"vote": "approve",
-                             "intent_hash": rec["intent_hash"]})
-        self.assertEqual(st, 200, res)
 
     def test_held_call_goes_through_once_approved(self):
         sid = self.session()
