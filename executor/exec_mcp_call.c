@@ -298,7 +298,8 @@ await_human(struct exec_mcp_req *q, const json_t *rid, const char *key,
     for (;;) {
         progress(q, "waiting for a human to approve this call");
         left = end - exec_mcp_now_ms();
-        if (left < 1000 || atomic_load(&m->stopping))
+        if (left < 1000 || atomic_load(&m->stopping) ||
+            atomic_load(&q->cancelled))
             break;
         json_decref(answer);
         answer = NULL;
@@ -336,9 +337,10 @@ await_human(struct exec_mcp_req *q, const json_t *rid, const char *key,
     pthread_mutex_unlock(&m->mu);
     q->result = EXEC_MCP_R_HELD;
     refuse(q, rid,
-           "intentgate: this call waits for a human's approval (approval %s, "
+           "intentgate: %sthis call waits for a human's approval (approval %s, "
            "intent %s). Nothing was done yet. Make the same call again later "
            "to pick up the decision.",
+           atomic_load(&q->cancelled) ? "cancelled by the client; " : "",
            approval[0] != '\0' ? approval : "?", d->intent_id);
     return -1;
 }
@@ -478,8 +480,8 @@ forward(struct exec_mcp_req *q, const json_t *rid, struct exec_mcp_upc *uc,
     int found = 0, found2 = 0, is_error;
 
     ig_err_clear(&err);
-    st = exec_mcp_up_call(uc->up, method, params, on_note, &f, &result, &error,
-                          &err);
+    st = exec_mcp_up_call(uc->up, method, params, on_note, &f, &q->cancelled,
+                          &result, &error, &err);
     if (st != IG_OK) {
         q->result = EXEC_MCP_R_FAILED;
         record(q, intent_id, EXEC_OUTCOME_UNKNOWN_AFTER_DISPATCH,

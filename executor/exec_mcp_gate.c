@@ -389,7 +389,7 @@ list_all(struct exec_mcp_upc *uc, const char *method, const char *key,
     for (page = 0; all != NULL && page < 16; page++) {
         params = json_object();
         cursor = NULL;
-        st = exec_mcp_up_call(uc->up, method, params, NULL, NULL, &result,
+        st = exec_mcp_up_call(uc->up, method, params, NULL, NULL, NULL, &result,
                               &error, err);
         json_decref(params);
         if (st == IG_OK && error != NULL) {
@@ -931,8 +931,8 @@ complete(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     }
     (void)json_object_del(p, "_meta");
     ig_err_clear(&err);
-    if (exec_mcp_up_call(uc->up, "completion/complete", p, NULL, NULL, &result,
-                         &error, &err) != IG_OK ||
+    if (exec_mcp_up_call(uc->up, "completion/complete", p, NULL, NULL, NULL,
+                         &result, &error, &err) != IG_OK ||
         exec_scrub_json(exec_mcp_up_scrub(uc->up), &result, &found) != IG_OK ||
         exec_scrub_json(exec_mcp_up_scrub(uc->up), &error, &found) != IG_OK)
         exec_mcp_error(q, 200, msg->id, EXEC_MCP_INTERNAL_ERROR,
@@ -1003,6 +1003,56 @@ modern_refused(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
     return 1;
 }
 
+/* Gated calls in flight, for notifications/cancelled. */
+static void
+active_add(struct exec_mcp_req *q, const json_t *id)
+{
+    if (exec_mcp_id_text(id, q->rid, sizeof(q->rid)) != IG_OK)
+        return; /* not findable: it runs to its end */
+    pthread_mutex_lock(&q->m->mu);
+    q->next_active = q->m->active;
+    q->m->active = q;
+    pthread_mutex_unlock(&q->m->mu);
+}
+
+static void
+active_remove(struct exec_mcp_req *q)
+{
+    struct exec_mcp_req **pp;
+
+    pthread_mutex_lock(&q->m->mu);
+    for (pp = &q->m->active; *pp != NULL; pp = &(*pp)->next_active)
+        if (*pp == q) {
+            *pp = q->next_active;
+            break;
+        }
+    pthread_mutex_unlock(&q->m->mu);
+}
+
+/* notifications/cancelled {requestId}: the agent's own call, in this
+   session, stops waiting (for a human, or for its upstream). Another
+   agent's or another session's id matches nothing. */
+static void
+cancel_request(struct exec_mcp_req *q, const struct exec_mcp_msg *msg)
+{
+    const json_t *rid = json_object_get(msg->params, "requestId");
+    struct exec_mcp_req *a;
+    char text[80];
+    size_t i;
+
+    if (rid == NULL || !exec_mcp_id_valid(rid) ||
+        exec_mcp_id_text(rid, text, sizeof(text)) != IG_OK)
+        return;
+    pthread_mutex_lock(&q->m->mu);
+    for (a = q->m->active; a != NULL; a = a->next_active)
+        if (strcmp(a->rid, text) == 0 && strcmp(a->session, q->session) == 0 &&
+            strcmp(a->principal, q->principal) == 0)
+            atomic_store(&a->cancelled, 1);
+    pthread_mutex_unlock(&q->m->mu);
+    for (i = 0; i < q->m->nups; i++)
+        exec_mcp_up_wake(q->m->ups[i].up);
+}
+
 void
 exec_mcp_handle(struct exec_mcp_req *q)
 {
@@ -1040,6 +1090,9 @@ exec_mcp_handle(struct exec_mcp_req *q)
     if (msg.kind != EXEC_MCP_REQUEST) {
         /* notifications/initialized, cancelled, and the client's answers
            (to an elicitation): nothing to send back. */
+        if (msg.kind == EXEC_MCP_NOTIFICATION &&
+            strcmp(msg.method, "notifications/cancelled") == 0)
+            cancel_request(q, &msg);
         exec_mcp_answer_json(q, 202, "", 0);
         exec_mcp_msg_release(&msg);
         return;
@@ -1052,19 +1105,25 @@ exec_mcp_handle(struct exec_mcp_req *q)
         exec_mcp_result(q, msg.id, empty);
     else if (strcmp(msg.method, "tools/list") == 0)
         tools_list(q, &msg);
-    else if (strcmp(msg.method, "tools/call") == 0)
+    else if (strcmp(msg.method, "tools/call") == 0) {
+        active_add(q, msg.id);
         tools_call(q, &msg);
-    else if (strcmp(msg.method, "prompts/list") == 0)
+        active_remove(q);
+    } else if (strcmp(msg.method, "prompts/list") == 0)
         list_merged(q, &msg, "prompts", "prompts", 1);
-    else if (strcmp(msg.method, "prompts/get") == 0)
+    else if (strcmp(msg.method, "prompts/get") == 0) {
+        active_add(q, msg.id);
         prompts_get(q, &msg);
-    else if (strcmp(msg.method, "resources/list") == 0)
+        active_remove(q);
+    } else if (strcmp(msg.method, "resources/list") == 0)
         list_merged(q, &msg, "resources", "resources", 0);
     else if (strcmp(msg.method, "resources/templates/list") == 0)
         list_merged(q, &msg, "resources", "resourceTemplates", 0);
-    else if (strcmp(msg.method, "resources/read") == 0)
+    else if (strcmp(msg.method, "resources/read") == 0) {
+        active_add(q, msg.id);
         resources_read(q, &msg);
-    else if (strcmp(msg.method, "completion/complete") == 0)
+        active_remove(q);
+    } else if (strcmp(msg.method, "completion/complete") == 0)
         complete(q, &msg);
     else
         exec_mcp_error(q, 200, msg.id, EXEC_MCP_METHOD_NOT_FOUND,

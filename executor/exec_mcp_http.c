@@ -105,6 +105,20 @@ on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* libcurl's progress callback: a call the agent cancelled stops here. */
+static int
+on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+            curl_off_t un)
+{
+    const struct post *q = arg;
+
+    (void)dt;
+    (void)dn;
+    (void)ut;
+    (void)un;
+    return q->p != NULL && q->p->cancel != NULL && atomic_load(q->p->cancel);
+}
+
 /* POST text; the answer is delivered to p (NULL for a notification). */
 static enum ig_status
 post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
@@ -168,6 +182,9 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
         (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, &q);
         (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        (void)curl_easy_setopt(c, CURLOPT_XFERINFODATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
         rc = curl_easy_perform(c);
         (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         if (q.too_large)

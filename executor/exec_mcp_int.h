@@ -67,8 +67,9 @@ struct exec_mcp {
     struct exec_mcp_sess *sessions;
     size_t nsessions;
     struct exec_mcp_who who[EXEC_MCP_WHOAMI_SLOTS];
-    json_t *waiting;   /* call key -> intent id of an escalation not yet done */
-    atomic_long calls; /* requests on gateway threads */
+    json_t *waiting; /* call key -> intent id of an escalation not yet done */
+    struct exec_mcp_req *active; /* gated calls in flight */
+    atomic_long calls;           /* requests on gateway threads */
     atomic_int stopping;
     /* Kept workers: a request goes to an idle one (its libcurl handles
        and their connections stay warm), else to a thread of its own. */
@@ -105,7 +106,13 @@ struct exec_mcp_req {
     const json_t *progress_token; /* the client's, borrowed from the msg */
     double progress;
     struct exec_mcp_req *next_job; /* in m->jobs */
-    enum exec_mcp_result result;   /* of the gated call, for /metrics */
+    /* A gated call in flight, in m->active (under m->mu) so that the
+       agent's notifications/cancelled for its id in its session finds
+       it. */
+    struct exec_mcp_req *next_active;
+    char rid[80]; /* the request id's canonical text */
+    atomic_int cancelled;
+    enum exec_mcp_result result; /* of the gated call, for /metrics */
     /* An outcome spooled by the worker, delivered after the answer. */
     struct exec_report rep;
     int has_report;

@@ -582,7 +582,8 @@ spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
 
 static enum ig_status call_raw(struct exec_mcp_up *u, const char *method,
                                const json_t *params, const char *token,
-                               exec_mcp_note_fn fn, void *ctx, long timeout_ms,
+                               exec_mcp_note_fn fn, void *ctx,
+                               const atomic_int *cancel, long timeout_ms,
                                json_t **result, json_t **error,
                                struct ig_err *err);
 
@@ -600,8 +601,8 @@ handshake(struct exec_mcp_up *u, struct ig_err *err)
                        "intentgate-gateway", "version", "1");
     if (params == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    st = call_raw(u, "initialize", params, NULL, NULL, NULL, u->srv->timeout_ms,
-                  &result, &error, err);
+    st = call_raw(u, "initialize", params, NULL, NULL, NULL, NULL,
+                  u->srv->timeout_ms, &result, &error, err);
     json_decref(params);
     if (st == IG_OK && error != NULL) {
         exec_mcp_up_quote(u,
@@ -712,7 +713,8 @@ ensure_up(struct exec_mcp_up *u, struct ig_err *err)
     return st;
 }
 
-/* Wait for p until deadline; 0 done, -1 timed out. Caller holds mu. */
+/* Wait for p until deadline; 0 done, -1 timed out, -2 cancelled by the
+   agent. Caller holds mu. */
 static int
 wait_locked(struct exec_mcp_up *u, struct exec_mcp_pending *p, double deadline)
 {
@@ -720,6 +722,8 @@ wait_locked(struct exec_mcp_up *u, struct exec_mcp_pending *p, double deadline)
     double left;
 
     while (!p->done) {
+        if (p->cancel != NULL && atomic_load(p->cancel))
+            return -2;
         left = deadline - exec_mcp_now_ms();
         if (left <= 0)
             return -1;
@@ -755,8 +759,9 @@ cancel_upstream(struct exec_mcp_up *u, uint64_t id, const char *reason)
 
 static enum ig_status
 call_raw(struct exec_mcp_up *u, const char *method, const json_t *params,
-         const char *token, exec_mcp_note_fn fn, void *ctx, long timeout_ms,
-         json_t **result, json_t **error, struct ig_err *err)
+         const char *token, exec_mcp_note_fn fn, void *ctx,
+         const atomic_int *cancel, long timeout_ms, json_t **result,
+         json_t **error, struct ig_err *err)
 {
     struct exec_mcp_pending p;
     struct ig_buf msg;
@@ -769,6 +774,7 @@ call_raw(struct exec_mcp_up *u, const char *method, const json_t *params,
     memset(&p, 0, sizeof(p));
     p.fn = fn;
     p.ctx = ctx;
+    p.cancel = cancel;
     if (token != NULL)
         (void)snprintf(p.token, sizeof(p.token), "%s", token);
     (void)pthread_mutex_lock(&u->mu);
@@ -802,9 +808,18 @@ call_raw(struct exec_mcp_up *u, const char *method, const json_t *params,
     ig_buf_release(&msg);
 
     (void)pthread_mutex_lock(&u->mu);
-    timed_out = st == IG_OK && wait_locked(u, &p, deadline) != 0;
+    timed_out = st == IG_OK ? wait_locked(u, &p, deadline) : 0;
     unlink_locked(u, &p);
     (void)pthread_mutex_unlock(&u->mu);
+    if (cancel != NULL && atomic_load(cancel) && (st != IG_OK || timed_out)) {
+        json_decref(p.result);
+        json_decref(p.error);
+        if (st == IG_OK)
+            cancel_upstream(u, p.id, "cancelled by the client");
+        return ig_err_set(err, IG_ERR_EXPIRED,
+                          "the client cancelled the call; it may or may not "
+                          "have happened");
+    }
     if (st != IG_OK) {
         json_decref(p.result);
         json_decref(p.error);
@@ -827,7 +842,8 @@ call_raw(struct exec_mcp_up *u, const char *method, const json_t *params,
 enum ig_status
 exec_mcp_up_call(struct exec_mcp_up *u, const char *method,
                  const json_t *params, exec_mcp_note_fn fn, void *ctx,
-                 json_t **result, json_t **error, struct ig_err *err)
+                 const atomic_int *cancel, json_t **result, json_t **error,
+                 struct ig_err *err)
 {
     char token[32];
     enum ig_status st;
@@ -840,7 +856,15 @@ exec_mcp_up_call(struct exec_mcp_up *u, const char *method,
         (void)snprintf(token, sizeof(token), "igp-%lu",
                        (unsigned long)atomic_fetch_add(&tokens, 1) + 1);
     return call_raw(u, method, params, fn != NULL ? token : NULL, fn, ctx,
-                    u->srv->timeout_ms, result, error, err);
+                    cancel, u->srv->timeout_ms, result, error, err);
+}
+
+void
+exec_mcp_up_wake(struct exec_mcp_up *u)
+{
+    (void)pthread_mutex_lock(&u->mu);
+    (void)pthread_cond_broadcast(&u->cv);
+    (void)pthread_mutex_unlock(&u->mu);
 }
 
 void

@@ -14,6 +14,7 @@
 #define EXEC_MCP_UP_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 
 #include "exec_execute.h"
 #include "exec_registry.h"
@@ -52,13 +53,19 @@ void exec_mcp_up_free(struct exec_mcp_up *u);
  * notifications/progress for it go to fn. IG_OK: *result (a result) or
  * *error (a JSON-RPC error object) holds a new reference, unscrubbed.
  * IG_ERR_IO: the server could not be started or reached, died, or sent
- * garbage; IG_ERR_TIMEOUT-like failures are IG_ERR_EXPIRED (the call was
- * cancelled upstream with notifications/cancelled). err says which.
+ * garbage; IG_ERR_EXPIRED: no answer within the timeout, or cancel (when
+ * not NULL) was set meanwhile (the upstream is sent
+ * notifications/cancelled). err says which.
  */
 enum ig_status exec_mcp_up_call(struct exec_mcp_up *u, const char *method,
                                 const json_t *params, exec_mcp_note_fn fn,
-                                void *ctx, json_t **result, json_t **error,
+                                void *ctx, const atomic_int *cancel,
+                                json_t **result, json_t **error,
                                 struct ig_err *err) IG_WUR;
+
+/* Wake the calls waiting on u, so that one whose cancel flag was set
+   (exec_mcp_up_call) sees it now. */
+void exec_mcp_up_wake(struct exec_mcp_up *u);
 
 /* The credential's scrubber (NULL without a credential). */
 const struct exec_scrub *exec_mcp_up_scrub(const struct exec_mcp_up *u);

@@ -6,6 +6,7 @@
 #define EXEC_MCP_UP_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "exec_mcp_up.h"
@@ -18,6 +19,7 @@ struct exec_mcp_pending {
     char token[32]; /* our progress token, "" when none */
     exec_mcp_note_fn fn;
     void *ctx;
+    const atomic_int *cancel; /* the agent cancelled: NULL when it cannot */
     int done;
     json_t *result, *error;
     char why[200]; /* done without an answer: why */

@@ -375,6 +375,51 @@ class GatewayTest(McpAgent, unittest.TestCase):
         self.assertFalse(m["result"].get("isError"), m)
         self.pdp.wait_state(ev[0]["intent_id"], "COMPLETED")
 
+    def cancel_while_held(self, sid, name, args, wait_for):
+        """Call name in a thread; once wait_for() holds, cancel it in the
+        same session. The call's final answer."""
+        out = {}
+
+        def held():
+            out["msgs"] = self.call(sid, name, args, mid=21)
+        t = threading.Thread(target=held)
+        t.start()
+        try:
+            H.wait_for(wait_for, what="the call in flight")
+            st, _, _ = self.post({"jsonrpc": "2.0",
+                                  "method": "notifications/cancelled",
+                                  "params": {"requestId": 21,
+                                             "reason": "user"}},
+                                 session=sid)
+            self.assertEqual(st, 202)
+        finally:
+            t.join(60)
+        return self.final(out["msgs"], mid=21)
+
+    def test_cancel_ends_a_held_escalation(self):
+        sid = self.session()
+        args = {"n": H.rand(8)}
+        m = self.cancel_while_held(sid, "hostile__mutate", args, lambda: [
+            e for e in self.intent_events("mcp.hostile.mutate")
+            if e["params"] == args])
+        self.assertIn("cancelled by the client", self.text(m["result"]))
+        # Still pending: the same call again picks it up (one intent).
+        m = self.final(self.call(sid, "hostile__mutate", args))
+        self.assertEqual(len([e for e in self.intent_events(
+            "mcp.hostile.mutate") if e["params"] == args]), 1)
+
+    def test_cancel_stops_waiting_for_the_upstream(self):
+        sid = self.session()
+        before = self.mcp_calls_sent("hang")
+        m = self.cancel_while_held(
+            sid, "hostile__hang", {"tag": H.rand(6)},
+            lambda: self.mcp_calls_sent("hang") > before)
+        self.assertIn("cancelled", self.text(m["result"]))
+        self.assertTrue(m["result"]["isError"])
+
+    def mcp_calls_sent(self, tool):
+        return len([e for e in self.intent_events("mcp.hostile." + tool)])
+
     def test_escalation_times_out_then_retry_picks_it_up(self):
         sid = self.session(caps={"elicitation": {"url": {}}})
         args = {"n": H.rand(8)}
