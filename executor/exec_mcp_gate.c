@@ -62,7 +62,12 @@ exec_mcp_new(struct exec_ctx *x, struct exec_mcp **out, struct ig_err *err)
         return IG_OK;
     if ((m = calloc(1, sizeof(*m))) == NULL ||
         (m->ups = calloc(n, sizeof(*m->ups))) == NULL ||
-        (m->waiting = json_object()) == NULL) {
+        (m->waiting = json_object()) == NULL ||
+        (m->outbox = json_array()) == NULL) {
+        if (m != NULL) {
+            json_decref(m->waiting);
+            json_decref(m->outbox);
+        }
         if (m != NULL)
             free(m->ups);
         free(m);
@@ -73,6 +78,7 @@ exec_mcp_new(struct exec_ctx *x, struct exec_mcp **out, struct ig_err *err)
     exec_mcp_workers_start(m);
     for (i = 0; i < n && st == IG_OK; i++) {
         m->ups[i].srv = exec_registry_mcp_at(x->registry, i);
+        m->ups[i].hidden = json_object();
         pthread_mutex_init(&m->ups[i].mu, NULL);
         m->nups = i + 1;
         st = exec_mcp_up_new(x, m->ups[i].srv, &m->ups[i].up, err);
@@ -122,6 +128,7 @@ exec_mcp_free(struct exec_mcp *m)
         json_decref(m->ups[i].tools);
         json_decref(m->ups[i].defs);
         json_decref(m->ups[i].raw);
+        json_decref(m->ups[i].hidden);
         pthread_mutex_destroy(&m->ups[i].mu);
     }
     for (s = m->sessions; s != NULL; s = next) {
@@ -131,6 +138,7 @@ exec_mcp_free(struct exec_mcp *m)
     }
     ig_pins_free(m->pins);
     json_decref(m->waiting);
+    json_decref(m->outbox);
     sodium_memzero(m->who, sizeof(m->who));
     pthread_mutex_destroy(&m->mu);
     free(m->ups);
@@ -440,6 +448,60 @@ pins_stamp(const struct exec_mcp *m, struct exec_mcp_stamp *out)
     return 0;
 }
 
+/* ---- pin events in the PDP's audit log ---- */
+
+/* Queue {"event", "detail": {server, tool, hash}} for the PDP. */
+static void
+pin_event(struct exec_mcp *m, const char *event, const char *server,
+          const char *tool, const char *hash)
+{
+    json_t *e = json_pack("{s:s, s:{s:s, s:s, s:s}}", "event", event, "detail",
+                          "server", server, "tool", tool, "hash", hash);
+
+    pthread_mutex_lock(&m->mu);
+    if (e != NULL && json_array_size(m->outbox) < 4096)
+        (void)json_array_append(m->outbox, e);
+    pthread_mutex_unlock(&m->mu);
+    json_decref(e);
+}
+
+/* Send what is queued (best effort: what the PDP does not take stays for
+   the next listing; the pin file keeps the record meanwhile). */
+static void
+pin_events_flush(struct exec_mcp *m)
+{
+    json_t *todo, *e, *left = json_array();
+    struct ig_err err;
+    size_t i;
+
+    pthread_mutex_lock(&m->mu);
+    if (json_array_size(m->outbox) == 0) {
+        pthread_mutex_unlock(&m->mu);
+        json_decref(left);
+        return;
+    }
+    todo = m->outbox;
+    m->outbox = left;
+    pthread_mutex_unlock(&m->mu);
+    if (todo == NULL || left == NULL) {
+        json_decref(todo);
+        return;
+    }
+    json_array_foreach(todo, i, e)
+    {
+        ig_err_clear(&err);
+        if (exec_pdp_event(m->x->pdp, e, &err) == IG_OK)
+            continue;
+        ig_log("warn", "mcp.audit_deferred",
+               json_pack("{s:O, s:s}", "event", json_object_get(e, "event"),
+                         "error", err.msg));
+        pthread_mutex_lock(&m->mu);
+        (void)json_array_append(m->outbox, e);
+        pthread_mutex_unlock(&m->mu);
+    }
+    json_decref(todo);
+}
+
 /* Refresh uc's tools unless its listing is current. 0, or -1 with err. */
 static int
 tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
@@ -461,6 +523,7 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
         pins_stamp(m, &stamp) == 0 &&
         memcmp(&stamp, &uc->stamp, sizeof(stamp)) == 0) {
         pthread_mutex_unlock(&uc->mu); /* nothing changed on either side */
+        pin_events_flush(m);
         return 0;
     }
     if (uc->have && uc->gen == exec_mcp_up_generation(uc->up)) {
@@ -511,6 +574,12 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
             continue;
         }
         if (ps == IG_PIN_CHANGED) {
+            const json_t *was = json_object_get(uc->hidden, name);
+
+            if (was == NULL || strcmp(json_string_value(was), hash) != 0) {
+                pin_event(m, "mcp.tool_changed", alias, name, hash);
+                (void)json_object_set_new(uc->hidden, name, json_string(hash));
+            }
             if (fresh)
                 log_tool(
                     "mcp.tool_changed", alias, name,
@@ -518,6 +587,12 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
                     "accepts it (intentgate mcp tools pending)");
             continue;
         }
+        if (ps == IG_PIN_SAME && json_object_get(uc->hidden, name) != NULL) {
+            pin_event(m, "mcp.tool_accepted", alias, name, hash);
+            (void)json_object_del(uc->hidden, name);
+        }
+        if (ps == IG_PIN_NEW)
+            pin_event(m, "mcp.tool_pinned", alias, name, hash);
         if (ps == IG_PIN_NEW)
             ig_log("info", "mcp.tool_pinned",
                    json_pack("{s:s, s:s, s:s}", "server", alias, "tool", name,
@@ -552,6 +627,7 @@ tools_refresh(struct exec_mcp *m, struct exec_mcp_upc *uc, struct ig_err *err)
     uc->gen = gen;
     uc->have = tools != NULL && defs != NULL;
     pthread_mutex_unlock(&uc->mu);
+    pin_events_flush(m);
     (void)found;
     return uc->have ? 0 : -1;
 }

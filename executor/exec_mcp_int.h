@@ -40,7 +40,8 @@ struct exec_mcp_upc {
     json_t *tools; /* the visible tools, renamed <alias>__<tool> */
     json_t *defs;  /* original name -> the upstream's definition */
     struct exec_mcp_stamp stamp;
-    json_t *raw; /* the upstream's whole listing of generation gen */
+    json_t *raw;    /* the upstream's whole listing of generation gen */
+    json_t *hidden; /* tool -> hash of a changed definition, reported */
 };
 
 struct exec_mcp_sess {
@@ -69,7 +70,8 @@ struct exec_mcp {
     struct exec_mcp_who who[EXEC_MCP_WHOAMI_SLOTS];
     json_t *waiting; /* call key -> intent id of an escalation not yet done */
     struct exec_mcp_req *active; /* gated calls in flight */
-    atomic_long calls;           /* requests on gateway threads */
+    json_t *outbox;    /* pin events the PDP has not acknowledged yet */
+    atomic_long calls; /* requests on gateway threads */
     atomic_int stopping;
     /* Kept workers: a request goes to an idle one (its libcurl handles
        and their connections stay warm), else to a thread of its own. */

@@ -309,3 +309,22 @@ exec_pdp_call_as(struct exec_pdp *p, const char *token, const char *path,
     ig_buf_release(&buf);
     return st;
 }
+
+enum ig_status
+exec_pdp_event(struct exec_pdp *p, const json_t *event, struct ig_err *err)
+{
+    struct ig_buf reply, body;
+    enum ig_status st;
+    long status;
+
+    ig_buf_init(&reply, IG_EXEC_PDP_REPLY_MAX_BYTES);
+    ig_buf_init(&body, IG_JSON_MAX_BYTES);
+    st = ig_canon_write(event, &body, err);
+    if (st == IG_OK)
+        st = post(p, "/v1/executor/events", body.data, &status, &reply, err);
+    if (st == IG_OK)
+        st = map_status(status, &reply, err);
+    ig_buf_release(&reply);
+    ig_buf_release(&body);
+    return st;
+}

@@ -63,6 +63,14 @@ enum ig_status exec_pdp_intent(struct exec_pdp *p, const char *intent_id,
                                struct ig_err *err) IG_WUR;
 
 /*
+ * POST /v1/executor/events with event ({"event", "detail"}): the PDP
+ * appends it to the audit log as this executor's. Errors as
+ * exec_pdp_outcome (IG_ERR_IO: worth trying again).
+ */
+enum ig_status exec_pdp_event(struct exec_pdp *p, const json_t *event,
+                              struct ig_err *err) IG_WUR;
+
+/*
  * A call in another principal's name: the MCP gateway speaks to the PDP
  * for the agent whose bearer token it was given (GET /v1/whoami, POST
  * /v1/intents, GET /v1/intents/{id}?wait=N). GET when body is NULL, else

@@ -227,6 +227,7 @@ void pdp_post_intent(struct pdp_req *r);                  /* pdp_intake.c */
 void pdp_get_intent(struct pdp_req *r, const char *id);   /* pdp_query.c */
 void pdp_post_redeem(struct pdp_req *r);                  /* pdp_redeem.c */
 void pdp_post_outcome(struct pdp_req *r, const char *id); /* pdp_redeem.c */
+void pdp_post_executor_event(struct pdp_req *r);          /* pdp_exec_event.c */
 /* pdp_approval_api.c: /v1/approver/login|logout and /v1/approvals...;
    returns 0 when url is not one of its paths. */
 int pdp_approval_api_route(struct pdp_req *r, const char *url,

@@ -147,6 +147,7 @@ static const struct {
     {"/metrics", "GET", serve_metrics},
     {"/v1/intents", "POST", pdp_post_intent},
     {"/v1/whoami", "GET", serve_whoami},
+    {"/v1/executor/events", "POST", pdp_post_executor_event},
     {"/v1/grants/redeem", "POST", pdp_post_redeem},
     {"/slack/interactions", "POST", pdp_post_slack_interactions},
 };

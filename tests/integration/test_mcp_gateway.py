@@ -301,6 +301,25 @@ class GatewayTest(McpAgent, unittest.TestCase):
         for r in ("forwarded", "blocked"):
             self.assertEqual(self.mcp_calls(r), before[r] + 1, r)
 
+    def test_executor_events_endpoint_takes_only_its_facts(self):
+        ev = {"event": "mcp.tool_pinned",
+              "detail": {"server": "x", "tool": "y",
+                         "hash": "sha256:" + "0" * 64}}
+        st, body, _ = self.pdp.call("POST", "/v1/executor/events",
+                                    self.agent, ev)
+        self.assertEqual(st, 403, body)
+        ex = self.pdp.env["INTENTGATE_EXECUTOR_TOKEN"]
+        for bad in ({"event": "grant.redeemed", "detail": ev["detail"]},
+                    {"event": "mcp.tool_pinned", "detail": {"server": "x"}},
+                    dict(ev, extra=1),
+                    {"event": "mcp.tool_pinned",
+                     "detail": dict(ev["detail"], tool="a b")}):
+            st, body, _ = self.pdp.call("POST", "/v1/executor/events", ex,
+                                        bad)
+            self.assertEqual(st, 400, (bad, body))
+        st, body, _ = self.pdp.call("POST", "/v1/executor/events", ex, ev)
+        self.assertEqual(st, 200, body)
+
     def test_unknown_tool_and_other_server(self):
         sid = self.session()
         m = self.final(self.call(sid, "nosuch__echo", {}))
@@ -480,6 +499,18 @@ class GatewayTest(McpAgent, unittest.TestCase):
             tools = self.tools(sid)
             self.assertIn("hostile__shifty", tools)
             self.assertIn("v2", tools["hostile__shifty"]["description"])
+            # Compliance reads all three in the PDP's audit log.
+            ev = [e for e in self.pdp.audit_events()
+                  if e.get("type") == "executor.event" and
+                  e["detail"]["server"] == "hostile" and
+                  e["detail"]["tool"] == "shifty"]
+            self.assertEqual([e["event"] for e in ev],
+                             ["mcp.tool_pinned", "mcp.tool_changed",
+                              "mcp.tool_accepted"], ev)
+            self.assertEqual(ev[1]["detail"]["hash"], ours[0]["hash"])
+            self.assertEqual(ev[2]["detail"]["hash"], ours[0]["hash"])
+            self.assertEqual(ev[0]["executor"],
+                             self.pdp.env["INTENTGATE_EXECUTOR_ID"])
         finally:
             os.unlink(flag)
 
