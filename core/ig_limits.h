@@ -359,6 +359,11 @@
 #define IG_EXEC_MCP_ALIAS_MAX 32
 #define IG_EXEC_MCP_CALLS_MAX 256
 #define IG_EXEC_MCP_WHOAMI_TTL_MS 30000
+/* An upstream's event stream that ends before its answer is resumed (GET,
+   Last-Event-ID) this many times at most, waiting its retry delay capped
+   at this (ms). */
+#define IG_EXEC_MCP_RESUMES 5
+#define IG_EXEC_MCP_RESUME_WAIT_MAX_MS 5000
 
 /* ---- store ---- */
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "exec_curl.h"
 #include "ig_buf.h"
@@ -119,45 +120,44 @@ on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     return q->p != NULL && q->p->cancel != NULL && atomic_load(q->p->cancel);
 }
 
-/* POST text; the answer is delivered to p (NULL for a notification). */
+/* One transfer: POST text (len bytes), or when text is NULL the GET that
+   resumes an event stream after last_id. q collects what comes back;
+   *status gets the HTTP status. */
 static enum ig_status
-post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
-          size_t len, struct ig_err *err)
+transfer(struct exec_mcp_up *u, struct post *q, const char *text, size_t len,
+         const char *last_id, long *status, struct ig_err *err)
 {
     struct curl_slist *h = NULL, *t;
-    char line[400];
-    struct post q;
+    char sess[300], ver[80], resume[300];
     CURL *c = curl_easy_init(); /* a fresh one: answers may nest */
     enum ig_status st = IG_OK;
-    const char *lines[4];
+    const char *lines[6];
     CURLcode rc;
-    long status = 0;
     size_t i, nl = 0;
 
+    *status = 0;
     if (c == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "cannot start an HTTP call");
     exec_curl_share(c);
-    memset(&q, 0, sizeof(q));
-    q.u = u;
-    q.p = p;
-    ig_buf_init(&q.body, (size_t)u->srv->max_reply_bytes);
-    ig_sse_init(&q.sse_p, (size_t)u->srv->max_reply_bytes);
-    lines[nl++] = "Content-Type: application/json";
-    lines[nl++] = "Accept: application/json, text/event-stream";
+    if (text != NULL)
+        lines[nl++] = "Content-Type: application/json";
+    lines[nl++] = text != NULL ? "Accept: application/json, text/event-stream"
+                               : "Accept: text/event-stream";
     (void)pthread_mutex_lock(&u->mu);
-    if (u->session != NULL)
-        (void)snprintf(line, sizeof(line), "Mcp-Session-Id: %s", u->session);
-    else
-        line[0] = '\0';
-    if (u->version[0] != '\0' && u->session != NULL) {
-        size_t m = strlen(line);
-        (void)snprintf(line + m + 1, sizeof(line) - m - 1,
-                       "MCP-Protocol-Version: %s", u->version);
-        lines[nl++] = line + m + 1;
+    if (u->session != NULL) {
+        (void)snprintf(sess, sizeof(sess), "Mcp-Session-Id: %s", u->session);
+        lines[nl++] = sess;
+        if (u->version[0] != '\0') {
+            (void)snprintf(ver, sizeof(ver), "MCP-Protocol-Version: %s",
+                           u->version);
+            lines[nl++] = ver;
+        }
     }
     (void)pthread_mutex_unlock(&u->mu);
-    if (line[0] != '\0')
-        lines[nl++] = line;
+    if (last_id != NULL) {
+        (void)snprintf(resume, sizeof(resume), "Last-Event-ID: %s", last_id);
+        lines[nl++] = resume;
+    }
     for (i = 0; i < nl && st == IG_OK; i++) {
         if ((t = curl_slist_append(h, lines[i])) == NULL)
             st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
@@ -176,22 +176,27 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
     if (st == IG_OK) {
         (void)curl_easy_setopt(c, CURLOPT_URL, u->srv->url);
         (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
-        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        if (text != NULL) {
+            (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+            (void)curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+                                   (curl_off_t)len);
+        } else {
+            (void)curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        }
         (void)curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
         (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
         (void)curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        (void)curl_easy_setopt(c, CURLOPT_XFERINFODATA, &q);
+        (void)curl_easy_setopt(c, CURLOPT_XFERINFODATA, q);
         (void)curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
         rc = curl_easy_perform(c);
-        (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        if (q.too_large)
+        (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+        if (q->too_large)
             st = ig_err_set(err, IG_ERR_IO,
                             "mcp \"%s\": the answer is over max_reply_bytes",
                             u->srv->alias);
-        else if (q.parse_failed)
+        else if (q->parse_failed)
             st = ig_err_set(err, IG_ERR_IO,
                             "mcp \"%s\": the event stream is malformed",
                             u->srv->alias);
@@ -201,6 +206,87 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
     }
     curl_easy_cleanup(c);
     ig_curl_headers_free(h);
+    return st;
+}
+
+/* 1 when p has its answer (or was failed). */
+static int
+answered(struct exec_mcp_up *u, struct exec_mcp_pending *p)
+{
+    int done;
+
+    (void)pthread_mutex_lock(&u->mu);
+    done = p->done;
+    (void)pthread_mutex_unlock(&u->mu);
+    return done;
+}
+
+/* The event stream of a request ended before its answer: resume it with
+   GET and Last-Event-ID (transports.mdx, "Resumability"), after the
+   server's retry delay (capped), a few times at most. */
+static enum ig_status
+resume(struct exec_mcp_up *u, struct post *q, struct ig_err *err)
+{
+    char last[256];
+    const char *id;
+    long status, wait_ms;
+    size_t n;
+    int round;
+    enum ig_status st = IG_OK;
+
+    for (round = 0; round < IG_EXEC_MCP_RESUMES && !answered(u, q->p);
+         round++) {
+        id = ig_sse_last_id(&q->sse_p, &n);
+        if (id == NULL || n == 0 || n >= sizeof(last) ||
+            memchr(id, '\r', n) != NULL || memchr(id, '\n', n) != NULL)
+            return ig_err_set(err, IG_ERR_IO,
+                              "mcp \"%s\" ended its event stream before the "
+                              "answer, with no event id to resume from",
+                              u->srv->alias);
+        memcpy(last, id, n);
+        last[n] = '\0';
+        wait_ms = q->sse_p.retry_ms >= 0 ? q->sse_p.retry_ms : 1000;
+        if (wait_ms > IG_EXEC_MCP_RESUME_WAIT_MAX_MS)
+            wait_ms = IG_EXEC_MCP_RESUME_WAIT_MAX_MS;
+        if (wait_ms > 0) {
+            struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
+            (void)nanosleep(&ts, NULL);
+        }
+        ig_sse_release(&q->sse_p);
+        ig_sse_init(&q->sse_p, (size_t)u->srv->max_reply_bytes);
+        q->sse = q->typed = 0;
+        st = transfer(u, q, NULL, 0, last, &status, err);
+        if (st == IG_OK && status != 200)
+            st = ig_err_set(err, IG_ERR_IO,
+                            "mcp \"%s\" refused to resume its event stream "
+                            "(HTTP %ld)",
+                            u->srv->alias, status);
+        if (st != IG_OK)
+            return st;
+    }
+    return answered(u, q->p)
+               ? IG_OK
+               : ig_err_set(err, IG_ERR_IO,
+                            "mcp \"%s\" ended its event stream %d times "
+                            "before the answer",
+                            u->srv->alias, IG_EXEC_MCP_RESUMES);
+}
+
+/* POST text; the answer is delivered to p (NULL for a notification). */
+static enum ig_status
+post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
+          size_t len, struct ig_err *err)
+{
+    struct post q;
+    enum ig_status st;
+    long status = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.u = u;
+    q.p = p;
+    ig_buf_init(&q.body, (size_t)u->srv->max_reply_bytes);
+    ig_sse_init(&q.sse_p, (size_t)u->srv->max_reply_bytes);
+    st = transfer(u, &q, text, len, NULL, &status, err);
     if (st == IG_OK && q.session[0] != '\0') {
         (void)pthread_mutex_lock(&u->mu);
         if (u->session == NULL)
@@ -220,6 +306,8 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
                         u->srv->alias, status);
     } else if (st == IG_OK && p != NULL && !q.sse && q.body.len > 0) {
         exec_mcp_up_dispatch(u, q.body.data, q.body.len, p);
+    } else if (st == IG_OK && p != NULL && q.sse && !answered(u, p)) {
+        st = resume(u, &q, err);
     }
     ig_buf_release(&q.body);
     ig_sse_release(&q.sse_p);

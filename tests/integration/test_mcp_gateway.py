@@ -320,6 +320,13 @@ class GatewayTest(McpAgent, unittest.TestCase):
         st, body, _ = self.pdp.call("POST", "/v1/executor/events", ex, ev)
         self.assertEqual(st, 200, body)
 
+    def test_upstream_stream_cut_before_its_answer_is_resumed(self):
+        # The fixture ends the call's event stream before the result; the
+        # gateway resumes it with GET and Last-Event-ID.
+        sid = self.session()
+        m = self.final(self.call(sid, "conf__test_reconnection", {}))
+        self.assertFalse(m["result"].get("isError"), m)
+
     def test_unknown_tool_and_other_server(self):
         sid = self.session()
         m = self.final(self.call(sid, "nosuch__echo", {}))
