@@ -35,6 +35,9 @@ struct mcp_bridge {
     int inflight;                            /* POST threads running */
     int get_started;                         /* the GET thread exists */
     pthread_t get_thread;
+    /* Called once initialize is answered (cmd_mcp.c starts the GET
+       stream): set by the command, called by cli_mcp_http.c. */
+    void (*initialized)(struct mcp_bridge *b);
 };
 
 /* ---- cli_mcp_out.c ---- */
@@ -80,9 +83,6 @@ void mcp_get_stream(struct mcp_bridge *b);
 void mcp_delete(struct mcp_bridge *b);
 
 /* ---- cmd_mcp.c ---- */
-
-/* Start the GET stream's thread, once. */
-void mcp_start_get(struct mcp_bridge *b);
 
 /* `intentgate mcp` (cmd_mcp.c), a subcommand as cli.h describes them. */
 int cli_mcp(int argc, char **argv);

@@ -210,8 +210,8 @@ take_message(struct xfer *x, const char *text, size_t len)
         keep_version(x, m);
     if (mcp_line(x->b, m) == 0 && answer)
         x->answered = 1;
-    if (answer && x->is_init && result != NULL)
-        mcp_start_get(x->b);
+    if (answer && x->is_init && result != NULL && x->b->initialized != NULL)
+        x->b->initialized(x->b);
     json_decref(m);
 }
 

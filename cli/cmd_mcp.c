@@ -108,7 +108,8 @@ get_run(void *arg)
     return NULL;
 }
 
-void
+/* Start the GET stream's thread, once (the bridge's initialized hook). */
+static void
 mcp_start_get(struct mcp_bridge *b)
 {
     (void)pthread_mutex_lock(&b->lock);
@@ -367,6 +368,7 @@ bridge_init(struct mcp_bridge *b, const char *url, const char *auth)
     memset(b, 0, sizeof(*b));
     b->url = url;
     b->auth = auth;
+    b->initialized = mcp_start_get;
     atomic_init(&b->stopping, 0);
     if (pthread_condattr_init(&ca) != 0)
         return -1;

@@ -324,12 +324,6 @@ out:
     return st;
 }
 
-enum ig_status
-ig_pins_hash(const json_t *def, char out[IG_PIN_HASH_SIZE], struct ig_err *err)
-{
-    return ig_hash_json(def, out, err);
-}
-
 /* {"key","pinned","hash","definition","seen_at"} per pending change. */
 static enum ig_status
 pins_pending_list(const struct ig_pins *p, json_t *arr, struct ig_err *err)

@@ -356,3 +356,9 @@ ig_pins_state_feed(struct ig_pins_state *s, const char *data, size_t len,
     }
     return IG_OK;
 }
+
+enum ig_status
+ig_pins_hash(const json_t *def, char out[IG_PIN_HASH_SIZE], struct ig_err *err)
+{
+    return ig_hash_json(def, out, err);
+}

@@ -175,25 +175,6 @@ session_syntax(const char *s)
     return i == EXEC_MCP_SESSION_LEN;
 }
 
-static void
-req_unref(struct exec_mcp_req *q)
-{
-    int last;
-
-    pthread_mutex_lock(&q->mu);
-    last = --q->refs == 0;
-    pthread_mutex_unlock(&q->mu);
-    if (!last)
-        return;
-    if (q->token != NULL)
-        sodium_free(q->token);
-    ig_buf_release(&q->body);
-    ig_buf_release(&q->out);
-    json_decref(q->client_caps);
-    pthread_mutex_destroy(&q->mu);
-    free(q);
-}
-
 enum MHD_Result
 exec_mcp_begin(struct exec_mcp *m, struct MHD_Connection *c, const char *method,
                struct exec_mcp_req **out, int *answered)
@@ -259,7 +240,7 @@ exec_mcp_begin(struct exec_mcp *m, struct MHD_Connection *c, const char *method,
     len = strlen(auth + 7);
     if (len > IG_TOKEN_MAX_BYTES ||
         (q->token = sodium_malloc(len + 1)) == NULL) {
-        req_unref(q);
+        exec_mcp_req_unref(q);
         return queue_rpc_error(c, 401, EXEC_MCP_INVALID_REQUEST,
                                "the bearer token is too long", NULL);
     }
@@ -283,215 +264,6 @@ exec_mcp_body(struct exec_mcp_req *q, const char *data, size_t n)
 {
     if (q->too_large || ig_buf_add(&q->body, data, n) != IG_OK)
         q->too_large = 1;
-}
-
-/* ---- the answer ---- */
-
-static void
-wake_locked(struct exec_mcp_req *q)
-{
-    if (q->parked) {
-        q->parked = 0;
-        MHD_resume_connection(q->conn);
-    }
-}
-
-void
-exec_mcp_answer_json(struct exec_mcp_req *q, unsigned int status,
-                     const char *text, size_t len)
-{
-    pthread_mutex_lock(&q->mu);
-    if (!q->streaming) {
-        q->status = status;
-        ig_buf_reset(&q->out);
-        if (len > 0 && ig_buf_add(&q->out, text, len) != IG_OK)
-            q->status = 500;
-    }
-    pthread_mutex_unlock(&q->mu);
-}
-
-void
-exec_mcp_stream_start(struct exec_mcp_req *q)
-{
-    pthread_mutex_lock(&q->mu);
-    if (!q->streaming) {
-        q->streaming = 1;
-        q->status = 200;
-        ig_buf_reset(&q->out);
-        wake_locked(q);
-    }
-    pthread_mutex_unlock(&q->mu);
-}
-
-void
-exec_mcp_stream_send(struct exec_mcp_req *q, const struct ig_buf *msg)
-{
-    pthread_mutex_lock(&q->mu);
-    if (q->streaming && !q->finished && !q->overflow) {
-        /* A stream that cannot take the message ends broken: the client
-           must not read a stream without its answer as complete. */
-        if (ig_sse_write(&q->out, "message", NULL, msg->data, msg->len) !=
-            IG_OK)
-            q->overflow = 1;
-        wake_locked(q);
-    }
-    pthread_mutex_unlock(&q->mu);
-}
-
-/* One message as the answer: the body, or an event on the stream. */
-static void
-answer_message(struct exec_mcp_req *q, unsigned int status,
-               const struct ig_buf *b)
-{
-    int streaming;
-
-    pthread_mutex_lock(&q->mu);
-    streaming = q->streaming;
-    pthread_mutex_unlock(&q->mu);
-    if (streaming)
-        exec_mcp_stream_send(q, b);
-    else
-        exec_mcp_answer_json(q, status, b->data, b->len);
-}
-
-void
-exec_mcp_result(struct exec_mcp_req *q, const json_t *id, const json_t *result)
-{
-    struct ig_buf b;
-
-    ig_buf_init(&b, (size_t)IG_EXEC_MCP_REPLY_MAX_BYTES * 2);
-    if (exec_mcp_write_result(&b, id, result) != IG_OK) {
-        ig_buf_release(&b);
-        exec_mcp_error(q, 500, id, EXEC_MCP_INTERNAL_ERROR,
-                       "the answer could not be written", NULL);
-        return;
-    }
-    answer_message(q, 200, &b);
-    ig_buf_release(&b);
-}
-
-void
-exec_mcp_error(struct exec_mcp_req *q, unsigned int http_status,
-               const json_t *id, int code, const char *message,
-               const json_t *data)
-{
-    struct ig_buf b;
-
-    ig_buf_init(&b, 65536);
-    if (exec_mcp_write_error(&b, id, code, message, data) != IG_OK)
-        exec_mcp_answer_json(q, 500, "", 0);
-    else
-        answer_message(q, http_status, &b);
-    ig_buf_release(&b);
-}
-
-static void
-run_one(struct exec_mcp_req *q)
-{
-    exec_mcp_handle(q);
-    pthread_mutex_lock(&q->mu);
-    q->finished = 1;
-    wake_locked(q);
-    pthread_mutex_unlock(&q->mu);
-    /* The agent has its answer: now the outcome (the spool retries it). */
-    if (q->has_report)
-        exec_report_send(q->m->x, &q->rep);
-    atomic_fetch_sub(&q->m->calls, 1);
-    req_unref(q);
-}
-
-static void *
-work(void *arg)
-{
-    run_one(arg);
-    return NULL;
-}
-
-/* A kept worker: one request after another until the gateway stops. */
-static void *
-keep_working(void *arg)
-{
-    struct exec_mcp *m = arg;
-    struct exec_mcp_req *q;
-
-    pthread_mutex_lock(&m->wmu);
-    for (;;) {
-        while (m->jobs == NULL && !m->wstop)
-            pthread_cond_wait(&m->wcv, &m->wmu);
-        if (m->jobs == NULL)
-            break;
-        q = m->jobs;
-        m->jobs = q->next_job;
-        pthread_mutex_unlock(&m->wmu);
-        run_one(q);
-        pthread_mutex_lock(&m->wmu);
-        m->idle++;
-    }
-    pthread_mutex_unlock(&m->wmu);
-    return NULL;
-}
-
-void
-exec_mcp_workers_start(struct exec_mcp *m)
-{
-    pthread_attr_t a;
-
-    pthread_mutex_init(&m->wmu, NULL);
-    pthread_cond_init(&m->wcv, NULL);
-    (void)pthread_attr_init(&a);
-    (void)pthread_attr_setstacksize(&a, 512 * 1024);
-    while (m->nworkers < EXEC_MCP_WORKERS &&
-           pthread_create(&m->workers[m->nworkers], &a, keep_working, m) == 0)
-        m->nworkers++;
-    (void)pthread_attr_destroy(&a);
-    m->idle = m->nworkers;
-    m->workers_up = 1;
-}
-
-void
-exec_mcp_workers_stop(struct exec_mcp *m)
-{
-    int i;
-
-    if (!m->workers_up)
-        return;
-    m->workers_up = 0;
-    pthread_mutex_lock(&m->wmu);
-    m->wstop = 1;
-    pthread_cond_broadcast(&m->wcv);
-    pthread_mutex_unlock(&m->wmu);
-    for (i = 0; i < m->nworkers; i++)
-        (void)pthread_join(m->workers[i], NULL);
-    m->nworkers = 0;
-    pthread_mutex_destroy(&m->wmu);
-    pthread_cond_destroy(&m->wcv);
-}
-
-/* To an idle kept worker, else to a new thread: 0, or -1. */
-static int
-dispatch(struct exec_mcp_req *q)
-{
-    struct exec_mcp *m = q->m;
-    pthread_attr_t a;
-    pthread_t t;
-    int rc;
-
-    pthread_mutex_lock(&m->wmu);
-    if (m->idle > 0) {
-        m->idle--;
-        q->next_job = m->jobs;
-        m->jobs = q;
-        pthread_cond_signal(&m->wcv);
-        pthread_mutex_unlock(&m->wmu);
-        return 0;
-    }
-    pthread_mutex_unlock(&m->wmu);
-    (void)pthread_attr_init(&a);
-    (void)pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    (void)pthread_attr_setstacksize(&a, 512 * 1024);
-    rc = pthread_create(&t, &a, work, q);
-    (void)pthread_attr_destroy(&a);
-    return rc == 0 ? 0 : -1;
 }
 
 static ssize_t
@@ -524,7 +296,7 @@ stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 static void
 stream_free(void *cls)
 {
-    req_unref(cls);
+    exec_mcp_req_unref(cls);
 }
 
 static void
@@ -549,7 +321,7 @@ queue_answer(struct exec_mcp_req *q, struct MHD_Connection *c)
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
                                               stream_reader, q, stream_free);
         if (r == NULL) {
-            req_unref(q);
+            exec_mcp_req_unref(q);
             return MHD_NO;
         }
         (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -600,14 +372,14 @@ exec_mcp_step(struct exec_mcp_req *q, struct MHD_Connection *c)
         q->parked = 1;
         MHD_suspend_connection(c);
         pthread_mutex_unlock(&q->mu);
-        if (dispatch(q) != 0) {
+        if (exec_mcp_dispatch(q) != 0) {
             atomic_fetch_sub(&q->m->calls, 1);
             exec_mcp_answer_json(q, 503, "", 0);
             pthread_mutex_lock(&q->mu);
             q->finished = 1;
-            wake_locked(q);
+            exec_mcp_wake_locked(q);
             pthread_mutex_unlock(&q->mu);
-            req_unref(q);
+            exec_mcp_req_unref(q);
         }
         return MHD_YES;
     }
@@ -625,5 +397,5 @@ void
 exec_mcp_done(struct exec_mcp_req *q)
 {
     if (q != NULL)
-        req_unref(q);
+        exec_mcp_req_unref(q);
 }

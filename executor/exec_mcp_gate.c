@@ -1207,3 +1207,114 @@ exec_mcp_handle(struct exec_mcp_req *q)
     json_decref(empty);
     exec_mcp_msg_release(&msg);
 }
+
+/* ---- the workers ---- */
+
+static void
+run_one(struct exec_mcp_req *q)
+{
+    exec_mcp_handle(q);
+    pthread_mutex_lock(&q->mu);
+    q->finished = 1;
+    exec_mcp_wake_locked(q);
+    pthread_mutex_unlock(&q->mu);
+    /* The agent has its answer: now the outcome (the spool retries it). */
+    if (q->has_report)
+        exec_report_send(q->m->x, &q->rep);
+    atomic_fetch_sub(&q->m->calls, 1);
+    exec_mcp_req_unref(q);
+}
+
+static void *
+work(void *arg)
+{
+    run_one(arg);
+    return NULL;
+}
+
+/* A kept worker: one request after another until the gateway stops. */
+static void *
+keep_working(void *arg)
+{
+    struct exec_mcp *m = arg;
+    struct exec_mcp_req *q;
+
+    pthread_mutex_lock(&m->wmu);
+    for (;;) {
+        while (m->jobs == NULL && !m->wstop)
+            pthread_cond_wait(&m->wcv, &m->wmu);
+        if (m->jobs == NULL)
+            break;
+        q = m->jobs;
+        m->jobs = q->next_job;
+        pthread_mutex_unlock(&m->wmu);
+        run_one(q);
+        pthread_mutex_lock(&m->wmu);
+        m->idle++;
+    }
+    pthread_mutex_unlock(&m->wmu);
+    return NULL;
+}
+
+void
+exec_mcp_workers_start(struct exec_mcp *m)
+{
+    pthread_attr_t a;
+
+    pthread_mutex_init(&m->wmu, NULL);
+    pthread_cond_init(&m->wcv, NULL);
+    (void)pthread_attr_init(&a);
+    (void)pthread_attr_setstacksize(&a, 512 * 1024);
+    while (m->nworkers < EXEC_MCP_WORKERS &&
+           pthread_create(&m->workers[m->nworkers], &a, keep_working, m) == 0)
+        m->nworkers++;
+    (void)pthread_attr_destroy(&a);
+    m->idle = m->nworkers;
+    m->workers_up = 1;
+}
+
+void
+exec_mcp_workers_stop(struct exec_mcp *m)
+{
+    int i;
+
+    if (!m->workers_up)
+        return;
+    m->workers_up = 0;
+    pthread_mutex_lock(&m->wmu);
+    m->wstop = 1;
+    pthread_cond_broadcast(&m->wcv);
+    pthread_mutex_unlock(&m->wmu);
+    for (i = 0; i < m->nworkers; i++)
+        (void)pthread_join(m->workers[i], NULL);
+    m->nworkers = 0;
+    pthread_mutex_destroy(&m->wmu);
+    pthread_cond_destroy(&m->wcv);
+}
+
+/* To an idle kept worker, else to a new thread: 0, or -1. */
+int
+exec_mcp_dispatch(struct exec_mcp_req *q)
+{
+    struct exec_mcp *m = q->m;
+    pthread_attr_t a;
+    pthread_t t;
+    int rc;
+
+    pthread_mutex_lock(&m->wmu);
+    if (m->idle > 0) {
+        m->idle--;
+        q->next_job = m->jobs;
+        m->jobs = q;
+        pthread_cond_signal(&m->wcv);
+        pthread_mutex_unlock(&m->wmu);
+        return 0;
+    }
+    pthread_mutex_unlock(&m->wmu);
+    (void)pthread_attr_init(&a);
+    (void)pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    (void)pthread_attr_setstacksize(&a, 512 * 1024);
+    rc = pthread_create(&t, &a, work, q);
+    (void)pthread_attr_destroy(&a);
+    return rc == 0 ? 0 : -1;
+}

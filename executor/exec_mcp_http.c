@@ -81,7 +81,7 @@ on_event(void *ctx, const struct ig_sse_event *ev)
 
     if (ev->type_len == 7 && memcmp(ev->type, "message", 7) == 0 &&
         ev->data_len > 0)
-        exec_mcp_up_dispatch(q->u, ev->data, ev->data_len, q->p);
+        q->u->deliver(q->u, ev->data, ev->data_len, q->p);
     return 0;
 }
 
@@ -305,7 +305,7 @@ post_text(struct exec_mcp_up *u, struct exec_mcp_pending *p, const char *text,
         st = ig_err_set(err, IG_ERR_IO, "mcp \"%s\" answered HTTP %ld",
                         u->srv->alias, status);
     } else if (st == IG_OK && p != NULL && !q.sse && q.body.len > 0) {
-        exec_mcp_up_dispatch(u, q.body.data, q.body.len, p);
+        u->deliver(u, q.body.data, q.body.len, p);
     } else if (st == IG_OK && p != NULL && q.sse && !answered(u, p)) {
         st = resume(u, &q, err);
     }

@@ -120,12 +120,13 @@ struct exec_mcp_req {
     int has_report;
 };
 
-/* ---- exec_mcp.c ---- */
+/* ---- exec_mcp_answer.c ---- */
 
-/* Start the kept workers (exec_mcp_new) / stop and join them
-   (exec_mcp_stop, once no request is left). */
-void exec_mcp_workers_start(struct exec_mcp *m);
-void exec_mcp_workers_stop(struct exec_mcp *m);
+/* Drop one reference to q (the last frees it). */
+void exec_mcp_req_unref(struct exec_mcp_req *q);
+
+/* Resume q's connection if it is parked. Caller holds q->mu. */
+void exec_mcp_wake_locked(struct exec_mcp_req *q);
 
 /* Answers (worker thread). A plain JSON answer with status; a JSON-RPC
    result or error for id (on the stream when one was started). */
@@ -142,6 +143,15 @@ void exec_mcp_stream_start(struct exec_mcp_req *q);
 void exec_mcp_stream_send(struct exec_mcp_req *q, const struct ig_buf *msg);
 
 /* ---- exec_mcp_gate.c ---- */
+
+/* Start the kept workers (exec_mcp_new) / stop and join them
+   (exec_mcp_stop, once no request is left). */
+void exec_mcp_workers_start(struct exec_mcp *m);
+void exec_mcp_workers_stop(struct exec_mcp *m);
+
+/* Run q on an idle kept worker, else on a thread of its own: 0, or -1
+   (no thread: the caller answers). */
+int exec_mcp_dispatch(struct exec_mcp_req *q);
 
 /* The worker's whole job for one POST: parse, session, method. */
 void exec_mcp_handle(struct exec_mcp_req *q);

@@ -110,6 +110,7 @@ exec_mcp_up_new(struct exec_ctx *x, const struct exec_mcp_server *srv,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     u->x = x;
     u->srv = srv;
+    u->deliver = exec_mcp_up_dispatch;
     u->in_fd = u->out_fd = -1;
     u->next_id = 1;
     (void)pthread_mutex_init(&u->mu, NULL);

@@ -54,6 +54,11 @@ struct exec_mcp_up {
     enum ig_status spawn_st;
     char spawn_why[200];
     pthread_mutex_t wmu; /* one line written at a time */
+    /* Where a transport hands what the upstream sent
+       (exec_mcp_up_dispatch; a pointer, so that exec_mcp_http.c below
+       does not call back up into exec_mcp_up.c). */
+    void (*deliver)(struct exec_mcp_up *u, const char *msg, size_t len,
+                    struct exec_mcp_pending *only);
     /* http */
     char *cred_line; /* "Header: prefix+credential", sodium_malloc'd */
     char *session;   /* Mcp-Session-Id, malloc'd */
