@@ -106,7 +106,8 @@ on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
-/* libcurl's progress callback: a call the agent cancelled stops here. */
+/* libcurl's progress callback: a call the agent cancelled, or any call
+   when the gateway stops, ends here (not at its timeout). */
 static int
 on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
             curl_off_t un)
@@ -117,7 +118,9 @@ on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     (void)dn;
     (void)ut;
     (void)un;
-    return q->p != NULL && q->p->cancel != NULL && atomic_load(q->p->cancel);
+    return (q->p != NULL && q->p->cancel != NULL &&
+            atomic_load(q->p->cancel)) ||
+           atomic_load(&q->u->stopping);
 }
 
 /* One transfer: POST text (len bytes), or when text is NULL the GET that

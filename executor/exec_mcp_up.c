@@ -871,6 +871,7 @@ exec_mcp_up_wake(struct exec_mcp_up *u)
 void
 exec_mcp_up_close(struct exec_mcp_up *u)
 {
+    atomic_store(&u->stopping, 1);
     (void)pthread_mutex_lock(&u->mu);
     u->closing = 1;
     fail_all_locked(u, "the gateway is stopping");

@@ -35,7 +35,8 @@ struct exec_mcp_up {
     pthread_cond_t cv;  /* state changes, answers */
     enum exec_mcp_state state;
     int closing;
-    double retry_at; /* a failed start: not again before (ms, monotonic) */
+    atomic_int stopping; /* closing, readable without mu (transfers) */
+    double retry_at;     /* a failed start: not again before (ms, monotonic) */
     double backoff_ms;
     char down_why[200];
     unsigned long gen;
