@@ -103,6 +103,24 @@ json_t *exec_finish(struct exec_ctx *x, const json_t *body,
                                       const char *data, size_t len),
                     void *ctx, struct exec_report *rep);
 
+/*
+ * The gateways' side of the same order (exec_gw_redeem.c): write the run
+ * record for intent_id, spend grant at the PDP, make the record durable.
+ * 0: spent and ours, *ticket names the record. -1 with why (cap bytes)
+ * set: the grant is unspent; or, when the record could not be made
+ * durable, spent with DEFINITELY_NOT_EXECUTED spooled into *rep and
+ * *reported set (send it with exec_report_send after the answer).
+ */
+int exec_gw_redeem(struct exec_ctx *x, const char *grant, const char *intent_id,
+                   uint64_t *ticket, char *why, size_t cap,
+                   struct exec_report *rep, int *reported);
+
+/* Spool outcome o of intent_id now (detail stolen) into *rep, counted in
+   the metrics; exec_report_send delivers it after the answer. */
+void exec_report_spool(struct exec_ctx *x, const char *intent_id,
+                       enum exec_outcome o, json_t *detail,
+                       struct exec_report *rep);
+
 /* Deliver rep's outcome to the PDP (one attempt; the spool retries it)
    and release rep. Blocks on the PDP. */
 void exec_report_send(struct exec_ctx *x, struct exec_report *rep);

@@ -56,18 +56,8 @@ void
 exec_git_record(struct exec_git_req *g, const char *intent_id,
                 enum exec_outcome o, json_t *detail)
 {
-    struct ig_err err;
-
-    memset(&g->rep, 0, sizeof(g->rep));
-    (void)snprintf(g->rep.intent_id, sizeof(g->rep.intent_id), "%s", intent_id);
-    g->rep.outcome = exec_outcome_name(o);
-    g->rep.detail = detail; /* steals */
-    ig_err_clear(&err);
-    g->rep.spooled =
-        exec_spool_outcome_write(g->x->spool, intent_id, g->rep.outcome, detail,
-                                 &g->rep.ticket, &err) == IG_OK;
+    exec_report_spool(g->x, intent_id, o, detail, &g->rep);
     g->has_report = 1;
-    atomic_fetch_add(&g->x->metrics.executions[o], 1);
 }
 
 /* Write the run record and spend the grant; 0, or -1 with why set. */
@@ -75,40 +65,8 @@ int
 exec_git_redeem(struct exec_git_req *g, const char *intent_id, uint64_t *ticket,
                 char *why, size_t cap)
 {
-    struct exec_ctx *x = g->x;
-    struct ig_err err;
-    enum ig_status st;
-
-    ig_err_clear(&err);
-    st = exec_spool_run_write(x->spool, intent_id, ticket, &err);
-    if (st != IG_OK) {
-        (void)snprintf(why, cap, "%s",
-                       st == IG_ERR_EXISTS
-                           ? "this intent is already being executed here"
-                           : "the executor cannot record executions now; "
-                             "the grant was not spent");
-        return -1;
-    }
-    st = exec_pdp_redeem(x->pdp, g->grant, intent_id, NULL, &err);
-    if (st != IG_OK) {
-        exec_spool_run_cancel(x->spool, intent_id);
-        (void)snprintf(why, cap, "%s",
-                       st == IG_ERR_EXISTS    ? "grant already used"
-                       : st == IG_ERR_EXPIRED ? "grant expired"
-                       : st == IG_ERR_IO      ? "the PDP cannot be reached; "
-                                                "the grant was not spent"
-                                              : "grant refused by the PDP");
-        return -1;
-    }
-    if (exec_spool_run_durable(x->spool, *ticket, &err) != IG_OK) {
-        (void)snprintf(why, cap,
-                       "the executor cannot record executions "
-                       "now; nothing was sent");
-        exec_git_record(g, intent_id, EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
-                        json_pack("{s:s}", "error", why));
-        return -1;
-    }
-    return 0;
+    return exec_gw_redeem(g->x, g->grant, intent_id, ticket, why, cap, &g->rep,
+                          &g->has_report);
 }
 
 /* The answer's status and type are known (its first byte arrived): a

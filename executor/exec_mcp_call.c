@@ -350,18 +350,8 @@ static void
 record(struct exec_mcp_req *q, const char *intent_id, enum exec_outcome o,
        json_t *detail)
 {
-    struct ig_err err;
-
-    memset(&q->rep, 0, sizeof(q->rep));
-    (void)snprintf(q->rep.intent_id, sizeof(q->rep.intent_id), "%s", intent_id);
-    q->rep.outcome = exec_outcome_name(o);
-    q->rep.detail = detail;
-    ig_err_clear(&err);
-    q->rep.spooled =
-        exec_spool_outcome_write(q->m->x->spool, intent_id, q->rep.outcome,
-                                 detail, &q->rep.ticket, &err) == IG_OK;
+    exec_report_spool(q->m->x, intent_id, o, detail, &q->rep);
     q->has_report = 1;
-    atomic_fetch_add(&q->m->x->metrics.executions[o], 1);
 }
 
 /* Verify the grant offline, write the run record, redeem. 0, or -1 after
@@ -373,10 +363,9 @@ redeem(struct exec_mcp_req *q, const json_t *rid, const struct decided *d,
     struct exec_ctx *x = q->m->x;
     const json_t *binding = json_object_get(d->answer, "intent");
     const char *grant = json_string_value(json_object_get(d->answer, "grant"));
-    char hash[IG_HASH_STRLEN + 1];
+    char hash[IG_HASH_STRLEN + 1], why[200];
     json_t *claims = NULL;
     enum exec_refusal r;
-    enum ig_status st;
     struct ig_err err;
     uint64_t ticket;
 
@@ -403,34 +392,9 @@ redeem(struct exec_mcp_req *q, const json_t *rid, const struct decided *d,
                exec_refusal_code(r), err.msg, d->intent_id);
         return -1;
     }
-    st = exec_spool_run_write(x->spool, d->intent_id, &ticket, &err);
-    if (st != IG_OK) {
-        refuse(q, rid, "intentgate: %s (intent %s)",
-               st == IG_ERR_EXISTS
-                   ? "this intent is already being executed"
-                   : "the executor cannot record executions now; the grant "
-                     "was not spent",
-               d->intent_id);
-        return -1;
-    }
-    st = exec_pdp_redeem(x->pdp, grant, d->intent_id, NULL, &err);
-    if (st != IG_OK) {
-        exec_spool_run_cancel(x->spool, d->intent_id);
-        refuse(q, rid, "intentgate: %s; nothing was done (intent %s)",
-               st == IG_ERR_EXISTS    ? "the grant was already used"
-               : st == IG_ERR_EXPIRED ? "the grant expired"
-               : st == IG_ERR_IO      ? "the PDP cannot be reached; the grant "
-                                        "was not spent"
-                                      : "the PDP refused the grant",
-               d->intent_id);
-        return -1;
-    }
-    if (exec_spool_run_durable(x->spool, ticket, &err) != IG_OK) {
-        record(q, d->intent_id, EXEC_OUTCOME_DEFINITELY_NOT_EXECUTED,
-               json_pack("{s:s}", "error", "the run record is not durable"));
-        refuse(q, rid,
-               "intentgate: the executor cannot record executions now; "
-               "nothing was sent (intent %s)",
+    if (exec_gw_redeem(x, grant, d->intent_id, &ticket, why, sizeof(why),
+                       &q->rep, &q->has_report) != 0) {
+        refuse(q, rid, "intentgate: %s; nothing was done (intent %s)", why,
                d->intent_id);
         return -1;
     }
