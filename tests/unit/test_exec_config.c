@@ -57,6 +57,9 @@ test_defaults_and_relative_paths(void **state)
     assert_int_equal(c->max_per_address, 2048);
     assert_int_equal(c->request_timeout_ms, 10000);
     assert_int_equal(c->outcome_retry_ms, 500);
+    assert_int_equal(c->mcp_wait_ms, IG_EXEC_MCP_WAIT_MS);
+    assert_int_equal(c->mcp_max_sessions, IG_EXEC_MCP_SESSIONS);
+    assert_null(c->mcp_approval_url);
     assert_int_equal(c->nprotect, 0);
     exec_config_free(c);
 }
@@ -122,6 +125,12 @@ test_mistakes_name_their_line(void **state)
          "bad value for max_connections_per_address"},
         {BASE "request_timeout_ms = 10\n", "bad value for request_timeout_ms"},
         {BASE "outcome_retry_ms = 1\n", "bad value for outcome_retry_ms"},
+        {BASE "mcp_escalation_wait_ms = -1\n",
+         "bad value for mcp_escalation_wait_ms"},
+        {BASE "mcp_escalation_wait_ms = 3600001\n",
+         "bad value for mcp_escalation_wait_ms"},
+        {BASE "mcp_max_sessions = 0\n", "bad value for mcp_max_sessions"},
+        {BASE "mcp_pins = a\nmcp_pins = b\n", "duplicate key mcp_pins"},
         {BASE "spool_dir =\n", "bad value for spool_dir"},
         {BASE "colour = blue\n", ":6: unknown key colour"},
         {BASE "threads = 2\nthreads = 3\n", ":7: duplicate key threads"},

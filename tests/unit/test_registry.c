@@ -411,6 +411,97 @@ test_git_repos(void **state)
     }
 }
 
+#define MCP(srv) "{'actions': {}, 'mcp': {" srv "}}"
+#define STDIO "'transport': 'stdio', 'command': ['/usr/bin/node', '/opt/s.js']"
+
+/* The MCP gateway's servers: both transports, defaults, lookups, and every
+   refusal naming the alias and key. */
+static void
+test_mcp_servers(void **state)
+{
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {MCP("'Fs': {" STDIO "}"), "invalid MCP server alias"},
+        {MCP("'f_s': {" STDIO "}"), "invalid MCP server alias"},
+        {MCP("'f.s': {" STDIO "}"), "invalid MCP server alias"},
+        {MCP("'fs': {'command': ['/bin/x']}"), "transport: missing"},
+        {MCP("'fs': {'transport': 'ws', 'command': ['/bin/x']}"),
+         "transport: must be"},
+        {MCP("'fs': {'transport': 'stdio', 'command': 'node s.js'}"),
+         "command: must be an array"},
+        {MCP("'fs': {'transport': 'stdio', 'command': ['node']}"),
+         "command: the program must be an absolute path"},
+        {MCP("'fs': {" STDIO ", 'credential': 'c'}"),
+         "give both credential and credential_env"},
+        {MCP("'fs': {" STDIO ", 'credential': 'c', 'credential_env': 'T', "
+             "'env': {'T': 'x'}}"),
+         "the credential's variable"},
+        {MCP("'fs': {" STDIO ", 'env': {'A=B': 'x'}}"), "env: A=B"},
+        {MCP("'fs': {" STDIO ", 'sandbox': 'docker'}"), "sandbox: must be"},
+        {MCP("'fs': {" STDIO ", 'sandbox': 'none', "
+             "'binds': [{'src': '/usr', 'dest': '/u'}]}"),
+         "binds: needs a sandbox"},
+        {MCP("'fs': {" STDIO ", 'url': 'http://h/mcp'}"),
+         "are for \"transport\": \"http\""},
+        {MCP("'gh': {'transport': 'http', 'url': 'http://u:p@h/mcp'}"),
+         "url: needs a host, without userinfo"},
+        {MCP("'gh': {'transport': 'http', 'url': 'http://h/mcp', "
+             "'command': ['/bin/x']}"),
+         "command: is for \"transport\": \"stdio\""},
+        {MCP("'gh': {'transport': 'http', 'url': 'http://h/mcp', "
+             "'credential_header': 'X-Key'}"),
+         "credential_header: needs a credential"},
+        {MCP("'fs': {" STDIO ", 'tools': {'read': {'resource': 'path'}}}"),
+         "must be a JSON pointer"},
+        {MCP("'fs': {" STDIO ", 'tools': {'read': {'uri': '/path'}}}"),
+         "must be {\"resource\": POINTER}"},
+        {MCP("'fs': {" STDIO ", 'timeout_ms': 0}"), "timeout_ms"},
+        {MCP("'fs': {" STDIO ", 'max_reply_bytes': 1e9}"), "max_reply_bytes"},
+        {MCP("'fs': {" STDIO ", 'names': 'short'}"), "names: must be"},
+        {MCP("'a': {" STDIO ", 'names': 'bare'}, 'b': {" STDIO
+             ", 'names': 'bare'}"),
+         "at most one server may have"},
+        {MCP("'fs': {" STDIO ", 'shell': true}"), "shell: unknown key"},
+        {"{'actions': {}, 'mcp': []}", "mcp: must be an object"},
+    };
+    struct exec_registry *r = NULL;
+    const struct exec_mcp_server *m;
+    struct ig_err err;
+    size_t i;
+    (void)state;
+
+    if (load_json(MCP("'gh': {'transport': 'http', 'url': 'http://h/mcp', "
+                      "'credential': 'gh'}, 'fs': {" STDIO ", 'credential': "
+                      "'c', 'credential_env': 'TOKEN', 'names': 'bare'}"),
+                  &r, &err) != IG_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(exec_registry_mcp_size(r), 2);
+    assert_string_equal(exec_registry_mcp_at(r, 0)->alias, "fs");
+    assert_null(exec_registry_mcp(r, "x"));
+    m = exec_registry_mcp(r, "fs");
+    assert_non_null(m);
+    assert_false(m->http);
+    assert_true(m->sandbox);
+    assert_true(m->bare);
+    assert_int_equal(m->argc, 2);
+    assert_string_equal(m->cred_env, "TOKEN");
+    assert_int_equal(m->timeout_ms, IG_EXEC_MCP_TIMEOUT_DEFAULT_MS);
+    m = exec_registry_mcp(r, "gh");
+    assert_true(m->http);
+    assert_string_equal(m->cred_header, "Authorization");
+    assert_string_equal(m->cred_prefix, "Bearer ");
+    exec_registry_free(r);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = NULL;
+        memset(&err, 0, sizeof(err));
+        if (load_json(bad[i].json, &r, &err) != IG_ERR_INVALID || r != NULL ||
+            strstr(err.msg, bad[i].want) == NULL)
+            fail_msg("mcp case %zu: got \"%s\", want \"%s\"", i, err.msg,
+                     bad[i].want);
+    }
+}
+
 static void
 test_load_file_errors(void **state)
 {
@@ -621,6 +712,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_valid_registry, setup, teardown),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_git_repos),
+        cmocka_unit_test(test_mcp_servers),
         cmocka_unit_test(test_load_file_errors),
         cmocka_unit_test(test_binds_cover_own_files),
         cmocka_unit_test_setup_teardown(test_params, setup, teardown),
