@@ -593,8 +593,10 @@ class GatewayTest(McpAgent, unittest.TestCase):
         # answering its third request; once it is gone (the log says so),
         # the next call starts it again. (A call sent while it is dying
         # fails as "may or may not have happened": never retried.)
-        def exits():
-            return self.ex.log().count('"mcp.upstream_exit"')
+        def exits():  # this server's, not another's
+            return len([ln for ln in self.ex.log().splitlines()
+                        if '"mcp.upstream_exit"' in ln and
+                        '"server":"mortal"' in ln])
         for i in range(3):
             before = exits()
             m = self.final(self.call(sid, "mortal__echo",
