@@ -34,7 +34,8 @@ ig_install_packages() {
 # What building and running intentgate needs.
 IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
     libsodium-dev libjansson-dev libcmocka-dev liblua5.4-dev
-    libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev)
+    libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev
+    libpq-dev)
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests,

@@ -64,7 +64,7 @@ note_free(struct store_anchor_note *n)
 /* ---- the file ---- */
 
 enum ig_status
-store_anchor_write(struct store *s, const char *note, size_t len,
+store_anchor_write(struct store_sq *s, const char *note, size_t len,
                    struct ig_err *err)
 {
     const struct store_anchor_state *an = &s->anchor;
@@ -168,7 +168,7 @@ count_sigs(const char *note, size_t len, const struct audit_verifier *v,
 }
 
 enum ig_status
-store_anchor_parse(struct store *s, const char *note, size_t len,
+store_anchor_parse(struct store_sq *s, const char *note, size_t len,
                    struct audit_checkpoint *cp, int *other_key,
                    struct ig_err *err)
 {
@@ -202,7 +202,7 @@ store_anchor_parse(struct store *s, const char *note, size_t len,
 /* ---- before and after each checkpoint ---- */
 
 const char *
-store_anchor_extends(struct store *s, uint64_t size,
+store_anchor_extends(struct store_sq *s, uint64_t size,
                      const unsigned char root[AUDIT_HASH_BYTES])
 {
     const struct store_anchor_state *an = &s->anchor;
@@ -224,7 +224,7 @@ store_anchor_extends(struct store *s, uint64_t size,
 }
 
 static void
-write_failed(struct store *s, const struct ig_err *err)
+write_failed(struct store_sq *s, const struct ig_err *err)
 {
     store_audit_log(
         s, "error", "audit.anchor_write_failed",
@@ -237,7 +237,7 @@ write_failed(struct store *s, const struct ig_err *err)
 
 /* Write the committed checkpoint the file misses; IG_OK when none. */
 static enum ig_status
-flush(struct store *s)
+flush(struct store_sq *s)
 {
     struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
@@ -257,14 +257,14 @@ flush(struct store *s)
 }
 
 enum ig_status
-store_anchor_ready(struct store *s)
+store_anchor_ready(struct store_sq *s)
 {
     return s->anchor.path != NULL ? flush(s) : IG_OK;
 }
 
 enum ig_status
-store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
-                   const unsigned char root[AUDIT_HASH_BYTES])
+store_anchor_stage(struct store_sq *s, const char *note, size_t len,
+                   uint64_t size, const unsigned char root[AUDIT_HASH_BYTES])
 {
     struct store_anchor_note *n = &s->anchor.staged;
 
@@ -282,7 +282,7 @@ store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
 }
 
 void
-store_anchor_after_commit(struct store *s, int committed)
+store_anchor_after_commit(struct store_sq *s, int committed)
 {
     struct store_anchor_state *an = &s->anchor;
 
@@ -301,7 +301,7 @@ store_anchor_after_commit(struct store *s, int committed)
 #define MARK_REFUSED "refused\n"
 
 void
-store_anchor_mark_refused(struct store *s)
+store_anchor_mark_refused(struct store_sq *s)
 {
     struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
@@ -338,7 +338,7 @@ store_anchor_marker_refused(const char *marker)
 }
 
 void
-store_anchor_close(struct store *s, int clean)
+store_anchor_close(struct store_sq *s, int clean)
 {
     struct store_anchor_state *an = &s->anchor;
     struct ig_err err;

@@ -35,7 +35,7 @@ b64(const unsigned char root[AUDIT_HASH_BYTES], char out[64])
 }
 
 static enum ig_status
-set_paths(struct store *s, struct ig_err *err)
+set_paths(struct store_sq *s, struct ig_err *err)
 {
     struct store_anchor_state *an = &s->anchor;
     size_t n = strlen(s->opts.audit_anchor) + sizeof(".running");
@@ -52,7 +52,7 @@ set_paths(struct store *s, struct ig_err *err)
 
 /* Make (size, root) the anchor: signed here, written, remembered. */
 static enum ig_status
-put_anchor(struct store *s, uint64_t size,
+put_anchor(struct store_sq *s, uint64_t size,
            const unsigned char root[AUDIT_HASH_BYTES], struct ig_err *err)
 {
     struct ig_buf note;
@@ -77,7 +77,7 @@ put_anchor(struct store *s, uint64_t size,
    that the signed history says where the operator took it over. In a
    transaction of its own, before the writer starts. */
 static enum ig_status
-record_adoption(struct store *s, const char *reason,
+record_adoption(struct store_sq *s, const char *reason,
                 const struct audit_checkpoint *old, struct ig_err *err)
 {
     char now[IG_TIME_STRLEN + 1];
@@ -118,8 +118,8 @@ record_adoption(struct store *s, const char *reason,
 
 /* Log the adoption of the database's state, record it, then anchor it. */
 static enum ig_status
-adopt(struct store *s, const char *reason, const struct audit_checkpoint *old,
-      struct ig_err *err)
+adopt(struct store_sq *s, const char *reason,
+      const struct audit_checkpoint *old, struct ig_err *err)
 {
     const struct store_audit_state *a = &s->audit;
     char r[64] = "", o[64] = "";
@@ -150,7 +150,7 @@ adopt(struct store *s, const char *reason, const struct audit_checkpoint *old,
 
 /* The tree against a present anchor: NULL when it extends it. */
 static const char *
-mismatch(struct store *s, const struct audit_checkpoint *cp)
+mismatch(struct store_sq *s, const struct audit_checkpoint *cp)
 {
     unsigned char root[AUDIT_HASH_BYTES];
 
@@ -164,7 +164,7 @@ mismatch(struct store *s, const struct audit_checkpoint *cp)
 }
 
 static enum ig_status
-refuse(struct store *s, const char *why, const struct audit_checkpoint *cp,
+refuse(struct store_sq *s, const char *why, const struct audit_checkpoint *cp,
        struct ig_err *err)
 {
     const struct store_audit_state *a = &s->audit;
@@ -215,7 +215,7 @@ refuse(struct store *s, const char *why, const struct audit_checkpoint *cp,
    stopped between committing it and writing the file): anchor it when it
    carries the audit key's valid signature. */
 static enum ig_status
-catch_up(struct store *s, int other_key, struct ig_err *err)
+catch_up(struct store_sq *s, int other_key, struct ig_err *err)
 {
     struct store_anchor_state *an = &s->anchor;
     struct audit_verifier v;
@@ -246,8 +246,8 @@ catch_up(struct store *s, int other_key, struct ig_err *err)
 
 /* An anchor that was read: check it, and bring it up to date. */
 static enum ig_status
-check_present(struct store *s, const struct audit_checkpoint *cp, int other_key,
-              int running, struct ig_err *err)
+check_present(struct store_sq *s, const struct audit_checkpoint *cp,
+              int other_key, int running, struct ig_err *err)
 {
     struct store_audit_state *a = &s->audit;
     const char *why = mismatch(s, cp);
@@ -309,7 +309,7 @@ stat_dir(const char *path, struct stat *sb)
 /* An anchor in the database's own directory protects less: whoever may
    replace the database file there may replace the anchor too. */
 static void
-warn_if_beside(struct store *s)
+warn_if_beside(struct store_sq *s)
 {
     struct stat a, d;
 
@@ -324,7 +324,7 @@ warn_if_beside(struct store *s)
 }
 
 enum ig_status
-store_anchor_open(struct store *s, struct ig_err *err)
+store_anchor_open(struct store_sq *s, struct ig_err *err)
 {
     char *buf = NULL;
     struct audit_checkpoint cp;

@@ -145,7 +145,7 @@ insert_outcome_rows(sqlite3 *db, sqlite3_int64 seq,
 }
 
 static enum ig_status
-job_vote(struct store *s, struct store_job *j)
+job_vote(struct store_sq *s, struct store_job *j)
 {
     const struct store_vote_rec *r = j->rec;
     sqlite3_int64 seq = approval_seq(s->wdb, r->intent_id);
@@ -175,7 +175,7 @@ job_vote(struct store *s, struct store_job *j)
 }
 
 enum ig_status
-store_put_vote(struct store *s, const struct store_vote_rec *r)
+store_sq_put_vote(struct store_sq *s, const struct store_vote_rec *r)
 {
     return store_run_events(s, job_vote, r, r->intent_id, r->events,
                             r->nevents);
@@ -187,7 +187,7 @@ struct events_rec {
 };
 
 static enum ig_status
-job_events(struct store *s, struct store_job *j)
+job_events(struct store_sq *s, struct store_job *j)
 {
     const struct events_rec *r = j->rec;
 
@@ -195,7 +195,7 @@ job_events(struct store *s, struct store_job *j)
 }
 
 enum ig_status
-store_put_events(struct store *s, const char *const *events, size_t n)
+store_sq_put_events(struct store_sq *s, const char *const *events, size_t n)
 {
     struct events_rec r;
 
@@ -274,7 +274,8 @@ open_row(sqlite3_stmt *st)
 }
 
 enum ig_status
-store_open_approvals(struct store *s, int64_t expired_before, json_t **out)
+store_sq_open_approvals(struct store_sq *s, int64_t expired_before,
+                        json_t **out)
 {
     struct store_rconn *c = store_rconn_get(s);
     json_t *arr = json_array();
@@ -308,8 +309,8 @@ store_open_approvals(struct store *s, int64_t expired_before, json_t **out)
 }
 
 enum ig_status
-store_approval_intent(struct store *s, const char *approval_id,
-                      char **intent_id)
+store_sq_approval_intent(struct store_sq *s, const char *approval_id,
+                         char **intent_id)
 {
     struct store_rconn *c = store_rconn_get(s);
     sqlite3_stmt *st = NULL;

@@ -47,7 +47,7 @@ static int
 on_node(void *ctx, unsigned level, uint64_t index,
         const unsigned char hash[AUDIT_HASH_BYTES])
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
     sqlite3_stmt *st = s->wst[W_NODE];
     uint64_t tn;
     unsigned tl;
@@ -65,7 +65,7 @@ on_node(void *ctx, unsigned level, uint64_t index,
 }
 
 enum ig_status
-store_audit_add_leaf(struct store *s, sqlite3_int64 seq, const void *text,
+store_audit_add_leaf(struct store_sq *s, sqlite3_int64 seq, const void *text,
                      size_t len, const unsigned char *pre)
 {
     unsigned char leaf[AUDIT_HASH_BYTES];
@@ -104,7 +104,7 @@ store_job_hash_events(struct store_job *j, const char *const *ev, size_t n)
 }
 
 enum ig_status
-store_append_events(struct store *s, const char *const *ev, size_t n)
+store_append_events(struct store_sq *s, const char *const *ev, size_t n)
 {
     sqlite3_stmt *st = s->wst[W_EVENT];
     const struct store_job *j = s->cur_job;
@@ -133,7 +133,7 @@ store_append_events(struct store *s, const char *const *ev, size_t n)
 /* ---- checkpoints ---- */
 
 int
-store_audit_checkpoint_due(struct store *s, double now, int final)
+store_audit_checkpoint_due(struct store_sq *s, double now, int final)
 {
     uint64_t size = s->audit.tree.size, last = s->audit.ckpt_size;
     int timer = s->opts.checkpoint_interval > 0 && now >= s->ckpt_due;
@@ -152,7 +152,7 @@ store_audit_checkpoint_due(struct store *s, double now, int final)
 }
 
 double
-store_audit_deadline(const struct store *s)
+store_audit_deadline(const struct store_sq *s)
 {
     if (s->opts.audit_key == NULL || s->opts.checkpoint_interval <= 0)
         return 0;
@@ -162,7 +162,7 @@ store_audit_deadline(const struct store *s)
 /* The tree about to be signed must be the one the stored tiles describe,
    and consistent with the previous checkpoint. IG_ERR_CRYPTO, logged. */
 static enum ig_status
-check_consistent(struct store *s, uint64_t size,
+check_consistent(struct store_sq *s, uint64_t size,
                  const unsigned char root[AUDIT_HASH_BYTES])
 {
     const struct store_audit_state *a = &s->audit;
@@ -199,7 +199,7 @@ check_consistent(struct store *s, uint64_t size,
 }
 
 enum ig_status
-store_audit_sign_note(struct store *s, uint64_t size,
+store_audit_sign_note(struct store_sq *s, uint64_t size,
                       const unsigned char root[AUDIT_HASH_BYTES],
                       struct ig_buf *out)
 {
@@ -218,7 +218,7 @@ store_audit_sign_note(struct store *s, uint64_t size,
 /* Sign, insert, and stage the note for the anchor (written once the
    transaction commits). */
 static enum ig_status
-sign_and_insert(struct store *s, uint64_t size,
+sign_and_insert(struct store_sq *s, uint64_t size,
                 const unsigned char root[AUDIT_HASH_BYTES])
 {
     sqlite3_stmt *st = s->wst[W_CHECKPOINT];
@@ -242,7 +242,7 @@ sign_and_insert(struct store *s, uint64_t size,
 }
 
 enum ig_status
-store_job_checkpoint(struct store *s, struct store_job *j)
+store_job_checkpoint(struct store_sq *s, struct store_job *j)
 {
     struct store_audit_state *a = &s->audit;
     unsigned char root[AUDIT_HASH_BYTES];
@@ -273,7 +273,7 @@ store_job_checkpoint(struct store *s, struct store_job *j)
 }
 
 void
-store_audit_checkpoint_done(struct store *s, const struct store_job *j)
+store_audit_checkpoint_done(struct store_sq *s, const struct store_job *j)
 {
     s->ckpt_due = store_mono() + (double)s->opts.checkpoint_interval;
     if (j->status == IG_OK)

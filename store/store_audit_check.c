@@ -48,7 +48,7 @@ struct level_cursor {
 };
 
 struct recompute {
-    struct store *s;
+    struct store_sq *s;
     uint64_t stored; /* leaves whose tiles are stored (full level-0 tiles) */
     uint64_t size;   /* the events, once all are read */
     struct level_cursor lv[AUDIT_TILE_LEVELS];
@@ -248,7 +248,7 @@ check_event(struct recompute *r, struct audit_frontier *f, sqlite3_stmt *q)
 }
 
 enum ig_status
-store_audit_recompute(struct store *s, uint64_t stored,
+store_audit_recompute(struct store_sq *s, uint64_t stored,
                       struct audit_frontier *out, struct ig_err *err)
 {
     struct recompute *r = calloc(1, sizeof(*r));
@@ -320,7 +320,7 @@ store_audit_note_root(const char *note, uint64_t size,
 
 /* One stored checkpoint against the tree the tiles describe. */
 static enum ig_status
-check_one(struct store *s, audit_fetch_fn fetch, uint64_t size,
+check_one(struct store_sq *s, audit_fetch_fn fetch, uint64_t size,
           const char *note, struct ig_err *err)
 {
     struct store_audit_state *a = &s->audit;
@@ -352,7 +352,7 @@ check_one(struct store *s, audit_fetch_fn fetch, uint64_t size,
 }
 
 enum ig_status
-store_audit_check_checkpoints(struct store *s, audit_fetch_fn fetch,
+store_audit_check_checkpoints(struct store_sq *s, audit_fetch_fn fetch,
                               struct ig_err *err)
 {
     sqlite3_stmt *st = NULL;

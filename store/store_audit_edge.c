@@ -14,7 +14,7 @@
 static enum ig_status
 wtile(void *ctx, unsigned level, uint64_t index, const unsigned char **out)
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
     enum ig_status st =
         store_audit_fetch_tile(s->wst[W_NODE_GET], level, index, s->wtile);
 
@@ -26,7 +26,7 @@ static enum ig_status
 wentry(void *ctx, unsigned level, uint64_t index,
        unsigned char out[AUDIT_HASH_BYTES])
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
 
     memcpy(out, s->edge.hash[level][index % AUDIT_TILE_WIDTH],
            AUDIT_HASH_BYTES);
@@ -37,7 +37,7 @@ wentry(void *ctx, unsigned level, uint64_t index,
 static enum ig_status
 wleaf(void *ctx, uint64_t index, unsigned char out[AUDIT_HASH_BYTES])
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
     sqlite3_stmt *q = NULL;
     enum ig_status st = IG_ERR_IO;
 
@@ -55,7 +55,7 @@ wleaf(void *ctx, uint64_t index, unsigned char out[AUDIT_HASH_BYTES])
 }
 
 enum ig_status
-store_audit_edge_rebuild(struct store *s)
+store_audit_edge_rebuild(struct store_sq *s)
 {
     struct audit_tile_src src = {s->audit.tree.size, wtile, NULL, wleaf, s};
     uint64_t first;
@@ -78,7 +78,7 @@ store_audit_edge_rebuild(struct store *s)
 }
 
 enum ig_status
-store_audit_edge_sync(struct store *s)
+store_audit_edge_sync(struct store_sq *s)
 {
     if (s->edge.size == s->audit.tree.size)
         return IG_OK;
@@ -89,7 +89,7 @@ enum ig_status
 store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
                    unsigned char out[AUDIT_HASH_BYTES])
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
     struct audit_tile_src src = {s->audit.tree.size, wtile, wentry, NULL, s};
 
     if (store_audit_edge_sync(s) != IG_OK)

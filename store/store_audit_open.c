@@ -37,7 +37,7 @@ query_u64(sqlite3 *db, const char *sql, uint64_t *out)
 
 /* Hash up to one chunk of events after the frontier's size. */
 static enum ig_status
-backfill_chunk(struct store *s, sqlite3_stmt *st)
+backfill_chunk(struct store_sq *s, sqlite3_stmt *st)
 {
     enum ig_status rc = IG_OK;
     int step = SQLITE_DONE;
@@ -59,7 +59,7 @@ backfill_chunk(struct store *s, sqlite3_stmt *st)
    are then stored, in one transaction: all of them or none). Read in
    chunks. */
 static enum ig_status
-backfill(struct store *s, uint64_t size, struct ig_err *err)
+backfill(struct store_sq *s, uint64_t size, struct ig_err *err)
 {
     uint64_t from = s->audit.tree.size;
     sqlite3_stmt *st = NULL;
@@ -100,7 +100,7 @@ backfill(struct store *s, uint64_t size, struct ig_err *err)
 /* How many leaves the stored level-0 tiles cover: all the full tiles of
    the events, or none. */
 static enum ig_status
-stored_leaves(struct store *s, uint64_t size, uint64_t *stored,
+stored_leaves(struct store_sq *s, uint64_t size, uint64_t *stored,
               struct ig_err *err)
 {
     char name[AUDIT_TILE_NAME_MAX];
@@ -132,7 +132,7 @@ stored_leaves(struct store *s, uint64_t size, uint64_t *stored,
 /* The edge and the frontier of the first `stored` leaves, from the
    tiles (just checked against the events). */
 static enum ig_status
-load_tree(struct store *s, uint64_t stored, struct ig_err *err)
+load_tree(struct store_sq *s, uint64_t stored, struct ig_err *err)
 {
     s->audit.tree.size = stored;
     if (store_audit_edge_rebuild(s) == IG_OK &&
@@ -147,7 +147,7 @@ load_tree(struct store *s, uint64_t stored, struct ig_err *err)
 
 /* The frontier rebuilt from the tiles must be the tree of the events. */
 static enum ig_status
-same_tree(struct store *s, const struct audit_frontier *events,
+same_tree(struct store_sq *s, const struct audit_frontier *events,
           struct ig_err *err)
 {
     unsigned char a[AUDIT_HASH_BYTES], b[AUDIT_HASH_BYTES];
@@ -165,7 +165,7 @@ same_tree(struct store *s, const struct audit_frontier *events,
 }
 
 enum ig_status
-store_audit_open(struct store *s, struct ig_err *err)
+store_audit_open(struct store_sq *s, struct ig_err *err)
 {
     struct audit_frontier events;
     uint64_t size = 0, stored = 0;

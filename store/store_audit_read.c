@@ -97,8 +97,8 @@ read_checkpoint(struct store_rconn *c, uint64_t size, char **note,
 }
 
 enum ig_status
-store_checkpoint_get(struct store *s, uint64_t size, char **note,
-                     uint64_t *out_size)
+store_sq_checkpoint_get(struct store_sq *s, uint64_t size, char **note,
+                        uint64_t *out_size)
 {
     struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
@@ -161,9 +161,9 @@ read_leaves(struct store_rconn *c, uint64_t start, uint64_t end,
 }
 
 enum ig_status
-store_audit_leaves(struct store *s, uint64_t start, uint64_t end,
-                   size_t max_bytes, struct ig_buf *out, uint64_t *tree_size,
-                   uint64_t *count)
+store_sq_audit_leaves(struct store_sq *s, uint64_t start, uint64_t end,
+                      size_t max_bytes, struct ig_buf *out, uint64_t *tree_size,
+                      uint64_t *count)
 {
     struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
@@ -181,9 +181,9 @@ store_audit_leaves(struct store *s, uint64_t start, uint64_t end,
 }
 
 enum ig_status
-store_audit_inclusion(struct store *s, uint64_t index, uint64_t size,
-                      unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
-                      char **note, uint64_t *out_size)
+store_sq_audit_inclusion(struct store_sq *s, uint64_t index, uint64_t size,
+                         unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
+                         char **note, uint64_t *out_size)
 {
     struct store_rconn *c = store_read_begin(s);
     struct rtiles *t = NULL;
@@ -211,8 +211,9 @@ store_audit_inclusion(struct store *s, uint64_t index, uint64_t size,
 }
 
 enum ig_status
-store_audit_consistency(struct store *s, uint64_t old_size, uint64_t new_size,
-                        unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
+store_sq_audit_consistency(struct store_sq *s, uint64_t old_size,
+                           uint64_t new_size,
+                           unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
 {
     struct store_rconn *c;
     struct rtiles *t = NULL;

@@ -85,9 +85,9 @@ page_rows(sqlite3_stmt *q, size_t limit, const char *type,
 }
 
 enum ig_status
-store_audit_events(struct store *s, int64_t before, size_t limit,
-                   const char *type, const char *intent_id, json_t **out,
-                   int64_t *next)
+store_sq_audit_events(struct store_sq *s, int64_t before, size_t limit,
+                      const char *type, const char *intent_id, json_t **out,
+                      int64_t *next)
 {
     char tneedle[IG_ID_MAX + 16], ineedle[IG_ID_MAX + 16];
     struct store_rconn *c;
@@ -210,7 +210,8 @@ sort_by_seq(json_t *arr)
 }
 
 enum ig_status
-store_audit_intent_events(struct store *s, const char *intent_id, json_t **out)
+store_sq_audit_intent_events(struct store_sq *s, const char *intent_id,
+                             json_t **out)
 {
     char approval[IG_ID_MAX + 1] = "";
     struct store_rconn *c;
@@ -240,7 +241,8 @@ out:
 }
 
 enum ig_status
-store_audit_checkpoints(struct store *s, uint64_t max_size, struct ig_buf *out)
+store_sq_audit_checkpoints(struct store_sq *s, uint64_t max_size,
+                           struct ig_buf *out)
 {
     struct store_rconn *c = store_read_begin(s);
     sqlite3_stmt *q = NULL;

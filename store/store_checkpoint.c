@@ -20,7 +20,7 @@
 static int
 wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 {
-    struct store *s = ctx;
+    struct store_sq *s = ctx;
     (void)db;
     (void)name;
 
@@ -36,7 +36,7 @@ wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 static void *
 ckpt_main(void *arg)
 {
-    struct store *s = arg;
+    struct store_sq *s = arg;
     struct timespec ts;
 
     (void)prctl(PR_SET_NAME, "ig-store-wal");
@@ -60,7 +60,7 @@ ckpt_main(void *arg)
 }
 
 enum ig_status
-store_checkpointer_start(struct store *s, struct ig_err *err)
+store_checkpointer_start(struct store_sq *s, struct ig_err *err)
 {
     pthread_condattr_t ca;
 
@@ -88,7 +88,7 @@ store_checkpointer_start(struct store *s, struct ig_err *err)
 }
 
 void
-store_checkpointer_stop(struct store *s)
+store_checkpointer_stop(struct store_sq *s)
 {
     if (s->ckpt_running) {
         pthread_mutex_lock(&s->ckpt_mu);

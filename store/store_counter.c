@@ -192,8 +192,8 @@ pending_add(struct store_hits *h, const char *key, int64_t sec)
 }
 
 int64_t
-store_counter_hit(struct store *s, const char *key, int64_t window, int64_t now,
-                  int *queue_flush)
+store_counter_hit(struct store_sq *s, const char *key, int64_t window,
+                  int64_t now, int *queue_flush)
 {
     struct store_counter *c = s->counters;
     int64_t n;
@@ -223,7 +223,7 @@ store_hits_free(struct store_hits *h)
 }
 
 struct store_hits *
-store_counter_take(struct store *s)
+store_counter_take(struct store_sq *s)
 {
     struct store_counter *c = s->counters;
     struct store_hits *h = calloc(1, sizeof(*h));
@@ -239,7 +239,7 @@ store_counter_take(struct store *s)
 }
 
 void
-store_counter_queue_failed(struct store *s)
+store_counter_queue_failed(struct store_sq *s)
 {
     pthread_mutex_lock(&s->counters->mu);
     s->counters->flush_queued = 0;
@@ -262,7 +262,7 @@ load_hits(struct store_counter *c, const char *key, int64_t sec, int64_t n)
 }
 
 enum ig_status
-store_counters_load(struct store *s, struct ig_err *err)
+store_counters_load(struct store_sq *s, struct ig_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum ig_status rc = IG_OK;
@@ -300,7 +300,7 @@ store_counters_load(struct store *s, struct ig_err *err)
 }
 
 void
-store_counters_free(struct store *s)
+store_counters_free(struct store_sq *s)
 {
     struct entry *e, *next;
     size_t i;

@@ -36,6 +36,7 @@
 #include "ig_buf.h"
 #include "ig_time.h"
 #include "store.h"
+#include "store_be.h"
 
 /* Statements prepared once on the writer connection. */
 enum wstmt {
@@ -79,7 +80,7 @@ enum rstmt {
 };
 
 struct store_job;
-typedef enum ig_status (*store_job_fn)(struct store *s, struct store_job *j);
+typedef enum ig_status (*store_job_fn)(struct store_sq *s, struct store_job *j);
 
 /* A unit of work for the writer thread. */
 struct store_job {
@@ -123,7 +124,7 @@ struct store_hits {
 
 /*
  * The audit tree as the writer thread sees it, owned by that thread (and
- * by store_open before it starts). A copy is taken before each job and
+ * by store_sq_open before it starts). A copy is taken before each job and
  * before each transaction, and put back when the job's savepoint or the
  * transaction is rolled back: the frontier always describes exactly the
  * committed events plus the running transaction's.
@@ -159,7 +160,7 @@ struct store_anchor_state {
     int marked_refused; /* the marker says a checkpoint was refused */
 };
 
-struct store {
+struct store_sq {
     struct store_opts opts;
     char *path;
     sqlite3 *wdb;
@@ -209,10 +210,10 @@ extern const char *const store_wstmt_sql[W_COUNT];
 extern const char *const store_rstmt_sql[R_COUNT];
 
 /* store_ops.c: the jobs of the write operations. */
-enum ig_status store_job_put_intent(struct store *s, struct store_job *j);
-enum ig_status store_job_redeem(struct store *s, struct store_job *j);
-enum ig_status store_job_put_outcome(struct store *s, struct store_job *j);
-enum ig_status store_job_flush_hits(struct store *s, struct store_job *j);
+enum ig_status store_job_put_intent(struct store_sq *s, struct store_job *j);
+enum ig_status store_job_redeem(struct store_sq *s, struct store_job *j);
+enum ig_status store_job_put_outcome(struct store_sq *s, struct store_job *j);
+enum ig_status store_job_flush_hits(struct store_sq *s, struct store_job *j);
 
 /* store_util.c: helpers. store_db_open: a connection to path with the
    store's settings (IG_ERR_IO with err). Text binds as SQL NULL when s
@@ -226,7 +227,7 @@ const char *store_sql_text(sqlite3_stmt *st, int i);
 json_t *store_sql_json(sqlite3_stmt *st, int i);
 double store_mono(void);
 /* Log through opts.log (fields stolen; dropped when there is no log). */
-void store_audit_log(struct store *s, const char *level, const char *event,
+void store_audit_log(struct store_sq *s, const char *level, const char *event,
                      json_t *fields);
 /* Read the full tile (level, index) with st (bound ?1 level, ?2 index;
    reset after) into out: IG_OK, IG_ERR_NOTFOUND, IG_ERR_INVALID (stored
@@ -243,24 +244,24 @@ enum ig_status store_audit_wfetch(void *ctx, unsigned level, uint64_t index,
    out; NULL when one cannot be opened), given back with put.
    store_read_begin: one inside BEGIN, or NULL; end it with
    store_read_end. store_pool_close: at close, every connection. */
-struct store_rconn *store_rconn_get(struct store *s);
-void store_rconn_put(struct store *s, struct store_rconn *c);
-struct store_rconn *store_read_begin(struct store *s);
-void store_read_end(struct store *s, struct store_rconn *c);
-void store_pool_close(struct store *s);
+struct store_rconn *store_rconn_get(struct store_sq *s);
+void store_rconn_put(struct store_sq *s, struct store_rconn *c);
+struct store_rconn *store_read_begin(struct store_sq *s);
+void store_read_end(struct store_sq *s, struct store_rconn *c);
+void store_pool_close(struct store_sq *s);
 
 /* store_sqlite.c: queue a job for the writer; wait for it unless
    j->async. IG_ERR_IO when the store is stopping. */
-enum ig_status store_submit(struct store *s, struct store_job *j);
+enum ig_status store_submit(struct store_sq *s, struct store_job *j);
 
 /* store_write.c: run fn(s, job with rec) on the writer thread and wait
    for its commit; notify names the intent whose waiters to wake ("" or
    NULL: none). */
-enum ig_status store_run(struct store *s, store_job_fn fn, const void *rec,
+enum ig_status store_run(struct store_sq *s, store_job_fn fn, const void *rec,
                          const char *notify);
 /* The same for a job that appends the n audit events ev (their leaf
    hashes are computed here, on the calling thread). */
-enum ig_status store_run_events(struct store *s, store_job_fn fn,
+enum ig_status store_run_events(struct store_sq *s, store_job_fn fn,
                                 const void *rec, const char *notify,
                                 const char *const *ev, size_t n);
 
@@ -269,20 +270,21 @@ enum ig_status store_run_events(struct store *s, store_job_fn fn,
    1 when no writer job is queued to write the pending hits yet: the
    caller queues one (store_job_flush_hits), or says it could not
    (store_counter_queue_failed). */
-int64_t store_counter_hit(struct store *s, const char *key, int64_t window,
+int64_t store_counter_hit(struct store_sq *s, const char *key, int64_t window,
                           int64_t now, int *queue_flush);
-void store_counter_queue_failed(struct store *s);
+void store_counter_queue_failed(struct store_sq *s);
 /* The pending hits, taken for a flush job (NULL: out of memory); the
    next hit queues the next job. */
-struct store_hits *store_counter_take(struct store *s);
+struct store_hits *store_counter_take(struct store_sq *s);
 void store_hits_free(struct store_hits *h);
-enum ig_status store_counters_load(struct store *s, struct ig_err *err) IG_WUR;
-void store_counters_free(struct store *s);
+enum ig_status store_counters_load(struct store_sq *s,
+                                   struct ig_err *err) IG_WUR;
+void store_counters_free(struct store_sq *s);
 
 /* store_checkpoint.c */
-enum ig_status store_checkpointer_start(struct store *s,
+enum ig_status store_checkpointer_start(struct store_sq *s,
                                         struct ig_err *err) IG_WUR;
-void store_checkpointer_stop(struct store *s);
+void store_checkpointer_stop(struct store_sq *s);
 
 /* store_read.c: step st to its end, appending what row() builds of each
    row to arr. IG_ERR_NOMEM (row() gave NULL), IG_ERR_IO (a step failed);
@@ -305,40 +307,40 @@ void store_job_hash_events(struct store_job *j, const char *const *ev,
    stored in audit_tiles; the leaf hashes are the running job's when it
    precomputed them for this very array. IG_ERR_INVALID on a NULL event,
    IG_ERR_IO. */
-enum ig_status store_append_events(struct store *s, const char *const *ev,
+enum ig_status store_append_events(struct store_sq *s, const char *const *ev,
                                    size_t n) IG_WUR;
 /* One more leaf: the event at seq (which must be the tree's size + 1),
    its hash given (pre) or computed here; the tiles it completes stored.
    IG_ERR_IO (logged when seq is not the next). */
-enum ig_status store_audit_add_leaf(struct store *s, sqlite3_int64 seq,
+enum ig_status store_audit_add_leaf(struct store_sq *s, sqlite3_int64 seq,
                                     const void *text, size_t len,
                                     const unsigned char *pre) IG_WUR;
 /* Rebuild s->edge, the partial tiles of the tree of s->audit.tree.size
    leaves, from the stored tiles and the last events. IG_ERR_IO. */
-enum ig_status store_audit_edge_rebuild(struct store *s) IG_WUR;
+enum ig_status store_audit_edge_rebuild(struct store_sq *s) IG_WUR;
 /* Rebuild s->edge when it no longer describes the tree (after a
    rollback it does not). IG_ERR_IO. */
-enum ig_status store_audit_edge_sync(struct store *s) IG_WUR;
+enum ig_status store_audit_edge_sync(struct store_sq *s) IG_WUR;
 /* store_audit_open.c: at open, before the writer starts: check the log
    against itself, rebuild the frontier and the partial tiles, store the
    tiles missing for older events, read the latest checkpoint, open the
    anchor. */
-enum ig_status store_audit_open(struct store *s, struct ig_err *err) IG_WUR;
+enum ig_status store_audit_open(struct store_sq *s, struct ig_err *err) IG_WUR;
 /* 1 when a checkpoint should be signed now (final: at close); when the
    interval passed with nothing new, moves the deadline on. */
-int store_audit_checkpoint_due(struct store *s, double now, int final);
+int store_audit_checkpoint_due(struct store_sq *s, double now, int final);
 /* The monotonic time of the next interval checkpoint; 0 when none. */
-double store_audit_deadline(const struct store *s);
+double store_audit_deadline(const struct store_sq *s);
 /* The job: sign and insert a checkpoint of the current tree; j->at gets
    its size. IG_ERR_EXISTS (did not grow), IG_ERR_NOTFOUND (no key),
    IG_ERR_CRYPTO (refused: logged), IG_ERR_IO. */
-enum ig_status store_job_checkpoint(struct store *s, struct store_job *j);
+enum ig_status store_job_checkpoint(struct store_sq *s, struct store_job *j);
 /* After a checkpoint job: log it, set the next deadline. */
-void store_audit_checkpoint_done(struct store *s, const struct store_job *j);
+void store_audit_checkpoint_done(struct store_sq *s, const struct store_job *j);
 
 /* store_audit.c: sign a checkpoint of (size, root) with the audit key: the
    whole signed note appended to out. ig_buf's and audit_note_sign's errors. */
-enum ig_status store_audit_sign_note(struct store *s, uint64_t size,
+enum ig_status store_audit_sign_note(struct store_sq *s, uint64_t size,
                                      const unsigned char root[AUDIT_HASH_BYTES],
                                      struct ig_buf *out) IG_WUR;
 
@@ -348,13 +350,13 @@ enum ig_status store_audit_sign_note(struct store *s, uint64_t size,
    audit_tiles row; a missing, malformed or extra row is refused too.
    out: the recomputed frontier of all the events. IG_ERR_IO with err
    naming the first gap, edited leaf (its index) or tile. */
-enum ig_status store_audit_recompute(struct store *s, uint64_t stored,
+enum ig_status store_audit_recompute(struct store_sq *s, uint64_t stored,
                                      struct audit_frontier *out,
                                      struct ig_err *err) IG_WUR;
 /* Every stored checkpoint's root must be the tree's of its size (from
    fetch); the newest goes to s->audit.ckpt_* and its note to
    s->anchor.newest. IG_ERR_IO naming the checkpoint. */
-enum ig_status store_audit_check_checkpoints(struct store *s,
+enum ig_status store_audit_check_checkpoints(struct store_sq *s,
                                              audit_fetch_fn fetch,
                                              struct ig_err *err) IG_WUR;
 /* The root a checkpoint note of tree size `size` states: 0, or -1 when
@@ -364,8 +366,8 @@ int store_audit_note_root(const char *note, uint64_t size,
 
 /* store_anchor.c: the file. Write note atomically (a temporary file
    beside it, fsync, rename, fsync of the directory), mode 0600. */
-enum ig_status store_anchor_write(struct store *s, const char *note, size_t len,
-                                  struct ig_err *err) IG_WUR;
+enum ig_status store_anchor_write(struct store_sq *s, const char *note,
+                                  size_t len, struct ig_err *err) IG_WUR;
 /* Read path (a regular file, not writable by group or others, 1 to
    cap - 1 bytes) into buf: IG_OK, IG_ERR_NOTFOUND (no file), IG_ERR_IO. */
 enum ig_status store_anchor_read(const char *path, char *buf, size_t cap,
@@ -374,38 +376,39 @@ enum ig_status store_anchor_read(const char *path, char *buf, size_t cap,
    key, or (*other_key = 1) signed only by another key of the log's name.
    IG_ERR_CRYPTO otherwise (a signature of the audit key that does not
    verify, another log, malformed), with err. */
-enum ig_status store_anchor_parse(struct store *s, const char *note, size_t len,
-                                  struct audit_checkpoint *cp, int *other_key,
-                                  struct ig_err *err) IG_WUR;
+enum ig_status store_anchor_parse(struct store_sq *s, const char *note,
+                                  size_t len, struct audit_checkpoint *cp,
+                                  int *other_key, struct ig_err *err) IG_WUR;
 
 /* store_anchor_open.c */
 /* At open, after the checks above: read the anchor, check the tree
    extends it, adopt or refuse (opts.anchor_adopt), bring it up to date,
    write the running marker. IG_ERR_IO with err saying what to do. */
-enum ig_status store_anchor_open(struct store *s, struct ig_err *err) IG_WUR;
+enum ig_status store_anchor_open(struct store_sq *s, struct ig_err *err) IG_WUR;
 /* NULL when the tree (size, root) extends the anchor, else why not. */
-const char *store_anchor_extends(struct store *s, uint64_t size,
+const char *store_anchor_extends(struct store_sq *s, uint64_t size,
                                  const unsigned char root[AUDIT_HASH_BYTES]);
 /* Before signing: write a committed checkpoint the file still misses.
    IG_OK, or IG_ERR_IO (logged: no checkpoint may be signed). */
-enum ig_status store_anchor_ready(struct store *s) IG_WUR;
+enum ig_status store_anchor_ready(struct store_sq *s) IG_WUR;
 /* Keep a copy of the checkpoint signed in the running transaction. */
 enum ig_status
-store_anchor_stage(struct store *s, const char *note, size_t len, uint64_t size,
+store_anchor_stage(struct store_sq *s, const char *note, size_t len,
+                   uint64_t size,
                    const unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
 /* After each transaction (run_batch): a staged checkpoint is written to
    the file when committed, dropped when not. */
-void store_anchor_after_commit(struct store *s, int committed);
+void store_anchor_after_commit(struct store_sq *s, int committed);
 /* A checkpoint was refused (the stored tree is not the one this PDP
    wrote): the running marker says so, fsynced, so that no later start
    takes the unsigned tail for a crash's. Once per run; logged if the
    marker cannot be written. */
-void store_anchor_mark_refused(struct store *s);
+void store_anchor_mark_refused(struct store_sq *s);
 /* 1 when the running marker says a run refused a checkpoint. */
 int store_anchor_marker_refused(const char *marker);
 /* At close; clean (the writer ran and stopped): remove the running
    marker when the file holds the whole tree. Frees the anchor state. */
-void store_anchor_close(struct store *s, int clean);
+void store_anchor_close(struct store_sq *s, int clean);
 
 /* store_schema.c */
 enum ig_status store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

@@ -40,7 +40,7 @@ has_row(sqlite3_stmt *st)
 
 /* The seq of intent_id: > 0, 0 when unknown, -1 on error. */
 static sqlite3_int64
-intent_seq(struct store *s, const char *intent_id)
+intent_seq(struct store_sq *s, const char *intent_id)
 {
     sqlite3_stmt *st = s->wst[W_SEQ];
     sqlite3_int64 seq;
@@ -59,7 +59,7 @@ intent_seq(struct store *s, const char *intent_id)
 /* ---- writer jobs ---- */
 
 static enum ig_status
-idempotent_replay(struct store *s, const struct store_intent_rec *r,
+idempotent_replay(struct store_sq *s, const struct store_intent_rec *r,
                   char **replay)
 {
     sqlite3_stmt *st = s->wst[W_IDEM];
@@ -84,7 +84,7 @@ idempotent_replay(struct store *s, const struct store_intent_rec *r,
 }
 
 static enum ig_status
-insert_intent_rows(struct store *s, const struct store_intent_rec *r,
+insert_intent_rows(struct store_sq *s, const struct store_intent_rec *r,
                    sqlite3_int64 *seq)
 {
     sqlite3_stmt *st = s->wst[W_INTENT];
@@ -115,7 +115,7 @@ insert_intent_rows(struct store *s, const struct store_intent_rec *r,
 }
 
 enum ig_status
-store_job_put_intent(struct store *s, struct store_job *j)
+store_job_put_intent(struct store_sq *s, struct store_job *j)
 {
     const struct store_intent_rec *r = j->rec;
     sqlite3_int64 seq = 0;
@@ -155,7 +155,7 @@ store_job_put_intent(struct store *s, struct store_job *j)
 }
 
 enum ig_status
-store_job_redeem(struct store *s, struct store_job *j)
+store_job_redeem(struct store_sq *s, struct store_job *j)
 {
     const struct store_redeem_rec *r = j->rec;
     sqlite3_int64 seq = intent_seq(s, r->intent_id);
@@ -183,7 +183,7 @@ store_job_redeem(struct store *s, struct store_job *j)
 /* The outcome already recorded for seq: 0 none, 1 one that differs from
    r, 2 the same outcome and detail text, -1 on error. */
 static int
-recorded_outcome(struct store *s, sqlite3_int64 seq,
+recorded_outcome(struct store_sq *s, sqlite3_int64 seq,
                  const struct store_outcome_rec *r)
 {
     sqlite3_stmt *st = s->wst[W_OUTCOME_GET];
@@ -205,7 +205,7 @@ recorded_outcome(struct store *s, sqlite3_int64 seq,
 }
 
 enum ig_status
-store_job_put_outcome(struct store *s, struct store_job *j)
+store_job_put_outcome(struct store_sq *s, struct store_job *j)
 {
     const struct store_outcome_rec *r = j->rec;
     sqlite3_int64 seq = intent_seq(s, r->intent_id);
@@ -243,7 +243,7 @@ store_job_put_outcome(struct store *s, struct store_job *j)
    rerun of the batch (store_sqlite.c) the job writes the hits it took the
    first time. */
 enum ig_status
-store_job_flush_hits(struct store *s, struct store_job *j)
+store_job_flush_hits(struct store_sq *s, struct store_job *j)
 {
     sqlite3_stmt *st = s->wst[W_HITS];
     size_t i;

@@ -12,7 +12,7 @@
 #include "ig_limits.h"
 
 static struct store_rconn *
-rconn_new(struct store *s)
+rconn_new(struct store_sq *s)
 {
     struct store_rconn *c = calloc(1, sizeof(*c));
     int i;
@@ -49,7 +49,7 @@ rconn_free(struct store_rconn *c)
 }
 
 struct store_rconn *
-store_rconn_get(struct store *s)
+store_rconn_get(struct store_sq *s)
 {
     struct store_rconn *c = NULL;
 
@@ -73,7 +73,7 @@ store_rconn_get(struct store *s)
 }
 
 void
-store_rconn_put(struct store *s, struct store_rconn *c)
+store_rconn_put(struct store_sq *s, struct store_rconn *c)
 {
     pthread_mutex_lock(&s->pool_mu);
     c->next = s->free_rconns;
@@ -83,7 +83,7 @@ store_rconn_put(struct store *s, struct store_rconn *c)
 }
 
 void
-store_pool_close(struct store *s)
+store_pool_close(struct store_sq *s)
 {
     struct store_rconn *c;
 
@@ -94,7 +94,7 @@ store_pool_close(struct store *s)
 }
 
 struct store_rconn *
-store_read_begin(struct store *s)
+store_read_begin(struct store_sq *s)
 {
     struct store_rconn *c = store_rconn_get(s);
 
@@ -107,7 +107,7 @@ store_read_begin(struct store *s)
 }
 
 void
-store_read_end(struct store *s, struct store_rconn *c)
+store_read_end(struct store_sq *s, struct store_rconn *c)
 {
     (void)sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
     store_rconn_put(s, c);

@@ -22,7 +22,7 @@ reset(sqlite3_stmt *st)
    statement and give the connection back; step's status, or IG_ERR_IO
    when no connection could be had. */
 static enum ig_status
-with_stmt(struct store *s, enum rstmt which,
+with_stmt(struct store_sq *s, enum rstmt which,
           enum ig_status (*step)(sqlite3_stmt *st, void *ctx), void *ctx)
 {
     struct store_rconn *c = store_rconn_get(s);
@@ -62,8 +62,8 @@ idem_step(sqlite3_stmt *st, void *ctx)
 }
 
 enum ig_status
-store_find_idempotent(struct store *s, const char *principal, const char *key,
-                      int64_t now, char **replay)
+store_sq_find_idempotent(struct store_sq *s, const char *principal,
+                         const char *key, int64_t now, char **replay)
 {
     struct idem_query q;
 
@@ -230,7 +230,7 @@ read_intent(struct store_rconn *c, const char *id, int full, json_t **out)
 }
 
 enum ig_status
-store_get_intent(struct store *s, const char *intent_id, json_t **out)
+store_sq_get_intent(struct store_sq *s, const char *intent_id, json_t **out)
 {
     /* One read transaction, so the parts agree with each other. */
     struct store_rconn *c = store_read_begin(s);
@@ -245,7 +245,7 @@ store_get_intent(struct store *s, const char *intent_id, json_t **out)
 }
 
 enum ig_status
-store_get_grant(struct store *s, const char *intent_id, json_t **out)
+store_sq_get_grant(struct store_sq *s, const char *intent_id, json_t **out)
 {
     struct store_rconn *c = store_read_begin(s);
     enum ig_status rc;
@@ -268,7 +268,7 @@ size_step(sqlite3_stmt *st, void *ctx)
 }
 
 enum ig_status
-store_audit_size(struct store *s, int64_t *out)
+store_sq_audit_size(struct store_sq *s, int64_t *out)
 {
     return with_stmt(s, R_AUDIT_SIZE, size_step, out);
 }

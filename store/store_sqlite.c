@@ -37,7 +37,7 @@
 /* ---- the writer ---- */
 
 static enum ig_status
-setup_writer(struct store *s, struct ig_err *err)
+setup_writer(struct store_sq *s, struct ig_err *err)
 {
     char *msg = NULL;
     const char *sync = s->opts.synchronous_full ? "PRAGMA synchronous=FULL"
@@ -88,7 +88,7 @@ enum jobs_result {
 /* Run one job; with savepoint, inside its own SAVEPOINT, rolled back
    alone (rows and audit frontier) when the job fails. */
 static enum jobs_result
-run_job(struct store *s, struct store_job *j, int savepoint)
+run_job(struct store_sq *s, struct store_job *j, int savepoint)
 {
     struct store_audit_state job_saved;
     sqlite3_int64 before = sqlite3_total_changes64(s->wdb);
@@ -121,7 +121,7 @@ run_job(struct store *s, struct store_job *j, int savepoint)
 }
 
 static enum jobs_result
-run_jobs(struct store *s, struct store_job *batch, int savepoints)
+run_jobs(struct store_sq *s, struct store_job *batch, int savepoints)
 {
     enum jobs_result r;
     struct store_job *j;
@@ -139,14 +139,14 @@ run_jobs(struct store *s, struct store_job *batch, int savepoints)
 }
 
 static int
-begin(struct store *s)
+begin(struct store_sq *s)
 {
     return sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
            SQLITE_OK;
 }
 
 static void
-rollback(struct store *s, const struct store_audit_state *saved)
+rollback(struct store_sq *s, const struct store_audit_state *saved)
 {
     if (!sqlite3_get_autocommit(s->wdb))
         (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
@@ -162,7 +162,7 @@ rollback(struct store *s, const struct store_audit_state *saved)
  * job, so that the failed job alone is undone.
  */
 static void
-run_batch(struct store *s, struct store_job *batch)
+run_batch(struct store_sq *s, struct store_job *batch)
 {
     struct store_audit_state txn_saved = s->audit;
     struct store_job *j;
@@ -228,7 +228,7 @@ complete_async(struct store_job *batch)
    Its COMMIT is always synchronous=FULL: the WAL is on disk, with every
    event the checkpoint covers, before the anchor file names it. */
 static void
-run_checkpoint(struct store *s)
+run_checkpoint(struct store_sq *s)
 {
     struct store_job j;
 
@@ -246,7 +246,7 @@ run_checkpoint(struct store *s)
 /* With s->mu held: wait for jobs or stopping; 1 when instead the audit
    checkpoint interval passed with nothing queued. */
 static int
-wait_for_work(struct store *s)
+wait_for_work(struct store_sq *s)
 {
     struct timespec ts;
     double due;
@@ -268,7 +268,7 @@ wait_for_work(struct store *s)
 static void *
 writer_main(void *arg)
 {
-    struct store *s = arg;
+    struct store_sq *s = arg;
     struct store_job *batch, *j;
 
     (void)prctl(PR_SET_NAME, "ig-store-writer"); /* for top -H and perf */
@@ -309,7 +309,7 @@ writer_main(void *arg)
 }
 
 enum ig_status
-store_submit(struct store *s, struct store_job *j)
+store_submit(struct store_sq *s, struct store_job *j)
 {
     int async = j->async;
     enum ig_status st = IG_OK;
@@ -338,14 +338,14 @@ store_submit(struct store *s, struct store_job *j)
 }
 
 int
-store_overloaded(struct store *s)
+store_sq_overloaded(struct store_sq *s)
 {
     return s->opts.max_queue > 0 &&
            atomic_load(&s->queued) >= s->opts.max_queue;
 }
 
 size_t
-store_queue_depth(struct store *s)
+store_sq_queue_depth(struct store_sq *s)
 {
     return atomic_load(&s->queued);
 }
@@ -353,10 +353,10 @@ store_queue_depth(struct store *s)
 /* ---- lifecycle ---- */
 
 enum ig_status
-store_open(const struct store_opts *opts, struct store **out,
-           struct ig_err *err)
+store_sq_open(const struct store_opts *opts, struct store_sq **out,
+              struct ig_err *err)
 {
-    struct store *s = calloc(1, sizeof(*s));
+    struct store_sq *s = calloc(1, sizeof(*s));
     pthread_condattr_t ca;
     enum ig_status rc;
 
@@ -392,7 +392,7 @@ store_open(const struct store_opts *opts, struct store **out,
         rc = ig_err_set(err, IG_ERR_IO, "cannot start the writer thread");
     if (rc != IG_OK) {
         s->stopping = 2; /* no writer thread to join */
-        store_close(s);
+        store_sq_close(s);
         return rc;
     }
     *out = s;
@@ -400,7 +400,7 @@ store_open(const struct store_opts *opts, struct store **out,
 }
 
 void
-store_close(struct store *s)
+store_sq_close(struct store_sq *s)
 {
     int i, joined = s != NULL && s->stopping != 2;
 
@@ -431,7 +431,7 @@ store_close(struct store *s)
 }
 
 void
-store_set_observer(struct store *s, store_commit_observer fn, void *ctx)
+store_sq_set_observer(struct store_sq *s, store_commit_observer fn, void *ctx)
 {
     pthread_mutex_lock(&s->obs_mu);
     s->observer = fn;

@@ -82,7 +82,7 @@ store_mono(void)
 }
 
 void
-store_audit_log(struct store *s, const char *level, const char *event,
+store_audit_log(struct store_sq *s, const char *level, const char *event,
                 json_t *fields)
 {
     if (s->opts.log != NULL)

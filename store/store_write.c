@@ -41,7 +41,7 @@ fill_job(struct store_job *j, const struct job_spec *js)
 }
 
 static enum ig_status
-submit_sync(struct store *s, const struct job_spec *js)
+submit_sync(struct store_sq *s, const struct job_spec *js)
 {
     struct store_job j;
     enum ig_status st = IG_ERR_INVALID;
@@ -54,7 +54,7 @@ submit_sync(struct store *s, const struct job_spec *js)
 }
 
 enum ig_status
-store_run_events(struct store *s, store_job_fn fn, const void *rec,
+store_run_events(struct store_sq *s, store_job_fn fn, const void *rec,
                  const char *notify, const char *const *ev, size_t n)
 {
     struct job_spec js = {fn, rec, notify != NULL ? notify : "", NULL, ev, n};
@@ -63,13 +63,14 @@ store_run_events(struct store *s, store_job_fn fn, const void *rec,
 }
 
 enum ig_status
-store_run(struct store *s, store_job_fn fn, const void *rec, const char *notify)
+store_run(struct store_sq *s, store_job_fn fn, const void *rec,
+          const char *notify)
 {
     return store_run_events(s, fn, rec, notify, NULL, 0);
 }
 
 static enum ig_status
-submit_async(struct store *s, const struct job_spec *js, store_done_fn done,
+submit_async(struct store_sq *s, const struct job_spec *js, store_done_fn done,
              void *ctx)
 {
     struct store_job *j = calloc(1, sizeof(*j));
@@ -93,8 +94,8 @@ submit_async(struct store *s, const struct job_spec *js, store_done_fn done,
 }
 
 enum ig_status
-store_put_intent(struct store *s, const struct store_intent_rec *r,
-                 char **replay)
+store_sq_put_intent(struct store_sq *s, const struct store_intent_rec *r,
+                    char **replay)
 {
     struct job_spec js = {
         store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
@@ -104,8 +105,8 @@ store_put_intent(struct store *s, const struct store_intent_rec *r,
 }
 
 enum ig_status
-store_put_intent_async(struct store *s, const struct store_intent_rec *r,
-                       char **replay, store_done_fn done, void *ctx)
+store_sq_put_intent_async(struct store_sq *s, const struct store_intent_rec *r,
+                          char **replay, store_done_fn done, void *ctx)
 {
     struct job_spec js = {
         store_job_put_intent, r, r->intent_id, replay, r->events, r->nevents};
@@ -115,7 +116,7 @@ store_put_intent_async(struct store *s, const struct store_intent_rec *r,
 }
 
 enum ig_status
-store_redeem(struct store *s, const struct store_redeem_rec *r)
+store_sq_redeem(struct store_sq *s, const struct store_redeem_rec *r)
 {
     struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
                           r->events,        r->nevents};
@@ -124,8 +125,8 @@ store_redeem(struct store *s, const struct store_redeem_rec *r)
 }
 
 enum ig_status
-store_redeem_async(struct store *s, const struct store_redeem_rec *r,
-                   store_done_fn done, void *ctx)
+store_sq_redeem_async(struct store_sq *s, const struct store_redeem_rec *r,
+                      store_done_fn done, void *ctx)
 {
     struct job_spec js = {store_job_redeem, r,         r->intent_id, NULL,
                           r->events,        r->nevents};
@@ -134,7 +135,7 @@ store_redeem_async(struct store *s, const struct store_redeem_rec *r,
 }
 
 enum ig_status
-store_put_outcome(struct store *s, const struct store_outcome_rec *r)
+store_sq_put_outcome(struct store_sq *s, const struct store_outcome_rec *r)
 {
     struct job_spec js = {
         store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
@@ -143,8 +144,9 @@ store_put_outcome(struct store *s, const struct store_outcome_rec *r)
 }
 
 enum ig_status
-store_put_outcome_async(struct store *s, const struct store_outcome_rec *r,
-                        store_done_fn done, void *ctx)
+store_sq_put_outcome_async(struct store_sq *s,
+                           const struct store_outcome_rec *r,
+                           store_done_fn done, void *ctx)
 {
     struct job_spec js = {
         store_job_put_outcome, r, r->intent_id, NULL, r->events, r->nevents};
@@ -156,7 +158,7 @@ store_put_outcome_async(struct store *s, const struct store_outcome_rec *r,
 
 /* Queue the job that writes the pending quota hits (not waited). */
 static enum ig_status
-queue_flush(struct store *s)
+queue_flush(struct store_sq *s)
 {
     struct store_job *j = calloc(1, sizeof(*j));
 
@@ -172,8 +174,8 @@ queue_flush(struct store *s)
 }
 
 int64_t
-store_count(struct store *s, const char *key, int64_t window_seconds,
-            int64_t now)
+store_sq_count(struct store_sq *s, const char *key, int64_t window_seconds,
+               int64_t now)
 {
     int64_t n;
     int flush;
@@ -198,7 +200,7 @@ struct head_rec {
 };
 
 static enum ig_status
-job_head(struct store *s, struct store_job *j)
+job_head(struct store_sq *s, struct store_job *j)
 {
     const struct head_rec *h = j->rec;
 
@@ -208,8 +210,8 @@ job_head(struct store *s, struct store_job *j)
 }
 
 enum ig_status
-store_audit_head(struct store *s, uint64_t *size,
-                 unsigned char root[AUDIT_HASH_BYTES])
+store_sq_audit_head(struct store_sq *s, uint64_t *size,
+                    unsigned char root[AUDIT_HASH_BYTES])
 {
     struct head_rec h;
 
@@ -219,7 +221,7 @@ store_audit_head(struct store *s, uint64_t *size,
 }
 
 static enum ig_status
-job_sign(struct store *s, struct store_job *j)
+job_sign(struct store_sq *s, struct store_job *j)
 {
     uint64_t *const *out = j->rec;
     enum ig_status rc = store_job_checkpoint(s, j);
@@ -230,7 +232,7 @@ job_sign(struct store *s, struct store_job *j)
 }
 
 enum ig_status
-store_audit_sign(struct store *s, uint64_t *size)
+store_sq_audit_sign(struct store_sq *s, uint64_t *size)
 {
     uint64_t *out = size;
 

@@ -347,7 +347,7 @@ struct events_job {
 };
 
 static enum ig_status
-run_events(struct store *s, struct store_job *j)
+run_events(struct store_sq *s, struct store_job *j)
 {
     const struct events_job *e = j->rec;
 
@@ -355,7 +355,7 @@ run_events(struct store *s, struct store_job *j)
 }
 
 static enum ig_status
-run_slow(struct store *s, struct store_job *j)
+run_slow(struct store_sq *s, struct store_job *j)
 {
     struct timespec ts = {0, 200000000L};
 
@@ -375,7 +375,7 @@ events_done(void *ctx, enum ig_status st)
 }
 
 static void
-submit_events(struct store *s, struct events_job *e, atomic_int *done)
+submit_events(struct store_sq *s, struct events_job *e, atomic_int *done)
 {
     struct store_job *j = calloc(1, sizeof(*j));
 
@@ -416,10 +416,10 @@ test_failed_job_in_a_batch(void **state)
     assert_non_null(slow);
     slow->run = run_slow;
     slow->async = 1;
-    assert_int_equal(store_submit(f->s, slow), IG_OK);
-    submit_events(f->s, &a, &done);
-    submit_events(f->s, &b, &done);
-    submit_events(f->s, &c, &done);
+    assert_int_equal(store_submit(store_sq_of(f->s), slow), IG_OK);
+    submit_events(store_sq_of(f->s), &a, &done);
+    submit_events(store_sq_of(f->s), &b, &done);
+    submit_events(store_sq_of(f->s), &c, &done);
     while (atomic_load(&done) < 3) {
         struct timespec ts = {0, 5000000L};
         (void)nanosleep(&ts, NULL);
@@ -434,7 +434,7 @@ test_failed_job_in_a_batch(void **state)
 /* Appends an event, then leaves a deferred foreign key violation: the
    job succeeds, the transaction's COMMIT fails. */
 static enum ig_status
-run_commit_breaker(struct store *s, struct store_job *j)
+run_commit_breaker(struct store_sq *s, struct store_job *j)
 {
     const char *ev[1] = {"{\"type\":\"never.committed\"}"};
 
@@ -460,8 +460,9 @@ test_commit_failure_restores_frontier(void **state)
     append(f, 255); /* the breaker's event fills the first tile */
     nodes = node_count(f);
     assert_int_equal(store_audit_head(f->s, &size0, root0), IG_OK);
-    assert_int_equal(store_run(f->s, run_commit_breaker, NULL, NULL),
-                     IG_ERR_IO);
+    assert_int_equal(
+        store_run(store_sq_of(f->s), run_commit_breaker, NULL, NULL),
+        IG_ERR_IO);
     assert_int_equal(store_audit_head(f->s, &size1, root1), IG_OK);
     assert_int_equal(size1, size0);
     assert_memory_equal(root1, root0, 32);
