@@ -253,7 +253,8 @@ test_tree_that_does_not_extend_the_anchor_is_not_signed(void **state)
     append(f, 4);
     sign(f, IG_OK);
     append(f, 2);
-    store_sq_of(f->s)->anchor.root[0] ^= 1; /* as if the anchor held another history */
+    store_sq_of(f->s)->anchor.root[0] ^=
+        1; /* as if the anchor held another history */
     sign(f, IG_ERR_CRYPTO);
     assert_true(was_logged("audit.checkpoint_refused"));
     store_sq_of(f->s)->anchor.root[0] ^= 1;
