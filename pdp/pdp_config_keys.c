@@ -292,7 +292,8 @@ pdp_cfg_top_finish(struct pdp_cfg_parse *p)
     size_t i;
 
     if (c->database == NULL)
-        return pdp_cfg_error(p, "missing database (a SQLite file or a postgresql:// URL)");
+        return pdp_cfg_error(
+            p, "missing database (a SQLite file or a postgresql:// URL)");
     if (c->signing_key == NULL)
         return pdp_cfg_error(p, "missing signing_key (a k4.secret key file)");
     if (c->policy_dir == NULL)

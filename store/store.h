@@ -45,8 +45,8 @@ typedef void (*store_log_fn)(const char *level, const char *event,
                              json_t *fields);
 
 struct store_opts {
-    const char *path; /* SQLite file, created on first open; or a
-                         postgresql:// URL (store_pg_int.h) */
+    const char *path;     /* SQLite file, created on first open; or a
+                             postgresql:// URL (store_pg_int.h) */
     int synchronous_full; /* 1: synchronous=FULL (default); 0: NORMAL */
     /* Called on the writer thread after each commit, once per intent id
        whose state the commit changed (PostgreSQL: also on the listener

@@ -157,7 +157,6 @@ enum ig_status store_pg_audit_intent_events(struct store_pg *s,
 enum ig_status store_pg_audit_checkpoints(struct store_pg *s, uint64_t max_size,
                                           struct ig_buf *out) IG_WUR;
 
-
 /* The SQLite backend of s (NULL when s is on PostgreSQL): for the unit
    tests that drive the writer thread directly. */
 struct store_sq *store_sq_of(struct store *s);
