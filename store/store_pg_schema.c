@@ -178,7 +178,7 @@ version(struct store_pg_conn *c, struct ig_err *err)
     int v = -1;
 
     if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-        v = atoi(PQgetvalue(r, 0, 0));
+        v = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     else
         (void)ig_err_set(err, IG_ERR_IO, "cannot read the schema version: %s",
                          PQerrorMessage(c->pg));
