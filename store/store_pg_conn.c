@@ -31,11 +31,18 @@ store_pg_log(struct store_pg *s, const char *level, const char *event,
 PGconn *
 store_pg_connect(const char *conninfo, struct ig_err *err)
 {
-    /* Our defaults first: what the URL says overrides them. */
-    static const char *const keys[] = {"connect_timeout", "application_name",
-                                       "options", "dbname", NULL};
+    /* Our defaults first: what the URL says overrides them. Keepalives and
+       the TCP user timeout let the server drop a vanished replica's
+       connections (and with them its advisory locks: the sequencer's)
+       within seconds, and let us notice a vanished server. */
+    static const char *const keys[] = {
+        "connect_timeout",  "application_name",
+        "options",          "keepalives",
+        "keepalives_idle",  "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout",
+        "dbname",           NULL};
     char timeout[16], options[64];
-    const char *vals[5];
+    const char *vals[10];
     PGconn *c;
 
     (void)snprintf(timeout, sizeof(timeout), "%d", STORE_PG_CONNECT_S);
@@ -44,8 +51,13 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
     vals[0] = timeout;
     vals[1] = "intentgate";
     vals[2] = options;
-    vals[3] = conninfo;
-    vals[4] = NULL;
+    vals[3] = "1";
+    vals[4] = "5";
+    vals[5] = "2";
+    vals[6] = "3";
+    vals[7] = "15000";
+    vals[8] = conninfo;
+    vals[9] = NULL;
     c = PQconnectdbParams(keys, vals, 1);
     if (c == NULL) {
         (void)ig_err_set(err, IG_ERR_NOMEM, "out of memory");
