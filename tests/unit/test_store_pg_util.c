@@ -44,6 +44,13 @@ url_with_db(const char *base, const char *name, char *out, size_t len)
         fail_msg("database URL too long");
 }
 
+static void
+quiet(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 static PGconn *
 connect_url(const char *url)
 {
@@ -52,6 +59,7 @@ connect_url(const char *url)
     if (c == NULL || PQstatus(c) != CONNECTION_OK)
         fail_msg("cannot connect to %s: %s", url,
                  c != NULL ? PQerrorMessage(c) : "out of memory");
+    (void)PQsetNoticeProcessor(c, quiet, NULL);
     return c;
 }
 
