@@ -49,3 +49,5 @@ set_tests_properties(pdp.refusals_integration PROPERTIES
 # compared.
 ig_test(pdp store_pg LIBS igpdp SOURCES unit/test_store_pg_util.c)
 set_tests_properties(pdp.store_pg PROPERTIES LABELS pg TIMEOUT 300)
+ig_test(pdp store_pg_race LIBS igpdp SOURCES unit/test_store_pg_util.c)
+set_tests_properties(pdp.store_pg_race PROPERTIES LABELS pg TIMEOUT 300)
