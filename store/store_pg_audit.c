@@ -335,12 +335,17 @@ lead(struct store_pg_seq *q)
             answer(q, asked, IG_ERR_IO);
         step_down(q, "a batch failed: the connection or the lock was lost, "
                      "or another sequencer wrote");
-        return;
-    }
-    if (sign)
-        answer(q, asked, rc);
-    if (leader_wait(q) != 0)
+    } else {
+        if (sign)
+            answer(q, asked, rc);
+        if (leader_wait(q) == 0)
+            return;
         step_down(q, "the connection holding the lock was lost");
+    }
+    /* Deposed: let the other replicas, which try every
+       STORE_PG_SEQ_RETRY_MS, take the lock first. */
+    follower_wait(q);
+    follower_wait(q);
 }
 
 static void *

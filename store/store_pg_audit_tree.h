@@ -13,8 +13,9 @@
 
 #define STORE_PG_SEQ_BATCH 1024    /* queued events moved per transaction */
 #define STORE_PG_SEQ_RETRY_MS 1000 /* a follower tries the lock this often */
-#define STORE_PG_SEQ_IDLE_MS 1000  /* the leader looks at the queue this often \
-                                    */
+#define STORE_PG_SEQ_IDLE_MS                                                   \
+    1000 /* the leader looks at the queue this often                           \
+          */
 #define STORE_PG_SEQ_CHECK_ROWS 4096 /* events read per query at open */
 
 /* Reading the stored tree on connection c: tiles, leaves, and (edge not
