@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store.h"
+
 struct store_log {
     struct store_log_sq *sq; /* exactly one of the two is set */
     struct store_log_pg *pg;
@@ -19,39 +21,6 @@ struct store_log_cursor {
     struct store_log_pg_cursor *pg;
 };
 
-int
-store_log_is_url(const char *path)
-{
-    return path != NULL && (strncmp(path, "postgresql://", 13) == 0 ||
-                            strncmp(path, "postgres://", 11) == 0);
-}
-
-int
-store_url_has_password(const char *url)
-{
-    const char *auth, *end, *at, *colon, *q;
-
-    if (!store_log_is_url(url))
-        return 0;
-    auth = strstr(url, "://") + 3;
-    end = auth + strcspn(auth, "/?#");
-    at = NULL;
-    for (q = auth; q < end; q++)
-        if (*q == '@')
-            at = q;
-    colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    if (colon != NULL)
-        return 1;
-    q = strchr(end, '?');
-    while (q != NULL) {
-        q++;
-        if (strncmp(q, "password=", 9) == 0)
-            return 1;
-        q = strchr(q, '&');
-    }
-    return 0;
-}
-
 enum ig_status
 store_log_open(const char *path, struct store_log **out, struct ig_err *err)
 {
@@ -61,7 +30,7 @@ store_log_open(const char *path, struct store_log **out, struct ig_err *err)
     *out = NULL;
     if (l == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    if (store_log_is_url(path))
+    if (store_is_postgres(path))
         st = store_log_pg_open(path, &l->pg, err);
     else
         st = store_log_sq_open(path, &l->sq, err);

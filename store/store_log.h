@@ -46,10 +46,6 @@
 struct store_log;
 struct store_log_cursor;
 
-/* 1 when path is a postgresql:// or postgres:// URL (read from a
-   PostgreSQL server), 0 for a file. */
-int store_log_is_url(const char *path);
-
 /* 1 when the URL carries a password (scheme://user:password@host, or a
    password= parameter): commands refuse it, since every local user sees
    a command line (libpq reads PGPASSWORD and ~/.pgpass instead). */

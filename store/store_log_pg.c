@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "audit_tile.h"
+#include "store.h"
 #include "store_pg_int.h"
 
 #define PAGE_ROWS 1000
@@ -35,6 +36,7 @@
 struct store_log_pg {
     PGconn *pg;
     char *url;
+    char msg[512]; /* pg_message */
     struct audit_tile_src src;
     unsigned char tile[AUDIT_TILE_BYTES];
 };
@@ -74,18 +76,43 @@ static const char *const scan_table[] = {
     [STORE_LOG_LEAVES] = "audit_events",
 };
 
-/* The server's message for err, without its trailing newline. */
-static int
-msg_len(const char *m)
+/* libpq's message m on one line, into out: the "ERROR:  " prefix
+   dropped, lines joined, the excerpt of the query (LINE n: ...) cut. */
+static const char *
+one_line(const char *m, char *out, size_t cap)
 {
-    size_t n = strlen(m);
+    const char *cut = strstr(m, "\nLINE ");
+    size_t n = cut != NULL ? (size_t)(cut - m) : strlen(m), i, o = 0;
+    int space = 0;
 
-    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
-        n--;
-    return (int)n;
+    if (strncmp(m, "ERROR:  ", 8) == 0 && n >= 8) {
+        m += 8;
+        n -= 8;
+    }
+    for (i = 0; i < n && o + 1 < cap; i++) {
+        if (m[i] == '\n' || m[i] == '\t' || m[i] == ' ') {
+            space = o > 0;
+            continue;
+        }
+        if (space && o + 2 < cap)
+            out[o++] = ' ';
+        space = 0;
+        out[o++] = m[i];
+    }
+    out[o] = '\0';
+    return out;
 }
 
-#define PGMSG(l) msg_len(PQerrorMessage((l)->pg)), PQerrorMessage((l)->pg)
+/* Notices (a migration's "already exists, skipping") are not for the
+   user of a command. */
+static void
+no_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+#define PGMSG(l) one_line(PQerrorMessage((l)->pg), (l)->msg, sizeof((l)->msg))
 
 /* Run sql with n text parameters; binary results. NULL when it failed. */
 static PGresult *
@@ -127,6 +154,32 @@ col_int(const PGresult *r, int row, int col)
 
 /* ---- opening ---- */
 
+int
+store_url_has_password(const char *url)
+{
+    const char *auth, *end, *at, *colon, *q;
+
+    if (!store_is_postgres(url))
+        return 0;
+    auth = strstr(url, "://") + 3;
+    end = auth + strcspn(auth, "/?#");
+    at = NULL;
+    for (q = auth; q < end; q++)
+        if (*q == '@')
+            at = q;
+    colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    if (colon != NULL)
+        return 1;
+    q = strchr(end, '?');
+    while (q != NULL) {
+        q++;
+        if (strncmp(q, "password=", 9) == 0)
+            return 1;
+        q = strchr(q, '&');
+    }
+    return 0;
+}
+
 enum ig_status
 store_log_pg_open(const char *url, struct store_log_pg **out,
                   struct ig_err *err)
@@ -147,16 +200,17 @@ store_log_pg_open(const char *url, struct store_log_pg **out,
     }
     if ((l->pg = store_pg_connect(url, &cerr)) == NULL) {
         (void)ig_err_set(err, IG_ERR_INVALID, "cannot open %s: %s", url,
-                         cerr.msg);
+                         one_line(cerr.msg, l->msg, sizeof(l->msg)));
         store_log_pg_close(l);
         return IG_ERR_INVALID;
     }
+    PQsetNoticeProcessor(l->pg, no_notice, NULL);
     /* A scan filtered by text may read the whole table in one page: the
        connection's statement timeout (a PDP's) is too short for a big
        log, but a read must still end. */
     if (command(l, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") != 0 ||
         command(l, "SET LOCAL statement_timeout = '10min'") != 0) {
-        (void)ig_err_set(err, IG_ERR_IO, "%s: cannot start a read: %.*s", url,
+        (void)ig_err_set(err, IG_ERR_IO, "%s: cannot start a read: %s", url,
                          PGMSG(l));
         store_log_pg_close(l);
         return IG_ERR_IO;
@@ -164,8 +218,7 @@ store_log_pg_open(const char *url, struct store_log_pg **out,
     r = query(l, "SELECT seq, event FROM audit_events LIMIT 0", 0, NULL);
     if (r == NULL) {
         (void)ig_err_set(err, IG_ERR_INVALID,
-                         "%s is not an intentgate database: %.*s", url,
-                         PGMSG(l));
+                         "%s is not an intentgate database: %s", url, PGMSG(l));
         store_log_pg_close(l);
         return IG_ERR_INVALID;
     }
@@ -247,9 +300,9 @@ next_page(struct store_log_pg_cursor *c, struct ig_err *err)
         if (c->table == STORE_LOG_CHECKPOINTS)
             return ig_err_set(err, IG_ERR_INVALID,
                               "the database has no readable checkpoints "
-                              "table: %.*s",
+                              "table: %s",
                               PGMSG(c->l));
-        return ig_err_set(err, IG_ERR_IO, "reading %s: %.*s",
+        return ig_err_set(err, IG_ERR_IO, "reading %s: %s",
                           scan_table[c->table], PGMSG(c->l));
     }
     c->rows = PQntuples(c->res);
@@ -335,7 +388,7 @@ store_log_pg_checkpoint(struct store_log_pg *l, uint64_t size, char **note,
     if (r == NULL)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable checkpoints table: "
-                          "%.*s",
+                          "%s",
                           PGMSG(l));
     if (PQntuples(r) > 0) {
         *got = (uint64_t)col_int(r, 0, 0);
@@ -369,7 +422,7 @@ store_log_pg_leaf(struct store_log_pg *l, uint64_t index, char **leaf,
     r = query(l, "SELECT event FROM audit_events WHERE seq = $1::bigint", 1,
               params);
     if (r == NULL)
-        return ig_err_set(err, IG_ERR_IO, "reading leaf %llu: %.*s",
+        return ig_err_set(err, IG_ERR_IO, "reading leaf %llu: %s",
                           (unsigned long long)index, PGMSG(l));
     if (PQntuples(r) > 0) {
         st = col_dup(r, 0, leaf, len);
@@ -390,8 +443,7 @@ store_log_pg_queued(struct store_log_pg *l, uint64_t *n, struct ig_err *err)
 
     *n = 0;
     if (r == NULL)
-        return ig_err_set(err, IG_ERR_IO, "reading audit_queue: %.*s",
-                          PGMSG(l));
+        return ig_err_set(err, IG_ERR_IO, "reading audit_queue: %s", PGMSG(l));
     if (PQntuples(r) == 1)
         *n = (uint64_t)col_int(r, 0, 0);
     PQclear(r);
@@ -462,7 +514,7 @@ store_log_pg_nodes(struct store_log_pg *l, uint64_t size, struct ig_err *err)
     if (r == NULL)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable audit_tiles table: "
-                          "%.*s",
+                          "%s",
                           PGMSG(l));
     PQclear(r);
     l->src.size = size;
