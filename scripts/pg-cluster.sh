@@ -28,8 +28,10 @@
 #
 # A port is picked free, then bound by the server; when another process
 # took it in between (the log says "could not create any TCP/IP sockets")
-# another one is tried, up to 10 times. Everything the server says is in
-# DIR/log; on a failure its last lines are printed.
+# another one is tried, up to 10 times (IG_PG_CLUSTER_PORT, when set, is
+# the first port tried: how tests/integration/test_replicas.py proves the
+# retry). Everything the server says is in DIR/log; on a failure its last
+# lines are printed.
 set -euo pipefail
 
 usage() {
@@ -159,13 +161,15 @@ start() {
             echo "synchronous_commit = on"
         fi
     } >>"$dir/data/postgresql.conf"
+    port=${IG_PG_CLUSTER_PORT:-}
     while :; do
-        port=$(free_port)
+        [ -n "$port" ] || port=$(free_port)
         set_port "$port"
         rc=0
         pg_ctl_start || rc=$?
         [ "$rc" -eq 0 ] && break
         tries=$((tries + 1))
+        port=
         if [ "$rc" -ne 2 ] || [ "$tries" -ge 10 ]; then
             show_log
             die "the server did not start (DIR $dir)"

@@ -25,6 +25,8 @@ IG_TEST_PG_URL (scripts/test.sh starts it; without it this suite fails).
                     store copy` and served from PostgreSQL: its records are
                     all there, and the log verifies with the same key and
                     the checkpoints signed before the copy
+    PgCluster       scripts/pg-cluster.sh: start, down, up, restart, stop,
+                    --durable, a taken port retried
     DatabaseFlag    `serve --database`: overrides the config; refuses an
                     empty value and a URL holding a password
 
@@ -532,6 +534,76 @@ class StoreCopy(unittest.TestCase):
         new_leaves = out.splitlines()
         self.assertGreater(len(new_leaves), len(old_leaves))
         self.assertEqual(new_leaves[:len(old_leaves)], old_leaves)
+
+
+class PgCluster(unittest.TestCase):
+    """scripts/pg-cluster.sh, which CI and DatabaseRestart rely on."""
+
+    def reachable(self, url):
+        try:
+            return pg.psql(url, "SELECT 1", timeout=30).strip() == "1"
+        except AssertionError:
+            return False
+
+    def test_start_down_up_restart_stop(self):
+        c = pg.Cluster.start()
+        try:
+            self.assertTrue(c.url.startswith("postgresql://postgres@127.0.0.1:"))
+            self.assertEqual(pg.psql(c.url, "SHOW listen_addresses").strip(),
+                             "127.0.0.1")
+            self.assertGreaterEqual(
+                int(pg.psql(c.url, "SHOW max_connections")), 300)
+            self.assertEqual(pg.psql(c.url, "SHOW fsync").strip(), "off")
+            db = c.create_database()
+            pg.psql(db, "CREATE TABLE t (x bigint); INSERT INTO t VALUES (7)")
+            c.down()
+            self.assertFalse(self.reachable(c.url))
+            c.up()
+            self.assertEqual(pg.psql(db, "SELECT x FROM t").strip(), "7")
+            c.restart()
+            self.assertEqual(pg.psql(db, "SELECT x FROM t").strip(), "7")
+            # start refuses a directory that is not empty.
+            p = subprocess.run([pg.CLUSTER_SCRIPT, "start", c.path],
+                               capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("not empty", p.stderr)
+        finally:
+            c.stop()
+        self.assertFalse(os.path.exists(c.path))
+        self.assertFalse(self.reachable(c.url))
+
+    def test_durable(self):
+        c = pg.Cluster.start(durable=True)
+        try:
+            self.assertEqual(pg.psql(c.url, "SHOW fsync").strip(), "on")
+            self.assertEqual(
+                pg.psql(c.url, "SHOW synchronous_commit").strip(), "on")
+        finally:
+            c.stop()
+
+    def test_a_taken_port_is_retried(self):
+        import socket
+        hold = socket.socket()
+        hold.bind(("127.0.0.1", 0))
+        hold.listen()
+        port = hold.getsockname()[1]
+        path = tempfile.mkdtemp(prefix="igpg-")
+        try:
+            p = subprocess.run([pg.CLUSTER_SCRIPT, "start", path],
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ,
+                                        IG_PG_CLUSTER_PORT=str(port)))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            url = p.stdout.strip()
+            self.assertNotIn(":%d/" % port, url)
+            self.assertTrue(self.reachable(url))
+            with open(os.path.join(path, "log")) as f:
+                self.assertIn("could not create any TCP/IP sockets", f.read())
+        finally:
+            hold.close()
+            subprocess.run([pg.CLUSTER_SCRIPT, "stop", path],
+                           capture_output=True)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class DatabaseFlag(unittest.TestCase):
