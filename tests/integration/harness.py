@@ -6,6 +6,7 @@ talk to it over HTTP. Python standard library only.
     status, body, headers = srv.call("POST", "/v1/intents", token, {...})
     srv.stop()
     srv.wait_parked(1)                  # a long poll is parked (/metrics)
+    srv.rows("SELECT ...")              # the store's rows, either backend
     run_tests()                         # the suite's main: see exit_status
 
 A suite exits 0 only when every test ran and passed: a skipped test exits
@@ -33,6 +34,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -203,6 +205,7 @@ class Server:
         self.port = int(port)
         self.clock = None  # the test clock file (clock=True)
         self.database = None  # what --database named, or None
+        self.conf_path = None  # custom(): the config file
 
     # ---- lifecycle ----
 
@@ -332,6 +335,7 @@ class Server:
         env["INTENTGATE_URL"] = "http://127.0.0.1:%d" % port
         srv = cls(proc, tmp, env, log_path)
         srv.database = database
+        srv.conf_path = conf_path
         srv.wait_healthy()
         srv._clocked(clock)
         return srv
@@ -376,6 +380,37 @@ class Server:
             return f.read()
 
     # ---- observable state ----
+
+    def sqlite_path(self):
+        """The SQLite file this server's records are in: --database, else
+        the dev config's data/intentgate.db, else the config's database
+        (relative to the config file's directory)."""
+        if self.database is not None:
+            return self.database
+        if self.conf_path is None:
+            return os.path.join(self.data, "intentgate.db")
+        with open(self.conf_path) as f:
+            m = re.search(r"^database\s*=\s*(.*?)\s*$", f.read(), re.M)
+        if m is None:
+            raise AssertionError("no database in " + self.conf_path)
+        return os.path.join(os.path.dirname(self.conf_path), m.group(1))
+
+    def rows(self, sql):
+        """The rows of one SELECT on this server's store (SQLite opened
+        read-only, or PostgreSQL through psql) as dicts: the same for
+        numbers and text on both; a blob is bytes on SQLite, hex text on
+        PostgreSQL. On PostgreSQL, audit events reach audit_events once the
+        sequencer has moved them there (wait for them)."""
+        if self.database is not None and pg.is_url(self.database):
+            return pg.rows(self.database, sql)
+        db = sqlite3.connect("file:%s?mode=ro" % self.sqlite_path(),
+                             uri=True)
+        try:
+            cur = db.execute(sql)
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+        finally:
+            db.close()
 
     def metric(self, name):
         """The value of an unlabelled metric on GET /metrics, or None."""

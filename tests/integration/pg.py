@@ -7,6 +7,7 @@ dependency of the postgresql-15 package scripts/deps.sh installs).
     url = create_database()  a fresh, empty database; dropped at exit
     drop_database(url)
     psql(url, sql)         run sql; its rows as text, one per line
+    rows(url, select)      a SELECT's rows as dicts
     cluster = Cluster.start()  a cluster of the test's own
                                (scripts/pg-cluster.sh): down(), up(),
                                restart(), stop()
@@ -26,6 +27,7 @@ on PostgreSQL: ..."); a case that is not on the list runs, and fails when it
 cannot.
 """
 import atexit
+import json
 import os
 import secrets
 import subprocess
@@ -97,7 +99,7 @@ def on_postgres():
 def base_url():
     """The base URL of the test cluster; fails (never skips) without it."""
     url = os.environ.get(URL_ENV, "")
-    if not url.startswith(("postgresql://", "postgres://")):
+    if not is_url(url):
         raise AssertionError(
             "%s is %s: this test needs a PostgreSQL server (scripts/test.sh "
             "starts one with scripts/pg-cluster.sh; by hand: "
@@ -105,6 +107,12 @@ def base_url():
             "without one rather than skip" %
             (URL_ENV, repr(url) if url else "not set", URL_ENV))
     return url
+
+
+def is_url(database):
+    """True when database (what --database takes) names a PostgreSQL
+    database rather than a SQLite file."""
+    return database.startswith(("postgresql://", "postgres://"))
 
 
 def with_dbname(url, name):
@@ -130,6 +138,15 @@ def psql(url, sql, timeout=60):
         raise AssertionError("psql %s: %s: %s" % (dbname(url), sql,
                                                   p.stderr.strip()))
     return p.stdout
+
+
+def rows(url, sql, timeout=60):
+    """The rows of one SELECT (no trailing ;) as dicts, through
+    json_agg: numbers and text as they are; bytea as PostgreSQL's hex
+    text ("\\x..")."""
+    out = psql(url, "SELECT coalesce(json_agg(q), '[]'::json) FROM (%s) q"
+               % sql, timeout)
+    return json.loads(out)
 
 
 _lock = threading.Lock()
