@@ -4,9 +4,11 @@
 # build (node, chromium, curl, git, a PostgreSQL server) are registered: a
 # test that cannot fail the run by hanging or by being left out is refused
 # before the suite starts. (Those tests are always registered; without
-# their tool they fail.) The PostgreSQL variants (NAME.pg, label pg) must
-# say IG_TEST_STORE=postgresql, their SQLite originals IG_TEST_STORE=sqlite:
-# a variant that ran on the other store would pass without testing it.
+# their tool they fail.) The PostgreSQL variants of the integration suites
+# (NAME.pg) must say IG_TEST_STORE=postgresql, their SQLite originals
+# IG_TEST_STORE=sqlite: a variant that ran on the other store would pass
+# without testing it. (Other tests labelled pg, e.g. cmocka ones, make
+# their own databases on IG_TEST_PG_URL.)
 set -euo pipefail
 build=${1:?usage: scripts/check-tests.sh BUILD_DIR}
 (cd "$build" && ctest --show-only=json-v1) | python3 -c '
@@ -34,7 +36,7 @@ for t in tests:
         bad.append("%s is disabled" % t["name"])
     env = p.get("ENVIRONMENT") or []
     want = None
-    if t["name"].endswith(".pg") or "pg" in (p.get("LABELS") or []):
+    if t["name"].endswith(".pg"):
         want = "IG_TEST_STORE=postgresql"
     elif t["name"] + ".pg" in names:
         want = "IG_TEST_STORE=sqlite"

@@ -57,9 +57,9 @@ from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
 GRANTED = ("ALLOWED", "EXPIRED")
 
 # The log event of the replica that takes the sequencer's advisory lock
-# (STORE_PG_LOCK_SEQUENCER), first or after the holder died:
-# store/store_pg*.c logs it.
-SEQUENCER_EVENT = "store.sequencer_elected"
+# (STORE_PG_LOCK_SEQUENCER), first or after the holder died
+# (store/store_pg_audit*.c; audit.sequencer_stopped when it lets go).
+SEQUENCER_EVENT = "audit.sequencer_started"
 
 
 def events(srv, name):
