@@ -37,6 +37,7 @@ what it can observe - a count of answers, a log line, a parked poll.
       IG_TEST_PG_URL=$(scripts/pg-cluster.sh start /tmp/igpg) \\
       python3 tests/integration/test_replicas.py
 """
+import bisect
 import json
 import os
 import shutil
@@ -177,6 +178,7 @@ class Load:
         self.reps = reps
         self.servers = servers
         self.answers = []
+        self.times = {}  # (replica, status, code): when, in order
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.threads = [
@@ -199,8 +201,13 @@ class Load:
                      "params": {"amount": 1}}, timeout=60)
             except OSError as e:
                 st, body = None, str(e)
+            code = (body.get("error", {}).get("code")
+                    if isinstance(body, dict) else None)
             with self.lock:
-                self.answers.append((i, time.monotonic(), st, body))
+                now = time.monotonic()
+                self.answers.append((i, now, st, body))
+                for key in {(i, st, None), (i, st, code)}:
+                    self.times.setdefault(key, []).append(now)
             if st is None and srv.proc.poll() is not None:
                 return  # killed: nothing more to ask it
 
@@ -215,11 +222,8 @@ class Load:
         """How many answers replica i gave with status since (monotonic),
         with that error code when code is given."""
         with self.lock:
-            return sum(1 for r, at, st, body in self.answers
-                       if r == i and st == status and at >= since and
-                       (code is None or
-                        (isinstance(body, dict) and
-                         body.get("error", {}).get("code") == code)))
+            at = self.times.get((i, status, code), [])
+            return len(at) - bisect.bisect_left(at, since)
 
     def acked(self, i=None):
         """The bodies of the 201 answers (of replica i)."""
