@@ -138,8 +138,8 @@ start() {
         fi
         chown postgres: "$dir"
         as_server test -w "$dir" ||
-            die "the postgres user cannot reach $dir (a parent directory is" \
-                "closed to it): pick a directory under /tmp"
+            die "the postgres user cannot reach $dir: a parent directory is" \
+                "closed to it (chmod 755 it, or use e.g. /tmp/NAME)"
     fi
     : >"$marker"
     as_server "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 \
