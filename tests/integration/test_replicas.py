@@ -38,6 +38,7 @@ what it can observe - a count of answers, a log line, a parked poll.
       python3 tests/integration/test_replicas.py
 """
 import bisect
+import http.client
 import json
 import os
 import shutil
@@ -52,6 +53,10 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
 from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
+
+# A request whose connection was dropped (a killed replica's, or a
+# refused connection to it).
+DROPPED = (OSError, http.client.HTTPException)
 
 # What GET /v1/intents/ID says of an intent that was allowed: its grant
 # may have expired by the time a long test reads it (grant_ttl).
@@ -199,7 +204,7 @@ class Load:
                     {"action": "payments.refund",
                      "resource": "load/%d/%d/%d" % (i, t, n),
                      "params": {"amount": 1}}, timeout=60)
-            except OSError as e:
+            except DROPPED as e:
                 st, body = None, str(e)
             code = (body.get("error", {}).get("code")
                     if isinstance(body, dict) else None)
@@ -263,6 +268,45 @@ class RedeemRace(PgTest):
 
     def test_two_replicas(self):
         self.race(2)
+
+    def test_a_replica_killed_during_the_race(self):
+        """SIGKILL to one of two replicas as 100 redeems are released:
+        at most one 200 (none if the dead one redeemed and died before
+        answering), and the grant is spent exactly once either way."""
+        reps = Replicas(2, self.database)
+        victim, survivor = reps.servers
+        try:
+            body = reps.allow(survivor, "orders/race-kill")
+
+            def one(i):
+                if i == 0:
+                    victim.signal(signal.SIGKILL)
+                    return (None, None)
+                srv = reps.servers[i % 2]
+                try:
+                    st, b, _ = reps.redeem(srv, body)
+                except DROPPED:
+                    return (srv, None)  # the dead one dropped it
+                return (srv, (st, b.get("error", {}).get("code")))
+
+            results = parallel(101, one)
+            victim.proc.wait(30)
+            got = [r for srv, r in results if srv is not None]
+            self.assertLessEqual([r[0] for r in got if r].count(200), 1,
+                                 results)
+            for srv, r in results:
+                if srv is survivor or (srv is victim and r is not None):
+                    self.assertIn(r, ((200, None),
+                                      (409, "GRANT_ALREADY_REDEEMED")))
+            # Spent, whoever spent it: the survivor's tries cannot all
+            # have missed it.
+            st, rec, _ = reps.intent(survivor, body["intent_id"])
+            self.assertEqual((st, rec.get("state")), (200, "REDEEMED"), rec)
+            st, res, _ = reps.redeem(survivor, body)
+            self.assertEqual((st, res["error"]["code"]),
+                             (409, "GRANT_ALREADY_REDEEMED"), res)
+        finally:
+            reps.finish(killed=(victim,))
 
     def test_three_replicas(self):
         self.race(3)
