@@ -43,7 +43,8 @@ set_tests_properties(pdp.refusals_integration PROPERTIES
   TIMEOUT 900)
 
 # Several `intentgate serve` replicas on one PostgreSQL database (issue
-# 17): the redeem race spread over two and three replicas, grants and
+# 17): the redeem race spread over two and three replicas (and over two,
+# one killed as it starts), grants and
 # long-poll wake-ups across them, a replica killed under load (nothing
 # acknowledged lost, the log verifies, the sequencer moves), the database
 # restarted under load (fail closed, then recover; on a cluster of the

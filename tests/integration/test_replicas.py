@@ -8,7 +8,8 @@ IG_TEST_PG_URL (scripts/test.sh starts it; without it this suite fails).
 
     RedeemRace      100 concurrent redeems of one grant spread over two,
                     then three replicas: exactly one 200, 99 409
-                    GRANT_ALREADY_REDEEMED
+                    GRANT_ALREADY_REDEEMED; and over two, one of them
+                    SIGKILLed as they start: at most one 200, spent once
     Across          a grant issued on A redeems on B (once); a long poll
                     on A wakes when the approval is voted on B
     KillUnderLoad   the sequencer replica SIGKILLed while both take
