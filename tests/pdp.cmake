@@ -44,11 +44,12 @@ set_tests_properties(pdp.refusals_integration PROPERTIES
 
 # Several `intentgate serve` replicas on one PostgreSQL database (issue
 # 17): the redeem race spread over two and three replicas (and over two,
-# one killed as it starts), grants and
-# long-poll wake-ups across them, a replica killed under load (nothing
-# acknowledged lost, the log verifies, the sequencer moves), the database
-# restarted under load (fail closed, then recover; on a cluster of the
-# test's own, scripts/pg-cluster.sh), `store copy` from SQLite.
+# one killed as it starts), grants and long-poll wake-ups across them, a
+# replica killed under load (nothing acknowledged lost, the log verifies,
+# the sequencer moves), the database restarted under load (fail closed,
+# then recover; on a cluster of the test's own, scripts/pg-cluster.sh),
+# `store copy` from SQLite, scripts/pg-cluster.sh itself, and `serve
+# --database`.
 add_test(NAME pdp.replicas
   COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_replicas.py)
 set_tests_properties(pdp.replicas PROPERTIES
