@@ -385,7 +385,12 @@ class Across(PgTest):
 
         t = threading.Thread(target=poll)
         t.start()
-        self.a.wait_parked(1)  # the agent waits on A: B's vote must wake it
+        # The agent waits on A: B's vote must wake it.
+        wait_until(lambda: not t.is_alive() or
+                   (self.a.metric("intentgate_long_polls_parked") or 0) >= 1,
+                   "the long poll parked on A")
+        self.assertTrue(t.is_alive(), "the long poll was answered at once: "
+                        "%r" % (out.get("res"),))
         token = self.reps.login(self.b)
         st, res, _ = self.b.call(
             "POST", "/v1/approvals/%s/votes" % body["approval"]["id"], token,
