@@ -7,8 +7,8 @@ ig_test(approval session LIBS igapproval)
 ig_test(approval limiter LIBS igapproval)
 
 find_program(PYTHON3 python3 REQUIRED)
-add_test(NAME approval.integration
-  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_approvals.py)
+ig_store_test(approval.integration
+  ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_approvals.py)
 set_tests_properties(approval.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)
