@@ -98,9 +98,8 @@ sweep(struct pdp_server *s)
     {
         if (store_vote_lock(s->store) != IG_OK) {
             pdp_log("error", "approval.expire_failed",
-                    json_pack("{s:s?, s:s}", "intent_id",
-                              jstr(x, "intent_id"), "reason",
-                              "the vote lock could not be taken"));
+                    json_pack("{s:s?, s:s}", "intent_id", jstr(x, "intent_id"),
+                              "reason", "the vote lock could not be taken"));
             break; /* the next sweep tries again */
         }
         expire_one(s, jstr(x, "intent_id"), now);

@@ -15,6 +15,7 @@
 
 #include "ig_limits.h"
 #include "ig_text.h"
+#include "store.h"
 
 /* ---- top-level keys ---- */
 
@@ -291,7 +292,8 @@ pdp_cfg_top_finish(struct pdp_cfg_parse *p)
     size_t i;
 
     if (c->database == NULL)
-        return pdp_cfg_error(p, "missing database (the SQLite file)");
+        return pdp_cfg_error(
+            p, "missing database (a SQLite file or a postgresql:// URL)");
     if (c->signing_key == NULL)
         return pdp_cfg_error(p, "missing signing_key (a k4.secret key file)");
     if (c->policy_dir == NULL)
@@ -302,7 +304,8 @@ pdp_cfg_top_finish(struct pdp_cfg_parse *p)
         return pdp_cfg_error(p, "grant_ttl is larger than intent_ttl_max");
     if (check_principals(p) != 0)
         return -1;
-    if (pdp_cfg_resolve(p, &c->database) != 0 ||
+    if ((!store_is_postgres(c->database) &&
+         pdp_cfg_resolve(p, &c->database) != 0) ||
         pdp_cfg_resolve(p, &c->signing_key) != 0 ||
         pdp_cfg_resolve(p, &c->policy_dir) != 0)
         return -1;

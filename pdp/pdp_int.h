@@ -348,7 +348,8 @@ size_t pdp_waiters_parked(struct pdp_waiters *w);
 int pdp_waiters_park(struct pdp_waiters *w, struct pdp_req *r, double deadline);
 /* Remove r if still registered (request finished or cancelled). */
 void pdp_waiters_remove(struct pdp_waiters *w, struct pdp_req *r);
-/* Store commit hook: resume everyone waiting on intent_id. */
+/* Store commit hook: resume everyone waiting on intent_id (NULL: everyone,
+   after the store may have missed a change). */
 void pdp_waiters_notify(void *ctx, const char *intent_id);
 /* Resume every waiter and take no new one (shutdown). */
 void pdp_waiters_resume_all(struct pdp_waiters *w);

@@ -48,7 +48,7 @@
 #include "pdp_approval.h"
 #include "pdp_approval_int.h"
 
-#define SLACK_QUEUE IG_SLACK_QUEUE /* jobs waiting for the notifier */
+#define SLACK_QUEUE IG_SLACK_QUEUE           /* jobs waiting for the notifier */
 #define SLACK_CONNECT_MS IG_SLACK_CONNECT_MS /* connect timeout */
 #define SLACK_TOTAL_MS IG_SLACK_TOTAL_MS     /* whole-request timeout */
 #define SLACK_REPLY_MAX IG_SLACK_REPLY_MAX   /* largest Slack API answer */
@@ -222,9 +222,8 @@ static int
 msg_remember(struct pdp_slack *k, const char *intent_id, const char *channel,
              const char *ts)
 {
-    return store_slack_put(k->srv->store, intent_id, channel, ts) == IG_OK
-               ? 0
-               : -1;
+    return store_slack_put(k->srv->store, intent_id, channel, ts) == IG_OK ? 0
+                                                                           : -1;
 }
 
 /* ---- the notifier ---- */

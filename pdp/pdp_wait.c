@@ -260,7 +260,7 @@ pdp_waiters_notify(void *ctx, const char *intent_id)
     pthread_mutex_lock(&ws->mu);
     for (w = ws->head; w != NULL; w = next) {
         next = w->next;
-        if (strcmp(w->intent_id, intent_id) != 0)
+        if (intent_id != NULL && strcmp(w->intent_id, intent_id) != 0)
             continue;
         if (w->parked) {
             wake(w);

@@ -46,10 +46,14 @@ typedef void (*store_log_fn)(const char *level, const char *event,
                              json_t *fields);
 
 struct store_opts {
-    const char *path;     /* SQLite file, created on first open */
+    const char *path;     /* SQLite file, created on first open; or a
+                             postgresql:// URL (store_pg_int.h) */
     int synchronous_full; /* 1: synchronous=FULL (default); 0: NORMAL */
     /* Called on the writer thread after each commit, once per intent id
-       whose state the commit changed. May be NULL. Must not block. */
+       whose state the commit changed (PostgreSQL: also on the listener
+       thread for other replicas' commits, and with NULL - any intent may
+       have changed - after the listener lost its connection). May be
+       NULL. Must not block. */
     void (*on_commit)(void *ctx, const char *intent_id);
     void *on_commit_ctx;
 
@@ -155,6 +159,10 @@ struct store_vote_rec {
  */
 enum ig_status store_open(const struct store_opts *opts, struct store **out,
                           struct ig_err *err) IG_WUR;
+
+/* 1 when path names a PostgreSQL database (a postgresql:// or postgres://
+   URL) rather than a SQLite file. */
+int store_is_postgres(const char *path);
 
 /* Finish queued writes, stop the writer, close. NULL is fine. */
 void store_close(struct store *s);

@@ -220,9 +220,6 @@ enum ig_status store_pg_slack_forget(struct store_pg *s,
 enum ig_status store_pg_vote_lock(struct store_pg *s) IG_WUR;
 void store_pg_vote_unlock(struct store_pg *s);
 
-/* 1 when path names a PostgreSQL database (postgresql:// or postgres://). */
-int store_is_postgres(const char *path);
-
 /* The SQLite backend of s (NULL when s is on PostgreSQL): for the unit
    tests that drive the writer thread directly. */
 struct store_sq *store_sq_of(struct store *s);
@@ -244,6 +241,10 @@ int store_login_names(const char *kind, const char *key,
                       struct store_login_names *out);
 /* 1 when the rule's numbers are in range. */
 int store_login_rule_ok(const struct store_login_rule *r);
+/* 1 when a new session's fields are there and fit, idle and
+   max_sessions >= 1. */
+int store_session_rec_ok(const struct store_session_rec *r, int64_t idle,
+                         size_t max_sessions);
 /* 1 when the Slack message's fields are there and fit. */
 int store_slack_ok(const char *intent_id, const char *channel, const char *ts);
 /* A session hash as stored: lowercase hex. */

@@ -1,295 +1,337 @@
-/* TEMPORARY stub: replaced by the PostgreSQL backend (issue 17). */
-#include "store_be.h"
+/*
+ * store_pg.c - the PostgreSQL store's lifecycle: open (connect, migrate,
+ * start the sequencer, the listener and the workers), close, the async
+ * workers, and the listener that turns other replicas' commits into this
+ * replica's wake-ups.
+ *
+ * Workers: the _async writes queue a job; each of nworkers threads takes
+ * one at a time and runs it as a transaction on a pooled connection, then
+ * calls its done callback. PostgreSQL groups the concurrent commits'
+ * WAL flushes itself, so there is no batching here.
+ *
+ * Listener: one connection LISTENs on ig_intent (an intent's state changed
+ * on some replica: opts.on_commit) and ig_sequenced (the sequencer moved
+ * the log on: wake store_pg_audit_settle). NOTIFY is only a wake-up - the
+ * tables hold the truth - so after a lost connection the listener
+ * reconnects, listens again and wakes everyone once.
+ */
+#include "store_pg_int.h"
 
-enum ig_status
-store_pg_open(const struct store_opts *opts, struct store_pg **out,
-              struct ig_err *err)
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LISTEN_POLL_MS 250
+#define LISTEN_RETRY_MS 1000
+
+struct store_pg_job {
+    store_pg_txn_fn fn;
+    void *arg;
+    void (*free_arg)(void *);
+    store_done_fn done;
+    void *ctx;
+    struct store_pg_job *next;
+};
+
+/* ---- workers ---- */
+
+static void *
+worker_main(void *arg)
 {
-    (void)opts;
-    (void)out;
-    (void)err;
-    *out = NULL;
-    return ig_err_set(err, IG_ERR_IO, "PostgreSQL store: not built yet");
+    struct store_pg *s = arg;
+
+    for (;;) {
+        struct store_pg_job *j;
+        enum ig_status st;
+
+        (void)pthread_mutex_lock(&s->mu);
+        while (s->head == NULL && !s->stopping)
+            (void)pthread_cond_wait(&s->wake, &s->mu);
+        j = s->head;
+        if (j == NULL) { /* stopping with nothing left */
+            (void)pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+        s->head = j->next;
+        if (s->head == NULL)
+            s->tail = NULL;
+        (void)pthread_mutex_unlock(&s->mu);
+        st = store_pg_txn(s, j->fn, j->arg);
+        atomic_fetch_sub(&s->queued, 1);
+        if (j->done != NULL)
+            j->done(j->ctx, st);
+        if (j->free_arg != NULL)
+            j->free_arg(j->arg);
+        free(j);
+    }
 }
 
-void
-store_pg_close(struct store_pg *s)
+enum ig_status
+store_pg_async(struct store_pg *s, store_pg_txn_fn fn, void *arg,
+               void (*free_arg)(void *), store_done_fn done, void *ctx)
 {
-    (void)s;
+    struct store_pg_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL)
+        return IG_ERR_NOMEM;
+    j->fn = fn;
+    j->arg = arg;
+    j->free_arg = free_arg;
+    j->done = done;
+    j->ctx = ctx;
+    (void)pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        (void)pthread_mutex_unlock(&s->mu);
+        free(j);
+        return IG_ERR_IO;
+    }
+    if (s->tail != NULL)
+        s->tail->next = j;
+    else
+        s->head = j;
+    s->tail = j;
+    atomic_fetch_add(&s->queued, 1);
+    (void)pthread_cond_signal(&s->wake);
+    (void)pthread_mutex_unlock(&s->mu);
+    return IG_OK;
 }
 
 int
 store_pg_overloaded(struct store_pg *s)
 {
-    (void)s;
-    return 0;
+    return s->opts.max_queue > 0 &&
+           atomic_load(&s->queued) >= s->opts.max_queue;
 }
 
 size_t
 store_pg_queue_depth(struct store_pg *s)
 {
-    (void)s;
-    return 0;
-}
-
-enum ig_status
-store_pg_put_intent(struct store_pg *s, const struct store_intent_rec *r,
-                    char **replay)
-{
-    (void)s;
-    (void)r;
-    (void)replay;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_put_intent_async(struct store_pg *s, const struct store_intent_rec *r,
-                          char **replay, store_done_fn done, void *ctx)
-{
-    (void)s;
-    (void)r;
-    (void)replay;
-    (void)done;
-    (void)ctx;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_find_idempotent(struct store_pg *s, const char *principal,
-                         const char *key, int64_t now, char **replay)
-{
-    (void)s;
-    (void)principal;
-    (void)key;
-    (void)now;
-    (void)replay;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_get_intent(struct store_pg *s, const char *intent_id, json_t **out)
-{
-    (void)s;
-    (void)intent_id;
-    (void)out;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_get_grant(struct store_pg *s, const char *intent_id, json_t **out)
-{
-    (void)s;
-    (void)intent_id;
-    (void)out;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_redeem(struct store_pg *s, const struct store_redeem_rec *r)
-{
-    (void)s;
-    (void)r;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_redeem_async(struct store_pg *s, const struct store_redeem_rec *r,
-                      store_done_fn done, void *ctx)
-{
-    (void)s;
-    (void)r;
-    (void)done;
-    (void)ctx;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_put_outcome(struct store_pg *s, const struct store_outcome_rec *r)
-{
-    (void)s;
-    (void)r;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_put_outcome_async(struct store_pg *s,
-                           const struct store_outcome_rec *r,
-                           store_done_fn done, void *ctx)
-{
-    (void)s;
-    (void)r;
-    (void)done;
-    (void)ctx;
-    return IG_ERR_IO;
-}
-
-int64_t
-store_pg_count(struct store_pg *s, const char *key, int64_t window_seconds,
-               int64_t now)
-{
-    (void)s;
-    (void)key;
-    (void)window_seconds;
-    (void)now;
-    return -1;
-}
-
-enum ig_status
-store_pg_put_vote(struct store_pg *s, const struct store_vote_rec *r)
-{
-    (void)s;
-    (void)r;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_put_events(struct store_pg *s, const char *const *events, size_t n)
-{
-    (void)s;
-    (void)events;
-    (void)n;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_open_approvals(struct store_pg *s, int64_t expired_before,
-                        json_t **out)
-{
-    (void)s;
-    (void)expired_before;
-    (void)out;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_approval_intent(struct store_pg *s, const char *approval_id,
-                         char **intent_id)
-{
-    (void)s;
-    (void)approval_id;
-    (void)intent_id;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_size(struct store_pg *s, int64_t *out)
-{
-    (void)s;
-    (void)out;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_head(struct store_pg *s, uint64_t *size,
-                    unsigned char root[AUDIT_HASH_BYTES])
-{
-    (void)s;
-    (void)size;
-    (void)root;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_sign(struct store_pg *s, uint64_t *size)
-{
-    (void)s;
-    (void)size;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_checkpoint_get(struct store_pg *s, uint64_t size, char **note,
-                        uint64_t *out_size)
-{
-    (void)s;
-    (void)size;
-    (void)note;
-    (void)out_size;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_leaves(struct store_pg *s, uint64_t start, uint64_t end,
-                      size_t max_bytes, struct ig_buf *out, uint64_t *tree_size,
-                      uint64_t *count)
-{
-    (void)s;
-    (void)start;
-    (void)end;
-    (void)max_bytes;
-    (void)out;
-    (void)tree_size;
-    (void)count;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_inclusion(struct store_pg *s, uint64_t index, uint64_t size,
-                         unsigned char proof[][AUDIT_HASH_BYTES], size_t *n,
-                         char **note, uint64_t *out_size)
-{
-    (void)s;
-    (void)index;
-    (void)size;
-    (void)proof;
-    (void)n;
-    (void)note;
-    (void)out_size;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_consistency(struct store_pg *s, uint64_t old_size,
-                           uint64_t new_size,
-                           unsigned char proof[][AUDIT_HASH_BYTES], size_t *n)
-{
-    (void)s;
-    (void)old_size;
-    (void)new_size;
-    (void)proof;
-    (void)n;
-    return IG_ERR_IO;
+    return atomic_load(&s->queued);
 }
 
 void
 store_pg_set_observer(struct store_pg *s, store_commit_observer fn, void *ctx)
 {
-    (void)s;
-    (void)fn;
-    (void)ctx;
+    (void)pthread_mutex_lock(&s->obs_mu);
+    s->observer = fn;
+    s->observer_ctx = ctx;
+    (void)pthread_mutex_unlock(&s->obs_mu);
+}
+
+void
+store_pg_committed(struct store_pg *s, const char *intent_id)
+{
+    if (s->opts.on_commit != NULL && intent_id != NULL && intent_id[0] != '\0')
+        s->opts.on_commit(s->opts.on_commit_ctx, intent_id);
+}
+
+/* ---- the listener ---- */
+
+static int
+stopping(struct store_pg *s)
+{
+    int v;
+
+    (void)pthread_mutex_lock(&s->mu);
+    v = s->stopping;
+    (void)pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+static void
+announce_sequenced(struct store_pg *s, uint64_t size)
+{
+    (void)pthread_mutex_lock(&s->seq_mu);
+    if (size > s->sequenced)
+        s->sequenced = size;
+    (void)pthread_cond_broadcast(&s->seq_cv);
+    (void)pthread_mutex_unlock(&s->seq_mu);
+}
+
+static PGconn *
+listen_connect(struct store_pg *s)
+{
+    struct ig_err err;
+    PGconn *c = store_pg_connect(s->conninfo, &err);
+    PGresult *r;
+
+    if (c == NULL)
+        return NULL;
+    r = PQexec(c,
+               "LISTEN " STORE_PG_CH_INTENT "; LISTEN " STORE_PG_CH_SEQUENCED);
+    if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+        PQclear(r);
+        PQfinish(c);
+        return NULL;
+    }
+    PQclear(r);
+    return c;
+}
+
+static void *
+listener_main(void *arg)
+{
+    struct store_pg *s = arg;
+    PGconn *c = NULL;
+    int lost = 0;
+
+    while (!stopping(s)) {
+        struct pollfd pfd;
+        PGnotify *n;
+
+        if (c == NULL) {
+            c = listen_connect(s);
+            if (c == NULL) {
+                if (!lost)
+                    store_pg_log(s, "warn", "store.pg_listener_lost",
+                                 json_pack("{s:s}", "message",
+                                           "cannot LISTEN: retrying"));
+                lost = 1;
+                (void)poll(NULL, 0, LISTEN_RETRY_MS);
+                continue;
+            }
+            if (lost) {
+                /* What was notified meanwhile is lost: wake everyone. */
+                store_pg_log(s, "info", "store.pg_listener_back", NULL);
+                if (s->opts.on_commit != NULL)
+                    s->opts.on_commit(s->opts.on_commit_ctx, NULL);
+                announce_sequenced(s, 0);
+            }
+            lost = 0;
+        }
+        pfd.fd = PQsocket(c);
+        pfd.events = POLLIN;
+        pfd.revents = 0;
+        if (poll(&pfd, 1, LISTEN_POLL_MS) < 0)
+            continue;
+        if (PQconsumeInput(c) == 0 || PQstatus(c) != CONNECTION_OK) {
+            PQfinish(c);
+            c = NULL;
+            lost = 1;
+            store_pg_log(s, "warn", "store.pg_listener_lost",
+                         json_pack("{s:s}", "message", "connection lost"));
+            continue;
+        }
+        while ((n = PQnotifies(c)) != NULL) {
+            if (strcmp(n->relname, STORE_PG_CH_INTENT) == 0)
+                store_pg_committed(s, n->extra);
+            else if (strcmp(n->relname, STORE_PG_CH_SEQUENCED) == 0)
+                announce_sequenced(s, strtoull(n->extra, NULL, 10));
+            PQfreemem(n);
+        }
+    }
+    PQfinish(c);
+    return NULL;
+}
+
+/* ---- open and close ---- */
+
+static void
+stop_threads(struct store_pg *s)
+{
+    int i;
+
+    (void)pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    (void)pthread_cond_broadcast(&s->wake);
+    (void)pthread_mutex_unlock(&s->mu);
+    for (i = 0; i < s->nworkers; i++)
+        (void)pthread_join(s->workers[i], NULL);
+    s->nworkers = 0;
+    if (s->listener_started)
+        (void)pthread_join(s->listener, NULL);
+    s->listener_started = 0;
+}
+
+static void
+destroy(struct store_pg *s)
+{
+    store_pg_pool_close(s);
+    free(s->workers);
+    free(s->conninfo);
+    (void)pthread_mutex_destroy(&s->pool_mu);
+    (void)pthread_cond_destroy(&s->pool_cv);
+    (void)pthread_mutex_destroy(&s->mu);
+    (void)pthread_cond_destroy(&s->wake);
+    (void)pthread_mutex_destroy(&s->seq_mu);
+    (void)pthread_cond_destroy(&s->seq_cv);
+    (void)pthread_mutex_destroy(&s->obs_mu);
+    free(s);
 }
 
 enum ig_status
-store_pg_audit_events(struct store_pg *s, int64_t before, size_t limit,
-                      const char *type, const char *intent_id, json_t **out,
-                      int64_t *next)
+store_pg_open(const struct store_opts *opts, struct store_pg **out,
+              struct ig_err *err)
 {
-    (void)s;
-    (void)before;
-    (void)limit;
-    (void)type;
-    (void)intent_id;
-    (void)out;
-    (void)next;
-    return IG_ERR_IO;
+    struct store_pg *s = calloc(1, sizeof(*s));
+    struct store_pg_conn *c;
+    enum ig_status st;
+    int i;
+
+    *out = NULL;
+    if (s == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    s->opts = *opts;
+    s->conninfo = strdup(opts->path);
+    s->maxconns = STORE_PG_POOL_DEFAULT;
+    s->nworkers = 0;
+    (void)pthread_mutex_init(&s->pool_mu, NULL);
+    (void)pthread_cond_init(&s->pool_cv, NULL);
+    (void)pthread_mutex_init(&s->mu, NULL);
+    (void)pthread_cond_init(&s->wake, NULL);
+    (void)pthread_mutex_init(&s->seq_mu, NULL);
+    (void)pthread_cond_init(&s->seq_cv, NULL);
+    (void)pthread_mutex_init(&s->obs_mu, NULL);
+    atomic_init(&s->queued, 0);
+    s->workers = calloc(STORE_PG_POOL_DEFAULT, sizeof(*s->workers));
+    if (s->conninfo == NULL || s->workers == NULL) {
+        destroy(s);
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    }
+    c = store_pg_conn_get(s, err);
+    if (c == NULL) {
+        destroy(s);
+        return IG_ERR_IO;
+    }
+    st = store_pg_migrate(s, c, err);
+    store_pg_conn_put(s, c);
+    if (st != IG_OK) {
+        destroy(s);
+        return st;
+    }
+    if (pthread_create(&s->listener, NULL, listener_main, s) != 0) {
+        destroy(s);
+        return ig_err_set(err, IG_ERR_IO, "cannot start the store listener");
+    }
+    s->listener_started = 1;
+    /* Workers: fewer than the pool, leaving connections for the
+       synchronous calls of the request threads. */
+    for (i = 0; i < STORE_PG_POOL_DEFAULT / 2; i++) {
+        if (pthread_create(&s->workers[i], NULL, worker_main, s) != 0) {
+            stop_threads(s);
+            destroy(s);
+            return ig_err_set(err, IG_ERR_IO, "cannot start the store workers");
+        }
+        s->nworkers++;
+    }
+    st = store_pg_audit_start(s, err);
+    if (st != IG_OK) {
+        stop_threads(s);
+        destroy(s);
+        return st;
+    }
+    *out = s;
+    return IG_OK;
 }
 
-enum ig_status
-store_pg_audit_intent_events(struct store_pg *s, const char *intent_id,
-                             json_t **out)
+void
+store_pg_close(struct store_pg *s)
 {
-    (void)s;
-    (void)intent_id;
-    (void)out;
-    return IG_ERR_IO;
-}
-
-enum ig_status
-store_pg_audit_checkpoints(struct store_pg *s, uint64_t max_size,
-                           struct ig_buf *out)
-{
-    (void)s;
-    (void)max_size;
-    (void)out;
-    return IG_ERR_IO;
+    if (s == NULL)
+        return;
+    /* Queued writes finish first (the workers drain the queue before
+       they see stopping), then the sequencer takes their events. */
+    stop_threads(s);
+    store_pg_audit_stop(s);
+    destroy(s);
 }

@@ -78,6 +78,17 @@ store_login_rule_ok(const struct store_login_rule *r)
 }
 
 int
+store_session_rec_ok(const struct store_session_rec *r, int64_t idle,
+                     size_t max_sessions)
+{
+    return r != NULL && r->id_hash != NULL && r->approver != NULL &&
+           r->csrf != NULL && r->approver[0] != '\0' &&
+           strlen(r->approver) <= IG_ID_MAX &&
+           strlen(r->csrf) <= IG_SESSION_CSRF_MAX && idle >= 1 &&
+           max_sessions >= 1;
+}
+
+int
 store_slack_ok(const char *intent_id, const char *channel, const char *ts)
 {
     return intent_id != NULL && channel != NULL && ts != NULL &&
@@ -104,6 +115,7 @@ enum shst {
     SH_LOGIN_FAIL,
     SH_LOGIN_CLEAR,
     SH_SLACK_PUT,
+    SH_SLACK_COUNT,
     SH_SLACK_TRIM,
     SH_SLACK_GET,
     SH_SLACK_FORGET,
@@ -160,6 +172,7 @@ static const char *const sh_sql[SH_COUNT] = {
     [SH_SLACK_PUT] = "INSERT INTO slack_messages (intent_id, channel, ts)"
                      " VALUES (?1, ?2, ?3) ON CONFLICT (intent_id) DO UPDATE"
                      " SET channel = excluded.channel, ts = excluded.ts",
+    [SH_SLACK_COUNT] = "SELECT count(*) FROM slack_messages",
     [SH_SLACK_TRIM] = "DELETE FROM slack_messages WHERE intent_id IN"
                       " (SELECT intent_id FROM slack_messages"
                       " ORDER BY ts DESC LIMIT -1 OFFSET ?1)",
@@ -295,15 +308,6 @@ col_copy(sqlite3_stmt *q, int c, char *out, size_t cap)
 
 /* ---- sessions ---- */
 
-static int
-session_rec_ok(const struct store_session_rec *r)
-{
-    return r != NULL && r->id_hash != NULL && r->approver != NULL &&
-           r->csrf != NULL && r->approver[0] != '\0' &&
-           strlen(r->approver) <= IG_ID_MAX &&
-           strlen(r->csrf) <= IG_SESSION_CSRF_MAX;
-}
-
 enum ig_status
 store_sq_session_create(struct store_sq *s, const struct store_session_rec *r,
                         int64_t idle, size_t max_sessions)
@@ -314,7 +318,7 @@ store_sq_session_create(struct store_sq *s, const struct store_session_rec *r,
     int64_t n;
     int step;
 
-    if (!session_rec_ok(r) || max_sessions < 1 || idle < 1)
+    if (!store_session_rec_ok(r, idle, max_sessions))
         return IG_ERR_INVALID;
     store_shared_hex(r->id_hash, hex);
     if (sh_take(s) != IG_OK)
@@ -548,6 +552,7 @@ store_sq_slack_put(struct store_sq *s, const char *intent_id,
 {
     enum ig_status rc = IG_ERR_IO;
     sqlite3_stmt *q;
+    int64_t n;
 
     if (!store_slack_ok(intent_id, channel, ts))
         return IG_ERR_INVALID;
@@ -559,8 +564,11 @@ store_sq_slack_put(struct store_sq *s, const char *intent_id,
     if (bind_text(q, 1, intent_id) || bind_text(q, 2, channel) ||
         bind_text(q, 3, ts) || done(q) != IG_OK)
         goto out;
-    q = st(s, SH_SLACK_TRIM);
-    if (bind_int(q, 1, IG_SLACK_MESSAGES_MAX) || done(q) != IG_OK)
+    if ((n = one_int(st(s, SH_SLACK_COUNT))) < 0)
+        goto out;
+    q = st(s, SH_SLACK_TRIM); /* only when over: it sorts them all */
+    if (n > IG_SLACK_MESSAGES_MAX &&
+        (bind_int(q, 1, IG_SLACK_MESSAGES_MAX) || done(q) != IG_OK))
         goto out;
     rc = sh_exec(s, "COMMIT");
 out:

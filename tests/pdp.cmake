@@ -2,6 +2,12 @@
 # suite that starts the real `intentgate serve` on loopback and drives it
 # over HTTP (Python standard library only).
 ig_test(pdp store LIBS igpdp)
+# The PostgreSQL store (issue 17) against the cluster scripts/test.sh
+# starts (IG_TEST_PG_URL; without it these fail): its schema and
+# migrations.
+ig_test(pdp store_pg_schema LIBS igstore SOURCES unit/pg_test.c)
+set_tests_properties(pdp.store_pg_schema PROPERTIES LABELS "unit;pg"
+  TIMEOUT 120)
 ig_test(pdp config LIBS igpdp)
 # Refused requests counted and written in aggregate; client addresses
 # behind trusted proxies (issue 12).

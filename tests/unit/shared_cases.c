@@ -84,8 +84,7 @@ sc_sessions(void **state)
     /* Refused fields. */
     memset(long_id, 'a', sizeof(long_id) - 1);
     long_id[sizeof(long_id) - 1] = '\0';
-    assert_int_equal(create(s, 2, long_id, 1000, 600, 60, 10),
-                     IG_ERR_INVALID);
+    assert_int_equal(create(s, 2, long_id, 1000, 600, 60, 10), IG_ERR_INVALID);
     assert_int_equal(create(s, 2, "", 1000, 600, 60, 10), IG_ERR_INVALID);
     memset(&r, 0, sizeof(r));
     r.id_hash = h;
@@ -119,9 +118,9 @@ sc_session_timeouts(void **state)
     /* The idle timer is written back at most every idle / 4 (here 15 s):
        used every 14 s, it runs from its last write-back. */
     assert_int_equal(create(s, 3, "bob", 0, 3000, 60, 10), IG_OK);
-    assert_int_equal(get(s, 3, 14, 60, who), IG_OK);  /* not written */
-    assert_int_equal(get(s, 3, 28, 60, who), IG_OK);  /* written: 28 */
-    assert_int_equal(get(s, 3, 87, 60, who), IG_OK);  /* 59 s after 28 */
+    assert_int_equal(get(s, 3, 14, 60, who), IG_OK); /* not written */
+    assert_int_equal(get(s, 3, 28, 60, who), IG_OK); /* written: 28 */
+    assert_int_equal(get(s, 3, 87, 60, who), IG_OK); /* 59 s after 28 */
     assert_int_equal(get(s, 3, 147, 60, who), IG_ERR_NOTFOUND);
     /* Logout, and every session of one approver. */
     assert_int_equal(create(s, 4, "bob", 0, 300, 60, 10), IG_OK);
@@ -227,8 +226,8 @@ failures_of(struct store *s, const char *key, int64_t now,
 }
 
 static void
-fail(struct store *s, const char *key, int64_t now,
-     const struct store_login_rule *r)
+fail1(struct store *s, const char *key, int64_t now,
+      const struct store_login_rule *r)
 {
     assert_int_equal(store_login_fail(s, "id", key, now, r, NULL), IG_OK);
 }
@@ -243,7 +242,7 @@ sc_login_backoff(void **state)
 
     for (i = 0; i < 2; i++) {
         assert_int_equal(wait_of(s, "alice", t, &r), 0);
-        fail(s, "alice", t, &r);
+        fail1(s, "alice", t, &r);
     }
     assert_int_equal(wait_of(s, "alice", t, &r), 0); /* 2 of 3 */
     assert_int_equal(store_login_fail(s, "id", "alice", t, &r, &n), IG_OK);
@@ -251,12 +250,11 @@ sc_login_backoff(void **state)
     assert_int_equal(failures_of(s, "alice", t, &r), 3);
     /* Third failure: the first wait. */
     assert_int_equal(wait_of(s, "alice", t, &r), IG_LOGIN_BACKOFF_FIRST_MS);
-    assert_int_equal(wait_of(s, "alice", t + IG_LOGIN_BACKOFF_FIRST_MS, &r),
-                     0);
+    assert_int_equal(wait_of(s, "alice", t + IG_LOGIN_BACKOFF_FIRST_MS, &r), 0);
     /* Each further failure doubles it, up to the window. */
     for (i = 1, wait = IG_LOGIN_BACKOFF_FIRST_MS * 2; i < 12; i++) {
         t += 1000; /* a second apart: not forgotten, the wait grows */
-        fail(s, "alice", t, &r);
+        fail1(s, "alice", t, &r);
         assert_int_equal(wait_of(s, "alice", t, &r),
                          wait < 100000 ? wait : 100000);
         /* It counts down. */
@@ -280,21 +278,21 @@ sc_login_clear_and_forget(void **state)
     struct store *s = open1(state);
     struct store_login_rule r = rule(2, 50000, 100);
 
-    fail(s, "bob", 0, &r);
-    fail(s, "bob", 0, &r);
+    fail1(s, "bob", 0, &r);
+    fail1(s, "bob", 0, &r);
     assert_int_equal(wait_of(s, "bob", 0, &r), IG_LOGIN_BACKOFF_FIRST_MS);
     assert_int_equal(store_login_clear(s, "id", "bob"), IG_OK);
     assert_int_equal(wait_of(s, "bob", 0, &r), 0);
     assert_int_equal(failures_of(s, "bob", 0, &r), 0);
     /* One failure, forgotten a window later. */
-    fail(s, "carol", 10000, &r);
+    fail1(s, "carol", 10000, &r);
     assert_int_equal(failures_of(s, "carol", 59999, &r), 1);
     assert_int_equal(failures_of(s, "carol", 60000, &r), 0);
-    fail(s, "carol", 60000, &r); /* counts from zero again */
+    fail1(s, "carol", 60000, &r); /* counts from zero again */
     assert_int_equal(failures_of(s, "carol", 60000, &r), 1);
     /* A wait never outlasts the window. */
     r = rule(1, 300, 100);
-    fail(s, "erin", 0, &r);
+    fail1(s, "erin", 0, &r);
     assert_int_equal(wait_of(s, "erin", 0, &r), 300);
     store_close(s);
 }
@@ -311,12 +309,12 @@ sc_login_full_kind(void **state)
     /* A key under backoff survives keys that are already forgotten. */
     for (i = 0; i < 16; i++) {
         (void)snprintf(key, sizeof(key), "old-%d", i);
-        fail(s, key, 0, &r);
+        fail1(s, key, 0, &r);
     }
-    fail(s, "alice", 500, &r);
+    fail1(s, "alice", 500, &r);
     for (i = 0; i < 15; i++) {
         (void)snprintf(key, sizeof(key), "new-%d", i);
-        fail(s, key, 501, &r);
+        fail1(s, key, 501, &r);
     }
     assert_int_equal(failures_of(s, "alice", 501, &r), 1);
     /* Another kind has room of its own: it pushes nothing out. */
@@ -327,7 +325,7 @@ sc_login_full_kind(void **state)
     }
     assert_int_equal(failures_of(s, "alice", 501, &r), 1);
     /* Full of live keys: the oldest goes. */
-    fail(s, "late", 502, &r);
+    fail1(s, "late", 502, &r);
     assert_int_equal(failures_of(s, "late", 502, &r), 1);
     assert_int_equal(failures_of(s, "alice", 502, &r), 0);
     assert_int_equal(failures_of(s, "new-0", 502, &r), 1);
@@ -351,15 +349,14 @@ sc_login_keys(void **state)
     a[sizeof(a) - 1] = '\0';
     memcpy(b, a, sizeof(b));
     b[sizeof(b) - 2] = 'b'; /* differs past the cut: the same key */
-    fail(s, a, 0, &r);
+    fail1(s, a, 0, &r);
     assert_int_equal(failures_of(s, b, 0, &r), 1);
     assert_int_equal(failures_of(s, "aaa", 0, &r), 0);
     /* Kinds are apart: the same key in another kind has no failures. */
     assert_int_equal(store_login_check(s, "addr", a, 0, &r, &n, &w), IG_OK);
     assert_int_equal(n, 0);
     /* Bad kinds and rules are refused. */
-    assert_int_equal(store_login_fail(s, "", "k", 0, &r, NULL),
-                     IG_ERR_INVALID);
+    assert_int_equal(store_login_fail(s, "", "k", 0, &r, NULL), IG_ERR_INVALID);
     assert_int_equal(store_login_fail(s, "Id", "k", 0, &r, NULL),
                      IG_ERR_INVALID);
     assert_int_equal(store_login_fail(s, "id:x", "k", 0, &r, NULL),

@@ -39,10 +39,8 @@ void sc_vote_lock(void **state);
 
 #define SHARED_CASES(setup, teardown)                                          \
     cmocka_unit_test_setup_teardown(sc_sessions, setup, teardown),             \
-        cmocka_unit_test_setup_teardown(sc_session_timeouts, setup,            \
-                                        teardown),                             \
-        cmocka_unit_test_setup_teardown(sc_session_capacity, setup,            \
-                                        teardown),                             \
+        cmocka_unit_test_setup_teardown(sc_session_timeouts, setup, teardown), \
+        cmocka_unit_test_setup_teardown(sc_session_capacity, setup, teardown), \
         cmocka_unit_test_setup_teardown(sc_sessions_across_stores, setup,      \
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(sc_login_backoff, setup, teardown),    \
@@ -50,8 +48,7 @@ void sc_vote_lock(void **state);
                                         teardown),                             \
         cmocka_unit_test_setup_teardown(sc_login_full_kind, setup, teardown),  \
         cmocka_unit_test_setup_teardown(sc_login_keys, setup, teardown),       \
-        cmocka_unit_test_setup_teardown(sc_login_concurrent, setup,            \
-                                        teardown),                             \
+        cmocka_unit_test_setup_teardown(sc_login_concurrent, setup, teardown), \
         cmocka_unit_test_setup_teardown(sc_slack, setup, teardown),            \
         cmocka_unit_test_setup_teardown(sc_vote_lock, setup, teardown)
 

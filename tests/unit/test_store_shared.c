@@ -80,8 +80,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         SHARED_CASES(setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migration_twice, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_migration_twice, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
