@@ -22,3 +22,12 @@ add_test(NAME approval.integration
 set_tests_properties(approval.integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)
+
+# Two replicas on one PostgreSQL database (IG_TEST_PG_URL; fails without
+# it): a session made on one is good on the other, failed logins on both
+# add up, two votes at once on a quorum-2 request resolve it once.
+add_test(NAME approval.shared_state
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_shared_state.py)
+set_tests_properties(approval.shared_state PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  LABELS pg TIMEOUT 600)
