@@ -151,7 +151,7 @@ class SharedState(unittest.TestCase):
             self.assertRegex(r["id_hash"], r"^[0-9a-f]{64}$")
             self.assertNotIn("igs_", r["id_hash"])
 
-    def fail(self, srv, who, n):
+    def fail_login(self, srv, who, n):
         for _ in range(n):
             st, body, _ = self.pair.login(srv, who, "wrong-password")
             self.assertEqual((st, body["error"]["code"]),
@@ -160,13 +160,13 @@ class SharedState(unittest.TestCase):
     def test_failures_on_a_and_b_add_up(self):
         # Four failures spread over both: the right password still works
         # (and clears them) ...
-        self.fail(self.a, "failer", 2)
-        self.fail(self.b, "failer", 2)
+        self.fail_login(self.a, "failer", 2)
+        self.fail_login(self.b, "failer", 2)
         st, body, _ = self.pair.login(self.b, "failer")
         self.assertEqual(st, 200, body)
         # ... five, three on A and two on B, back off on both.
-        self.fail(self.a, "failer", 3)
-        self.fail(self.b, "failer", 2)
+        self.fail_login(self.a, "failer", 3)
+        self.fail_login(self.b, "failer", 2)
         for srv in (self.a, self.b):
             st, body, h = self.pair.login(srv, "failer")
             self.assertEqual((st, body["error"]["code"]),
