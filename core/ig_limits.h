@@ -154,7 +154,7 @@
 #define IG_SLACK_BLOCKS_MAX 50
 
 /* ---- Refusals and failed logins (pdp/pdp_refusals.c, pdp/pdp_login.c,
-   pdp/pdp_addr.c, approval/appr_limiter.c, approval/appr_device.c) ---- */
+   pdp/pdp_addr.c, store/store_shared.c, approval/appr_device.c) ---- */
 
 /* Refused requests (bad tokens, failed logins, refused redemptions and
    outcomes, bad Slack signatures) are counted in memory per (client
