@@ -29,6 +29,7 @@ int cli_keygen(int argc, char **argv);
 int cmd_mcp_tools(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_store(int argc, char **argv);
 int cli_submit(int argc, char **argv);
 
 /*

@@ -24,7 +24,7 @@
 #include "ig_time.h"
 
 static const char verify_usage[] =
-    "usage: intentgate audit verify --db FILE [--checkpoints FILE] "
+    "usage: intentgate audit verify --db FILE|URL [--checkpoints FILE] "
     "[--anchor FILE] --key KEY\n"
     "                               [--checkpoint-interval S] [--at TIME] "
     "[--max-gap S]\n"
@@ -37,8 +37,11 @@ static const char verify_usage[] =
     "leaves before it (so no recorded event was changed, removed, reordered\n"
     "or added below a checkpoint, and no two checkpoints disagree).\n"
     "\n"
-    "  --db FILE           the PDP's SQLite database, opened read-only (a\n"
-    "                      copy, or the live file). Also reports a gap in\n"
+    "  --db FILE|URL       the PDP's SQLite database, opened read-only (a\n"
+    "                      copy, or the live file), or its PostgreSQL\n"
+    "                      database (postgresql://USER@HOST:PORT/DBNAME, no\n"
+    "                      password: PGPASSWORD or ~/.pgpass), read in one\n"
+    "                      read-only snapshot. Also reports a gap in\n"
     "                      the sequence (missing_leaf) and a leaf that no\n"
     "                      longer matches its stored hash (leaf_mismatch),\n"
     "                      and a stored tile that is missing, malformed or\n"
@@ -277,6 +280,7 @@ struct verify_run {
     struct cli_audit_times *times;
     struct store_log *db;
     uint64_t compared;
+    uint64_t queued;                /* PostgreSQL: events not yet in the log */
     int anchored;                   /* the anchor's note was read */
     struct audit_checkpoint anchor; /* its claim (size 0 if unreadable) */
 };
@@ -315,6 +319,10 @@ report(const char *cmd, const struct verify_run *r)
     if (r->db != NULL)
         (void)printf("leaf hashes: %llu compared with the stored tree\n",
                      (unsigned long long)r->compared);
+    if (r->queued > 0)
+        (void)printf("queued:      %llu events queued, not yet sequenced "
+                     "(not in the log read here)\n",
+                     (unsigned long long)r->queued);
     if (r->anchored)
         print_checkpoint("anchor:", &r->anchor, r->a.anchor);
     late = cli_audit_times_report(r->times, why, sizeof(why));
@@ -414,7 +422,8 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
                             "time",
                             vs->key[0].name, vs->key[k].name);
     if (st == IG_OK && a->db != NULL &&
-        (st = store_log_open(a->db, &r->db, err)) == IG_OK)
+        (st = store_log_open(a->db, &r->db, err)) == IG_OK &&
+        (st = store_log_queued(r->db, &r->queued, err)) == IG_OK)
         st = cli_audit_notes_read_db(&r->ns, r->db, err);
     if (st == IG_OK && a->checkpoints != NULL)
         st = cli_audit_notes_read_file(&r->ns, a->checkpoints, err);

@@ -31,6 +31,7 @@ static const struct command commands[] = {
      "MCP: bridge a stdio client to the gateway (connect), pinned tools"},
     {"policy", cli_policy, "test a policy bundle (policy test DIR)"},
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
+    {"store", cli_store, "copy a SQLite store into PostgreSQL (store copy)"},
     {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},
 };
 

@@ -20,6 +20,14 @@
  * a NULL or a wrong-sized hash exactly as it is - so nothing here checks
  * or repairs them.
  *
+ * A postgresql:// (or postgres://) URL is read the same way
+ * (store_log_pg.c): one connection, one READ ONLY REPEATABLE READ
+ * transaction held until store_log_close (one instant of a log that
+ * replicas are still appending to), never a migration or a write. There
+ * the tree is always stored as tiles, and the events the replicas queued
+ * (audit_queue) but the sequencer has not yet put in the log are not read
+ * as leaves: store_log_queued counts them.
+ *
  * Errors: IG_ERR_INVALID (not a database, a table missing), IG_ERR_IO (a
  * read failed, or the file changed under an immutable read: read it
  * again), IG_ERR_NOTFOUND, IG_ERR_NOMEM, each with err (when not NULL)
@@ -38,10 +46,16 @@
 struct store_log;
 struct store_log_cursor;
 
+/* 1 when the URL carries a password (scheme://user:password@host, or a
+   password= parameter): commands refuse it, since every local user sees
+   a command line (libpq reads PGPASSWORD and ~/.pgpass instead). */
+int store_url_has_password(const char *url);
+
 /*
  * Open path read-only and start the read transaction; checks that it
  * holds an audit log. IG_ERR_INVALID with err "cannot open PATH: REASON"
- * (missing, unreadable) or "PATH is not an intentgate database: REASON".
+ * (missing, unreadable; for a URL: refused with a password, no server,
+ * refused by it) or "PATH is not an intentgate database: REASON".
  * *out is freed with store_log_close.
  */
 enum ig_status store_log_open(const char *path, struct store_log **out,
@@ -138,5 +152,13 @@ enum ig_status store_log_nodes(struct store_log *l, uint64_t size,
    IG_ERR_IO. */
 enum ig_status store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
                                     unsigned char out[AUDIT_HASH_BYTES]);
+
+/* ---- PostgreSQL ---- */
+
+/* The events queued by the replicas that are not yet in the log
+   (audit_queue rows the sequencer has not moved), in *n; 0 for a SQLite
+   file. IG_ERR_IO with err. */
+enum ig_status store_log_queued(struct store_log *l, uint64_t *n,
+                                struct ig_err *err) IG_WUR;
 
 #endif

@@ -23,7 +23,8 @@
  *   store_pg_conn.c                 connections, the pool, queries,
  *                                   transactions, parameters
  *   store_pg_schema.c               the schema and its migrations
- *   store_pg_write.c, store_pg_read.c, store_pg_shared.c
+ *   store_pg_write.c, store_pg_read.c, store_pg_vote.c,
+ *   store_pg_shared.c
  *                                   the operations
  *   store_pg_audit*.c               the sequencer and the audit reads
  *   store_pg.c                      lifecycle, workers, listener
@@ -221,5 +222,34 @@ void store_pg_audit_stop(struct store_pg *s);
    is sequenced: a reader then sees its own writes in the log. IG_OK, or
    IG_ERR_IO when the sequencer did not get there in time. */
 enum ig_status store_pg_audit_settle(struct store_pg *s, int ms) IG_WUR;
+
+/* How long the audit reads wait to settle. */
+#define STORE_PG_SETTLE_MS 2000
+
+/* Settle (settle_ms > 0: at most that long), then a pooled connection
+   inside a READ ONLY REPEATABLE READ transaction: one snapshot for the
+   whole read. NULL (logged) when either fails: the caller answers
+   IG_ERR_IO. End it with store_pg_read_end. */
+struct store_pg_conn *store_pg_read_begin(struct store_pg *s, int settle_ms);
+void store_pg_read_end(struct store_pg *s, struct store_pg_conn *c);
+
+/* Rows of a long read, page by page (keyset paging inside the caller's
+   transaction): sql ends with "ORDER BY key LIMIT STORE_PG_PAGE_ROWS" and
+   its $1 is the key to go on after (p's first parameter, an int; column 0
+   of each row its key). fn is called for each row, in order, until it
+   returns other than IG_OK or sets *stop. IG_ERR_IO, or fn's status. */
+#define STORE_PG_PAGE_ROWS 1000
+#define STORE_PG_PAGE_ROWS_TEXT "1000"
+typedef enum ig_status (*store_pg_row_fn)(void *ctx, const PGresult *r, int row,
+                                          int *stop);
+enum ig_status store_pg_pages(struct store_pg *s, struct store_pg_conn *c,
+                              const char *sql, struct store_pg_params *p,
+                              store_pg_row_fn fn, void *ctx) IG_WUR;
+
+/* Decode a bytea column's text form (a backslash, x, 2n hex digits) of exactly
+   n bytes into out. IG_ERR_INVALID for anything else (stored bytes are
+   untrusted). */
+enum ig_status store_pg_bytea(const char *text, size_t len, unsigned char *out,
+                              size_t n) IG_WUR;
 
 #endif
