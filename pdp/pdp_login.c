@@ -208,11 +208,25 @@ later(struct pdp_req *r, long ms)
 
 /* Record a new session for who at now in out (id, CSRF token, expiry).
    IG_ERR_IO. */
+/* What a session remembers of the credential it was made with: the hex
+   SHA-256 of the approver's configured password hash. A new password
+   (a new hash, with a new salt) gives another fingerprint, and every
+   session made with the old one is refused on every replica - they live
+   in the store now, and outlive restarts. */
+static void
+cred_fingerprint(const struct pdp_approver *who, char out[IG_SHA256_HEXLEN + 1])
+{
+    const char *h = who->password_hash != NULL ? who->password_hash : "";
+
+    ig_sha256_hex(h, strlen(h), out);
+}
+
 static enum ig_status
 new_session(struct pdp_server *s, const struct pdp_approver *who, int64_t now,
             struct pdp_login *out)
 {
     unsigned char hash[APPR_SESSION_HASH_BYTES];
+    char cred[IG_SHA256_HEXLEN + 1];
     struct store_session_rec rec;
     enum ig_status st;
 
@@ -223,6 +237,8 @@ new_session(struct pdp_server *s, const struct pdp_approver *who, int64_t now,
     rec.id_hash = hash;
     rec.approver = who->id;
     rec.csrf = out->csrf;
+    cred_fingerprint(who, cred);
+    rec.cred = cred;
     rec.created_at = now;
     rec.expires_at = now + s->cfg->session_max;
     st = store_session_create(s->store, &rec, s->cfg->session_idle,
@@ -401,12 +417,15 @@ pdp_approver_session(struct pdp_server *s, const char *session,
 {
     unsigned char hash[APPR_SESSION_HASH_BYTES];
     char id[APPR_APPROVER_MAX + 1], token[IG_SESSION_CSRF_MAX + 1];
+    char cred[STORE_SESSION_CRED_MAX + 1], want[IG_SHA256_HEXLEN + 1];
+    const struct pdp_approver *who;
     enum ig_status st;
 
+    _Static_assert(IG_SHA256_HEXLEN <= STORE_SESSION_CRED_MAX, "cred");
     if (appr_session_hash(session, hash) != 0)
         return NULL;
     st = store_session_get(s->store, hash, ig_time_now(), s->cfg->session_idle,
-                           id, token);
+                           id, cred, token);
     if (st == IG_OK && strlen(token) != PDP_CSRF_LEN)
         st = IG_ERR_NOTFOUND; /* not a token this PDP made */
     if (st == IG_OK && csrf != NULL)
@@ -419,9 +438,16 @@ pdp_approver_session(struct pdp_server *s, const char *session,
     if (st != IG_OK)
         return NULL;
     /* A session outlives neither its approver's removal from the config
-       nor a restart without it: this lookup refuses one that is no longer
-       configured. */
-    return pdp_config_approver(s->cfg, id);
+       nor a change of their password: this lookup refuses one that is no
+       longer configured, or was made with another password hash. */
+    who = pdp_config_approver(s->cfg, id);
+    if (who == NULL)
+        return NULL;
+    cred_fingerprint(who, want);
+    if (strlen(cred) != IG_SHA256_HEXLEN ||
+        sodium_memcmp(cred, want, IG_SHA256_HEXLEN) != 0)
+        return NULL;
+    return who;
 }
 
 void

@@ -311,11 +311,14 @@ enum ig_status
 store_session_get(struct store *s,
                   const unsigned char id_hash[STORE_SESSION_HASH_BYTES],
                   int64_t now, int64_t idle, char approver[IG_ID_MAX + 1],
+                  char cred[STORE_SESSION_CRED_MAX + 1],
                   char csrf[IG_SESSION_CSRF_MAX + 1])
 {
     if (s->pg != NULL)
-        return store_pg_session_get(s->pg, id_hash, now, idle, approver, csrf);
-    return store_sq_session_get(s->sq, id_hash, now, idle, approver, csrf);
+        return store_pg_session_get(s->pg, id_hash, now, idle, approver, cred,
+                                    csrf);
+    return store_sq_session_get(s->sq, id_hash, now, idle, approver, cred,
+                                csrf);
 }
 
 enum ig_status

@@ -372,13 +372,20 @@ void store_set_observer(struct store *s, store_commit_observer fn, void *ctx);
  */
 
 #define STORE_SESSION_HASH_BYTES 32
+#define STORE_SESSION_CRED_MAX 64
 
 /* A new approver session. Only the SHA-256 of its id is stored, never
    the id: a copy of the database hands out no live session. */
 struct store_session_rec {
-    const unsigned char *id_hash;   /* STORE_SESSION_HASH_BYTES */
-    const char *approver;           /* at most IG_ID_MAX bytes */
-    const char *csrf;               /* at most IG_SESSION_CSRF_MAX bytes */
+    const unsigned char *id_hash; /* STORE_SESSION_HASH_BYTES */
+    const char *approver;         /* at most IG_ID_MAX bytes */
+    const char *csrf;             /* at most IG_SESSION_CSRF_MAX bytes */
+    /* What the approver signed in with, as the caller fingerprints it
+       (pdp_login.c: the hex SHA-256 of the config's password hash); at
+       most STORE_SESSION_CRED_MAX bytes. The caller compares it at each
+       lookup, so a changed password ends the sessions made with the old
+       one, on every replica. */
+    const char *cred;
     int64_t created_at, expires_at; /* seconds; expires_at: absolute end */
 };
 
@@ -394,16 +401,17 @@ enum ig_status store_session_create(struct store *s,
                                     int64_t idle, size_t max_sessions) IG_WUR;
 
 /*
- * The session id_hash at now: IG_OK with its approver and (csrf not
- * NULL) its CSRF token copied, NUL-terminated; its idle timer restarts,
- * written at most once per IG_SESSION_TOUCH_S (or idle / 4, when
- * shorter). IG_ERR_NOTFOUND when unknown, idle (now - last seen >= idle)
- * or expired (now >= expires_at): a dead one is deleted. IG_ERR_IO.
+ * The session id_hash at now: IG_OK with its approver, its credential
+ * fingerprint and (csrf not NULL) its CSRF token copied, NUL-terminated; its
+ * idle timer restarts, written at most once per IG_SESSION_TOUCH_S (or idle /
+ * 4, when shorter). IG_ERR_NOTFOUND when unknown, idle (now - last seen >=
+ * idle) or expired (now >= expires_at): a dead one is deleted. IG_ERR_IO.
  */
 enum ig_status
 store_session_get(struct store *s,
                   const unsigned char id_hash[STORE_SESSION_HASH_BYTES],
                   int64_t now, int64_t idle, char approver[IG_ID_MAX + 1],
+                  char cred[STORE_SESSION_CRED_MAX + 1],
                   char csrf[IG_SESSION_CSRF_MAX + 1]) IG_WUR;
 
 /* Forget one session (logout; an unknown hash is fine). IG_ERR_IO. */

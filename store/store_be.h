@@ -164,7 +164,7 @@ enum ig_status store_sq_session_create(struct store_sq *s,
                                        size_t max_sessions) IG_WUR;
 enum ig_status store_sq_session_get(struct store_sq *s,
                                     const unsigned char *id_hash, int64_t now,
-                                    int64_t idle, char *approver,
+                                    int64_t idle, char *approver, char *cred,
                                     char *csrf) IG_WUR;
 enum ig_status store_sq_session_end(struct store_sq *s,
                                     const unsigned char *id_hash) IG_WUR;
@@ -193,7 +193,7 @@ enum ig_status store_pg_session_create(struct store_pg *s,
                                        size_t max_sessions) IG_WUR;
 enum ig_status store_pg_session_get(struct store_pg *s,
                                     const unsigned char *id_hash, int64_t now,
-                                    int64_t idle, char *approver,
+                                    int64_t idle, char *approver, char *cred,
                                     char *csrf) IG_WUR;
 enum ig_status store_pg_session_end(struct store_pg *s,
                                     const unsigned char *id_hash) IG_WUR;

@@ -35,10 +35,10 @@ static const char SQL_SESS_EVICT[] =
     " FROM approver_sessions ORDER BY last_seen LIMIT $1::bigint)";
 static const char SQL_SESS_INSERT[] =
     "INSERT INTO approver_sessions (id_hash, approver, csrf, created_at,"
-    " last_seen, expires_at) VALUES ($1, $2, $3, $4::bigint, $4::bigint,"
-    " $5::bigint)";
+    " last_seen, expires_at, cred) VALUES ($1, $2, $3, $4::bigint,"
+    " $4::bigint, $5::bigint, $6)";
 static const char SQL_SESS_GET[] =
-    "SELECT approver, csrf, last_seen, expires_at FROM approver_sessions"
+    "SELECT approver, csrf, last_seen, expires_at, cred FROM approver_sessions"
     " WHERE id_hash = $1";
 static const char SQL_SESS_TOUCH[] =
     "UPDATE approver_sessions SET last_seen = $2::bigint"
@@ -190,6 +190,7 @@ sess_create_txn(struct store_pg *s, struct store_pg_conn *c, void *arg)
     store_pg_param_text(&p, a->r->csrf);
     store_pg_param_int(&p, a->r->created_at);
     store_pg_param_int(&p, a->r->expires_at);
+    store_pg_param_text(&p, a->r->cred);
     r = store_pg_query(s, c, SQL_SESS_INSERT, &p, state, "23505");
     if (r == NULL)
         return strcmp(state, "23505") == 0 ? IG_ERR_EXISTS : IG_ERR_IO;
@@ -216,10 +217,12 @@ store_pg_session_create(struct store_pg *s, const struct store_session_rec *r,
 
 enum ig_status
 store_pg_session_get(struct store_pg *s, const unsigned char *id_hash,
-                     int64_t now, int64_t idle, char *approver, char *csrf)
+                     int64_t now, int64_t idle, char *approver, char *cred,
+                     char *csrf)
 {
     char hex[2 * STORE_SESSION_HASH_BYTES + 1];
     char who[IG_ID_MAX + 1], token[IG_SESSION_CSRF_MAX + 1];
+    char fp[STORE_SESSION_CRED_MAX + 1];
     struct store_pg_params p;
     enum ig_status st = IG_ERR_IO;
     PGresult *r = NULL;
@@ -235,7 +238,7 @@ store_pg_session_get(struct store_pg *s, const unsigned char *id_hash,
         return IG_ERR_NOTFOUND;
     }
     if (col_copy(r, 0, who, sizeof(who)) ||
-        col_copy(r, 1, token, sizeof(token)))
+        col_copy(r, 1, token, sizeof(token)) || col_copy(r, 4, fp, sizeof(fp)))
         goto out;
     last = store_pg_int(r, 0, 2);
     expires = store_pg_int(r, 0, 3);
@@ -250,6 +253,7 @@ store_pg_session_get(struct store_pg *s, const unsigned char *id_hash,
             goto out;
     }
     memcpy(approver, who, strlen(who) + 1);
+    memcpy(cred, fp, strlen(fp) + 1);
     if (csrf != NULL)
         memcpy(csrf, token, strlen(token) + 1);
     st = IG_OK;

@@ -82,7 +82,8 @@ store_session_rec_ok(const struct store_session_rec *r, int64_t idle,
                      size_t max_sessions)
 {
     return r != NULL && r->id_hash != NULL && r->approver != NULL &&
-           r->csrf != NULL && r->approver[0] != '\0' &&
+           r->csrf != NULL && r->cred != NULL && r->approver[0] != '\0' &&
+           strlen(r->cred) <= STORE_SESSION_CRED_MAX &&
            strlen(r->approver) <= IG_ID_MAX &&
            strlen(r->csrf) <= IG_SESSION_CSRF_MAX && idle >= 1 &&
            max_sessions >= 1;
@@ -136,9 +137,9 @@ static const char *const sh_sql[SH_COUNT] = {
                       " (SELECT id_hash FROM approver_sessions"
                       " ORDER BY last_seen LIMIT ?1)",
     [SH_SESS_INSERT] = "INSERT INTO approver_sessions (id_hash, approver,"
-                       " csrf, created_at, last_seen, expires_at)"
-                       " VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-    [SH_SESS_GET] = "SELECT approver, csrf, last_seen, expires_at"
+                       " csrf, created_at, last_seen, expires_at, cred)"
+                       " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)",
+    [SH_SESS_GET] = "SELECT approver, csrf, last_seen, expires_at, cred"
                     " FROM approver_sessions WHERE id_hash = ?1",
     [SH_SESS_TOUCH] = "UPDATE approver_sessions SET last_seen = ?2"
                       " WHERE id_hash = ?1 AND last_seen < ?2",
@@ -339,7 +340,7 @@ store_sq_session_create(struct store_sq *s, const struct store_session_rec *r,
     q = st(s, SH_SESS_INSERT);
     if (bind_text(q, 1, hex) || bind_text(q, 2, r->approver) ||
         bind_text(q, 3, r->csrf) || bind_int(q, 4, r->created_at) ||
-        bind_int(q, 5, r->expires_at))
+        bind_int(q, 5, r->expires_at) || bind_text(q, 6, r->cred))
         goto out;
     step = sqlite3_step(q);
     (void)sqlite3_reset(q);
@@ -356,10 +357,12 @@ out:
 
 enum ig_status
 store_sq_session_get(struct store_sq *s, const unsigned char *id_hash,
-                     int64_t now, int64_t idle, char *approver, char *csrf)
+                     int64_t now, int64_t idle, char *approver, char *cred,
+                     char *csrf)
 {
     char hex[2 * STORE_SESSION_HASH_BYTES + 1];
     char who[IG_ID_MAX + 1], token[IG_SESSION_CSRF_MAX + 1];
+    char fp[STORE_SESSION_CRED_MAX + 1];
     sqlite3_stmt *q;
     enum ig_status rc = IG_ERR_IO;
     int64_t last, expires;
@@ -377,7 +380,7 @@ store_sq_session_get(struct store_sq *s, const unsigned char *id_hash,
         goto out;
     }
     if (step != SQLITE_ROW || col_copy(q, 0, who, sizeof(who)) ||
-        col_copy(q, 1, token, sizeof(token)))
+        col_copy(q, 1, token, sizeof(token)) || col_copy(q, 4, fp, sizeof(fp)))
         goto out;
     last = sqlite3_column_int64(q, 2);
     expires = sqlite3_column_int64(q, 3);
@@ -394,6 +397,7 @@ store_sq_session_get(struct store_sq *s, const unsigned char *id_hash,
             goto out;
     }
     memcpy(approver, who, strlen(who) + 1);
+    memcpy(cred, fp, strlen(fp) + 1);
     if (csrf != NULL)
         memcpy(csrf, token, strlen(token) + 1);
     rc = IG_OK;

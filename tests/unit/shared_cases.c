@@ -46,6 +46,7 @@ create(struct store *s, int n, const char *who, int64_t at, int64_t max_age,
     r.id_hash = h;
     r.approver = who;
     r.csrf = csrf;
+    r.cred = who;
     r.created_at = at;
     r.expires_at = at + max_age;
     return store_session_create(s, &r, idle, cap);
@@ -55,10 +56,10 @@ static enum ig_status
 get(struct store *s, int n, int64_t now, int64_t idle, char *who)
 {
     unsigned char h[STORE_SESSION_HASH_BYTES];
-    char csrf[IG_SESSION_CSRF_MAX + 1];
+    char csrf[IG_SESSION_CSRF_MAX + 1], cred[STORE_SESSION_CRED_MAX + 1];
 
     hash_of(n, h);
-    return store_session_get(s, h, now, idle, who, csrf);
+    return store_session_get(s, h, now, idle, who, cred, csrf);
 }
 
 void
@@ -67,16 +68,18 @@ sc_sessions(void **state)
     struct store *s = open1(state);
     unsigned char h[STORE_SESSION_HASH_BYTES];
     char who[IG_ID_MAX + 1], csrf[IG_SESSION_CSRF_MAX + 1], long_id[100];
+    char cred[STORE_SESSION_CRED_MAX + 1];
     struct store_session_rec r;
 
     assert_int_equal(create(s, 1, "alice", 1000, 600, 60, 10), IG_OK);
     hash_of(1, h);
-    assert_int_equal(store_session_get(s, h, 1010, 60, who, csrf), IG_OK);
+    assert_int_equal(store_session_get(s, h, 1010, 60, who, cred, csrf), IG_OK);
     assert_string_equal(who, "alice");
+    assert_string_equal(cred, "alice"); /* create() uses the id as cred */
     assert_string_equal(csrf, "csrf-1");
     /* Another hash is another (unknown) session; one hash, one session. */
     h[5] ^= 1;
-    assert_int_equal(store_session_get(s, h, 1010, 60, who, NULL),
+    assert_int_equal(store_session_get(s, h, 1010, 60, who, cred, NULL),
                      IG_ERR_NOTFOUND);
     assert_int_equal(create(s, 1, "bob", 1000, 600, 60, 10), IG_ERR_EXISTS);
     assert_int_equal(get(s, 1, 1011, 60, who), IG_OK);
@@ -92,6 +95,11 @@ sc_sessions(void **state)
     r.csrf = long_id;
     assert_int_equal(store_session_create(s, &r, 60, 10), IG_ERR_INVALID);
     r.csrf = NULL;
+    assert_int_equal(store_session_create(s, &r, 60, 10), IG_ERR_INVALID);
+    r.csrf = "c";
+    r.cred = NULL; /* a session must say what it was signed in with */
+    assert_int_equal(store_session_create(s, &r, 60, 10), IG_ERR_INVALID);
+    r.cred = long_id;
     assert_int_equal(store_session_create(s, &r, 60, 10), IG_ERR_INVALID);
     assert_int_equal(create(s, 2, "carol", 1000, 600, 60, 0), IG_ERR_INVALID);
     store_close(s);

@@ -86,6 +86,7 @@ test_fail_closed_then_recover(void **state)
     struct store_session_rec r;
     struct store_login_rule rule = {5, 60000, 100};
     char who[IG_ID_MAX + 1], csrf[IG_SESSION_CSRF_MAX + 1];
+    char cred[STORE_SESSION_CRED_MAX + 1];
     enum ig_status st;
     int64_t w;
     int n, i;
@@ -94,6 +95,7 @@ test_fail_closed_then_recover(void **state)
     r.id_hash = h;
     r.approver = "alice";
     r.csrf = "c";
+    r.cred = "fp";
     r.created_at = 0;
     r.expires_at = 600;
     assert_int_equal(store_session_create(s, &r, 60, 10), IG_OK);
@@ -104,7 +106,7 @@ test_fail_closed_then_recover(void **state)
        works on one opened since. Never a session, a count or a lock that
        was not read or taken. */
     for (i = 0; i < 40; i++) {
-        st = store_session_get(s, h, 1, 60, who, csrf);
+        st = store_session_get(s, h, 1, 60, who, cred, csrf);
         assert_true(st == IG_OK || st == IG_ERR_IO);
         if (st == IG_OK)
             break;
