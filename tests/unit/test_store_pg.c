@@ -9,6 +9,7 @@
  */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,6 +653,196 @@ test_connection_lost(void **state)
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
 }
 
+/* The intents on_commit was called for, in order. */
+struct woken {
+    pthread_mutex_t mu;
+    char ids[16][40];
+    int n;
+};
+
+static void
+on_commit(void *ctx, const char *intent_id)
+{
+    struct woken *w = ctx;
+
+    if (intent_id == NULL)
+        return; /* the listener reconnected: "any may have changed" */
+    (void)pthread_mutex_lock(&w->mu);
+    if (w->n < 16)
+        (void)snprintf(w->ids[w->n++], 40, "%s", intent_id);
+    (void)pthread_mutex_unlock(&w->mu);
+}
+
+/* 1 when on_commit was called for id. */
+static int
+was_woken(struct woken *w, const char *id)
+{
+    int i, found = 0;
+
+    (void)pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->n; i++)
+        found |= strcmp(w->ids[i], id) == 0;
+    (void)pthread_mutex_unlock(&w->mu);
+    return found;
+}
+
+/* Wait (at most 10 s) until on_commit was called for id. */
+static int
+await_woken(struct woken *w, const char *id)
+{
+    int i;
+
+    for (i = 0; i < 1000 && !was_woken(w, id); i++) {
+        struct timespec ts = {0, 10000000L};
+        (void)nanosleep(&ts, NULL);
+    }
+    return was_woken(w, id);
+}
+
+/* A write wakes its own replica's waiters before it returns, and another
+   replica's through the NOTIFY it commits. */
+static void
+test_commit_wakes_replicas(void **state)
+{
+    struct fixture *f = *state;
+    struct store_opts o;
+    struct store *b;
+    struct store_intent_rec r;
+    struct woken wa, wb;
+    char ids[4][40], ids2[4][40], *replay = NULL;
+
+    memset(&wa, 0, sizeof(wa));
+    memset(&wb, 0, sizeof(wb));
+    (void)pthread_mutex_init(&wa.mu, NULL);
+    (void)pthread_mutex_init(&wb.mu, NULL);
+    store_close(f->s);
+    memset(&o, 0, sizeof(o));
+    o.on_commit = on_commit;
+    o.on_commit_ctx = &wa;
+    f->s = pgt_store_open_opts(&f->db, &o);
+    o.on_commit_ctx = &wb;
+    b = pgt_store_open_opts(&f->db, &o);
+    make_rec(&r, ids, 15, NULL, ig_time_now());
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    assert_true(was_woken(&wa, ids[0])); /* at once */
+    assert_true(await_woken(&wb, ids[0]));
+    make_rec(&r, ids2, 16, NULL, ig_time_now());
+    assert_int_equal(store_put_intent(b, &r, &replay), IG_OK);
+    assert_true(was_woken(&wb, ids2[0]));
+    assert_true(await_woken(&wa, ids2[0]));
+    store_close(b);
+    store_close(f->s);
+    f->s = NULL;
+    (void)pthread_mutex_destroy(&wa.mu);
+    (void)pthread_mutex_destroy(&wb.mu);
+}
+
+/* Count the NOTIFYs (channel ig_intent) with payload a, and b, received
+   on c until one with payload last arrives (at most 10 s). */
+static void
+notified(PGconn *c, const char *last, const char *a, int *na, const char *b,
+         int *nb)
+{
+    int i, done = 0;
+
+    *na = *nb = 0;
+    for (i = 0; i < 1000 && !done; i++) {
+        PGnotify *m;
+        struct timespec ts = {0, 10000000L};
+
+        assert_int_equal(PQconsumeInput(c), 1);
+        while ((m = PQnotifies(c)) != NULL) {
+            if (strcmp(m->relname, "ig_intent") == 0) {
+                *na += strcmp(m->extra, a) == 0;
+                *nb += strcmp(m->extra, b) == 0;
+                done |= strcmp(m->extra, last) == 0;
+            }
+            PQfreemem(m);
+        }
+        if (!done)
+            (void)nanosleep(&ts, NULL);
+    }
+    assert_true(done);
+}
+
+/* Every committed write of an intent NOTIFYs its id once; a refused one
+   (rolled back) does not. */
+static void
+test_writes_notify(void **state)
+{
+    struct fixture *f = *state;
+    struct store_intent_rec r;
+    struct store_redeem_rec rr;
+    struct store_outcome_rec o;
+    struct store_vote_rec v;
+    char ids[4][40], ids2[4][40], ids3[4][40], appr[40], *replay = NULL;
+    int na, nb;
+    PGconn *c = pgt_connect(&f->db);
+    PGresult *res = PQexec(c, "LISTEN ig_intent");
+
+    assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+    PQclear(res);
+    make_rec(&r, ids, 17, NULL, ig_time_now());
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&rr, 0, sizeof(rr));
+    rr.jti = ids[2];
+    rr.intent_id = ids[0];
+    rr.executor = "exec-1";
+    assert_int_equal(store_redeem(f->s, &rr), IG_OK);
+    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
+    memset(&o, 0, sizeof(o));
+    o.intent_id = ids[0];
+    o.executor = "exec-1";
+    o.outcome = "COMPLETED";
+    o.detail = "{}";
+    assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
+    assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
+    make_escalated(&r, ids2, appr, 18, ig_time_now());
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&v, 0, sizeof(v));
+    v.intent_id = ids2[0];
+    v.approver = "alice";
+    v.vote = "APPROVE";
+    v.channel = "ui";
+    v.groups = "[]";
+    v.intent_hash = "sha256:00";
+    assert_int_equal(store_put_vote(f->s, &v), IG_OK);
+    assert_int_equal(store_put_vote(f->s, &v), IG_ERR_EXISTS);
+    /* The last one: every earlier NOTIFY is delivered before it. */
+    make_rec(&r, ids3, 19, NULL, ig_time_now());
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    notified(c, ids3[0], ids[0], &na, ids2[0], &nb);
+    assert_int_equal(na, 3); /* put, redeem, outcome */
+    assert_int_equal(nb, 2); /* put, vote */
+    PQfinish(c);
+}
+
+/* Writes queued when the store closes are committed first, each with
+   its callback. */
+static void
+test_async_drained_at_close(void **state)
+{
+    enum { N = 40 };
+    struct fixture *f = *state;
+    struct store_intent_rec r[N];
+    char ids[N][4][40], *replay[N];
+    atomic_int st[N];
+    int i;
+
+    for (i = 0; i < N; i++) {
+        make_rec(&r[i], ids[i], 200 + i, NULL, ig_time_now());
+        atomic_init(&st[i], IG_ERR_NOMEM);
+        assert_int_equal(
+            store_put_intent_async(f->s, &r[i], &replay[i], async_done, &st[i]),
+            IG_OK);
+    }
+    store_close(f->s);
+    f->s = NULL;
+    for (i = 0; i < N; i++)
+        assert_int_equal(atomic_load(&st[i]), IG_OK);
+    assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM intents"), N);
+}
+
 /* No server: opening fails, naming it. */
 static void
 test_unreachable(void **state)
@@ -687,6 +878,11 @@ main(void)
         cmocka_unit_test_setup_teardown(test_put_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_connection_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_wakes_replicas, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_writes_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_drained_at_close, setup,
+                                        teardown),
         cmocka_unit_test(test_unreachable),
     };
 

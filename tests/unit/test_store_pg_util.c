@@ -106,18 +106,25 @@ pgt_db_drop(struct pgt_db *db)
 }
 
 struct store *
-pgt_store_open(const struct pgt_db *db)
+pgt_store_open_opts(const struct pgt_db *db, struct store_opts *o)
 {
-    struct store_opts o;
     struct store *s = NULL;
     struct ig_err err;
 
-    memset(&o, 0, sizeof(o));
-    o.path = db->url;
-    o.synchronous_full = 1;
-    if (store_open(&o, &s, &err) != IG_OK)
+    o->path = db->url;
+    if (store_open(o, &s, &err) != IG_OK)
         fail_msg("open %s: %s", db->url, err.msg);
     return s;
+}
+
+struct store *
+pgt_store_open(const struct pgt_db *db)
+{
+    struct store_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.synchronous_full = 1;
+    return pgt_store_open_opts(db, &o);
 }
 
 PGconn *

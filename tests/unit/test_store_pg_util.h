@@ -25,8 +25,11 @@ const char *pgt_base_url(void);
 void pgt_db_create(struct pgt_db *db, const char *prefix);
 void pgt_db_drop(struct pgt_db *db);
 
-/* A store on db (fails the test when it does not open). */
+/* A store on db (fails the test when it does not open); with options of
+   the caller's (their path is set to db's URL). */
 struct store *pgt_store_open(const struct pgt_db *db);
+struct store *pgt_store_open_opts(const struct pgt_db *db,
+                                  struct store_opts *o);
 
 /* A connection of the test's own to db. */
 PGconn *pgt_connect(const struct pgt_db *db);
