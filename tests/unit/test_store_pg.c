@@ -2,7 +2,8 @@
  * test_store_pg.c - the PostgreSQL store's writes and reads, each success
  * and refusal as test_store.c checks them on SQLite: records, immutability,
  * idempotent replay, exactly-once redemption (also across a reopen),
- * outcomes, votes, audit events, quota counters, a lost connection. The
+ * outcomes, votes, audit events, quota counters, lost connections
+ * (idle in the pool, and under a call), NOTIFYs and wake-ups. The
  * races only replicas have, and the two backends' JSON compared, are in
  * test_store_pg_race.c. Needs IG_TEST_PG_URL (fails without it); each
  * case gets a database of its own.
@@ -618,10 +619,10 @@ test_counters(void **state)
     assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM counter_counts"), 4);
 }
 
-/* A connection killed under the store (a failover): that call fails
-   closed, the next one reconnects. */
+/* Connections the server ended while they sat in the pool (a restart, a
+   failover) are replaced before use: no call fails for them. */
 static void
-test_connection_lost(void **state)
+test_idle_connections_lost(void **state)
 {
     struct fixture *f = *state;
     struct store_intent_rec r;
@@ -636,21 +637,120 @@ test_connection_lost(void **state)
     rr.jti = ids[2];
     rr.intent_id = ids[0];
     rr.executor = "exec-1";
-    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_IO);
     assert_int_equal(store_redeem(f->s, &rr), IG_OK);
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
-    /* Reads: the same. */
     assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_ERR_IO);
     assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
     json_decref(rec);
     assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_count(f->s, "k", 60, 100), -1);
     assert_int_equal(store_count(f->s, "k", 60, 100), 1);
     make_rec(&r, ids2, 14, NULL, ig_time_now());
     assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_ERR_IO);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+}
+
+/* A store call on its own thread. */
+struct call {
+    struct store *s;
+    const struct store_intent_rec *intent;
+    const struct store_vote_rec *vote;
+    char *replay;
+    enum ig_status st;
+};
+
+static void *
+call_main(void *arg)
+{
+    struct call *x = arg;
+
+    x->st = x->intent != NULL ? store_put_intent(x->s, x->intent, &x->replay)
+                              : store_put_vote(x->s, x->vote);
+    return NULL;
+}
+
+/* Run x's call while the test holds the advisory lock lock_sql takes (a
+   transaction on a connection of its own) and, once the call waits for
+   it, end the call's connection: the call fails closed. */
+static void
+kill_waiting_call(const struct pgt_db *db, const char *lock_sql,
+                  const char *lock_class, struct call *x)
+{
+    char sql[512];
+    pthread_t t;
+    PGconn *c = pgt_connect(db);
+    PGresult *res;
+    int i;
+
+    res = PQexec(c, "BEGIN");
+    PQclear(res);
+    res = PQexec(c, lock_sql);
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    PQclear(res);
+    assert_int_equal(pthread_create(&t, NULL, call_main, x), 0);
+    (void)snprintf(sql, sizeof(sql),
+                   "SELECT count(pg_terminate_backend(pid, 5000)) FROM "
+                   "pg_locks WHERE locktype = 'advisory' AND NOT granted AND "
+                   "classid = %s AND objsubid = 2 AND database = (SELECT oid "
+                   "FROM pg_database WHERE datname = current_database())",
+                   lock_class);
+    for (i = 0; i < 1000 && pgt_int(db, sql) == 0; i++) {
+        struct timespec ts = {0, 10000000L};
+        (void)nanosleep(&ts, NULL);
+    }
+    assert_true(i < 1000);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(x->st, IG_ERR_IO);
+    res = PQexec(c, "ROLLBACK");
+    PQclear(res);
+    PQfinish(c);
+}
+
+/* A connection killed under a call (a failover mid-request): that call
+   is IG_ERR_IO, nothing written; the next one reconnects. */
+static void
+test_connection_lost_mid_call(void **state)
+{
+    struct fixture *f = *state;
+    struct store_intent_rec r;
+    struct store_vote_rec v;
+    struct call x;
+    char ids[4][40], appr[40], sql[256], *replay = NULL;
+    int64_t now = ig_time_now();
+
+    /* An intent with an idempotency key waits for the key's lock (the
+       class store_pg_write.c uses, the same hash). */
+    make_rec(&r, ids, 23, "k-lost", now);
+    memset(&x, 0, sizeof(x));
+    x.s = f->s;
+    x.intent = &r;
+    kill_waiting_call(&f->db,
+                      "SELECT pg_advisory_xact_lock(1768357889, hashtext("
+                      "'7:agent-1' || 'k-lost'))",
+                      "1768357889", &x);
+    assert_null(x.replay);
+    assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM intents"), 0);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    /* A vote waits for its request's lock (store_pg_vote.c). */
+    make_escalated(&r, ids, appr, 24, now);
+    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
+    memset(&v, 0, sizeof(v));
+    v.intent_id = ids[0];
+    v.approver = "alice";
+    v.vote = "APPROVE";
+    v.channel = "ui";
+    v.groups = "[]";
+    v.intent_hash = "sha256:00";
+    memset(&x, 0, sizeof(x));
+    x.s = f->s;
+    x.vote = &v;
+    (void)snprintf(sql, sizeof(sql),
+                   "SELECT pg_advisory_xact_lock(1768357890, hashint8(seq)) "
+                   "FROM intents WHERE intent_id = '%s'",
+                   ids[0]);
+    kill_waiting_call(&f->db, sql, "1768357890", &x);
+    assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM votes"), 0);
+    assert_int_equal(store_put_vote(f->s, &v), IG_OK);
+    assert_int_equal(store_put_vote(f->s, &v), IG_ERR_EXISTS);
 }
 
 /* The intents on_commit was called for, in order. */
@@ -877,7 +977,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_vote_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_connection_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_connections_lost, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_connection_lost_mid_call, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_commit_wakes_replicas, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_writes_notify, setup, teardown),
