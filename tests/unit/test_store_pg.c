@@ -753,7 +753,7 @@ test_connection_lost_mid_call(void **state)
     assert_int_equal(store_put_vote(f->s, &v), IG_ERR_EXISTS);
 }
 
-/* The intents on_commit was called for, in order. */
+/* The intents on_commit was called for, each once. */
 struct woken {
     pthread_mutex_t mu;
     char ids[16][40];
@@ -764,11 +764,14 @@ static void
 on_commit(void *ctx, const char *intent_id)
 {
     struct woken *w = ctx;
+    int i;
 
     if (intent_id == NULL)
         return; /* the listener reconnected: "any may have changed" */
     (void)pthread_mutex_lock(&w->mu);
-    if (w->n < 16)
+    for (i = 0; i < w->n && strcmp(w->ids[i], intent_id) != 0; i++)
+        ;
+    if (i == w->n && w->n < 16) /* each id once */
         (void)snprintf(w->ids[w->n++], 40, "%s", intent_id);
     (void)pthread_mutex_unlock(&w->mu);
 }
@@ -799,6 +802,24 @@ await_woken(struct woken *w, const char *id)
     return was_woken(w, id);
 }
 
+/* Wait (at most 10 s) until a store's listener hears NOTIFYs: store_open
+   returns before it has LISTENed. */
+static void
+await_listening(const struct pgt_db *db, struct woken *w, const char *probe)
+{
+    char sql[128];
+    int i;
+
+    (void)snprintf(sql, sizeof(sql), "NOTIFY ig_intent, '%s'", probe);
+    for (i = 0; i < 1000 && !was_woken(w, probe); i++) {
+        struct timespec ts = {0, 10000000L};
+
+        assert_true(pgt_exec(db, sql, NULL, 0));
+        (void)nanosleep(&ts, NULL);
+    }
+    assert_true(was_woken(w, probe));
+}
+
 /* A write wakes its own replica's waiters before it returns, and another
    replica's through the NOTIFY it commits. */
 static void
@@ -822,6 +843,8 @@ test_commit_wakes_replicas(void **state)
     f->s = pgt_store_open_opts(&f->db, &o);
     o.on_commit_ctx = &wb;
     b = pgt_store_open_opts(&f->db, &o);
+    await_listening(&f->db, &wa, "probe-a");
+    await_listening(&f->db, &wb, "probe-b");
     make_rec(&r, ids, 15, NULL, ig_time_now());
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_true(was_woken(&wa, ids[0])); /* at once */
