@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +91,38 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
 
 /* ---- the pool ---- */
 
+/* 1 when the server closed c while it sat in the pool (a restart, a
+   failover, a terminated backend): with nothing asked, its socket is
+   readable - the server's FATAL, then the end of the stream. Reading them
+   here costs a poll without a wait, and spares the next caller a failed
+   statement (after a restart, one per pooled connection). A healthy
+   connection may hold a ParameterStatus or a notice: consumed, then the
+   socket is quiet again. */
+static int
+conn_dropped(PGconn *pg)
+{
+    struct pollfd p;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        p.fd = PQsocket(pg);
+        p.events = POLLIN;
+        p.revents = 0;
+        if (p.fd < 0)
+            return 1;
+        if (poll(&p, 1, 0) <= 0)
+            break;
+        if (PQconsumeInput(pg) == 0)
+            return 1;
+        (void)PQisBusy(pg); /* parses what came: notices */
+    }
+    return PQstatus(pg) != CONNECTION_OK;
+}
+
 static int
 conn_usable(struct store_pg *s, struct store_pg_conn *c, struct ig_err *err)
 {
-    if (!c->bad && PQstatus(c->pg) == CONNECTION_OK)
+    if (!c->bad && c->pg != NULL && !conn_dropped(c->pg))
         return 1;
     PQfinish(c->pg);
     c->pg = store_pg_connect(s->conninfo, err);

@@ -202,8 +202,11 @@ store_pg_count(struct store_pg *s, const char *key, int64_t window_seconds,
         strlen(key) > IG_STORE_COUNT_KEY_MAX || window_seconds < 1 ||
         window_seconds > IG_STORE_COUNT_WINDOW_MAX)
         return -1;
-    if ((c = store_pg_conn_get(s, &err)) == NULL)
+    if ((c = store_pg_conn_get(s, &err)) == NULL) {
+        store_pg_log(s, "warn", "store.pg_unavailable",
+                     json_pack("{s:s}", "message", err.msg));
         return -1;
+    }
     store_pg_params_init(&p);
     store_pg_param_text(&p, key);
     store_pg_param_int(&p, now);

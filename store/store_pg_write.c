@@ -113,14 +113,13 @@ finish(struct store_pg *s, struct store_pg_conn *c, const char *const *ev,
     return st;
 }
 
-/* Run a query expected to return one row; IG_ERR_IO when it failed, with
-   the SQLSTATE in state (may be NULL), expect as store_pg_query has it. */
+/* Run a query that returns one row into *res: IG_OK, or IG_ERR_IO when it
+   failed (logged). */
 static enum ig_status
 query_row(struct store_pg *s, struct store_pg_conn *c, const char *sql,
-          const struct store_pg_params *p, PGresult **res, char state[6],
-          const char *expect)
+          const struct store_pg_params *p, PGresult **res)
 {
-    *res = store_pg_query(s, c, sql, p, state, expect);
+    *res = store_pg_query(s, c, sql, p, NULL, NULL);
     if (*res == NULL)
         return IG_ERR_IO;
     if (PQntuples(*res) != 1) {
@@ -233,7 +232,7 @@ txn_put_intent(struct store_pg *s, struct store_pg_conn *c, void *arg)
     intent_params(&p, r);
     /* A second intent with the same id (23505) is a caller's bug: the
        SQLite store answers IG_ERR_IO too. */
-    if (query_row(s, c, SQL_INTENT, &p, &res, NULL, NULL) != IG_OK)
+    if (query_row(s, c, SQL_INTENT, &p, &res) != IG_OK)
         return IG_ERR_IO;
     PQclear(res);
     return finish(s, c, r->events, r->nevents, r->intent_id);
@@ -304,7 +303,7 @@ txn_redeem(struct store_pg *s, struct store_pg_conn *c, void *arg)
     store_pg_param_text(&p, r->jti);
     store_pg_param_text(&p, r->executor);
     store_pg_param_int(&p, r->redeemed_at);
-    if (query_row(s, c, SQL_REDEEM, &p, &res, NULL, NULL) != IG_OK)
+    if (query_row(s, c, SQL_REDEEM, &p, &res) != IG_OK)
         return IG_ERR_IO;
     known = !PQgetisnull(res, 0, 0);
     seq = store_pg_int(res, 0, 0);
@@ -362,7 +361,7 @@ outcome_refusal(struct store_pg *s, struct store_pg_conn *c, int64_t seq,
 
     store_pg_params_init(&p);
     store_pg_param_int(&p, seq);
-    if (query_row(s, c, SQL_OUTCOME_GET, &p, &res, NULL, NULL) != IG_OK)
+    if (query_row(s, c, SQL_OUTCOME_GET, &p, &res) != IG_OK)
         return IG_ERR_IO;
     same = r->outcome != NULL &&
            strcmp(store_pg_text(res, 0, 0), r->outcome) == 0 &&
@@ -393,7 +392,7 @@ txn_put_outcome(struct store_pg *s, struct store_pg_conn *c, void *arg)
     store_pg_param_text(&p, r->outcome);
     store_pg_param_text(&p, r->detail);
     store_pg_param_int(&p, r->reported_at);
-    if (query_row(s, c, SQL_OUTCOME, &p, &res, NULL, NULL) != IG_OK)
+    if (query_row(s, c, SQL_OUTCOME, &p, &res) != IG_OK)
         return IG_ERR_IO;
     redeemed = !PQgetisnull(res, 0, 0);
     seq = store_pg_int(res, 0, 0);

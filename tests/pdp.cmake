@@ -57,6 +57,8 @@ ig_test(pdp store_pg LIBS igpdp SOURCES unit/test_store_pg_util.c)
 set_tests_properties(pdp.store_pg PROPERTIES LABELS pg TIMEOUT 300)
 ig_test(pdp store_pg_race LIBS igpdp SOURCES unit/test_store_pg_util.c)
 set_tests_properties(pdp.store_pg_race PROPERTIES LABELS pg TIMEOUT 300)
+ig_test(pdp store_pg_conn LIBS igpdp SOURCES unit/test_store_pg_util.c)
+set_tests_properties(pdp.store_pg_conn PROPERTIES LABELS pg TIMEOUT 300)
 
 # Several `intentgate serve` replicas on one PostgreSQL database (issue
 # 17): the redeem race spread over two and three replicas (and over two,

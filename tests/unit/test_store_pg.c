@@ -2,10 +2,11 @@
  * test_store_pg.c - the PostgreSQL store's writes and reads, each success
  * and refusal as test_store.c checks them on SQLite: records, immutability,
  * idempotent replay, exactly-once redemption (also across a reopen),
- * outcomes, votes, audit events, quota counters, a lost connection. The
- * races only replicas have, and the two backends' JSON compared, are in
- * test_store_pg_race.c. Needs IG_TEST_PG_URL (fails without it); each
- * case gets a database of its own.
+ * outcomes, votes, audit events, quota counters. Lost connections and
+ * wake-ups are in test_store_pg_conn.c, the races only replicas have and
+ * the two backends' JSON compared in test_store_pg_race.c. Needs
+ * IG_TEST_PG_URL (fails without it); each case gets a database of its
+ * own.
  */
 #include "testutil.h"
 
@@ -23,8 +24,6 @@ struct fixture {
     struct pgt_db db;
     struct store *s;
 };
-
-static const char *const ev1[] = {"{\"type\":\"intent.received\"}"};
 
 static int
 setup(void **state)
@@ -49,61 +48,6 @@ teardown(void **state)
     return 0;
 }
 
-/* An ALLOW record with a grant; ids derive from n. */
-static void
-make_rec(struct store_intent_rec *r, char ids[4][40], int n, const char *idem,
-         int64_t now)
-{
-    (void)snprintf(ids[0], 40, "00000000-0000-4000-8000-%012d", n);
-    (void)snprintf(ids[1], 40, "10000000-0000-4000-8000-%012d", n);
-    (void)snprintf(ids[2], 40, "20000000-0000-4000-8000-%012d", n);
-    (void)snprintf(ids[3], 40, "{\"n\":%d}", n);
-    memset(r, 0, sizeof(*r));
-    r->intent_id = ids[0];
-    r->principal = "agent-1";
-    r->tenant = "t";
-    r->action = "payments.refund";
-    r->resource = "orders/1";
-    r->intent_hash = "sha256:00";
-    r->binding = "{\"action\":\"payments.refund\"}";
-    r->idempotency_key = idem;
-    r->created_at = now;
-    r->expires_at = now + 60;
-    r->decision_id = ids[1];
-    r->decision = "ALLOW";
-    r->reasons = "[]";
-    r->message = "ok";
-    r->policy_revision = "sha256:11";
-    r->grant_jti = ids[2];
-    r->grant_aud = "exec-1";
-    r->grant_token = ids[3];
-    r->grant_expires_at = now + 30;
-    r->events = ev1;
-    r->nevents = 1;
-}
-
-/* The same, escalated: an approval request instead of a grant. */
-static void
-make_escalated(struct store_intent_rec *r, char ids[4][40], char appr[40],
-               int n, int64_t now)
-{
-    make_rec(r, ids, n, NULL, now);
-    (void)snprintf(appr, 40, "30000000-0000-4000-8000-%012d", n);
-    r->decision = "ESCALATE";
-    r->grant_jti = NULL;
-    r->approval_id = appr;
-    r->approval_requirements = "{\"groups\":[\"finance\"],\"quorum\":2}";
-    r->approval_expires_at = now + 900;
-}
-
-/* Audit events the store holds, queued or sequenced. */
-static int64_t
-events(const struct fixture *f)
-{
-    return pgt_int(&f->db, "SELECT (SELECT count(*) FROM audit_queue) + "
-                           "(SELECT count(*) FROM audit_events)");
-}
-
 static void
 test_put_and_get(void **state)
 {
@@ -113,7 +57,7 @@ test_put_and_get(void **state)
     json_t *rec = NULL, *g;
     int64_t now = ig_time_now();
 
-    make_rec(&r, ids, 1, NULL, now);
+    pgt_make_rec(&r, ids, 1, NULL, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_null(replay);
     assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
@@ -141,10 +85,10 @@ test_put_and_get(void **state)
     assert_int_equal(store_get_intent(f->s, "nope", &rec), IG_ERR_NOTFOUND);
     assert_null(rec);
     assert_int_equal(store_get_grant(f->s, "nope", &rec), IG_ERR_NOTFOUND);
-    assert_int_equal(events(f), 1);
+    assert_int_equal(pgt_events(&f->db), 1);
     /* The same intent id again: refused, nothing written. */
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_ERR_IO);
-    assert_int_equal(events(f), 1);
+    assert_int_equal(pgt_events(&f->db), 1);
 }
 
 static void
@@ -177,7 +121,7 @@ test_rows_are_immutable(void **state)
     int64_t now = ig_time_now();
     size_t i;
 
-    make_rec(&r, ids, 2, NULL, now);
+    pgt_make_rec(&r, ids, 2, NULL, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&rr, 0, sizeof(rr));
     rr.jti = ids[2];
@@ -190,7 +134,7 @@ test_rows_are_immutable(void **state)
     o.outcome = "COMPLETED";
     o.detail = "{}";
     assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
-    make_escalated(&r, ids2, appr, 22, now);
+    pgt_make_escalated(&r, ids2, appr, 22, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&v, 0, sizeof(v));
     v.intent_id = ids2[0];
@@ -218,16 +162,16 @@ test_idempotent_replay(void **state)
     char ids[4][40], ids2[4][40], *replay = NULL;
     int64_t now = ig_time_now();
 
-    make_rec(&r, ids, 3, "key-1", now);
+    pgt_make_rec(&r, ids, 3, "key-1", now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_null(replay);
-    make_rec(&r, ids2, 4, "key-1", now + 1);
+    pgt_make_rec(&r, ids2, 4, "key-1", now + 1);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_ERR_EXISTS);
     assert_non_null(replay);
     assert_string_equal(replay, ids[0]); /* the FIRST intent */
     free(replay);
     replay = NULL;
-    assert_int_equal(events(f), 1); /* the replay wrote nothing */
+    assert_int_equal(pgt_events(&f->db), 1); /* the replay wrote nothing */
     assert_int_equal(
         store_find_idempotent(f->s, "agent-1", "key-1", now + 1, &replay),
         IG_OK);
@@ -242,7 +186,7 @@ test_idempotent_replay(void **state)
     assert_int_equal(
         store_find_idempotent(f->s, "agent-1", "key-1", now + 60, &replay),
         IG_ERR_NOTFOUND);
-    make_rec(&r, ids2, 5, "key-1", now + 61);
+    pgt_make_rec(&r, ids2, 5, "key-1", now + 61);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_null(replay);
     assert_int_equal(
@@ -261,28 +205,28 @@ test_redeem_once_across_reopen(void **state)
     char ids[4][40], *replay = NULL;
     json_t *rec = NULL;
 
-    make_rec(&r, ids, 6, NULL, ig_time_now());
+    pgt_make_rec(&r, ids, 6, NULL, ig_time_now());
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&rr, 0, sizeof(rr));
     rr.jti = "20000000-0000-4000-8000-999999999999";
     rr.intent_id = ids[0];
     rr.executor = "exec-1";
     rr.redeemed_at = 1234;
-    rr.events = ev1;
+    rr.events = pgt_ev1;
     rr.nevents = 1;
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_NOTFOUND);
     rr.intent_id = "00000000-0000-4000-8000-999999999999";
     rr.jti = ids[2];
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_NOTFOUND);
-    assert_int_equal(events(f), 1);
+    assert_int_equal(pgt_events(&f->db), 1);
     rr.intent_id = ids[0];
     assert_int_equal(store_redeem(f->s, &rr), IG_OK);
-    assert_int_equal(events(f), 2);
+    assert_int_equal(pgt_events(&f->db), 2);
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
     store_close(f->s);
     f->s = pgt_store_open(&f->db);
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
-    assert_int_equal(events(f), 2);
+    assert_int_equal(pgt_events(&f->db), 2);
     assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(rec, "redemption"), "executor")),
@@ -292,7 +236,7 @@ test_redeem_once_across_reopen(void **state)
                      1234);
     json_decref(rec);
     /* An intent without a grant cannot be redeemed. */
-    make_rec(&r, ids, 61, NULL, ig_time_now());
+    pgt_make_rec(&r, ids, 61, NULL, ig_time_now());
     r.decision = "BLOCK";
     r.grant_jti = NULL;
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
@@ -312,14 +256,14 @@ test_outcome_rules(void **state)
     json_t *rec = NULL;
     int dup = -1;
 
-    make_rec(&r, ids, 8, NULL, ig_time_now());
+    pgt_make_rec(&r, ids, 8, NULL, ig_time_now());
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&o, 0, sizeof(o));
     o.intent_id = ids[0];
     o.executor = "exec-1";
     o.outcome = "COMPLETED";
     o.detail = "{\"status\":200}";
-    o.events = ev1;
+    o.events = pgt_ev1;
     o.nevents = 1;
     assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_NOTFOUND);
     memset(&rr, 0, sizeof(rr));
@@ -333,9 +277,9 @@ test_outcome_rules(void **state)
     o.outcome = "MAYBE"; /* refused by the schema's CHECK */
     assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_IO);
     o.outcome = "COMPLETED";
-    assert_int_equal(events(f), 1);
+    assert_int_equal(pgt_events(&f->db), 1);
     assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
-    assert_int_equal(events(f), 2);
+    assert_int_equal(pgt_events(&f->db), 2);
     assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
     o.outcome = "MAYBE"; /* after one: a repeat, whatever it says */
     assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
@@ -345,7 +289,7 @@ test_outcome_rules(void **state)
     o.duplicate = &dup;
     assert_int_equal(store_put_outcome(f->s, &o), IG_OK);
     assert_int_equal(dup, 1);
-    assert_int_equal(events(f), 2);
+    assert_int_equal(pgt_events(&f->db), 2);
     o.detail = "{\"status\":500}";
     assert_int_equal(store_put_outcome(f->s, &o), IG_ERR_EXISTS);
     assert_int_equal(dup, 0);
@@ -389,7 +333,7 @@ test_async_and_failed_job_isolated(void **state)
     atomic_int st1 = IG_ERR_NOMEM, st2 = IG_ERR_NOMEM, st3 = IG_ERR_NOMEM,
                st4 = IG_ERR_NOMEM, st5 = IG_ERR_NOMEM;
 
-    make_rec(&r, ids, 9, "k-async", ig_time_now());
+    pgt_make_rec(&r, ids, 9, "k-async", ig_time_now());
     dup = r; /* same intent id twice: the second insert fails alone */
     assert_int_equal(
         store_put_intent_async(f->s, &r, &replay, async_done, &st1), IG_OK);
@@ -399,7 +343,8 @@ test_async_and_failed_job_isolated(void **state)
     assert_int_equal(
         store_put_intent_async(f->s, &dup, &replay2, async_done, &st2), IG_OK);
     assert_int_equal(await(&st2), IG_ERR_IO);
-    assert_int_equal(events(f), 1); /* the failed job's event rolled back */
+    assert_int_equal(pgt_events(&f->db),
+                     1); /* the failed job's event rolled back */
     /* A replay through the async call. */
     dup.idempotency_key = "k-async";
     dup.intent_id = "00000000-0000-4000-8000-000000000099";
@@ -436,9 +381,9 @@ test_votes(void **state)
     json_t *rec = NULL, *open = NULL, *a;
     int64_t now = ig_time_now();
 
-    make_escalated(&r, ids, appr, 10, now);
+    pgt_make_escalated(&r, ids, appr, 10, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
-    make_rec(&r, plain, 11, NULL, now);
+    pgt_make_rec(&r, plain, 11, NULL, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     assert_int_equal(store_approval_intent(f->s, appr, &id), IG_OK);
     assert_string_equal(id, ids[0]);
@@ -466,7 +411,7 @@ test_votes(void **state)
     v.groups = "[\"finance\"]";
     v.intent_hash = "sha256:00";
     v.at = now + 5;
-    v.events = ev1;
+    v.events = pgt_ev1;
     v.nevents = 1;
     assert_int_equal(store_put_vote(f->s, &v), IG_OK);
     assert_int_equal(store_put_vote(f->s, &v), IG_ERR_EXISTS); /* again */
@@ -478,7 +423,7 @@ test_votes(void **state)
     v.vote = "MAYBE"; /* the schema's CHECK */
     v.approver = "carol";
     assert_int_equal(store_put_vote(f->s, &v), IG_ERR_IO);
-    assert_int_equal(events(f), 3);
+    assert_int_equal(pgt_events(&f->db), 3);
     /* The second vote resolves it: a decision and a grant follow. */
     v.approver = "bob";
     v.vote = "APPROVE";
@@ -495,7 +440,7 @@ test_votes(void **state)
     v.grant_token = "tok";
     v.grant_expires_at = now + 60;
     assert_int_equal(store_put_vote(f->s, &v), IG_OK);
-    assert_int_equal(events(f), 4);
+    assert_int_equal(pgt_events(&f->db), 4);
     /* Resolved: no vote, no second resolution (an expiry: no approver). */
     v.approver = "carol";
     v.result = NULL;
@@ -504,7 +449,7 @@ test_votes(void **state)
     v.result = "EXPIRED";
     v.decision_id = NULL;
     assert_int_equal(store_put_vote(f->s, &v), IG_ERR_EXISTS);
-    assert_int_equal(events(f), 4);
+    assert_int_equal(pgt_events(&f->db), 4);
     assert_int_equal(store_open_approvals(f->s, 0, &open), IG_OK);
     assert_int_equal(json_array_size(open), 0);
     json_decref(open);
@@ -548,7 +493,7 @@ test_vote_expiry(void **state)
     json_t *rec = NULL, *a;
     int64_t now = ig_time_now();
 
-    make_escalated(&r, ids, appr, 12, now);
+    pgt_make_escalated(&r, ids, appr, 12, now);
     assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
     memset(&v, 0, sizeof(v));
     v.intent_id = ids[0];
@@ -581,7 +526,8 @@ test_put_events(void **state)
     assert_int_equal(store_put_events(f->s, two, 0), IG_OK);
     assert_int_equal(store_put_events(f->s, bad, 2), IG_ERR_INVALID);
     assert_int_equal(store_put_events(f->s, NULL, 1), IG_ERR_INVALID);
-    assert_int_equal(events(f), 2); /* the refused ones wrote nothing */
+    assert_int_equal(pgt_events(&f->db),
+                     2); /* the refused ones wrote nothing */
     assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM (SELECT event "
                                      "FROM audit_queue UNION ALL SELECT "
                                      "event FROM audit_events) e WHERE "
@@ -615,41 +561,6 @@ test_counters(void **state)
     assert_int_equal(store_count(f->s, "k", 3600, now), 7);
     /* One row per key and second, however many hits. */
     assert_int_equal(pgt_int(&f->db, "SELECT count(*) FROM counter_counts"), 4);
-}
-
-/* A connection killed under the store (a failover): that call fails
-   closed, the next one reconnects. */
-static void
-test_connection_lost(void **state)
-{
-    struct fixture *f = *state;
-    struct store_intent_rec r;
-    struct store_redeem_rec rr;
-    char ids[4][40], ids2[4][40], *replay = NULL;
-    json_t *rec = NULL;
-
-    make_rec(&r, ids, 13, NULL, ig_time_now());
-    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
-    assert_true(pgt_kill_sessions(&f->db) >= 1);
-    memset(&rr, 0, sizeof(rr));
-    rr.jti = ids[2];
-    rr.intent_id = ids[0];
-    rr.executor = "exec-1";
-    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_IO);
-    assert_int_equal(store_redeem(f->s, &rr), IG_OK);
-    assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
-    /* Reads: the same. */
-    assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_ERR_IO);
-    assert_int_equal(store_get_intent(f->s, ids[0], &rec), IG_OK);
-    json_decref(rec);
-    assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_count(f->s, "k", 60, 100), -1);
-    assert_int_equal(store_count(f->s, "k", 60, 100), 1);
-    make_rec(&r, ids2, 14, NULL, ig_time_now());
-    assert_true(pgt_kill_sessions(&f->db) >= 1);
-    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_ERR_IO);
-    assert_int_equal(store_put_intent(f->s, &r, &replay), IG_OK);
 }
 
 /* No server: opening fails, naming it. */
@@ -686,7 +597,6 @@ main(void)
         cmocka_unit_test_setup_teardown(test_vote_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_connection_lost, setup, teardown),
         cmocka_unit_test(test_unreachable),
     };
 

@@ -106,18 +106,25 @@ pgt_db_drop(struct pgt_db *db)
 }
 
 struct store *
-pgt_store_open(const struct pgt_db *db)
+pgt_store_open_opts(const struct pgt_db *db, struct store_opts *o)
 {
-    struct store_opts o;
     struct store *s = NULL;
     struct ig_err err;
 
-    memset(&o, 0, sizeof(o));
-    o.path = db->url;
-    o.synchronous_full = 1;
-    if (store_open(&o, &s, &err) != IG_OK)
+    o->path = db->url;
+    if (store_open(o, &s, &err) != IG_OK)
         fail_msg("open %s: %s", db->url, err.msg);
     return s;
+}
+
+struct store *
+pgt_store_open(const struct pgt_db *db)
+{
+    struct store_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.synchronous_full = 1;
+    return pgt_store_open_opts(db, &o);
 }
 
 PGconn *
@@ -162,4 +169,63 @@ pgt_kill_sessions(const struct pgt_db *db)
     return pgt_int(db, "SELECT count(pg_terminate_backend(pid, 5000)) FROM "
                        "pg_stat_activity WHERE datname = current_database() "
                        "AND pid <> pg_backend_pid()");
+}
+
+/* ---- records ---- */
+
+const char *const pgt_ev1[1] = {"{\"type\":\"intent.received\"}"};
+
+/* An ALLOW record with a grant; ids derive from n. */
+void
+pgt_make_rec(struct store_intent_rec *r, char ids[4][40], int n,
+             const char *idem, int64_t now)
+{
+    (void)snprintf(ids[0], 40, "00000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[1], 40, "10000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[2], 40, "20000000-0000-4000-8000-%012d", n);
+    (void)snprintf(ids[3], 40, "{\"n\":%d}", n);
+    memset(r, 0, sizeof(*r));
+    r->intent_id = ids[0];
+    r->principal = "agent-1";
+    r->tenant = "t";
+    r->action = "payments.refund";
+    r->resource = "orders/1";
+    r->intent_hash = "sha256:00";
+    r->binding = "{\"action\":\"payments.refund\"}";
+    r->idempotency_key = idem;
+    r->created_at = now;
+    r->expires_at = now + 60;
+    r->decision_id = ids[1];
+    r->decision = "ALLOW";
+    r->reasons = "[]";
+    r->message = "ok";
+    r->policy_revision = "sha256:11";
+    r->grant_jti = ids[2];
+    r->grant_aud = "exec-1";
+    r->grant_token = ids[3];
+    r->grant_expires_at = now + 30;
+    r->events = pgt_ev1;
+    r->nevents = 1;
+}
+
+/* The same, escalated: an approval request instead of a grant. */
+void
+pgt_make_escalated(struct store_intent_rec *r, char ids[4][40], char appr[40],
+                   int n, int64_t now)
+{
+    pgt_make_rec(r, ids, n, NULL, now);
+    (void)snprintf(appr, 40, "30000000-0000-4000-8000-%012d", n);
+    r->decision = "ESCALATE";
+    r->grant_jti = NULL;
+    r->approval_id = appr;
+    r->approval_requirements = "{\"groups\":[\"finance\"],\"quorum\":2}";
+    r->approval_expires_at = now + 900;
+}
+
+/* Audit events the store holds, queued or sequenced. */
+int64_t
+pgt_events(const struct pgt_db *db)
+{
+    return pgt_int(db, "SELECT (SELECT count(*) FROM audit_queue) + "
+                       "(SELECT count(*) FROM audit_events)");
 }

@@ -25,8 +25,11 @@ const char *pgt_base_url(void);
 void pgt_db_create(struct pgt_db *db, const char *prefix);
 void pgt_db_drop(struct pgt_db *db);
 
-/* A store on db (fails the test when it does not open). */
+/* A store on db (fails the test when it does not open); with options of
+   the caller's (their path is set to db's URL). */
 struct store *pgt_store_open(const struct pgt_db *db);
+struct store *pgt_store_open_opts(const struct pgt_db *db,
+                                  struct store_opts *o);
 
 /* A connection of the test's own to db. */
 PGconn *pgt_connect(const struct pgt_db *db);
@@ -43,5 +46,20 @@ int64_t pgt_int(const struct pgt_db *db, const char *sql);
 /* Terminate every other session on db (a database failover, as the
    store's connections see it); returns how many. */
 int64_t pgt_kill_sessions(const struct pgt_db *db);
+
+/* One audit event, for the records below. */
+extern const char *const pgt_ev1[1];
+
+/* An ALLOW record with a grant, ids (intent, decision, jti, token) made
+   from n into ids; idem may be NULL. Its events: pgt_ev1. */
+void pgt_make_rec(struct store_intent_rec *r, char ids[4][40], int n,
+                  const char *idem, int64_t now);
+/* The same escalated: an approval request (its id in appr, quorum 2,
+   expiring at now + 900) instead of a grant. */
+void pgt_make_escalated(struct store_intent_rec *r, char ids[4][40],
+                        char appr[40], int n, int64_t now);
+
+/* Audit events db holds, queued or sequenced. */
+int64_t pgt_events(const struct pgt_db *db);
 
 #endif
