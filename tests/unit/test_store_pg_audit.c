@@ -724,6 +724,99 @@ test_anchor_refuses_rewrite(void **state)
     assert_true(count_logged(0, "audit.anchor_refused") == 1);
 }
 
+/* The attacker's first step: the immutability triggers of table t go. */
+static void
+drop_triggers(struct fixture *f, const char *table)
+{
+    char q[200];
+
+    (void)snprintf(q, sizeof(q),
+                   "DROP TRIGGER %s_immutable ON %s; DROP TRIGGER "
+                   "%s_no_truncate ON %s",
+                   table, table, table, table);
+    sql(f->pg, q);
+}
+
+/* The open's refusal names what is wrong. */
+static void
+refused(struct fixture *f, const char *want)
+{
+    struct ig_err err;
+
+    assert_int_equal(try_open(f, 0, f->key, &err), IG_ERR_IO);
+    assert_null(f->s[0]);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("want a refusal with '%s': %s", want, err.msg);
+}
+
+static void
+test_open_checks_the_log(void **state)
+{
+    struct fixture *f = *state;
+    int i;
+
+    open_handle(f, 0);
+    for (i = 0; i < 30; i++)
+        write_events(f, 0, 10 * i, 10);
+    wait_sequenced(f, 300);
+    close_handle(f, 0);
+    drop_triggers(f, "audit_events");
+    drop_triggers(f, "audit_tiles");
+    /* An edited event (its full level-0 tile stored). */
+    sql(f->pg, "UPDATE audit_events SET event = event || ' ' WHERE seq = 8");
+    refused(f, "leaf 7 (audit_events seq 8) does not hash");
+    sql(f->pg, "UPDATE audit_events SET event = rtrim(event) WHERE seq = 8");
+    /* A gap. */
+    sql(f->pg, "UPDATE audit_events SET seq = 1000 WHERE seq = 290");
+    refused(f, "leaf 289 is missing");
+    sql(f->pg, "UPDATE audit_events SET seq = 290 WHERE seq = 1000");
+    /* A tile gone, a tile too many. */
+    sql(f->pg, "CREATE TABLE saved AS SELECT * FROM audit_tiles");
+    sql(f->pg, "DELETE FROM audit_tiles");
+    refused(f, "tile/0/000 (leaves 0 to 255) is missing");
+    sql(f->pg, "INSERT INTO audit_tiles SELECT * FROM saved");
+    sql(f->pg, "INSERT INTO audit_tiles SELECT 0, 7, hashes FROM saved");
+    refused(f, "tiles past the log");
+    sql(f->pg, "DELETE FROM audit_tiles WHERE idx = 7");
+    /* Restored, it opens. */
+    open_handle(f, 0);
+}
+
+static void
+test_takeover_checks_the_anchor(void **state)
+{
+    struct fixture *f = *state;
+    struct ig_err err;
+    uint64_t size = 0;
+
+    /* Handle 0 anchors a checkpoint of 20 leaves, then follows handle 1,
+       which has no key. */
+    open_handle(f, 0);
+    assert_int_equal(wait_leader(), 0);
+    write_events(f, 0, 0, 10);
+    write_events(f, 0, 10, 10);
+    wait_sequenced(f, 20);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_OK);
+    close_handle(f, 0);
+    assert_int_equal(try_open(f, 1, NULL, &err), IG_OK);
+    assert_true(wait_for(1, NULL, 0));
+    open_handle(f, 0);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_ERR_IO);
+    /* Meanwhile the signed history is rewritten, its checkpoint removed. */
+    drop_triggers(f, "audit_events");
+    drop_triggers(f, "checkpoints");
+    sql(f->pg, "UPDATE audit_events SET event = event || ' ' WHERE seq = 3");
+    sql(f->pg, "DELETE FROM checkpoints");
+    /* Handle 0 takes over, sequences, but signs nothing. */
+    close_handle(f, 1);
+    assert_true(wait_for(0, "audit.checkpoint_refused", 0));
+    assert_true(wait_for(0, NULL, 0));
+    write_events(f, 0, 20, 10);
+    wait_sequenced(f, 30);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_ERR_CRYPTO);
+    assert_int_equal(sql_num(f->pg, "SELECT count(*) FROM checkpoints"), 0);
+}
+
 int
 main(void)
 {
@@ -737,6 +830,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_deposed_leader_collides, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_anchor_refuses_rewrite, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_open_checks_the_log, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_takeover_checks_the_anchor, setup,
                                         teardown),
     };
 
