@@ -10,9 +10,12 @@
  * and checkpoints match a recomputation here, that checkpoints are signed
  * and consistent, that the anchor file refuses a rewritten history (the
  * attacker drops the immutability triggers first), that closing the leader
- * hands the lock to the other handle, and that killing the lock's
+ * hands the lock to the other handle, that killing the lock's
  * connection (pg_terminate_backend) moves the leadership without
- * sequencing anything twice. Cases wait on what the handles log
+ * sequencing anything twice, that a deposed leader's batch fails on the
+ * PRIMARY KEY, that the open refuses an edited event, a gap or a wrong
+ * tile set, that a takeover of a rewritten history signs nothing, and
+ * that the interval checkpoint comes. Cases wait on what the handles log
  * (audit.sequencer_started ...) or on the sequenced size, with deadlines,
  * never on sleeps.
  */
@@ -824,6 +827,32 @@ test_takeover_checks_the_anchor(void **state)
     assert_int_equal(sql_num(f->pg, "SELECT count(*) FROM checkpoints"), 0);
 }
 
+static void
+test_interval_checkpoint(void **state)
+{
+    struct fixture *f = *state;
+    struct ig_err err;
+    struct store_opts o;
+    int written[2] = {10, 0};
+
+    /* Not by count: one second after the log grew. */
+    memset(&o, 0, sizeof(o));
+    o.path = f->url;
+    o.audit_name = NAME;
+    o.audit_key = f->key;
+    o.checkpoint_interval = 1;
+    o.audit_anchor = f->anchor[0];
+    o.log = log_a;
+    if (store_pg_open(&o, &f->s[0], &err) != IG_OK)
+        fail_msg("open: %s", err.msg);
+    f->pg = connect_to(f->url);
+    assert_int_equal(wait_leader(), 0);
+    write_events(f, 0, 0, 10);
+    assert_true(wait_for(0, "audit.checkpoint_signed", 0));
+    assert_int_equal(check_log(f, written, NULL), 1);
+    assert_non_null(strstr(books[0], "\"size\":10"));
+}
+
 int
 main(void)
 {
@@ -841,6 +870,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_open_checks_the_log, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_takeover_checks_the_anchor, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_interval_checkpoint, setup,
                                         teardown),
     };
 
