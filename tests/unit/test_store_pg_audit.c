@@ -645,14 +645,17 @@ test_killed_lock_connection(void **state)
              count_logged(1, "audit.sequencer_started");
     /* Kill the lock's connection while both handles write, once the
        sequencer is under way. The key 0x6967000002 is classid 0x69 =
-       105, objid 0x67000002. */
+       105, objid 0x67000002 (objsubid 1: a bigint key), in this
+       database only (other databases of the cluster have their own). */
     writers_start(f, w, 0, 400);
     wait_sequenced(f, 100);
     assert_int_equal(sql_num(f->pg,
                              "SELECT count(pg_terminate_backend(pid)) FROM "
-                             "pg_locks WHERE locktype = 'advisory' AND "
-                             "classid = 105 AND objid = 1728053250 AND "
-                             "granted"),
+                             "pg_locks l JOIN pg_database d ON d.oid = "
+                             "l.database WHERE d.datname = "
+                             "current_database() AND locktype = 'advisory' "
+                             "AND classid = 105 AND objid = 1728053250 AND "
+                             "objsubid = 1 AND granted"),
                      1);
     /* The holder notices and steps down; the other handle takes over
        (the deposed one waits before it competes again). */
