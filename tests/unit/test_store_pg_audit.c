@@ -34,7 +34,8 @@
 #include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_key.h"
-#include "store_pg_int.h"
+#include "store_anchor.h"
+#include "store_pg_audit_tree.h"
 
 #define NAME "test.example/pg-audit"
 #define WAIT_S 20 /* the longest any case waits for the sequencer */
@@ -568,11 +569,26 @@ write_both(struct fixture *f, int n)
     writers_join(w);
 }
 
+struct head {
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+};
+
+static enum ig_status
+head_body(struct store_pg *s, struct store_pg_conn *c, void *arg)
+{
+    struct head *h = arg;
+
+    return store_pg_tree_head(s, c, &h->size, h->root);
+}
+
 static void
 test_two_replicas_one_log(void **state)
 {
     struct fixture *f = *state;
     int written[2] = {300, 300}, lead, ncp;
+    unsigned char want[AUDIT_HASH_BYTES];
+    struct head h;
     char *newest = NULL;
 
     open_handle(f, 0);
@@ -592,10 +608,15 @@ test_two_replicas_one_log(void **state)
     assert_non_null(newest);
     assert_non_null(strstr(newest, "\n600\n"));
     check_anchor(f, lead, newest);
-    free(newest);
-    /* Reopened, the log checks out against itself and the anchor. */
+    /* Reopened, the log checks out against itself and the anchor, and
+       its head read from the tiles is the checkpoint's. */
     open_handle(f, lead);
     assert_int_equal(count_logged(lead, "audit.log_checked"), 2);
+    assert_int_equal(store_audit_note_root(newest, 600, want), 0);
+    assert_int_equal(store_pg_txn(f->s[lead], head_body, &h), IG_OK);
+    assert_int_equal(h.size, 600);
+    assert_memory_equal(h.root, want, AUDIT_HASH_BYTES);
+    free(newest);
 }
 
 static void
