@@ -234,13 +234,11 @@ run_batch(struct store_pg_seq *q, int sign)
     }
     q->before = q->audit;
     store_anchor_after_commit(&q->anchor, 1);
-    if (q->sign_rc == IG_OK) {
-        q->ckpt_due = ig_time_mono() + (double)o->checkpoint_interval;
+    if (q->sign_rc == IG_OK)
         store_pg_log(q->s, "info", "audit.checkpoint_signed",
                      json_pack("{s:I, s:s}", "size",
                                (json_int_t)q->audit.ckpt_size, "name",
                                o->audit_name));
-    }
     return IG_OK;
 }
 
