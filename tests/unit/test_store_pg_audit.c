@@ -889,6 +889,27 @@ test_interval_checkpoint(void **state)
     assert_true(logged(0, "\"size\":10"));
 }
 
+/* store_pg_audit_head waits for the replica's own writes to be sequenced
+   (store_pg_audit_settle, store_pg_audit_read.c), on either handle. */
+static void
+test_head_sees_own_writes(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char root[AUDIT_HASH_BYTES];
+    uint64_t size = 0;
+    int h, k;
+
+    open_handle(f, 0);
+    open_handle(f, 1);
+    (void)wait_leader();
+    for (k = 0; k < 5; k++)
+        for (h = 0; h < 2; h++) {
+            write_events(f, h, 10 * k, 10);
+            assert_int_equal(store_pg_audit_head(f->s[h], &size, root), IG_OK);
+            assert_int_equal(size, (uint64_t)(20 * k + 10 * (h + 1)));
+        }
+}
+
 int
 main(void)
 {
@@ -908,6 +929,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_takeover_checks_the_anchor, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_interval_checkpoint, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_head_sees_own_writes, setup,
                                         teardown),
     };
 
