@@ -9,7 +9,8 @@
  * stored (or one it signed for the same size and root), mode 0600. It is
  * replaced atomically - a temporary file beside it, fsync, rename, fsync
  * of the directory - after the transaction holding each new checkpoint
- * committed (run_batch calls store_anchor_after_commit), so the file never
+ * committed (the SQLite writer's run_batch and the PostgreSQL sequencer's
+ * batch call store_anchor_after_commit), so the file never
  * names a checkpoint the database does not durably hold. A write that
  * fails is retried before the next checkpoint, which is refused until it
  * succeeds: the anchor never falls more than one checkpoint behind.
@@ -37,8 +38,17 @@
  * tail being unsigned) nor a crash after it makes that tail look like a
  * crash's: the next start refuses it like a rewrite.
  *
+ * A PostgreSQL log is shared by replicas (env.shared): each keeps its own
+ * anchor file, leaves beyond it at open are other replicas' rather than a
+ * tamperer's (the marker's "running" tells nothing there; "refused" still
+ * does), and a replica that takes the sequencer over checks that the tree
+ * extends its anchor and catches it up with the newest checkpoint the
+ * other replicas signed (store_anchor_takeover).
+ *
+ * The backend is reached only through the anchor's env (store_anchor.h):
+ * the tree's subtree hashes, the options, and how to record an adoption.
  * This file has the file itself and what happens around each checkpoint;
- * store_anchor_open.c the checks at open.
+ * store_anchor_open.c the checks at open and at a takeover.
  */
 #include "store_anchor.h"
 

@@ -48,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,6 +135,18 @@ step_down(struct store_pg_seq *q, const char *reason)
     drop_conn(q);
 }
 
+/* A takeover failed: logged when the reason changed (the replica tries
+   again every second). */
+static void
+failed(struct store_pg_seq *q, const char *why)
+{
+    if (strcmp(why, q->last_failure) == 0)
+        return;
+    (void)snprintf(q->last_failure, sizeof(q->last_failure), "%s", why);
+    store_pg_log(q->s, "error", "audit.sequencer_failed",
+                 json_pack("{s:s}", "error", why));
+}
+
 /* After the lock was taken: the tree rebuilt, the anchor checked. */
 static enum ig_status
 take_over(struct store_pg_seq *q)
@@ -146,13 +159,15 @@ take_over(struct store_pg_seq *q)
     r = PQexec(q->conn.pg, "LISTEN " STORE_PG_CH_AUDIT);
     st = r != NULL && PQresultStatus(r) == PGRES_COMMAND_OK ? IG_OK : IG_ERR_IO;
     PQclear(r);
-    if (st == IG_OK && (st = store_pg_tree_load(q, &err)) != IG_OK) {
-        store_pg_log(q->s, "error", "audit.sequencer_failed",
-                     json_pack("{s:s}", "error", err.msg));
+    if (st != IG_OK)
+        (void)ig_err_set(&err, IG_ERR_IO, "cannot LISTEN on %s",
+                         STORE_PG_CH_AUDIT);
+    else
+        st = store_pg_tree_load(q, &err);
+    if (st != IG_OK) {
+        failed(q, err.msg);
         return IG_ERR_IO;
     }
-    if (st != IG_OK)
-        return IG_ERR_IO;
     st = store_anchor_takeover(&q->anchor, &err);
     free(q->anchor.newest);
     q->anchor.newest = NULL;
@@ -165,10 +180,10 @@ take_over(struct store_pg_seq *q)
                                (json_int_t)q->audit.tree.size, "anchor_size",
                                (json_int_t)q->anchor.size, "reason", err.msg));
     } else if (st != IG_OK) {
-        store_pg_log(q->s, "error", "audit.sequencer_failed",
-                     json_pack("{s:s}", "error", err.msg));
+        failed(q, err.msg);
         return IG_ERR_IO;
     }
+    q->last_failure[0] = '\0';
     q->before = q->audit;
     q->ckpt_due = ig_time_mono() + (double)q->s->opts.checkpoint_interval;
     return IG_OK;
@@ -234,13 +249,11 @@ run_batch(struct store_pg_seq *q, int sign)
     }
     q->before = q->audit;
     store_anchor_after_commit(&q->anchor, 1);
-    if (q->sign_rc == IG_OK) {
-        q->ckpt_due = ig_time_mono() + (double)o->checkpoint_interval;
+    if (q->sign_rc == IG_OK)
         store_pg_log(q->s, "info", "audit.checkpoint_signed",
                      json_pack("{s:I, s:s}", "size",
                                (json_int_t)q->audit.ckpt_size, "name",
                                o->audit_name));
-    }
     return IG_OK;
 }
 

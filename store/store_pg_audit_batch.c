@@ -212,6 +212,7 @@ store_pg_tree_batch(struct store_pg *s, struct store_pg_conn *c, void *arg)
     struct store_pg_params p;
     char size[24];
     PGresult *r;
+    double now;
     int n;
 
     /* A retry starts from the tree as committed. */
@@ -231,8 +232,12 @@ store_pg_tree_batch(struct store_pg *s, struct store_pg_conn *c, void *arg)
         return IG_ERR_IO;
     }
     PQclear(r);
-    if (q->sign || store_pg_checkpoint_due(q, ig_time_mono()))
+    now = ig_time_mono();
+    if (q->sign || store_pg_checkpoint_due(q, now)) {
+        /* Signed, refused or failed: the next by time one interval on. */
         q->sign_rc = checkpoint(q);
+        q->ckpt_due = now + (double)s->opts.checkpoint_interval;
+    }
     if (q->sign_rc == IG_ERR_IO)
         return IG_ERR_IO;
     if (n == 0 && q->sign_rc != IG_OK)

@@ -65,6 +65,7 @@ struct store_pg_seq {
     double ckpt_due;  /* monotonic: next interval checkpoint */
     int ckpt_refused; /* the last attempt was refused */
     int no_sign;      /* the tree does not extend the anchor: never sign */
+    char last_failure[IG_ERR_MSGMAX]; /* of the last failed takeover */
 
     /* the running batch */
     int sign;                /* 1: sign now (asked; or final, at close) */

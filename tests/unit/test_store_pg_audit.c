@@ -10,9 +10,12 @@
  * and checkpoints match a recomputation here, that checkpoints are signed
  * and consistent, that the anchor file refuses a rewritten history (the
  * attacker drops the immutability triggers first), that closing the leader
- * hands the lock to the other handle, and that killing the lock's
+ * hands the lock to the other handle, that killing the lock's
  * connection (pg_terminate_backend) moves the leadership without
- * sequencing anything twice. Cases wait on what the handles log
+ * sequencing anything twice, that a deposed leader's batch fails on the
+ * PRIMARY KEY, that the open refuses an edited event, a gap or a wrong
+ * tile set, that a takeover of a rewritten history signs nothing, and
+ * that the interval checkpoint comes. Cases wait on what the handles log
  * (audit.sequencer_started ...) or on the sequenced size, with deadlines,
  * never on sleeps.
  */
@@ -31,7 +34,8 @@
 #include "audit_tile.h"
 #include "audit_tree.h"
 #include "ig_key.h"
-#include "store_pg_int.h"
+#include "store_anchor.h"
+#include "store_pg_audit_tree.h"
 
 #define NAME "test.example/pg-audit"
 #define WAIT_S 20 /* the longest any case waits for the sequencer */
@@ -82,6 +86,18 @@ count_locked(int h, const char *event)
     for (p = books[h]; (p = strstr(p, event)) != NULL; p++)
         n++;
     return n;
+}
+
+/* 1 when handle h logged text (an event and its fields) */
+static int
+logged(int h, const char *text)
+{
+    int yes;
+
+    pthread_mutex_lock(&log_mu);
+    yes = strstr(books[h], text) != NULL;
+    pthread_mutex_unlock(&log_mu);
+    return yes;
 }
 
 static int
@@ -553,11 +569,26 @@ write_both(struct fixture *f, int n)
     writers_join(w);
 }
 
+struct head {
+    uint64_t size;
+    unsigned char root[AUDIT_HASH_BYTES];
+};
+
+static enum ig_status
+head_body(struct store_pg *s, struct store_pg_conn *c, void *arg)
+{
+    struct head *h = arg;
+
+    return store_pg_tree_head(s, c, &h->size, h->root);
+}
+
 static void
 test_two_replicas_one_log(void **state)
 {
     struct fixture *f = *state;
     int written[2] = {300, 300}, lead, ncp;
+    unsigned char want[AUDIT_HASH_BYTES];
+    struct head h;
     char *newest = NULL;
 
     open_handle(f, 0);
@@ -577,10 +608,15 @@ test_two_replicas_one_log(void **state)
     assert_non_null(newest);
     assert_non_null(strstr(newest, "\n600\n"));
     check_anchor(f, lead, newest);
-    free(newest);
-    /* Reopened, the log checks out against itself and the anchor. */
+    /* Reopened, the log checks out against itself and the anchor, and
+       its head read from the tiles is the checkpoint's. */
     open_handle(f, lead);
     assert_int_equal(count_logged(lead, "audit.log_checked"), 2);
+    assert_int_equal(store_audit_note_root(newest, 600, want), 0);
+    assert_int_equal(store_pg_txn(f->s[lead], head_body, &h), IG_OK);
+    assert_int_equal(h.size, 600);
+    assert_memory_equal(h.root, want, AUDIT_HASH_BYTES);
+    free(newest);
 }
 
 static void
@@ -588,6 +624,7 @@ test_handover_on_close(void **state)
 {
     struct fixture *f = *state;
     int written[2] = {0, 0}, lead, other;
+    char *newest = NULL;
 
     open_handle(f, 0);
     lead = wait_leader();
@@ -600,12 +637,18 @@ test_handover_on_close(void **state)
     close_handle(f, 0);
     /* The other handle takes the lock within seconds. */
     assert_true(wait_for(other, "audit.sequencer_started", 0));
-    assert_true(strstr(books[other], "\"tree_size\":20") != NULL);
+    assert_true(logged(other, "\"tree_size\":20"));
     write_events(f, 1, 10, 10);
     wait_sequenced(f, 30);
     written[0] = 10;
     written[1] = 20;
-    (void)check_log(f, written, NULL);
+    /* Its anchor caught up with the checkpoint handle 0 signed at close,
+       and follows its own. */
+    close_handle(f, 1);
+    assert_int_equal(check_log(f, written, &newest), 2);
+    assert_non_null(strstr(newest, "\n30\n"));
+    check_anchor(f, 1, newest);
+    free(newest);
     (void)lead;
 }
 
@@ -623,14 +666,17 @@ test_killed_lock_connection(void **state)
              count_logged(1, "audit.sequencer_started");
     /* Kill the lock's connection while both handles write, once the
        sequencer is under way. The key 0x6967000002 is classid 0x69 =
-       105, objid 0x67000002. */
+       105, objid 0x67000002 (objsubid 1: a bigint key), in this
+       database only (other databases of the cluster have their own). */
     writers_start(f, w, 0, 400);
     wait_sequenced(f, 100);
     assert_int_equal(sql_num(f->pg,
                              "SELECT count(pg_terminate_backend(pid)) FROM "
-                             "pg_locks WHERE locktype = 'advisory' AND "
-                             "classid = 105 AND objid = 1728053250 AND "
-                             "granted"),
+                             "pg_locks l JOIN pg_database d ON d.oid = "
+                             "l.database WHERE d.datname = "
+                             "current_database() AND locktype = 'advisory' "
+                             "AND classid = 105 AND objid = 1728053250 AND "
+                             "objsubid = 1 AND granted"),
                      1);
     /* The holder notices and steps down; the other handle takes over
        (the deposed one waits before it competes again). */
@@ -664,7 +710,7 @@ test_deposed_leader_collides(void **state)
     write_events(f, lead, 10, 10);
     assert_true(wait_for(lead, "audit.sequencer_stopped", 0));
     assert_true(wait_for(1 - lead, NULL, 0));
-    assert_true(strstr(books[1 - lead], "\"tree_size\":11") != NULL);
+    assert_true(logged(1 - lead, "\"tree_size\":11"));
     write_events(f, lead, 20, 10);
     wait_sequenced(f, 31);
     (void)check_log(f, written, NULL);
@@ -724,6 +770,146 @@ test_anchor_refuses_rewrite(void **state)
     assert_true(count_logged(0, "audit.anchor_refused") == 1);
 }
 
+/* The attacker's first step: the immutability triggers of table t go. */
+static void
+drop_triggers(struct fixture *f, const char *table)
+{
+    char q[200];
+
+    (void)snprintf(q, sizeof(q),
+                   "DROP TRIGGER %s_immutable ON %s; DROP TRIGGER "
+                   "%s_no_truncate ON %s",
+                   table, table, table, table);
+    sql(f->pg, q);
+}
+
+/* The open's refusal names what is wrong. */
+static void
+refused(struct fixture *f, const char *want)
+{
+    struct ig_err err;
+
+    assert_int_equal(try_open(f, 0, f->key, &err), IG_ERR_IO);
+    assert_null(f->s[0]);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("want a refusal with '%s': %s", want, err.msg);
+}
+
+static void
+test_open_checks_the_log(void **state)
+{
+    struct fixture *f = *state;
+    int i;
+
+    open_handle(f, 0);
+    for (i = 0; i < 30; i++)
+        write_events(f, 0, 10 * i, 10);
+    wait_sequenced(f, 300);
+    close_handle(f, 0);
+    drop_triggers(f, "audit_events");
+    drop_triggers(f, "audit_tiles");
+    /* An edited event (its full level-0 tile stored). */
+    sql(f->pg, "UPDATE audit_events SET event = event || ' ' WHERE seq = 8");
+    refused(f, "leaf 7 (audit_events seq 8) does not hash");
+    sql(f->pg, "UPDATE audit_events SET event = rtrim(event) WHERE seq = 8");
+    /* A gap. */
+    sql(f->pg, "UPDATE audit_events SET seq = 1000 WHERE seq = 290");
+    refused(f, "leaf 289 is missing");
+    sql(f->pg, "UPDATE audit_events SET seq = 290 WHERE seq = 1000");
+    /* A tile gone, a tile too many. */
+    sql(f->pg, "CREATE TABLE saved AS SELECT * FROM audit_tiles");
+    sql(f->pg, "DELETE FROM audit_tiles");
+    refused(f, "tile/0/000 (leaves 0 to 255) is missing");
+    sql(f->pg, "INSERT INTO audit_tiles SELECT * FROM saved");
+    sql(f->pg, "INSERT INTO audit_tiles SELECT 0, 7, hashes FROM saved");
+    refused(f, "tiles past the log");
+    sql(f->pg, "DELETE FROM audit_tiles WHERE idx = 7");
+    /* Restored, it opens. */
+    open_handle(f, 0);
+}
+
+static void
+test_takeover_checks_the_anchor(void **state)
+{
+    struct fixture *f = *state;
+    struct ig_err err;
+    uint64_t size = 0;
+
+    /* Handle 0 anchors a checkpoint of 20 leaves, then follows handle 1,
+       which has no key. */
+    open_handle(f, 0);
+    assert_int_equal(wait_leader(), 0);
+    write_events(f, 0, 0, 10);
+    write_events(f, 0, 10, 10);
+    wait_sequenced(f, 20);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_OK);
+    close_handle(f, 0);
+    assert_int_equal(try_open(f, 1, NULL, &err), IG_OK);
+    assert_true(wait_for(1, NULL, 0));
+    open_handle(f, 0);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_ERR_IO);
+    /* Meanwhile the signed history is rewritten, its checkpoint removed. */
+    drop_triggers(f, "audit_events");
+    drop_triggers(f, "checkpoints");
+    sql(f->pg, "UPDATE audit_events SET event = event || ' ' WHERE seq = 3");
+    sql(f->pg, "DELETE FROM checkpoints");
+    /* Handle 0 takes over, sequences, but signs nothing. */
+    close_handle(f, 1);
+    assert_true(wait_for(0, "audit.checkpoint_refused", 0));
+    assert_true(wait_for(0, NULL, 0));
+    write_events(f, 0, 20, 10);
+    wait_sequenced(f, 30);
+    assert_int_equal(store_pg_audit_sign(f->s[0], &size), IG_ERR_CRYPTO);
+    assert_int_equal(sql_num(f->pg, "SELECT count(*) FROM checkpoints"), 0);
+}
+
+static void
+test_interval_checkpoint(void **state)
+{
+    struct fixture *f = *state;
+    struct ig_err err;
+    struct store_opts o;
+    int written[2] = {10, 0};
+
+    /* Not by count: one second after the log grew. */
+    memset(&o, 0, sizeof(o));
+    o.path = f->url;
+    o.audit_name = NAME;
+    o.audit_key = f->key;
+    o.checkpoint_interval = 1;
+    o.audit_anchor = f->anchor[0];
+    o.log = log_a;
+    if (store_pg_open(&o, &f->s[0], &err) != IG_OK)
+        fail_msg("open: %s", err.msg);
+    f->pg = connect_to(f->url);
+    assert_int_equal(wait_leader(), 0);
+    write_events(f, 0, 0, 10);
+    assert_true(wait_for(0, "audit.checkpoint_signed", 0));
+    assert_int_equal(check_log(f, written, NULL), 1);
+    assert_true(logged(0, "\"size\":10"));
+}
+
+/* store_pg_audit_head waits for the replica's own writes to be sequenced
+   (store_pg_audit_settle, store_pg_audit_read.c), on either handle. */
+static void
+test_head_sees_own_writes(void **state)
+{
+    struct fixture *f = *state;
+    unsigned char root[AUDIT_HASH_BYTES];
+    uint64_t size = 0;
+    int h, k;
+
+    open_handle(f, 0);
+    open_handle(f, 1);
+    (void)wait_leader();
+    for (k = 0; k < 5; k++)
+        for (h = 0; h < 2; h++) {
+            write_events(f, h, 10 * k, 10);
+            assert_int_equal(store_pg_audit_head(f->s[h], &size, root), IG_OK);
+            assert_int_equal(size, (uint64_t)(20 * k + 10 * (h + 1)));
+        }
+}
+
 int
 main(void)
 {
@@ -737,6 +923,14 @@ main(void)
         cmocka_unit_test_setup_teardown(test_deposed_leader_collides, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_anchor_refuses_rewrite, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_open_checks_the_log, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_takeover_checks_the_anchor, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_interval_checkpoint, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_head_sees_own_writes, setup,
                                         teardown),
     };
 
