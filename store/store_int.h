@@ -21,7 +21,8 @@
  *   store_approval.c               approvals and their votes
  *   store_read.c, store_audit_read.c,
  *   store_audit_view.c             the reads
- * store_log.c (the offline read-only reader) stands apart: it uses none.
+ * store_log*.c (the offline read-only reader, store_log_be.h) and
+ * store_copy.c (SQLite to PostgreSQL) stand apart: they use none.
  */
 #ifndef STORE_INT_H
 #define STORE_INT_H

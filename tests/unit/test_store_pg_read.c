@@ -10,7 +10,10 @@
  * events are queued and returns once the sequencer (played here: this
  * test holds the sequencer's lock, so no store of its own can sequence)
  * moves them and NOTIFYs; with nobody sequencing, the reads fail closed
- * (IG_ERR_IO) after their bound. A stored tile of the wrong length is
+ * (IG_ERR_IO) after their bound. The offline reader (store_log.h, what
+ * `intentgate audit --db URL` reads) gives the same rows, tiles, nodes
+ * and checkpoints from the URL as from the file, counts queued events,
+ * and refuses a URL with a password. A stored tile of the wrong length is
  * refused, never read past.
  *
  * Needs a PostgreSQL server: IG_TEST_PG_URL, a base URL whose user may
@@ -30,6 +33,7 @@
 #include "store.h"
 #include "store_audit_view.h"
 #include "store_copy.h"
+#include "store_log.h"
 #include "store_pg_int.h"
 
 #define NEVENTS 600
@@ -502,6 +506,116 @@ test_reads_fail_closed_while_nothing_sequences(void **state)
     assert_int_equal(store_audit_size(g.pg, &size), IG_OK);
 }
 
+/* ---- the offline reader ---- */
+
+/* Every row of a cursor of each, equal. */
+static void
+same_rows(struct store_log_cursor *a, struct store_log_cursor *b)
+{
+    struct store_log_row ra, rb;
+    struct ig_err err;
+    enum ig_status sa, sb;
+
+    do {
+        sa = store_log_next(a, &ra, &err);
+        sb = store_log_next(b, &rb, &err);
+        assert_int_equal(sa, sb);
+        if (sa != IG_OK)
+            break;
+        assert_int_equal(ra.key, rb.key);
+        assert_int_equal(ra.at, rb.at);
+        assert_int_equal(ra.len, rb.len);
+        if (ra.len > 0)
+            assert_memory_equal(ra.data, rb.data, ra.len);
+    } while (1);
+    assert_int_equal(sa, IG_ERR_NOTFOUND);
+    store_log_cursor_free(a);
+    store_log_cursor_free(b);
+}
+
+static void
+test_offline_reader(void **state)
+{
+    static const enum store_log_table tables[] = {
+        STORE_LOG_EVENTS, STORE_LOG_CHECKPOINTS, STORE_LOG_LEAVES};
+    unsigned char na[AUDIT_HASH_BYTES], nb[AUDIT_HASH_BYTES];
+    struct store_log *a = NULL, *b = NULL, *c = NULL;
+    struct store_log_cursor *ca, *cb;
+    struct ig_err err;
+    char *la, *lb, bad[600];
+    size_t lena, lenb, i;
+    uint64_t ga, gb, q, k;
+    unsigned lv;
+
+    (void)state;
+    assert_int_equal(store_log_open(g.path, &a, &err), IG_OK);
+    if (store_log_open(g.url, &b, &err) != IG_OK)
+        fail_msg("%s", err.msg);
+    assert_true(store_log_has_tiles(b));
+    for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        assert_int_equal(store_log_scan(a, tables[i], NULL, &ca, &err), IG_OK);
+        assert_int_equal(store_log_scan(b, tables[i], NULL, &cb, &err), IG_OK);
+        same_rows(ca, cb);
+    }
+    assert_int_equal(store_log_scan(a, STORE_LOG_EVENTS, "\"i-3\"", &ca, &err),
+                     IG_OK);
+    assert_int_equal(store_log_scan(b, STORE_LOG_EVENTS, "\"i-3\"", &cb, &err),
+                     IG_OK);
+    same_rows(ca, cb);
+    for (lv = 0; lv < 3; lv++) {
+        assert_int_equal(store_log_scan_tiles(a, lv, &ca, &err), IG_OK);
+        assert_int_equal(store_log_scan_tiles(b, lv, &cb, &err), IG_OK);
+        same_rows(ca, cb);
+    }
+    assert_int_equal(store_log_checkpoint(a, 0, &la, &lena, &ga, &err), IG_OK);
+    assert_int_equal(store_log_checkpoint(b, 0, &lb, &lenb, &gb, &err), IG_OK);
+    assert_string_equal(la, lb);
+    assert_int_equal(ga, gb);
+    free(la);
+    free(lb);
+    assert_int_equal(store_log_checkpoint(b, 123, &lb, &lenb, &gb, &err),
+                     IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_leaf(a, 299, &la, &lena, &err), IG_OK);
+    assert_int_equal(store_log_leaf(b, 299, &lb, &lenb, &err), IG_OK);
+    assert_string_equal(la, lb);
+    free(la);
+    free(lb);
+    assert_int_equal(store_log_leaf(b, 600, &lb, &lenb, &err), IG_ERR_NOTFOUND);
+    assert_int_equal(store_log_nodes(a, 555, &err), IG_OK);
+    assert_int_equal(store_log_nodes(b, 555, &err), IG_OK);
+    for (k = 0; k < 555; k += 37) {
+        assert_int_equal(store_log_fetch_node(a, 0, k, na), IG_OK);
+        assert_int_equal(store_log_fetch_node(b, 0, k, nb), IG_OK);
+        assert_memory_equal(na, nb, AUDIT_HASH_BYTES);
+    }
+    for (lv = 1; lv < 10; lv++) {
+        assert_int_equal(store_log_fetch_node(a, lv, 1, na),
+                         store_log_fetch_node(b, lv, 1, nb));
+        if (store_log_fetch_node(a, lv, 1, na) == IG_OK)
+            assert_memory_equal(na, nb, AUDIT_HASH_BYTES);
+    }
+    assert_int_equal(store_log_queued(a, &q, &err), IG_OK);
+    assert_int_equal(q, 0);
+    /* Queued events are counted in a new snapshot, not in b's. */
+    sql(g.ctl, "INSERT INTO audit_queue (event) VALUES ('{}'), ('{}')");
+    assert_int_equal(store_log_queued(b, &q, &err), IG_OK);
+    assert_int_equal(q, 0);
+    assert_int_equal(store_log_open(g.url, &c, &err), IG_OK);
+    assert_int_equal(store_log_queued(c, &q, &err), IG_OK);
+    assert_int_equal(q, 2);
+    sql(g.ctl, "DELETE FROM audit_queue");
+    store_log_close(c);
+    store_log_close(b);
+    store_log_close(a);
+    /* Never a password on a command line. */
+    (void)snprintf(bad, sizeof(bad), "postgresql://u:pw@127.0.0.1/x");
+    assert_int_equal(store_log_open(bad, &c, &err), IG_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "PGPASSWORD"));
+    (void)snprintf(bad, sizeof(bad), "postgres://u@h/x?password=pw");
+    assert_int_equal(store_log_open(bad, &c, &err), IG_ERR_INVALID);
+    assert_null(c);
+}
+
 /* Last: it edits the stored tree. */
 static void
 test_a_short_tile_is_refused(void **state)
@@ -537,6 +651,7 @@ main(void)
         cmocka_unit_test_setup(test_a_read_waits_for_the_sequencer, need_pg),
         cmocka_unit_test_setup(test_reads_fail_closed_while_nothing_sequences,
                                need_pg),
+        cmocka_unit_test_setup(test_offline_reader, need_pg),
         cmocka_unit_test_setup(test_a_short_tile_is_refused, need_pg),
     };
 
