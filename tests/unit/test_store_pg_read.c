@@ -133,6 +133,10 @@ log_events(struct store *s)
             (void)snprintf(text[i], sizeof(text[i]),
                            "{\"approval_id\":\"ap-1\",\"type\":\"approval."
                            "vote_refused\"}");
+        else if (i == 11) /* what COPY's text form must escape, as is */
+            (void)snprintf(text[i], sizeof(text[i]),
+                           "{\"type\":\"x\",\"s\":\"a\\\\b\\\"\tc\nd\re "
+                           "\\N \\. \xc3\xa9\"}");
         else if (i % 50 == 3)
             (void)snprintf(text[i], sizeof(text[i]),
                            "{\"params\":{\"intent_id\":\"i-0\"},\"type\":"
