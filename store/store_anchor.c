@@ -40,7 +40,7 @@
  * This file has the file itself and what happens around each checkpoint;
  * store_anchor_open.c the checks at open.
  */
-#include "store_int.h"
+#include "store_anchor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,13 +61,135 @@ note_free(struct store_anchor_note *n)
     memset(n, 0, sizeof(*n));
 }
 
+void
+store_anchor_log(const struct store_anchor_state *an, const char *level,
+                 const char *event, json_t *fields)
+{
+    const struct store_opts *o = an->env.opts;
+
+    if (o != NULL && o->log != NULL)
+        o->log(level, event, fields);
+    else
+        json_decref(fields);
+}
+
+/* ---- checkpoints ---- */
+
+enum ig_status
+store_anchor_sign(const struct store_opts *opts, uint64_t size,
+                  const unsigned char root[AUDIT_HASH_BYTES],
+                  struct ig_buf *out)
+{
+    struct ig_buf text;
+    enum ig_status rc;
+
+    ig_buf_init(&text, AUDIT_NOTE_MAX);
+    rc = audit_checkpoint_text(opts->audit_name, size, root, &text);
+    if (rc == IG_OK)
+        rc = audit_note_sign(text.data, text.len, opts->audit_name,
+                             opts->audit_key, out);
+    ig_buf_release(&text);
+    return rc;
+}
+
+int
+store_audit_note_root(const char *note, uint64_t size,
+                      unsigned char root[AUDIT_HASH_BYTES])
+{
+    const char *l2 = note != NULL ? strchr(note, '\n') : NULL, *l3, *e;
+    char *end;
+    size_t len = 0;
+
+    if (l2 == NULL || *++l2 < '0' || *l2 > '9' ||
+        strtoull(l2, &end, 10) != size || *end != '\n')
+        return -1;
+    l3 = end + 1;
+    e = strchr(l3, '\n');
+    if (e == NULL ||
+        sodium_base642bin(root, AUDIT_HASH_BYTES, l3, (size_t)(e - l3), NULL,
+                          &len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+        len != AUDIT_HASH_BYTES)
+        return -1;
+    return 0;
+}
+
+enum ig_status
+store_anchor_check_stored(struct store_anchor_state *an, uint64_t size,
+                          const char *note, struct ig_err *err)
+{
+    struct store_audit_state *a = an->env.audit;
+    unsigned char root[AUDIT_HASH_BYTES], want[AUDIT_HASH_BYTES];
+
+    if (size == 0 || size > a->tree.size)
+        return ig_err_set(err, IG_ERR_IO,
+                          "checkpoint of %llu leaves but the audit log holds "
+                          "%llu: the log was truncated",
+                          (unsigned long long)size,
+                          (unsigned long long)a->tree.size);
+    if (store_audit_note_root(note, size, root) != 0)
+        return ig_err_set(err, IG_ERR_IO, "checkpoint %llu is malformed",
+                          (unsigned long long)size);
+    if (audit_root_at(size, an->env.fetch, an->env.ctx, want) != IG_OK ||
+        sodium_memcmp(root, want, sizeof(root)) != 0)
+        return ig_err_set(err, IG_ERR_IO,
+                          "audit log check: the signed checkpoint of size "
+                          "%llu is not the root of the first %llu events: "
+                          "the log or its checkpoints were rewritten; "
+                          "refusing to start",
+                          (unsigned long long)size, (unsigned long long)size);
+    a->ckpt_size = size;
+    memcpy(a->ckpt_root, root, sizeof(root));
+    free(an->newest);
+    if ((an->newest = strdup(note)) == NULL)
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    return IG_OK;
+}
+
+enum ig_status
+store_anchor_check_next(struct store_anchor_state *an, uint64_t size,
+                        const unsigned char root[AUDIT_HASH_BYTES])
+{
+    const struct store_audit_state *a = an->env.audit;
+    unsigned char stored[AUDIT_HASH_BYTES];
+    unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
+    audit_fetch_fn fetch = an->env.fetch;
+    void *ctx = an->env.ctx;
+    const char *why = NULL;
+    size_t n = 0;
+
+    if (audit_root_at(size, fetch, ctx, stored) != IG_OK)
+        why = "the stored tiles are incomplete";
+    else if (memcmp(stored, root, sizeof(stored)) != 0)
+        why = "the stored tiles do not hash to the tree's root";
+    else if (a->ckpt_size > 0 &&
+             audit_consistency_proof(a->ckpt_size, size, fetch, ctx, proof,
+                                     &n) != IG_OK)
+        why = "no consistency proof can be built from the stored tiles";
+    else if (a->ckpt_size > 0 &&
+             audit_verify_consistency(a->ckpt_size, size, a->ckpt_root, root,
+                                      (const unsigned char(*)[32])proof,
+                                      n) != IG_OK)
+        why = "the tree is not consistent with the previous checkpoint";
+    else
+        why = store_anchor_extends(an, size, root);
+    if (why == NULL)
+        return IG_OK;
+    /* The marker first: once the refusal is logged, no restart signs. */
+    store_anchor_mark_refused(an);
+    store_anchor_log(an, "error", "audit.checkpoint_refused",
+                     json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
+                               "previous_size", (json_int_t)a->ckpt_size,
+                               "anchor_size", (json_int_t)an->size, "reason",
+                               why));
+    return IG_ERR_CRYPTO;
+}
+
 /* ---- the file ---- */
 
 enum ig_status
-store_anchor_write(struct store_sq *s, const char *note, size_t len,
+store_anchor_write(struct store_anchor_state *an, const char *note, size_t len,
                    struct ig_err *err)
 {
-    const struct store_anchor_state *an = &s->anchor;
 
     (void)unlink(an->tmp);
     if (ig_file_write(an->tmp, note, len, 0600, 1, err) != IG_OK)
@@ -168,19 +290,20 @@ count_sigs(const char *note, size_t len, const struct audit_verifier *v,
 }
 
 enum ig_status
-store_anchor_parse(struct store_sq *s, const char *note, size_t len,
+store_anchor_parse(struct store_anchor_state *an, const char *note, size_t len,
                    struct audit_checkpoint *cp, int *other_key,
                    struct ig_err *err)
 {
-    const char *path = s->anchor.path, *blank;
+    const struct store_opts *o = an->env.opts;
+    const char *path = an->path, *blank;
     struct audit_verifier v;
     struct ig_public_key pub;
     struct ig_err e;
     int ours = 0, named = 0;
 
     *other_key = 0;
-    ig_signing_key_public(s->opts.audit_key, &pub);
-    if (audit_verifier_init(&v, s->opts.audit_name, pub.pk) != IG_OK)
+    ig_signing_key_public(o->audit_key, &pub);
+    if (audit_verifier_init(&v, o->audit_name, pub.pk) != IG_OK)
         return ig_err_set(err, IG_ERR_INVALID, "bad audit log name");
     if (audit_checkpoint_open(note, len, &v, cp, &e) == IG_OK)
         return IG_OK;
@@ -189,12 +312,12 @@ store_anchor_parse(struct store_sq *s, const char *note, size_t len,
     if (ours > 0 || named == 0 || blank == NULL ||
         audit_checkpoint_parse(note, (size_t)(blank - note) + 1, cp, &e) !=
             IG_OK ||
-        strcmp(cp->origin, s->opts.audit_name) != 0)
+        strcmp(cp->origin, o->audit_name) != 0)
         return ig_err_set(err, IG_ERR_CRYPTO,
                           "the audit anchor %s is not a checkpoint of %s "
                           "signed by its key (%s): it was edited or belongs "
                           "to another log",
-                          path, s->opts.audit_name, e.msg);
+                          path, o->audit_name, e.msg);
     *other_key = 1;
     return IG_OK;
 }
@@ -202,10 +325,9 @@ store_anchor_parse(struct store_sq *s, const char *note, size_t len,
 /* ---- before and after each checkpoint ---- */
 
 const char *
-store_anchor_extends(struct store_sq *s, uint64_t size,
+store_anchor_extends(struct store_anchor_state *an, uint64_t size,
                      const unsigned char root[AUDIT_HASH_BYTES])
 {
-    const struct store_anchor_state *an = &s->anchor;
     unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
     size_t n = 0;
 
@@ -213,8 +335,8 @@ store_anchor_extends(struct store_sq *s, uint64_t size,
         return NULL;
     if (size < an->size)
         return "the tree is shorter than the anchored checkpoint";
-    if (audit_consistency_proof(an->size, size, store_audit_wfetch, s, proof,
-                                &n) != IG_OK)
+    if (audit_consistency_proof(an->size, size, an->env.fetch, an->env.ctx,
+                                proof, &n) != IG_OK)
         return "no consistency proof from the anchor can be built from the "
                "stored nodes";
     if (audit_verify_consistency(an->size, size, an->root, root,
@@ -224,30 +346,28 @@ store_anchor_extends(struct store_sq *s, uint64_t size,
 }
 
 static void
-write_failed(struct store_sq *s, const struct ig_err *err)
+write_failed(struct store_anchor_state *an, const struct ig_err *err)
 {
-    store_audit_log(
-        s, "error", "audit.anchor_write_failed",
-        json_pack("{s:s, s:I, s:s, s:s}", "anchor", s->anchor.path, "size",
-                  (json_int_t)s->anchor.unwritten.size, "error", err->msg,
-                  "message",
+    store_anchor_log(
+        an, "error", "audit.anchor_write_failed",
+        json_pack("{s:s, s:I, s:s, s:s}", "anchor", an->path, "size",
+                  (json_int_t)an->unwritten.size, "error", err->msg, "message",
                   "no further checkpoint is signed until the anchor is "
                   "written"));
 }
 
 /* Write the committed checkpoint the file misses; IG_OK when none. */
 static enum ig_status
-flush(struct store_sq *s)
+flush(struct store_anchor_state *an)
 {
-    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (an->unwritten.text == NULL)
         return IG_OK;
     ig_err_clear(&err);
-    if (store_anchor_write(s, an->unwritten.text, an->unwritten.len, &err) !=
+    if (store_anchor_write(an, an->unwritten.text, an->unwritten.len, &err) !=
         IG_OK) {
-        write_failed(s, &err);
+        write_failed(an, &err);
         return IG_ERR_IO;
     }
     an->size = an->unwritten.size;
@@ -257,18 +377,18 @@ flush(struct store_sq *s)
 }
 
 enum ig_status
-store_anchor_ready(struct store_sq *s)
+store_anchor_ready(struct store_anchor_state *an)
 {
-    return s->anchor.path != NULL ? flush(s) : IG_OK;
+    return an->path != NULL ? flush(an) : IG_OK;
 }
 
 enum ig_status
-store_anchor_stage(struct store_sq *s, const char *note, size_t len,
+store_anchor_stage(struct store_anchor_state *an, const char *note, size_t len,
                    uint64_t size, const unsigned char root[AUDIT_HASH_BYTES])
 {
-    struct store_anchor_note *n = &s->anchor.staged;
+    struct store_anchor_note *n = &an->staged;
 
-    if (s->anchor.path == NULL)
+    if (an->path == NULL)
         return IG_OK;
     note_free(n);
     if ((n->text = malloc(len + 1)) == NULL)
@@ -282,9 +402,8 @@ store_anchor_stage(struct store_sq *s, const char *note, size_t len,
 }
 
 void
-store_anchor_after_commit(struct store_sq *s, int committed)
+store_anchor_after_commit(struct store_anchor_state *an, int committed)
 {
-    struct store_anchor_state *an = &s->anchor;
 
     if (an->staged.text == NULL)
         return;
@@ -295,15 +414,14 @@ store_anchor_after_commit(struct store_sq *s, int committed)
     note_free(&an->unwritten);
     an->unwritten = an->staged;
     memset(&an->staged, 0, sizeof(an->staged));
-    (void)flush(s);
+    (void)flush(an);
 }
 
 #define MARK_REFUSED "refused\n"
 
 void
-store_anchor_mark_refused(struct store_sq *s)
+store_anchor_mark_refused(struct store_anchor_state *an)
 {
-    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (an->path == NULL || an->marked_refused)
@@ -312,11 +430,12 @@ store_anchor_mark_refused(struct store_sq *s)
     if (ig_file_write(an->marker, MARK_REFUSED, sizeof(MARK_REFUSED) - 1, 0600,
                       0, &err) != IG_OK ||
         ig_file_sync_parent(an->marker, &err) != IG_OK) {
-        store_audit_log(s, "error", "audit.anchor_write_failed",
-                        json_pack("{s:s, s:s, s:s}", "anchor", an->marker,
-                                  "error", err.msg, "message",
-                                  "cannot record the refused checkpoint in the "
-                                  "running marker"));
+        store_anchor_log(
+            an, "error", "audit.anchor_write_failed",
+            json_pack("{s:s, s:s, s:s}", "anchor", an->marker, "error", err.msg,
+                      "message",
+                      "cannot record the refused checkpoint in the "
+                      "running marker"));
         return;
     }
     an->marked_refused = 1;
@@ -338,16 +457,16 @@ store_anchor_marker_refused(const char *marker)
 }
 
 void
-store_anchor_close(struct store_sq *s, int clean)
+store_anchor_close(struct store_anchor_state *an, int clean)
 {
-    struct store_anchor_state *an = &s->anchor;
     struct ig_err err;
 
     if (clean && an->path != NULL && an->unwritten.text == NULL &&
-        an->size == s->audit.tree.size && unlink(an->marker) == 0 &&
+        an->env.audit != NULL && an->size == an->env.audit->tree.size &&
+        unlink(an->marker) == 0 &&
         ig_file_sync_parent(an->marker, &err) != IG_OK)
-        store_audit_log(s, "warning", "audit.anchor_sync_failed",
-                        json_pack("{s:s}", "error", err.msg));
+        store_anchor_log(an, "warning", "audit.anchor_sync_failed",
+                         json_pack("{s:s}", "error", err.msg));
     note_free(&an->staged);
     note_free(&an->unwritten);
     free(an->newest);

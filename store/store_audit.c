@@ -159,62 +159,6 @@ store_audit_deadline(const struct store_sq *s)
     return s->ckpt_due;
 }
 
-/* The tree about to be signed must be the one the stored tiles describe,
-   and consistent with the previous checkpoint. IG_ERR_CRYPTO, logged. */
-static enum ig_status
-check_consistent(struct store_sq *s, uint64_t size,
-                 const unsigned char root[AUDIT_HASH_BYTES])
-{
-    const struct store_audit_state *a = &s->audit;
-    unsigned char stored[AUDIT_HASH_BYTES];
-    unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
-    const char *why = NULL;
-    size_t n = 0;
-
-    if (audit_root_at(size, store_audit_wfetch, s, stored) != IG_OK)
-        why = "the stored tiles are incomplete";
-    else if (memcmp(stored, root, sizeof(stored)) != 0)
-        why = "the stored tiles do not hash to the tree's root";
-    else if (a->ckpt_size > 0 &&
-             audit_consistency_proof(a->ckpt_size, size, store_audit_wfetch, s,
-                                     proof, &n) != IG_OK)
-        why = "no consistency proof can be built from the stored tiles";
-    else if (a->ckpt_size > 0 &&
-             audit_verify_consistency(a->ckpt_size, size, a->ckpt_root, root,
-                                      (const unsigned char(*)[32])proof,
-                                      n) != IG_OK)
-        why = "the tree is not consistent with the previous checkpoint";
-    else
-        why = store_anchor_extends(s, size, root);
-    if (why == NULL)
-        return IG_OK;
-    /* The marker first: once the refusal is logged, no restart signs. */
-    store_anchor_mark_refused(s);
-    store_audit_log(s, "error", "audit.checkpoint_refused",
-                    json_pack("{s:I, s:I, s:I, s:s}", "size", (json_int_t)size,
-                              "previous_size", (json_int_t)a->ckpt_size,
-                              "anchor_size", (json_int_t)s->anchor.size,
-                              "reason", why));
-    return IG_ERR_CRYPTO;
-}
-
-enum ig_status
-store_audit_sign_note(struct store_sq *s, uint64_t size,
-                      const unsigned char root[AUDIT_HASH_BYTES],
-                      struct ig_buf *out)
-{
-    struct ig_buf text;
-    enum ig_status rc;
-
-    ig_buf_init(&text, AUDIT_NOTE_MAX);
-    rc = audit_checkpoint_text(s->opts.audit_name, size, root, &text);
-    if (rc == IG_OK)
-        rc = audit_note_sign(text.data, text.len, s->opts.audit_name,
-                             s->opts.audit_key, out);
-    ig_buf_release(&text);
-    return rc;
-}
-
 /* Sign, insert, and stage the note for the anchor (written once the
    transaction commits). */
 static enum ig_status
@@ -226,7 +170,7 @@ sign_and_insert(struct store_sq *s, uint64_t size,
     enum ig_status rc;
 
     ig_buf_init(&note, AUDIT_NOTE_MAX);
-    rc = store_audit_sign_note(s, size, root, &note);
+    rc = store_anchor_sign(&s->opts, size, root, &note);
     if (rc == IG_OK) {
         (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
         (void)sqlite3_bind_text(st, 2, note.data, (int)note.len, SQLITE_STATIC);
@@ -236,7 +180,7 @@ sign_and_insert(struct store_sq *s, uint64_t size,
         (void)sqlite3_clear_bindings(st);
     }
     if (rc == IG_OK)
-        rc = store_anchor_stage(s, note.data, note.len, size, root);
+        rc = store_anchor_stage(&s->anchor, note.data, note.len, size, root);
     ig_buf_release(&note);
     return rc == IG_OK ? IG_OK : IG_ERR_IO;
 }
@@ -254,12 +198,12 @@ store_job_checkpoint(struct store_sq *s, struct store_job *j)
     if (size == 0 || size <= a->ckpt_size)
         return IG_ERR_EXISTS;
     /* The previous checkpoint must be in the anchor file first. */
-    if (store_anchor_ready(s) != IG_OK) {
+    if (store_anchor_ready(&s->anchor) != IG_OK) {
         s->ckpt_refused = 1;
         return IG_ERR_CRYPTO;
     }
     audit_frontier_root(&a->tree, root);
-    if ((rc = check_consistent(s, size, root)) != IG_OK) {
+    if ((rc = store_anchor_check_next(&s->anchor, size, root)) != IG_OK) {
         s->ckpt_refused = 1;
         return rc;
     }

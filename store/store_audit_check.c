@@ -297,63 +297,8 @@ store_audit_recompute(struct store_sq *s, uint64_t stored,
 
 /* ---- checkpoints ---- */
 
-int
-store_audit_note_root(const char *note, uint64_t size,
-                      unsigned char root[AUDIT_HASH_BYTES])
-{
-    const char *l2 = note != NULL ? strchr(note, '\n') : NULL, *l3, *e;
-    char *end;
-    size_t len = 0;
-
-    if (l2 == NULL || *++l2 < '0' || *l2 > '9' ||
-        strtoull(l2, &end, 10) != size || *end != '\n')
-        return -1;
-    l3 = end + 1;
-    e = strchr(l3, '\n');
-    if (e == NULL ||
-        sodium_base642bin(root, AUDIT_HASH_BYTES, l3, (size_t)(e - l3), NULL,
-                          &len, NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
-        len != AUDIT_HASH_BYTES)
-        return -1;
-    return 0;
-}
-
-/* One stored checkpoint against the tree the tiles describe. */
-static enum ig_status
-check_one(struct store_sq *s, audit_fetch_fn fetch, uint64_t size,
-          const char *note, struct ig_err *err)
-{
-    struct store_audit_state *a = &s->audit;
-    unsigned char root[AUDIT_HASH_BYTES], want[AUDIT_HASH_BYTES];
-
-    if (size == 0 || size > a->tree.size)
-        return ig_err_set(err, IG_ERR_IO,
-                          "checkpoint of %llu leaves but the audit log holds "
-                          "%llu: the log was truncated",
-                          (unsigned long long)size,
-                          (unsigned long long)a->tree.size);
-    if (store_audit_note_root(note, size, root) != 0)
-        return ig_err_set(err, IG_ERR_IO, "checkpoint %llu is malformed",
-                          (unsigned long long)size);
-    if (audit_root_at(size, fetch, s, want) != IG_OK ||
-        sodium_memcmp(root, want, sizeof(root)) != 0)
-        return ig_err_set(err, IG_ERR_IO,
-                          "audit log check: the signed checkpoint of size "
-                          "%llu is not the root of the first %llu events: "
-                          "the log or its checkpoints were rewritten; "
-                          "refusing to start",
-                          (unsigned long long)size, (unsigned long long)size);
-    a->ckpt_size = size;
-    memcpy(a->ckpt_root, root, sizeof(root));
-    free(s->anchor.newest);
-    if ((s->anchor.newest = strdup(note)) == NULL)
-        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    return IG_OK;
-}
-
 enum ig_status
-store_audit_check_checkpoints(struct store_sq *s, audit_fetch_fn fetch,
-                              struct ig_err *err)
+store_audit_check_checkpoints(struct store_sq *s, struct ig_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum ig_status rc = IG_OK;
@@ -368,8 +313,9 @@ store_audit_check_checkpoints(struct store_sq *s, audit_fetch_fn fetch,
                           sqlite3_errmsg(s->wdb));
     while (rc == IG_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
         size = sqlite3_column_int64(st, 0);
-        rc = check_one(s, fetch, size > 0 ? (uint64_t)size : 0,
-                       (const char *)sqlite3_column_text(st, 1), err);
+        rc = store_anchor_check_stored(
+            &s->anchor, size > 0 ? (uint64_t)size : 0,
+            (const char *)sqlite3_column_text(st, 1), err);
     }
     if (rc == IG_OK && step != SQLITE_DONE)
         rc = ig_err_set(err, IG_ERR_IO, "cannot read checkpoints: %s",

@@ -145,6 +145,32 @@ load_tree(struct store_sq *s, uint64_t stored, struct ig_err *err)
                       (unsigned long long)stored);
 }
 
+/* store_anchor_env's record: append the event (the anchor's adoption) in
+   a transaction of its own, before the writer starts. */
+static enum ig_status
+record_event(void *ctx, const char *event, struct ig_err *err)
+{
+    struct store_sq *s = ctx;
+    const char *ev[1];
+    enum ig_status rc;
+
+    ev[0] = event;
+    rc = sqlite3_exec(s->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+             ? store_append_events(s, ev, 1)
+             : IG_ERR_IO;
+    if (rc == IG_OK &&
+        sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = IG_ERR_IO;
+    if (rc != IG_OK) {
+        (void)ig_err_set(err, IG_ERR_IO,
+                         "cannot record the adoption of the audit anchor "
+                         "in the log: %s",
+                         sqlite3_errmsg(s->wdb));
+        (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 /* The frontier rebuilt from the tiles must be the tree of the events. */
 static enum ig_status
 same_tree(struct store_sq *s, const struct audit_frontier *events,
@@ -173,6 +199,12 @@ store_audit_open(struct store_sq *s, struct ig_err *err)
 
     memset(&s->audit, 0, sizeof(s->audit));
     audit_frontier_init(&s->audit.tree);
+    s->anchor.env.opts = &s->opts;
+    s->anchor.env.db_path = s->path;
+    s->anchor.env.audit = &s->audit;
+    s->anchor.env.fetch = store_audit_wfetch;
+    s->anchor.env.ctx = s;
+    s->anchor.env.record = record_event;
     if (query_u64(s->wdb, "SELECT max(seq) FROM audit_events", &size) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot read the audit log: %s",
                           sqlite3_errmsg(s->wdb));
@@ -183,14 +215,14 @@ store_audit_open(struct store_sq *s, struct ig_err *err)
     if (stored < events.size && backfill(s, events.size, err) != IG_OK)
         return IG_ERR_IO;
     if (same_tree(s, &events, err) != IG_OK ||
-        store_audit_check_checkpoints(s, store_audit_wfetch, err) != IG_OK)
+        store_audit_check_checkpoints(s, err) != IG_OK)
         return IG_ERR_IO;
     store_audit_log(s, "info", "audit.log_checked",
                     json_pack("{s:I, s:I, s:f}", "leaves",
                               (json_int_t)s->audit.tree.size, "checkpoint",
                               (json_int_t)s->audit.ckpt_size, "seconds",
                               store_mono() - t0));
-    if (store_anchor_open(s, err) != IG_OK)
+    if (store_anchor_open(&s->anchor, err) != IG_OK)
         return IG_ERR_IO;
     s->ckpt_due = store_mono() + (double)s->opts.checkpoint_interval;
     return IG_OK;

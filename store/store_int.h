@@ -3,6 +3,10 @@
  * writer job queue and the read connection pool.
  *
  * The files form layers; each calls only files of the layers below it:
+ *   store_anchor.c                 the anchor file and the checks around
+ *                                  a checkpoint (store_anchor.h, shared
+ *                                  with the PostgreSQL sequencer)
+ *   store_anchor_open.c            the anchor at open (also shared)
  *   store_util.c, store_stmt.c, store_schema.c, store_checkpoint.c,
  *   store_audit_check.c, store_counter.c
  *                                  helpers, statement texts, the schema,
@@ -10,11 +14,8 @@
  *                                  quota counters
  *   store_audit_edge.c             the tree's hashes as the writer reads
  *                                  them (stored tiles and the edge)
- *   store_anchor.c                 the anchor file
  *   store_audit.c                  the append path, checkpoint jobs
- *   store_anchor_open.c, store_ops.c, store_pool.c
- *                                  the anchor at open, the operations'
- *                                  jobs, read connections
+ *   store_ops.c, store_pool.c      the operations' jobs, read connections
  *   store_audit_open.c             the audit log at open
  *   store_sqlite.c                 lifecycle and the writer thread
  *   store_write.c                  the write operations (submit jobs)
@@ -37,6 +38,7 @@
 #include "ig_buf.h"
 #include "ig_time.h"
 #include "store.h"
+#include "store_anchor.h"
 #include "store_be.h"
 
 /* Statements prepared once on the writer connection. */
@@ -123,44 +125,6 @@ struct store_hits {
     size_t n, cap;
 };
 
-/*
- * The audit tree as the writer thread sees it, owned by that thread (and
- * by store_sq_open before it starts). A copy is taken before each job and
- * before each transaction, and put back when the job's savepoint or the
- * transaction is rolled back: the frontier always describes exactly the
- * committed events plus the running transaction's.
- */
-struct store_audit_state {
-    struct audit_frontier tree;
-    uint64_t ckpt_size; /* the latest stored checkpoint; 0: none */
-    unsigned char ckpt_root[AUDIT_HASH_BYTES];
-};
-
-/* A signed checkpoint on its way to the anchor file. */
-struct store_anchor_note {
-    char *text; /* the signed note, NUL-terminated; NULL: none */
-    size_t len;
-    uint64_t size;
-    unsigned char root[AUDIT_HASH_BYTES];
-};
-
-/*
- * The anchor (store_anchor.c): the latest signed checkpoint kept in a
- * file outside the database. Writer thread only (and open and close).
- * path NULL: no anchor (no audit key). size/root: what the file holds
- * (0: nothing yet). staged: signed in the running transaction; moved to
- * unwritten at its commit and written to the file; still there when that
- * write failed. newest: at open, the newest stored checkpoint's note.
- */
-struct store_anchor_state {
-    char *path, *tmp, *marker;
-    uint64_t size;
-    unsigned char root[AUDIT_HASH_BYTES];
-    struct store_anchor_note staged, unwritten;
-    char *newest;
-    int marked_refused; /* the marker says a checkpoint was refused */
-};
-
 struct store_sq {
     struct store_opts opts;
     char *path;
@@ -195,7 +159,7 @@ struct store_sq {
     const struct store_job *cur_job;       /* the job the writer runs */
     double ckpt_due;                  /* monotonic: next interval checkpoint */
     int ckpt_refused;                 /* the last attempt was refused */
-    struct store_anchor_state anchor; /* writer thread only */
+    struct store_anchor_state anchor; /* writer thread only (env: audit) */
 
     /* Checkpointer: copies the WAL into the database off the writer
        thread (store_checkpoint.c). */
@@ -339,12 +303,6 @@ enum ig_status store_job_checkpoint(struct store_sq *s, struct store_job *j);
 /* After a checkpoint job: log it, set the next deadline. */
 void store_audit_checkpoint_done(struct store_sq *s, const struct store_job *j);
 
-/* store_audit.c: sign a checkpoint of (size, root) with the audit key: the
-   whole signed note appended to out. ig_buf's and audit_note_sign's errors. */
-enum ig_status store_audit_sign_note(struct store_sq *s, uint64_t size,
-                                     const unsigned char root[AUDIT_HASH_BYTES],
-                                     struct ig_buf *out) IG_WUR;
-
 /* store_audit_check.c, at open (before the writer starts). */
 /* Read every event in seq order, recompute its leaf hash and the tree,
    and compare each full tile of the first `stored` leaves with its
@@ -354,62 +312,12 @@ enum ig_status store_audit_sign_note(struct store_sq *s, uint64_t size,
 enum ig_status store_audit_recompute(struct store_sq *s, uint64_t stored,
                                      struct audit_frontier *out,
                                      struct ig_err *err) IG_WUR;
-/* Every stored checkpoint's root must be the tree's of its size (from
-   fetch); the newest goes to s->audit.ckpt_* and its note to
-   s->anchor.newest. IG_ERR_IO naming the checkpoint. */
+/* Every stored checkpoint's root must be the tree's of its size (read
+   through s->anchor's env, store_anchor_check_stored); the newest goes to
+   s->audit.ckpt_* and its note to s->anchor.newest. IG_ERR_IO naming the
+   checkpoint. */
 enum ig_status store_audit_check_checkpoints(struct store_sq *s,
-                                             audit_fetch_fn fetch,
                                              struct ig_err *err) IG_WUR;
-/* The root a checkpoint note of tree size `size` states: 0, or -1 when
-   the note does not state that size or a root. */
-int store_audit_note_root(const char *note, uint64_t size,
-                          unsigned char root[AUDIT_HASH_BYTES]);
-
-/* store_anchor.c: the file. Write note atomically (a temporary file
-   beside it, fsync, rename, fsync of the directory), mode 0600. */
-enum ig_status store_anchor_write(struct store_sq *s, const char *note,
-                                  size_t len, struct ig_err *err) IG_WUR;
-/* Read path (a regular file, not writable by group or others, 1 to
-   cap - 1 bytes) into buf: IG_OK, IG_ERR_NOTFOUND (no file), IG_ERR_IO. */
-enum ig_status store_anchor_read(const char *path, char *buf, size_t cap,
-                                 size_t *len, struct ig_err *err) IG_WUR;
-/* Open the anchor's note: a checkpoint of this log signed by the audit
-   key, or (*other_key = 1) signed only by another key of the log's name.
-   IG_ERR_CRYPTO otherwise (a signature of the audit key that does not
-   verify, another log, malformed), with err. */
-enum ig_status store_anchor_parse(struct store_sq *s, const char *note,
-                                  size_t len, struct audit_checkpoint *cp,
-                                  int *other_key, struct ig_err *err) IG_WUR;
-
-/* store_anchor_open.c */
-/* At open, after the checks above: read the anchor, check the tree
-   extends it, adopt or refuse (opts.anchor_adopt), bring it up to date,
-   write the running marker. IG_ERR_IO with err saying what to do. */
-enum ig_status store_anchor_open(struct store_sq *s, struct ig_err *err) IG_WUR;
-/* NULL when the tree (size, root) extends the anchor, else why not. */
-const char *store_anchor_extends(struct store_sq *s, uint64_t size,
-                                 const unsigned char root[AUDIT_HASH_BYTES]);
-/* Before signing: write a committed checkpoint the file still misses.
-   IG_OK, or IG_ERR_IO (logged: no checkpoint may be signed). */
-enum ig_status store_anchor_ready(struct store_sq *s) IG_WUR;
-/* Keep a copy of the checkpoint signed in the running transaction. */
-enum ig_status
-store_anchor_stage(struct store_sq *s, const char *note, size_t len,
-                   uint64_t size,
-                   const unsigned char root[AUDIT_HASH_BYTES]) IG_WUR;
-/* After each transaction (run_batch): a staged checkpoint is written to
-   the file when committed, dropped when not. */
-void store_anchor_after_commit(struct store_sq *s, int committed);
-/* A checkpoint was refused (the stored tree is not the one this PDP
-   wrote): the running marker says so, fsynced, so that no later start
-   takes the unsigned tail for a crash's. Once per run; logged if the
-   marker cannot be written. */
-void store_anchor_mark_refused(struct store_sq *s);
-/* 1 when the running marker says a run refused a checkpoint. */
-int store_anchor_marker_refused(const char *marker);
-/* At close; clean (the writer ran and stopped): remove the running
-   marker when the file holds the whole tree. Frees the anchor state. */
-void store_anchor_close(struct store_sq *s, int clean);
 
 /* store_schema.c */
 enum ig_status store_migrate(sqlite3 *db, struct ig_err *err) IG_WUR;

@@ -28,6 +28,16 @@ store_pg_log(struct store_pg *s, const char *level, const char *event,
         json_decref(fields);
 }
 
+/* The server's notices (NOTICE from IF NOT EXISTS, a FATAL arriving on an
+   idle connection the server ended) would go to stderr: the failure they
+   tell of is seen, and logged, by the statement that meets it. */
+static void
+quiet(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 PGconn *
 store_pg_connect(const char *conninfo, struct ig_err *err)
 {
@@ -74,6 +84,7 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
         PQfinish(c);
         return NULL;
     }
+    (void)PQsetNoticeProcessor(c, quiet, NULL);
     return c;
 }
 

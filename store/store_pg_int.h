@@ -23,7 +23,8 @@
  *   store_pg_conn.c                 connections, the pool, queries,
  *                                   transactions, parameters
  *   store_pg_schema.c               the schema and its migrations
- *   store_pg_write.c, store_pg_read.c, store_pg_shared.c
+ *   store_pg_write.c, store_pg_read.c, store_pg_vote.c,
+ *   store_pg_shared.c
  *                                   the operations
  *   store_pg_audit*.c               the sequencer and the audit reads
  *   store_pg.c                      lifecycle, workers, listener

@@ -151,7 +151,8 @@ rollback(struct store_sq *s, const struct store_audit_state *saved)
     if (!sqlite3_get_autocommit(s->wdb))
         (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
     s->audit = *saved;
-    store_anchor_after_commit(s, 0); /* a staged checkpoint note is void */
+    store_anchor_after_commit(&s->anchor,
+                              0); /* a staged checkpoint note is void */
 }
 
 /*
@@ -185,7 +186,8 @@ run_batch(struct store_sq *s, struct store_job *batch)
     if (!ok)
         rollback(s, &txn_saved);
     else
-        store_anchor_after_commit(s, 1); /* a checkpoint's note to its file */
+        store_anchor_after_commit(&s->anchor,
+                                  1); /* a checkpoint's note to its file */
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;
@@ -413,7 +415,7 @@ store_sq_close(struct store_sq *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->writer, NULL);
     }
-    store_anchor_close(s, joined);
+    store_anchor_close(&s->anchor, joined);
     store_checkpointer_stop(s);
     store_pool_close(s);
     for (i = 0; i < W_COUNT; i++)

@@ -32,3 +32,11 @@ if(IG_BENCH AND NOT IG_FUZZ)
   add_executable(bench_audit_append bench/bench_audit_append.c)
   target_link_libraries(bench_audit_append PRIVATE igpdp)
 endif()
+
+# The PostgreSQL store's audit sequencer against a real server: the
+# environment's IG_TEST_PG_URL (a cluster whose user may CREATE DATABASE;
+# scripts/pg-cluster.sh) - without it the cases fail, they never skip.
+if(NOT IG_FUZZ)
+  ig_test(store store_pg_audit LIBS igstore)
+  set_tests_properties(store.store_pg_audit PROPERTIES LABELS pg TIMEOUT 300)
+endif()

@@ -2,6 +2,12 @@
 # suite that starts the real `intentgate serve` on loopback and drives it
 # over HTTP (Python standard library only).
 ig_test(pdp store LIBS igpdp)
+# The PostgreSQL store (issue 17) against the cluster scripts/test.sh
+# starts (IG_TEST_PG_URL; without it these fail): its schema and
+# migrations.
+ig_test(pdp store_pg_schema LIBS igstore SOURCES unit/pg_test.c)
+set_tests_properties(pdp.store_pg_schema PROPERTIES LABELS "unit;pg"
+  TIMEOUT 120)
 ig_test(pdp config LIBS igpdp)
 # Refused requests counted and written in aggregate; client addresses
 # behind trusted proxies (issue 12).
@@ -41,3 +47,13 @@ add_test(NAME pdp.refusals_integration
 set_tests_properties(pdp.refusals_integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   TIMEOUT 900)
+
+# The PostgreSQL store's writes and reads (store_pg_write.c,
+# store_pg_read.c, store_pg_vote.c) on a database of their own per case,
+# created on the cluster IG_TEST_PG_URL names (they fail without it); the
+# races of replicas sharing one database, and the two backends' JSON
+# compared.
+ig_test(pdp store_pg LIBS igpdp SOURCES unit/test_store_pg_util.c)
+set_tests_properties(pdp.store_pg PROPERTIES LABELS pg TIMEOUT 300)
+ig_test(pdp store_pg_race LIBS igpdp SOURCES unit/test_store_pg_util.c)
+set_tests_properties(pdp.store_pg_race PROPERTIES LABELS pg TIMEOUT 300)

@@ -1,0 +1,180 @@
+/*
+ * test_store_pg_schema.c - the PostgreSQL store's schema: created on the
+ * first open, migrated once when several replicas start at the same time,
+ * a database newer than this binary refused, recorded rows immutable, an
+ * unreachable server refused with a clear error. Needs IG_TEST_PG_URL
+ * (pg_test.h).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pg_test.h"
+#include "store.h"
+
+static enum ig_status
+open_at(const char *url, struct store **out, struct ig_err *err)
+{
+    struct store_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.path = url;
+    o.synchronous_full = 1;
+    return store_open(&o, out, err);
+}
+
+static void
+test_created_then_reopened(void **state)
+{
+    char *url = pg_test_db("igt_schema");
+    struct store *s = NULL;
+    struct ig_err err = {0};
+
+    (void)state;
+    assert_int_equal(open_at(url, &s, &err), IG_OK);
+    store_close(s);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM ig_schema"), 1);
+    s = NULL;
+    assert_int_equal(open_at(url, &s, &err), IG_OK);
+    store_close(s);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    pg_test_drop(url);
+}
+
+struct opener {
+    const char *url;
+    enum ig_status st;
+    struct ig_err err;
+};
+
+static void *
+open_close(void *arg)
+{
+    struct opener *o = arg;
+    struct store *s = NULL;
+
+    o->st = open_at(o->url, &s, &o->err);
+    store_close(s);
+    return NULL;
+}
+
+/* Four replicas starting at once on an empty database: each opens, the
+   schema is made once. */
+static void
+test_concurrent_first_opens(void **state)
+{
+    char *url = pg_test_db("igt_schema");
+    struct opener o[4];
+    pthread_t t[4];
+    int i;
+
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        memset(&o[i], 0, sizeof(o[i]));
+        o[i].url = url;
+        assert_int_equal(pthread_create(&t[i], NULL, open_close, &o[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        if (o[i].st != IG_OK)
+            fail_msg("replica %d: %s", i, o[i].err.msg);
+    }
+    assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM ig_schema"), 1);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    pg_test_drop(url);
+}
+
+static void
+test_newer_database_refused(void **state)
+{
+    char *url = pg_test_db("igt_schema");
+    struct store *s = NULL;
+    struct ig_err err = {0};
+
+    (void)state;
+    assert_int_equal(open_at(url, &s, &err), IG_OK);
+    store_close(s);
+    s = NULL;
+    assert_int_equal(pg_test_exec(url, "UPDATE ig_schema SET version = 99"), 0);
+    assert_int_equal(open_at(url, &s, &err), IG_ERR_IO);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "schema version 99 is newer"));
+    pg_test_drop(url);
+}
+
+/* The record tables refuse UPDATE, DELETE and TRUNCATE, even to their
+   owner; the working tables do not. */
+static void
+test_recorded_rows_immutable(void **state)
+{
+    static const char *const tables[] = {
+        "intents",      "decisions",   "grants",     "redemptions",
+        "outcomes",     "approvals",   "votes",      "resolutions",
+        "audit_events", "audit_tiles", "checkpoints"};
+    char *url = pg_test_db("igt_schema");
+    struct store *s = NULL;
+    struct ig_err err = {0};
+    char sql[128];
+    size_t i;
+
+    (void)state;
+    assert_int_equal(open_at(url, &s, &err), IG_OK);
+    store_close(s);
+    assert_int_equal(
+        pg_test_exec(url, "INSERT INTO intents (intent_id, principal, tenant,"
+                          " action, resource, intent_hash, binding,"
+                          " created_at, expires_at) VALUES ('i1', 'a', 't',"
+                          " 'x.y', 'r', 'h', '{}', 1, 2)"),
+        0);
+    assert_int_equal(pg_test_exec(url, "UPDATE intents SET action = 'x.z'"),
+                     -1);
+    assert_int_equal(pg_test_exec(url, "DELETE FROM intents"), -1);
+    assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM intents"
+                                         " WHERE action = 'x.y'"),
+                     1);
+    for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        (void)snprintf(sql, sizeof(sql), "TRUNCATE %s CASCADE", tables[i]);
+        if (pg_test_exec(url, sql) != -1)
+            fail_msg("TRUNCATE %s was allowed", tables[i]);
+    }
+    assert_int_equal(
+        pg_test_exec(url, "INSERT INTO counter_counts VALUES ('k', 1, 1);"
+                          "UPDATE counter_counts SET hits = 2;"
+                          "DELETE FROM counter_counts"),
+        0);
+    pg_test_drop(url);
+}
+
+static void
+test_unreachable_server(void **state)
+{
+    struct store *s = NULL;
+    struct ig_err err = {0};
+
+    (void)state;
+    /* Port 1 on loopback: refused at once. */
+    assert_int_equal(open_at("postgresql://nobody@127.0.0.1:1/none", &s, &err),
+                     IG_ERR_IO);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "cannot connect to PostgreSQL"));
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_created_then_reopened),
+        cmocka_unit_test(test_concurrent_first_opens),
+        cmocka_unit_test(test_newer_database_refused),
+        cmocka_unit_test(test_recorded_rows_immutable),
+        cmocka_unit_test(test_unreachable_server),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
