@@ -9,7 +9,7 @@
 #                        `audit verify|export|show|proof --db URL`,
 #                        refusals, tampering, a PDP serving the copy
 if(NOT IG_FUZZ)
-  ig_test(store store_pg_read LIBS igstore)
+  ig_test(store store_pg_read LIBS igstore SOURCES unit/pg_test.c)
   set_tests_properties(store.store_pg_read PROPERTIES
     LABELS pg ENVIRONMENT "IG_TEST_STORE=postgresql" TIMEOUT 300)
 

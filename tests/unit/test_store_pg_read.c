@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ig_key.h"
+#include "pg_test.h"
 #include "store.h"
 #include "store_audit_view.h"
 #include "store_copy.h"
@@ -41,7 +42,7 @@
 
 static struct {
     char dir[64], path[128];
-    char url[512], dbname[64];
+    char *url; /* pg_test_db's */
     struct ig_signing_key *key;
     struct store *sq, *pg;
     PGconn *ctl; /* holds the sequencer's lock; plays the sequencer */
@@ -77,21 +78,6 @@ sql(PGconn *c, const char *q)
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
         fail_msg("%s: %s", q, PQerrorMessage(c));
     PQclear(r);
-}
-
-/* url with its database name replaced by name. */
-static void
-with_db(const char *base, const char *name, char *out, size_t cap)
-{
-    const char *p = strstr(base, "://"), *slash, *q;
-
-    assert_non_null(p);
-    slash = strchr(p + 3, '/');
-    q = strchr(p + 3, '?');
-    if (slash == NULL || (q != NULL && q < slash))
-        slash = q != NULL ? q : base + strlen(base);
-    (void)snprintf(out, cap, "%.*s/%s%s", (int)(slash - base), base, name,
-                   q != NULL ? q : "");
 }
 
 /* ---- the fixture: one log in both stores ---- */
@@ -159,7 +145,6 @@ group_setup(void **state)
     const char *base = getenv("IG_TEST_PG_URL");
     struct ig_err err;
     char q[128];
-    PGconn *c;
 
     (void)state;
     if (base == NULL || (strncmp(base, "postgresql://", 13) != 0 &&
@@ -180,14 +165,7 @@ group_setup(void **state)
     log_events(g.sq);
     store_close(g.sq); /* signs the last checkpoint */
 
-    (void)snprintf(g.dbname, sizeof(g.dbname), "ig_pgread_%d", (int)getpid());
-    c = connect_to(base);
-    (void)snprintf(q, sizeof(q), "DROP DATABASE IF EXISTS %s", g.dbname);
-    sql(c, q);
-    (void)snprintf(q, sizeof(q), "CREATE DATABASE %s", g.dbname);
-    sql(c, q);
-    PQfinish(c);
-    with_db(base, g.dbname, g.url, sizeof(g.url));
+    g.url = pg_test_db("ig_pgread");
     if (store_copy(g.path, g.url, NULL, NULL, &err) != IG_OK)
         fail_msg("store copy: %s", err.msg);
 
@@ -204,21 +182,11 @@ group_setup(void **state)
 static int
 group_teardown(void **state)
 {
-    const char *base = getenv("IG_TEST_PG_URL");
-    char q[128];
-    PGconn *c;
-
     (void)state;
     store_close(g.pg);
     store_close(g.sq);
     PQfinish(g.ctl);
-    if (base != NULL && g.dbname[0] != '\0') {
-        c = connect_to(base);
-        (void)snprintf(q, sizeof(q), "DROP DATABASE IF EXISTS %s WITH (FORCE)",
-                       g.dbname);
-        sql(c, q);
-        PQfinish(c);
-    }
+    pg_test_drop(g.url);
     ig_signing_key_free(g.key);
     if (g.path[0] != '\0') {
         (void)unlink(g.path);
