@@ -10,11 +10,12 @@
  * events are queued and returns once the sequencer (played here: this
  * test holds the sequencer's lock, so no store of its own can sequence)
  * moves them and NOTIFYs; with nobody sequencing, the reads fail closed
- * (IG_ERR_IO) after their bound. The offline reader (store_log.h, what
- * `intentgate audit --db URL` reads) gives the same rows, tiles, nodes
- * and checkpoints from the URL as from the file, counts queued events,
- * and refuses a URL with a password. A stored tile of the wrong length is
- * refused, never read past.
+ * (IG_ERR_IO) after their bound; with a real sequencer (a database of
+ * its own), a read right after a write sees it. The offline reader
+ * (store_log.h, what `intentgate audit --db URL` reads) gives the same rows,
+ * tiles, nodes and checkpoints from the URL as from the file, counts queued
+ * events, and refuses a URL with a password. A stored tile of the wrong length
+ * is refused, never read past.
  *
  * Needs a PostgreSQL server: IG_TEST_PG_URL, a base URL whose user may
  * CREATE DATABASE (scripts/pg-cluster.sh). Without it every test fails;
@@ -478,6 +479,45 @@ test_reads_fail_closed_while_nothing_sequences(void **state)
     assert_int_equal(store_audit_size(g.pg, &size), IG_OK);
 }
 
+/* With a real sequencer (a store on a database of its own): a read right
+   after a write sees it, every time. */
+static void
+test_reads_see_their_own_writes(void **state)
+{
+    char *url = pg_test_db("ig_pgread_own");
+    struct store *s = open_store(url);
+    char text[64];
+    const char *ev[1] = {text};
+    struct ig_buf b;
+    uint64_t ts, n;
+    int64_t size;
+    json_t *page = NULL;
+    int64_t next;
+    int i;
+
+    (void)state;
+    for (i = 1; i <= 20; i++) {
+        (void)snprintf(text, sizeof(text),
+                       "{\"intent_id\":\"own-%d\",\"type\":\"x\"}", i);
+        assert_int_equal(store_put_events(s, ev, 1), IG_OK);
+        assert_int_equal(store_audit_size(s, &size), IG_OK);
+        assert_int_equal(size, i);
+    }
+    ig_buf_init(&b, 1 << 20);
+    assert_int_equal(store_audit_leaves(s, 19, 20, 1 << 20, &b, &ts, &n),
+                     IG_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(b.len, strlen(text) + 1);
+    assert_memory_equal(b.data, text, strlen(text));
+    ig_buf_release(&b);
+    assert_int_equal(store_audit_events(s, 0, 1, NULL, "own-20", &page, &next),
+                     IG_OK);
+    assert_int_equal(json_array_size(page), 1);
+    json_decref(page);
+    store_close(s);
+    pg_test_drop(url);
+}
+
 /* ---- the offline reader ---- */
 
 /* Every row of a cursor of each, equal. */
@@ -623,6 +663,7 @@ main(void)
         cmocka_unit_test_setup(test_a_read_waits_for_the_sequencer, need_pg),
         cmocka_unit_test_setup(test_reads_fail_closed_while_nothing_sequences,
                                need_pg),
+        cmocka_unit_test_setup(test_reads_see_their_own_writes, need_pg),
         cmocka_unit_test_setup(test_offline_reader, need_pg),
         cmocka_unit_test_setup(test_a_short_tile_is_refused, need_pg),
     };
