@@ -337,6 +337,12 @@ class Tampering(Fixture):
 
 
 class Serve(Fixture):
+    def first_checkpoint(self):
+        return int(psql(self.url, "SELECT min(size) FROM checkpoints")[0])
+
+    def last_checkpoint(self):
+        return int(psql(self.url, "SELECT max(size) FROM checkpoints")[0])
+
     def test_a_pdp_serves_the_copy(self):
         url = new_database()
         rc, out, err = copy_to(self.store, url)
@@ -364,6 +370,32 @@ class Serve(Fixture):
             st, body, _ = srv.submit("payments.refund", "orders/after",
                                      {"amount": 1, "currency": "EUR"})
             self.assertEqual(st, 201, body)
+            after = body["intent_id"]
+            # The audit endpoints read the log on PostgreSQL, the intent
+            # just submitted included (a read waits until it is sequenced).
+            auditor = self.store.env["INTENTGATE_AUDITOR_TOKEN"]
+            n = self.store.rows("audit_events")
+            st, text, headers = srv.call(
+                "GET", "/v1/audit/leaves?start=%d&end=%d" % (n, n + 1000),
+                auditor, raw_response=True)
+            self.assertEqual(st, 200, text)
+            self.assertIn(after.encode(), text)
+            self.assertGreater(int(headers["X-Audit-Tree-Size"]), n)
+            st, text, _ = srv.call("GET", "/v1/audit/leaves?start=0&end=3",
+                                   auditor, raw_response=True)
+            self.assertEqual(st, 200, text)
+            con = sqlite3.connect(self.store.db)
+            first = [r[0] for r in con.execute(
+                "SELECT event FROM audit_events WHERE seq <= 3 ORDER BY seq")]
+            con.close()
+            self.assertEqual(text.decode(), "".join(e + "\n" for e in first))
+            for path in ("/v1/audit/checkpoint",
+                         "/v1/audit/proof/inclusion?index=300",
+                         "/v1/audit/proof/consistency?old=%d&new=%d" %
+                         (self.first_checkpoint(), self.last_checkpoint())):
+                st, text, _ = srv.call("GET", path, auditor,
+                                       raw_response=True)
+                self.assertEqual(st, 200, path + ": " + text.decode())
         finally:
             finish(srv)
         rc, out, err = ig("audit", "verify", "--db", url, "--key",
