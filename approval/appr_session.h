@@ -1,16 +1,16 @@
 /*
- * appr_session.h - approver sessions, in memory.
+ * appr_session.h - approver session ids and CSRF tokens.
  *
- * A session id is "igs_" + base64url(32 random bytes); only its SHA-256 is
- * kept, so a memory dump does not hand out live sessions. Each session has
- * a CSRF token (base64url(32 random bytes)), an idle timeout and an
- * absolute lifetime; both are enforced on every lookup. Sessions do not
- * survive a restart (approvers log in again).
+ * A session id is "igs_" + base64url(32 random bytes); each session has a
+ * CSRF token (base64url(32 random bytes)). The sessions themselves are
+ * kept by the store (store.h: store_session_*), shared by every PDP
+ * replica on one database, with their idle and absolute timeouts; the
+ * store keeps only the SHA-256 of an id (appr_session_hash), so a copy
+ * of the database hands out no live session.
  *
- * Failed sign-ins are counted by appr_limiter.h.
+ * Failed sign-ins are counted by the store too (store_login_*).
  *
- * Thread safe. Capacity is bounded (APPR_SESSIONS_MAX): when full, the
- * least recently used session is dropped.
+ * Pure functions (randomness from libsodium); thread safe.
  */
 #ifndef APPR_SESSION_H
 #define APPR_SESSION_H
@@ -23,35 +23,21 @@
 
 #define APPR_SESSION_ID_LEN 47 /* "igs_" + 43 */
 #define APPR_CSRF_LEN 43
+#define APPR_SESSION_HASH_BYTES 32
 #define APPR_APPROVER_MAX IG_ID_MAX /* an approver id, bytes */
 #define APPR_SESSIONS_MAX IG_SESSIONS_MAX
 
-struct appr_sessions;
+_Static_assert(APPR_CSRF_LEN <= IG_SESSION_CSRF_MAX, "CSRF token length");
 
-/* idle and max in seconds. NULL on out of memory. */
-struct appr_sessions *appr_sessions_new(int64_t idle, int64_t max);
-void appr_sessions_free(struct appr_sessions *s);
+/* A new session id and CSRF token, NUL-terminated, and the SHA-256 of
+   the id (what the store keeps). */
+void appr_session_new(char id[APPR_SESSION_ID_LEN + 1],
+                      char csrf[APPR_CSRF_LEN + 1],
+                      unsigned char hash[APPR_SESSION_HASH_BYTES]);
 
-/* A new session for approver at now: id and csrf written NUL-terminated.
-   IG_ERR_NOMEM. */
-enum ig_status appr_session_create(struct appr_sessions *s,
-                                   const char *approver, int64_t now,
-                                   char id[APPR_SESSION_ID_LEN + 1],
-                                   char csrf[APPR_CSRF_LEN + 1],
-                                   int64_t *expires_at) IG_WUR;
-
-/* The approver of live session id at now (its idle timer restarts), copied
-   into approver; csrf (may be NULL) gets its token. IG_ERR_NOTFOUND for an
-   unknown, idle or expired session (which is then forgotten). */
-enum ig_status appr_session_lookup(struct appr_sessions *s, const char *id,
-                                   int64_t now,
-                                   char approver[APPR_APPROVER_MAX + 1],
-                                   char csrf[APPR_CSRF_LEN + 1]) IG_WUR;
-
-/* Forget session id (logout). Unknown ids are fine. */
-void appr_session_end(struct appr_sessions *s, const char *id);
-
-/* Forget every session of approver (e.g. removed from config). */
-void appr_session_end_all(struct appr_sessions *s, const char *approver);
+/* The SHA-256 of a session id: 0, or -1 when id is NULL or not shaped
+   as one (then hash is untouched). */
+int appr_session_hash(const char *id,
+                      unsigned char hash[APPR_SESSION_HASH_BYTES]);
 
 #endif

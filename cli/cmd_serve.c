@@ -1,8 +1,10 @@
 /*
  * cmd_serve.c - `intentgate serve`: run the policy decision point.
  *
- *   intentgate serve --config FILE [--listen ADDR] [--adopt-audit-anchor]
- *   intentgate serve --dev --data DIR [--listen ADDR] [--adopt-audit-anchor]
+ *   intentgate serve --config FILE [--listen ADDR] [--database DB]
+ *                    [--adopt-audit-anchor]
+ *   intentgate serve --dev --data DIR [--listen ADDR] [--database DB]
+ *                    [--adopt-audit-anchor]
  *
  * Signals are handled here, synchronously: they are blocked before any
  * thread starts (so every thread inherits the mask) and taken with
@@ -23,14 +25,20 @@
 #include "store.h"
 
 static const char serve_usage[] =
-    "usage: intentgate serve --config FILE [--listen ADDR] "
-    "[--adopt-audit-anchor]\n"
-    "       intentgate serve --dev --data DIR [--listen ADDR] "
-    "[--adopt-audit-anchor]\n"
+    "usage: intentgate serve --config FILE [--listen ADDR] [--database DB]\n"
+    "                        [--adopt-audit-anchor]\n"
+    "       intentgate serve --dev --data DIR [--listen ADDR] [--database DB]\n"
+    "                        [--adopt-audit-anchor]\n"
     "\n"
     "Run the policy decision point: the HTTP API agents submit intents to\n"
     "(docs/api.md). --listen HOST:PORT overrides the configured address\n"
     "(port 0 picks a free port). Loopback only by default.\n"
+    "\n"
+    "--database overrides the configured database (with --dev too): a\n"
+    "SQLite file (a relative path is taken from the current directory) or\n"
+    "a postgresql://USER@HOST:PORT/DBNAME URL. A URL holding a password is\n"
+    "refused (every local user can read a command line): libpq reads it\n"
+    "from ~/.pgpass or the file PGPASSFILE names.\n"
     "\n"
     "--dev creates DIR on first run with a signing key, the example\n"
     "policies, one agent, one executor and one admin token, and writes\n"
@@ -51,7 +59,7 @@ static const char serve_usage[] =
     "SIGINT or SIGTERM stops after answering requests in flight.\n";
 
 struct serve_args {
-    const char *config, *data, *listen;
+    const char *config, *data, *listen, *database;
     int dev, adopt;
 };
 
@@ -74,6 +82,8 @@ parse_args(int argc, char **argv, struct serve_args *a)
             a->data = argv[++i];
         else if (strcmp(arg, "--listen") == 0 && has_value)
             a->listen = argv[++i];
+        else if (strcmp(arg, "--database") == 0 && has_value)
+            a->database = argv[++i];
         else {
             cli_error(argv[0], "unexpected argument %s (see --help)", arg);
             return -1;
@@ -98,6 +108,53 @@ override_listen(const char *cmd, struct pdp_config *c, const char *listen)
         cli_error(cmd, "--listen must be HOST:PORT, e.g. 127.0.0.1:8700");
         return -1;
     }
+    return 0;
+}
+
+/* 1 when the URL db carries a password: in its user info
+   (scheme://user:password@host) or as a password= parameter. */
+static int
+url_has_password(const char *db)
+{
+    const char *p = strstr(db, "://"), *end, *at;
+
+    if (p == NULL)
+        return 0;
+    p += 3;
+    end = p + strcspn(p, "/?#");
+    at = NULL;
+    for (const char *q = p; q < end; q++)
+        if (*q == '@')
+            at = q;
+    if (at != NULL && memchr(p, ':', (size_t)(at - p)) != NULL)
+        return 1;
+    return strchr(end, '?') != NULL && strstr(end, "password=") != NULL;
+}
+
+/* Apply --database FILE|URL to the loaded config. */
+static int
+override_database(const char *cmd, struct pdp_config *c, const char *db)
+{
+    char *copy;
+
+    if (db[0] == '\0') {
+        cli_error(cmd, "--database needs a SQLite file or a postgresql:// "
+                       "URL");
+        return -1;
+    }
+    if (url_has_password(db)) {
+        cli_error(cmd, "--database must not hold a password (any local user "
+                       "can read it in the process list): put it in "
+                       "~/.pgpass or a PGPASSFILE");
+        return -1;
+    }
+    copy = strdup(db);
+    if (copy == NULL) {
+        cli_error(cmd, "out of memory");
+        return -1;
+    }
+    free(c->database);
+    c->database = copy;
     return 0;
 }
 
@@ -181,6 +238,11 @@ cli_serve(int argc, char **argv)
                               : a.dev ? STORE_ANCHOR_ADOPT_MISSING
                                       : STORE_ANCHOR_STRICT;
     if (a.listen != NULL && override_listen(argv[0], cfg, a.listen) != 0) {
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (a.database != NULL &&
+        override_database(argv[0], cfg, a.database) != 0) {
         rc = CLI_EXIT_USAGE;
         goto out;
     }

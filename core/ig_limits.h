@@ -123,9 +123,17 @@
 #define IG_PASSWORD_MAX 256
 /* Password checks (argon2id, 64 MiB each) running at once. */
 #define IG_LOGIN_HASHING_MAX 2
-/* Approver sessions, and keys tracked by the failed-login limiter. */
+/* Approver sessions, and keys tracked by the failed-login limiter (per
+   kind of key: approver ids and devices, unknown ids, addresses). Both
+   are kept in the store (store.h), shared by the PDP replicas. */
 #define IG_SESSIONS_MAX 4096
 #define IG_LOGIN_LIMITER_KEYS 4096
+/* A session's idle timer is written back at most once per
+   IG_SESSION_TOUCH_S seconds (or a quarter of session_idle when that is
+   shorter), so a session may idle out that much early; its CSRF token is
+   at most IG_SESSION_CSRF_MAX bytes. */
+#define IG_SESSION_TOUCH_S 60
+#define IG_SESSION_CSRF_MAX 64
 /* A web form body (/ui), its fields, a field name's length. */
 #define IG_FORM_MAX_BYTES (64 * 1024)
 #define IG_FORM_MAX_FIELDS 16
@@ -146,7 +154,7 @@
 #define IG_SLACK_BLOCKS_MAX 50
 
 /* ---- Refusals and failed logins (pdp/pdp_refusals.c, pdp/pdp_login.c,
-   pdp/pdp_addr.c, approval/appr_limiter.c, approval/appr_device.c) ---- */
+   pdp/pdp_addr.c, store/store_shared.c, approval/appr_device.c) ---- */
 
 /* Refused requests (bad tokens, failed logins, refused redemptions and
    outcomes, bad Slack signatures) are counted in memory per (client

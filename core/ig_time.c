@@ -73,6 +73,16 @@ ig_time_now(void)
     return (int64_t)time(NULL) + CLOCK_OFFSET();
 }
 
+int64_t
+ig_time_now_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return ((int64_t)ts.tv_sec + CLOCK_OFFSET()) * 1000 +
+           (int64_t)ts.tv_nsec / 1000000;
+}
+
 static double
 mono_real(void)
 {

@@ -28,6 +28,11 @@
    safe. */
 int64_t ig_time_now(void);
 
+/* Milliseconds since the epoch, now (plus the test clock's offset): for
+   counts that several machines share (a monotonic clock differs between
+   them). Thread safe. */
+int64_t ig_time_now_ms(void);
+
 /* Seconds on CLOCK_MONOTONIC (plus the test clock's offset): for
    intervals and windows, deaf to wall clock steps. Thread safe. */
 double ig_time_mono(void);

@@ -3,26 +3,28 @@
  *
  * DESIGN
  * Every channel (web page, Slack, API) calls pdp_approval_vote(). Under
- * one mutex it reads what is recorded about the intent, applies the rules
+ * the store's vote lock (store_vote_lock: a mutex, and with PostgreSQL an
+ * advisory lock that every replica on the database takes) it reads what
+ * is recorded about the intent, applies the rules
  * (pdp_approval_rules.c) in a fixed order (group, resolved, expired,
  * self-approval, already voted, intent hash), and either audits the refusal or
  * builds one vote record: the vote, and when it decides the request, the
  * resolution, the new decision and (for an ALLOW) the grant, all written in one
- * transaction by the store's writer. The mutex makes "count the votes,
- * then add one" atomic across threads; the store's constraints back it up
- * across processes sharing a file.
+ * transaction by the store's writer. The lock makes "count the votes,
+ * then add one" atomic across threads and replicas (it is released only
+ * after the vote is committed); the store's constraints back it up. A
+ * lock that cannot be taken refuses the vote (503 STORE_UNAVAILABLE).
  *
  * At quorum the policies run again on the binding plus intent.approval
  * ({approval_id, groups, quorum, approvals:[{approver, groups, comment,
  * at}]}); only their ALLOW issues a grant (pdp_decision.c, as for a first
  * decision), which expires grant_ttl after the approval. Expired requests
  * are resolved by the sweeper thread of pdp_approval_sweep.c, under the
- * same mutex. After a vote counts, srv->approval_changed tells the Slack
+ * same lock. After a vote counts, srv->approval_changed tells the Slack
  * notifier (set at start-up: this file does not call the notifier).
  */
 #include "pdp_approval.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,7 +439,7 @@ counted(const struct outcome *o, int approvals, int quorum,
                                                : o->d.message);
 }
 
-/* Apply v to the recorded rec; under the vote mutex. */
+/* Apply v to the recorded rec; under the vote lock. */
 static void
 apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
       struct pdp_vote_result *out)
@@ -485,7 +487,6 @@ void
 pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                   struct pdp_vote_result *out)
 {
-    struct pdp_approvals *a = s->approvals;
     char *intent_id = NULL;
     json_t *rec = NULL;
     enum ig_status st;
@@ -495,7 +496,10 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
         refuse(s, v, NULL, "INVALID_VOTE", out);
         return;
     }
-    (void)pthread_mutex_lock(&a->vote_mu);
+    if (store_vote_lock(s->store) != IG_OK) {
+        refuse(s, v, NULL, "STORE_UNAVAILABLE", out);
+        return;
+    }
     st = store_approval_intent(s->store, v->approval_id, &intent_id);
     if (st == IG_OK)
         st = store_get_intent(s->store, intent_id, &rec);
@@ -508,7 +512,7 @@ pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                                      : "STORE_UNAVAILABLE",
                out);
     }
-    (void)pthread_mutex_unlock(&a->vote_mu);
+    store_vote_unlock(s->store);
     if (out->code == NULL && s->approval_changed != NULL)
         s->approval_changed(s, intent_id);
     json_decref(rec);

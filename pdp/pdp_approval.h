@@ -112,10 +112,10 @@ struct pdp_vote_result {
 void pdp_approval_vote(struct pdp_server *s, const struct pdp_vote *v,
                        struct pdp_vote_result *out);
 
-/* The approval machinery (pdp_approval_sweep.c): start makes the approver
-   sessions, the login limiters and the device key and starts the expiry
-   sweeper, a thread that resolves expired requests; stop joins it and
-   frees them. */
+/* The approval machinery (pdp_approval_sweep.c): start makes the device
+   key and starts the expiry sweeper, a thread that resolves expired
+   requests; stop joins it and frees them. (Sessions and failed logins are
+   kept by the store, shared by the replicas.) */
 enum ig_status pdp_approval_start(struct pdp_server *s,
                                   struct ig_err *err) IG_WUR;
 void pdp_approval_stop(struct pdp_server *s);
@@ -129,7 +129,7 @@ void pdp_approval_stop(struct pdp_server *s);
 
 struct pdp_login {
     const char *code; /* NULL on success; LOGIN_FAILED 401,
-                         LOGIN_RATE_LIMITED 429 */
+                         LOGIN_RATE_LIMITED 429, STORE_UNAVAILABLE 503 */
     unsigned int http_status;
     int64_t retry_after; /* 429: seconds to wait (Retry-After) */
     const char *id;      /* the approver id tried ("" when none) */
@@ -161,13 +161,15 @@ void pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
 /* Add Retry-After to r's reply when out asks the client to wait. */
 void pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out);
 
-/* The approver of a live session (touching its idle timer), or NULL.
-   csrf (may be NULL) receives the session's CSRF token. */
+/* The approver of a live session (touching its idle timer), or NULL (also
+   when the store cannot be read: logged). csrf (may be NULL) receives the
+   session's CSRF token. Sessions are in the store: one made on any
+   replica is good on all. */
 const struct pdp_approver *pdp_approver_session(struct pdp_server *s,
                                                 const char *session,
                                                 char csrf[PDP_CSRF_LEN + 1]);
 
-/* End a session (logout). */
+/* End a session (logout), on every replica. */
 void pdp_approver_logout(struct pdp_server *s, const char *session);
 
 #endif

@@ -12,16 +12,9 @@
 
 #include "pdp_approval.h"
 
-struct appr_sessions;
-struct appr_limiter;
-
+/* Sessions and failed logins are kept by the store (store.h), shared by
+   the replicas; votes are serialised by store_vote_lock. */
 struct pdp_approvals {
-    pthread_mutex_t vote_mu; /* one vote (or expiry) at a time */
-    struct appr_sessions *sessions;
-    /* Failed logins (pdp_login.c): per configured approver id and per
-       device token; per unknown id (apart, so a spray of made-up ids
-       cannot push real ones out); per client address (slows only). */
-    struct appr_limiter *limiter, *strangers, *addresses;
     unsigned char *device_key; /* sodium_malloc'd, APPR_DEVICE_KEY_BYTES */
     atomic_int hashing;        /* password checks running (bounded) */
 
@@ -30,9 +23,6 @@ struct pdp_approvals {
     pthread_cond_t cv;
     int stop, started;
 };
-
-/* The limiters' clock: monotonic milliseconds (pdp_login.c). */
-int64_t pdp_login_clock_ms(void);
 
 /* The code a vote by a on the record rec would be refused with at now
    (before the intent hash is compared), or NULL when it may vote.

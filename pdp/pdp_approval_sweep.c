@@ -2,8 +2,10 @@
  * pdp_approval_sweep.c - the approval machinery's lifecycle and the expiry
  * sweeper: a thread that, once a second, resolves every request whose
  * expiry has passed as EXPIRED and its intent as BLOCK APPROVAL_EXPIRED
- * (one transaction each, under the vote mutex, so a vote racing the expiry
- * either lands first or is refused), and tells Slack.
+ * (one transaction each, under the store's vote lock - across replicas -
+ * so a vote racing the expiry either lands first or is refused; every
+ * replica sweeps, and the one that comes second finds it resolved), and
+ * tells Slack.
  */
 #include "pdp_approval.h"
 
@@ -14,8 +16,6 @@
 #include <time.h>
 
 #include "appr_device.h"
-#include "appr_limiter.h"
-#include "appr_session.h"
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
@@ -28,7 +28,8 @@ jstr(const json_t *o, const char *k)
 
 /* ---- expiry ---- */
 
-/* Resolve one expired request as BLOCK APPROVAL_EXPIRED. Under vote_mu. */
+/* Resolve one expired request as BLOCK APPROVAL_EXPIRED. Under the vote
+   lock. */
 static void
 expire_one(struct pdp_server *s, const char *intent_id, int64_t now)
 {
@@ -95,9 +96,14 @@ sweep(struct pdp_server *s)
         return;
     json_array_foreach(open, i, x)
     {
-        (void)pthread_mutex_lock(&s->approvals->vote_mu);
+        if (store_vote_lock(s->store) != IG_OK) {
+            pdp_log("error", "approval.expire_failed",
+                    json_pack("{s:s?, s:s}", "intent_id", jstr(x, "intent_id"),
+                              "reason", "the vote lock could not be taken"));
+            break; /* the next sweep tries again */
+        }
         expire_one(s, jstr(x, "intent_id"), now);
-        (void)pthread_mutex_unlock(&s->approvals->vote_mu);
+        store_vote_unlock(s->store);
     }
     json_decref(open);
 }
@@ -144,12 +150,10 @@ enum ig_status
 pdp_approval_start(struct pdp_server *s, struct ig_err *err)
 {
     struct pdp_approvals *a = calloc(1, sizeof(*a));
-    const struct pdp_config *c = s->cfg;
     pthread_condattr_t ca;
 
     if (a == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
-    (void)pthread_mutex_init(&a->vote_mu, NULL);
     (void)pthread_mutex_init(&a->mu, NULL);
     /* The sweeper sleeps on the monotonic clock: a wall clock stepped
        back must not hold expiries for as long. */
@@ -158,17 +162,8 @@ pdp_approval_start(struct pdp_server *s, struct ig_err *err)
     (void)pthread_cond_init(&a->cv, &ca);
     (void)pthread_condattr_destroy(&ca);
     s->approvals = a;
-    a->sessions = appr_sessions_new(c->session_idle, c->session_max);
-    /* The limiters count on pdp_login_clock_ms (monotonic ms). */
-    a->limiter =
-        appr_limiter_new(c->login_max_failures, c->login_window * 1000);
-    a->strangers =
-        appr_limiter_new(c->login_max_failures, c->login_window * 1000);
-    a->addresses = appr_limiter_new(
-        c->login_max_failures * IG_LOGIN_ADDR_FACTOR, c->login_window * 1000);
     a->device_key = sodium_malloc(APPR_DEVICE_KEY_BYTES);
-    if (a->sessions == NULL || a->limiter == NULL || a->strangers == NULL ||
-        a->addresses == NULL || a->device_key == NULL)
+    if (a->device_key == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     device_key(s, a->device_key);
     if (pthread_create(&a->sweeper, NULL, sweeper_main, s) != 0)
@@ -191,12 +186,7 @@ pdp_approval_stop(struct pdp_server *s)
         (void)pthread_mutex_unlock(&a->mu);
         (void)pthread_join(a->sweeper, NULL);
     }
-    appr_sessions_free(a->sessions);
-    appr_limiter_free(a->limiter);
-    appr_limiter_free(a->strangers);
-    appr_limiter_free(a->addresses);
     sodium_free(a->device_key); /* wipes it */
-    (void)pthread_mutex_destroy(&a->vote_mu);
     (void)pthread_mutex_destroy(&a->mu);
     (void)pthread_cond_destroy(&a->cv);
     free(a);

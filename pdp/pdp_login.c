@@ -4,18 +4,20 @@
  * The rules, in the order they are applied:
  *
  *  1. An approver id backs off after login_max_failures failures of its
- *     own (appr_limiter.h: 5 s, doubling, at most login_window; counted
- *     on the monotonic clock in milliseconds): a try
+ *     own (store.h store_login_*: 5 s, doubling, at most login_window;
+ *     counted in the store, shared by every replica, on the wall clock in
+ *     milliseconds): a try
  *     during the wait is answered 429 with Retry-After before any
- *     password hashing. Unknown ids are counted the same way, in a table
- *     of their own, so they read the same as real ones and a spray of
- *     made-up ids cannot push a real id's count out.
+ *     password hashing. Unknown ids are counted the same way, as a kind
+ *     of key of their own, so they read the same as real ones and a spray
+ *     of made-up ids cannot push a real id's count out.
  *  2. A client holding a device token for that id - handed out at its
  *     last successful sign-in as that id (appr_device.h) - is counted
  *     apart, under its device: someone who knows an approver's id can
  *     keep that id backing off for everyone else, but not for the
  *     browser the approver signed in with before. A stolen device token
- *     is no password; it gets its own login_max_failures and backoff.
+ *     is no password; it gets its own login_max_failures and backoff. It
+ *     is counted under a hash of the device's id, never the id.
  *  3. A client address (an IPv6 /64; behind trusted_proxies the
  *     forwarded client) with IG_LOGIN_ADDR_FACTOR x login_max_failures
  *     failures is slowed, never refused: each login from it waits
@@ -37,6 +39,10 @@
  * backoff to whoever caused it). Every refusal is counted for an
  * aggregated login.refused audit event (pdp_refusals.h): never a write
  * on an HTTP thread, never one leaf per failure.
+ *
+ * Counts and sessions live in the store: a store that cannot be read or
+ * written refuses the login (503 STORE_UNAVAILABLE), never lets it past
+ * an uncounted limit.
  */
 #include "pdp_approval.h"
 
@@ -47,9 +53,9 @@
 #include <string.h>
 
 #include "appr_device.h"
-#include "appr_limiter.h"
 #include "appr_password.h"
 #include "appr_session.h"
+#include "ig_hash.h"
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
@@ -151,10 +157,45 @@ address_delay(const struct pdp_server *s, int failures)
 
 static void attempt(struct pdp_req *r);
 
-int64_t
-pdp_login_clock_ms(void)
+/* The kinds of key failures are counted under (store_login_*):
+   configured approver ids and devices, unknown ids, client addresses. */
+#define KIND_ID "id"
+#define KIND_UNKNOWN "unknown"
+#define KIND_ADDR "addr"
+
+/* The rule of a kind: an address may fail IG_LOGIN_ADDR_FACTOR times
+   more often before it is slowed. */
+static struct store_login_rule
+rule_of(const struct pdp_server *s, const char *kind)
 {
-    return (int64_t)(ig_time_mono() * 1000.0);
+    struct store_login_rule r;
+
+    r.max_failures = s->cfg->login_max_failures;
+    if (strcmp(kind, KIND_ADDR) == 0)
+        r.max_failures *= IG_LOGIN_ADDR_FACTOR;
+    r.window_ms = s->cfg->login_window * 1000;
+    r.max_keys = IG_LOGIN_LIMITER_KEYS;
+    return r;
+}
+
+/* One more failure of (kind, key); a store failure is logged (the login
+   is refused anyway). */
+static void
+count_failure(struct pdp_server *s, const char *kind, const char *key,
+              int64_t now_ms)
+{
+    struct store_login_rule rule = rule_of(s, kind);
+
+    if (store_login_fail(s->store, kind, key, now_ms, &rule, NULL) != IG_OK)
+        pdp_log("error", "login.count_failed",
+                json_pack("{s:s, s:s}", "kind", kind, "reason",
+                          "the store could not count a failed login"));
+}
+
+static void
+refuse_unavailable(struct pdp_req *r, const struct pdp_approver *who)
+{
+    refuse(r, who, "STORE_UNAVAILABLE", 503, 0, "STORE_UNAVAILABLE");
 }
 
 /* Suspend r for ms and run attempt again; 0, or -1 (answer now). */
@@ -165,11 +206,37 @@ later(struct pdp_req *r, long ms)
                           pdp_mono_seconds() + (double)ms / 1000.0, attempt);
 }
 
+/* Record a new session for who at now in out (id, CSRF token, expiry).
+   IG_ERR_IO. */
+static enum ig_status
+new_session(struct pdp_server *s, const struct pdp_approver *who, int64_t now,
+            struct pdp_login *out)
+{
+    unsigned char hash[APPR_SESSION_HASH_BYTES];
+    struct store_session_rec rec;
+    enum ig_status st;
+
+    _Static_assert(PDP_SESSION_ID_LEN == APPR_SESSION_ID_LEN, "session length");
+    _Static_assert(PDP_CSRF_LEN == APPR_CSRF_LEN, "CSRF length");
+    appr_session_new(out->session, out->csrf, hash);
+    memset(&rec, 0, sizeof(rec));
+    rec.id_hash = hash;
+    rec.approver = who->id;
+    rec.csrf = out->csrf;
+    rec.created_at = now;
+    rec.expires_at = now + s->cfg->session_max;
+    st = store_session_create(s->store, &rec, s->cfg->session_idle,
+                              APPR_SESSIONS_MAX);
+    sodium_memzero(hash, sizeof(hash));
+    out->expires_at = rec.expires_at;
+    return st;
+}
+
 /* The password check and what follows from it: the caller holds one
    hashing slot, released here. */
 static void
-check(struct pdp_req *r, const struct pdp_approver *who,
-      struct appr_limiter *lim, const char *key, int64_t now_ms)
+check(struct pdp_req *r, const struct pdp_approver *who, const char *kind,
+      const char *key, int64_t now_ms)
 {
     struct login_op *op = r->op;
     struct pdp_approvals *a = r->srv->approvals;
@@ -182,20 +249,21 @@ check(struct pdp_req *r, const struct pdp_approver *who,
          who != NULL;
     atomic_fetch_sub(&a->hashing, 1);
     if (!ok) {
-        appr_limiter_fail(lim, key, now_ms);
-        appr_limiter_fail(a->addresses, op->addr_key, now_ms);
+        count_failure(r->srv, kind, key, now_ms);
+        count_failure(r->srv, KIND_ADDR, op->addr_key, now_ms);
         refuse(r, who, "LOGIN_FAILED", 401, 0,
                who != NULL ? "LOGIN_FAILED" : "UNKNOWN_APPROVER");
         return;
     }
-    appr_limiter_clear(lim, key);
+    if (store_login_clear(r->srv->store, kind, key) != IG_OK)
+        pdp_log("error", "login.count_failed",
+                json_pack("{s:s, s:s}", "kind", kind, "reason",
+                          "the store could not clear the failed logins"));
     memset(&out, 0, sizeof(out));
     now = ig_time_now();
-    if (appr_session_create(a->sessions, who->id, now, out.session, out.csrf,
-                            &out.expires_at) != IG_OK) {
-        out.code = "INTERNAL";
-        out.http_status = 500;
-        finish(r, &out);
+    if (new_session(r->srv, who, now, &out) != IG_OK) {
+        sodium_memzero(&out, sizeof(out));
+        refuse_unavailable(r, who);
         return;
     }
     appr_device_issue(a->device_key, who->id, now, IG_LOGIN_DEVICE_TTL,
@@ -213,19 +281,28 @@ attempt(struct pdp_req *r)
     struct login_op *op = r->op;
     struct pdp_approvals *a = r->srv->approvals;
     const struct pdp_approver *who = pdp_config_approver(r->srv->cfg, op->id);
-    struct appr_limiter *lim = who != NULL ? a->limiter : a->strangers;
-    char dev[APPR_DEVICE_ID_LEN + 1], key[APPR_LIMITER_KEY_MAX + 1];
-    int64_t now = pdp_login_clock_ms(), wait;
+    const char *kind = who != NULL ? KIND_ID : KIND_UNKNOWN;
+    struct store_login_rule rule = rule_of(r->srv, kind);
+    char dev[APPR_DEVICE_ID_LEN + 1], key[IG_LOGIN_LIMITER_KEY_MAX + 1];
+    char dev_hash[IG_SHA256_HEXLEN + 1];
+    int64_t now = ig_time_now_ms(), wait;
     int device = who != NULL && op->device[0] != '\0' &&
                  appr_device_check(a->device_key, op->device, who->id,
                                    ig_time_now(), dev);
+    int failures;
     long ms;
 
-    if (device)
-        (void)snprintf(key, sizeof(key), "dev:%s", dev);
-    else
+    if (device) { /* "dev:" and 160 bits of the hash of its id */
+        ig_sha256_hex(dev, strlen(dev), dev_hash);
+        (void)snprintf(key, sizeof(key), "dev:%.40s", dev_hash);
+    } else {
         (void)snprintf(key, sizeof(key), "%s", op->id);
-    wait = appr_limiter_wait(lim, key, now);
+    }
+    if (store_login_check(r->srv->store, kind, key, now, &rule, &failures,
+                          &wait) != IG_OK) {
+        refuse_unavailable(r, who);
+        return;
+    }
     if (wait > 0) { /* Retry-After: whole seconds, rounded up */
         refuse(r, who, "LOGIN_RATE_LIMITED", 429, (wait + 999) / 1000,
                "LOGIN_RATE_LIMITED");
@@ -233,8 +310,13 @@ attempt(struct pdp_req *r)
     }
     if (!device && !op->slowed) {
         op->slowed = 1;
-        ms = address_delay(
-            r->srv, appr_limiter_failures(a->addresses, op->addr_key, now));
+        rule = rule_of(r->srv, KIND_ADDR);
+        if (store_login_check(r->srv->store, KIND_ADDR, op->addr_key, now,
+                              &rule, &failures, &wait) != IG_OK) {
+            refuse_unavailable(r, who);
+            return;
+        }
+        ms = address_delay(r->srv, failures);
         if (ms > 0) {
             pdp_refusals_throttled(r->srv->refusals, PDP_THROTTLE_DELAYED);
             if (later(r, ms) == 0)
@@ -252,9 +334,13 @@ attempt(struct pdp_req *r)
         refuse(r, who, "LOGIN_RATE_LIMITED", 429, 1, "LOGIN_BUSY");
         return;
     }
-    if (device && appr_limiter_wait(lim, op->id, now) > 0)
+    rule = rule_of(r->srv, kind);
+    if (device &&
+        store_login_check(r->srv->store, kind, op->id, now, &rule, &failures,
+                          &wait) == IG_OK &&
+        wait > 0)
         pdp_refusals_throttled(r->srv->refusals, PDP_THROTTLE_DEVICE);
-    check(r, who, lim, key, now);
+    check(r, who, kind, key, now);
 }
 
 void
@@ -313,19 +399,39 @@ const struct pdp_approver *
 pdp_approver_session(struct pdp_server *s, const char *session,
                      char csrf[PDP_CSRF_LEN + 1])
 {
-    char id[APPR_APPROVER_MAX + 1];
+    unsigned char hash[APPR_SESSION_HASH_BYTES];
+    char id[APPR_APPROVER_MAX + 1], token[IG_SESSION_CSRF_MAX + 1];
+    enum ig_status st;
 
-    if (session == NULL ||
-        appr_session_lookup(s->approvals->sessions, session, ig_time_now(), id,
-                            csrf) != IG_OK)
+    if (appr_session_hash(session, hash) != 0)
         return NULL;
-    /* An approver removed from the config loses its sessions at restart;
-       this lookup also refuses one that is no longer configured. */
+    st = store_session_get(s->store, hash, ig_time_now(), s->cfg->session_idle,
+                           id, token);
+    if (st == IG_OK && strlen(token) != PDP_CSRF_LEN)
+        st = IG_ERR_NOTFOUND; /* not a token this PDP made */
+    if (st == IG_OK && csrf != NULL)
+        memcpy(csrf, token, PDP_CSRF_LEN + 1);
+    sodium_memzero(token, sizeof(token));
+    if (st == IG_ERR_IO)
+        pdp_log("error", "session.lookup_failed",
+                json_pack("{s:s}", "reason",
+                          "the store could not be read: no session"));
+    if (st != IG_OK)
+        return NULL;
+    /* A session outlives neither its approver's removal from the config
+       nor a restart without it: this lookup refuses one that is no longer
+       configured. */
     return pdp_config_approver(s->cfg, id);
 }
 
 void
 pdp_approver_logout(struct pdp_server *s, const char *session)
 {
-    appr_session_end(s->approvals->sessions, session);
+    unsigned char hash[APPR_SESSION_HASH_BYTES];
+
+    if (appr_session_hash(session, hash) == 0 &&
+        store_session_end(s->store, hash) != IG_OK)
+        pdp_log("error", "session.logout_failed",
+                json_pack("{s:s}", "reason",
+                          "the store could not forget the session"));
 }

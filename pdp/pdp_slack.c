@@ -11,11 +11,14 @@
  * ig_curl_harden: no redirects, http(s) only, no proxy, TLS verified; the
  * connect and total timeouts here) to <api_url>/chat.postMessage
  * or, for a change, chat.update with the channel and ts Slack answered the
- * first time. Those (intent id -> channel, ts) pairs live only in memory,
- * in a list touched by the notifier thread alone, capped at
- * SLACK_MESSAGES_MAX (oldest dropped) and pruned once an approval is
- * resolved: after a restart, older messages are no longer updated. Every
- * attempt, ok or not, is one JSON log line without any secret.
+ * first time. Those (intent id -> channel, ts) pairs are kept in the store
+ * (store_slack_*), so whichever replica counts a vote or expires the
+ * request edits the message another replica posted, also after a
+ * restart; the store keeps IG_SLACK_MESSAGES_MAX of them (the oldest by
+ * Slack's ts go), and a pair is forgotten once its approval is resolved.
+ * A change counted on another replica before the post's answer came back
+ * finds no pair and is skipped (logged). Every attempt, ok or not, is one
+ * JSON log line without any secret.
  *
  * Secrets: the bot token and the signing secret are read at start from
  * files only their owner may read, into sodium_malloc'd memory, and wiped
@@ -45,8 +48,7 @@
 #include "pdp_approval.h"
 #include "pdp_approval_int.h"
 
-#define SLACK_QUEUE IG_SLACK_QUEUE /* jobs waiting for the notifier */
-#define SLACK_MESSAGES_MAX IG_SLACK_MESSAGES_MAX
+#define SLACK_QUEUE IG_SLACK_QUEUE           /* jobs waiting for the notifier */
 #define SLACK_CONNECT_MS IG_SLACK_CONNECT_MS /* connect timeout */
 #define SLACK_TOTAL_MS IG_SLACK_TOTAL_MS     /* whole-request timeout */
 #define SLACK_REPLY_MAX IG_SLACK_REPLY_MAX   /* largest Slack API answer */
@@ -61,10 +63,8 @@ struct slack_job {
     char intent_id[SLACK_INTENT_ID_MAX + 1];
 };
 
-/* A posted message: where it is, to update it. */
+/* A posted message: where it is, to update it (kept by the store). */
 struct slack_msg {
-    struct slack_msg *next;
-    char intent_id[SLACK_INTENT_ID_MAX + 1];
     char channel[APPR_SLACK_ID_MAX + 1];
     char ts[APPR_SLACK_TS_MAX + 1];
 };
@@ -77,8 +77,6 @@ struct pdp_slack {
     struct slack_job q[SLACK_QUEUE];
     size_t head, count;
     int stop, started;
-    struct slack_msg *msgs; /* newest first; notifier thread only */
-    size_t nmsgs;
     char *token, *secret; /* sodium_malloc'd, NUL-terminated */
     size_t token_len, secret_len;
     CURL *curl; /* notifier thread only */
@@ -192,58 +190,40 @@ api_post(struct pdp_slack *k, const char *method, const char *body,
     return IG_OK;
 }
 
-/* ---- remembered messages (notifier thread only) ---- */
+/* ---- remembered messages (in the store) ---- */
 
-static struct slack_msg *
-msg_find(struct pdp_slack *k, const char *intent_id, struct slack_msg ***link)
+/* Where intent_id's message is: 1, or 0 when unknown or unreadable
+   (logged). */
+static int
+msg_find(struct pdp_slack *k, const char *intent_id, struct slack_msg *m)
 {
-    struct slack_msg **p;
+    enum ig_status st =
+        store_slack_get(k->srv->store, intent_id, m->channel, m->ts);
 
-    for (p = &k->msgs; *p != NULL; p = &(*p)->next)
-        if (strcmp((*p)->intent_id, intent_id) == 0) {
-            if (link != NULL)
-                *link = p;
-            return *p;
-        }
-    return NULL;
+    if (st != IG_OK && st != IG_ERR_NOTFOUND)
+        pdp_log("error", "slack.store_failed",
+                json_pack("{s:s, s:s}", "intent_id", intent_id, "reason",
+                          "cannot read where the message is"));
+    return st == IG_OK;
 }
 
 static void
 msg_forget(struct pdp_slack *k, const char *intent_id)
 {
-    struct slack_msg **link, *m = msg_find(k, intent_id, &link);
-
-    if (m != NULL) {
-        *link = m->next;
-        free(m);
-        k->nmsgs--;
-    }
+    if (store_slack_forget(k->srv->store, intent_id) != IG_OK)
+        pdp_log("error", "slack.store_failed",
+                json_pack("{s:s, s:s}", "intent_id", intent_id, "reason",
+                          "cannot forget where the message is"));
 }
 
-/* Remember where intent_id's message is; 0, or -1 when it does not fit. */
+/* Remember where intent_id's message is; 0, or -1 when it does not fit
+   or the store fails. */
 static int
 msg_remember(struct pdp_slack *k, const char *intent_id, const char *channel,
              const char *ts)
 {
-    struct slack_msg *m, **p;
-
-    if (strlen(channel) > APPR_SLACK_ID_MAX || strlen(ts) > APPR_SLACK_TS_MAX ||
-        (m = calloc(1, sizeof(*m))) == NULL)
-        return -1;
-    msg_forget(k, intent_id);
-    memcpy(m->intent_id, intent_id, strlen(intent_id) + 1);
-    memcpy(m->channel, channel, strlen(channel) + 1);
-    memcpy(m->ts, ts, strlen(ts) + 1);
-    m->next = k->msgs;
-    k->msgs = m;
-    if (++k->nmsgs > SLACK_MESSAGES_MAX) { /* drop the oldest */
-        for (p = &k->msgs; (*p)->next != NULL; p = &(*p)->next)
-            ;
-        free(*p);
-        *p = NULL;
-        k->nmsgs--;
-    }
-    return 0;
+    return store_slack_put(k->srv->store, intent_id, channel, ts) == IG_OK ? 0
+                                                                           : -1;
 }
 
 /* ---- the notifier ---- */
@@ -315,7 +295,7 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
 {
     const char *method =
         job->kind == JOB_POST ? "chat.postMessage" : "chat.update";
-    struct slack_msg *m = NULL;
+    struct slack_msg place, *m = NULL;
     json_t *view = NULL, *msg = NULL, *ans = NULL;
     const char *why = NULL;
     char cwhy[CURL_ERROR_SIZE + 64];
@@ -323,13 +303,16 @@ run_job(struct pdp_slack *k, const struct slack_job *job)
     char *body = NULL;
     long http = 0;
 
-    if (job->kind == JOB_UPDATE &&
-        (m = msg_find(k, job->intent_id, NULL)) == NULL) {
+    if (job->kind == JOB_UPDATE) {
+        if (msg_find(k, job->intent_id, &place))
+            m = &place;
+    }
+    if (job->kind == JOB_UPDATE && m == NULL) {
         pdp_log("info", "slack.skipped",
                 json_pack("{s:s, s:s, s:s}", "method", method, "intent_id",
                           job->intent_id, "reason",
-                          "no open message for it (closed, or posted "
-                          "before a restart)"));
+                          "no open message for it (closed, or its post "
+                          "not answered yet)"));
         return;
     }
     ig_buf_init(&reply, SLACK_REPLY_MAX);
@@ -440,14 +423,8 @@ pdp_slack_changed(struct pdp_server *s, const char *intent_id)
 static void
 slack_free(struct pdp_slack *k)
 {
-    struct slack_msg *m;
-
     if (k == NULL)
         return;
-    while ((m = k->msgs) != NULL) {
-        k->msgs = m->next;
-        free(m);
-    }
     if (k->curl != NULL) {
         curl_easy_cleanup(k->curl);
         curl_global_cleanup();

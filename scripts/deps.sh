@@ -48,8 +48,13 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 # its own npm, which Debian's npm package would conflict with). The
 # install test (tests/ci/test_install.sh) renders the man pages with man-db
 # and groff and reads the binaries' hardening with binutils' readelf.
+# PostgreSQL 15 (Debian 12's server, with its psql) runs the throwaway
+# cluster the suites run against a second time, on the PostgreSQL store
+# (scripts/pg-cluster.sh; its package starts no cluster of its own in a
+# container, and the test cluster picks a free port besides).
 IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
-    bubblewrap curl git chromium fonts-dejavu-core man-db groff-base binutils)
+    bubblewrap curl git chromium fonts-dejavu-core man-db groff-base binutils
+    postgresql-15)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     IG_TEST_PACKAGES+=(nodejs npm)
 fi

@@ -20,6 +20,12 @@
 #      scripts/check-cycles.py: no two product files depend on each other
 #      in a cycle (tests/ci/test_check_cycles.sh proves it finds one)
 #
+# Both ctest runs share one throwaway PostgreSQL cluster
+# (scripts/pg-cluster.sh, started before the first build, stopped when the
+# script exits, whether a step failed or not): the suites registered a
+# second time with the suffix .pg (label pg) run against it, each server
+# on a fresh database of the cluster whose URL is IG_TEST_PG_URL.
+#
 # ctest runs through scripts/run-ctest.sh: a failed test fails the run, and
 # so does a test ctest reports as not run - skipped (its SKIP_RETURN_CODE,
 # 77: a Python suite with a skipped case), disabled or missing
@@ -52,6 +58,14 @@ cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuz
 scripts/run-fuzzers.sh build/fuzz/tests tests/fuzz/corpus "$fuzz_seconds" \
     json token intake params verify form slack note proof hook scrub spool \
     polhelpers xff leaf ini http_answer git_pkt pins mcp_rpc sse
+
+echo "== PostgreSQL for the .pg tests"
+pg_dir=$(mktemp -d /tmp/ig-pg.XXXXXX)
+trap 'scripts/pg-cluster.sh stop "$pg_dir" >/dev/null || true' EXIT
+trap 'exit 1' INT TERM HUP
+IG_TEST_PG_URL=$(scripts/pg-cluster.sh start "$pg_dir")
+export IG_TEST_PG_URL
+echo "IG_TEST_PG_URL=$IG_TEST_PG_URL"
 
 echo "== ASan+UBSan build and tests"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DIG_SANITIZE=ON \

@@ -5,12 +5,14 @@
  */
 #include "store_be.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct store {
     struct store_sq *sq; /* exactly one of the two is set */
     struct store_pg *pg;
+    pthread_mutex_t vote_mu; /* store_vote_lock, in this process */
 };
 
 int
@@ -30,11 +32,13 @@ store_open(const struct store_opts *opts, struct store **out,
     *out = NULL;
     if (s == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    (void)pthread_mutex_init(&s->vote_mu, NULL);
     if (store_is_postgres(opts->path))
         st = store_pg_open(opts, &s->pg, err);
     else
         st = store_sq_open(opts, &s->sq, err);
     if (st != IG_OK) {
+        (void)pthread_mutex_destroy(&s->vote_mu);
         free(s);
         return st;
     }
@@ -51,6 +55,7 @@ store_close(struct store *s)
         store_pg_close(s->pg);
     else
         store_sq_close(s->sq);
+    (void)pthread_mutex_destroy(&s->vote_mu);
     free(s);
 }
 
@@ -291,6 +296,118 @@ store_audit_checkpoints(struct store *s, uint64_t max_size, struct ig_buf *out)
     if (s->pg != NULL)
         return store_pg_audit_checkpoints(s->pg, max_size, out);
     return store_sq_audit_checkpoints(s->sq, max_size, out);
+}
+
+enum ig_status
+store_session_create(struct store *s, const struct store_session_rec *r,
+                     int64_t idle, size_t max_sessions)
+{
+    if (s->pg != NULL)
+        return store_pg_session_create(s->pg, r, idle, max_sessions);
+    return store_sq_session_create(s->sq, r, idle, max_sessions);
+}
+
+enum ig_status
+store_session_get(struct store *s,
+                  const unsigned char id_hash[STORE_SESSION_HASH_BYTES],
+                  int64_t now, int64_t idle, char approver[IG_ID_MAX + 1],
+                  char csrf[IG_SESSION_CSRF_MAX + 1])
+{
+    if (s->pg != NULL)
+        return store_pg_session_get(s->pg, id_hash, now, idle, approver, csrf);
+    return store_sq_session_get(s->sq, id_hash, now, idle, approver, csrf);
+}
+
+enum ig_status
+store_session_end(struct store *s,
+                  const unsigned char id_hash[STORE_SESSION_HASH_BYTES])
+{
+    if (s->pg != NULL)
+        return store_pg_session_end(s->pg, id_hash);
+    return store_sq_session_end(s->sq, id_hash);
+}
+
+enum ig_status
+store_session_end_all(struct store *s, const char *approver)
+{
+    if (s->pg != NULL)
+        return store_pg_session_end_all(s->pg, approver);
+    return store_sq_session_end_all(s->sq, approver);
+}
+
+enum ig_status
+store_login_check(struct store *s, const char *kind, const char *key,
+                  int64_t now_ms, const struct store_login_rule *rule,
+                  int *failures, int64_t *wait_ms)
+{
+    if (s->pg != NULL)
+        return store_pg_login_check(s->pg, kind, key, now_ms, rule, failures,
+                                    wait_ms);
+    return store_sq_login_check(s->sq, kind, key, now_ms, rule, failures,
+                                wait_ms);
+}
+
+enum ig_status
+store_login_fail(struct store *s, const char *kind, const char *key,
+                 int64_t now_ms, const struct store_login_rule *rule,
+                 int *failures)
+{
+    if (s->pg != NULL)
+        return store_pg_login_fail(s->pg, kind, key, now_ms, rule, failures);
+    return store_sq_login_fail(s->sq, kind, key, now_ms, rule, failures);
+}
+
+enum ig_status
+store_login_clear(struct store *s, const char *kind, const char *key)
+{
+    if (s->pg != NULL)
+        return store_pg_login_clear(s->pg, kind, key);
+    return store_sq_login_clear(s->sq, kind, key);
+}
+
+enum ig_status
+store_slack_put(struct store *s, const char *intent_id, const char *channel,
+                const char *ts)
+{
+    if (s->pg != NULL)
+        return store_pg_slack_put(s->pg, intent_id, channel, ts);
+    return store_sq_slack_put(s->sq, intent_id, channel, ts);
+}
+
+enum ig_status
+store_slack_get(struct store *s, const char *intent_id,
+                char channel[IG_ID_MAX + 1], char ts[IG_SLACK_TS_MAX + 1])
+{
+    if (s->pg != NULL)
+        return store_pg_slack_get(s->pg, intent_id, channel, ts);
+    return store_sq_slack_get(s->sq, intent_id, channel, ts);
+}
+
+enum ig_status
+store_slack_forget(struct store *s, const char *intent_id)
+{
+    if (s->pg != NULL)
+        return store_pg_slack_forget(s->pg, intent_id);
+    return store_sq_slack_forget(s->sq, intent_id);
+}
+
+enum ig_status
+store_vote_lock(struct store *s)
+{
+    enum ig_status st = IG_OK;
+
+    (void)pthread_mutex_lock(&s->vote_mu);
+    if (s->pg != NULL && (st = store_pg_vote_lock(s->pg)) != IG_OK)
+        (void)pthread_mutex_unlock(&s->vote_mu);
+    return st;
+}
+
+void
+store_vote_unlock(struct store *s)
+{
+    if (s->pg != NULL)
+        store_pg_vote_unlock(s->pg);
+    (void)pthread_mutex_unlock(&s->vote_mu);
 }
 
 struct store_sq *

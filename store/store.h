@@ -37,6 +37,7 @@
 #include "ig_buf.h"
 #include "ig_error.h"
 #include "ig_key.h"
+#include "ig_limits.h"
 
 struct store;
 
@@ -355,5 +356,134 @@ enum ig_status store_audit_consistency(struct store *s, uint64_t old_size,
    with the seconds it took and the number of writes it held. */
 typedef void (*store_commit_observer)(void *ctx, double seconds, size_t writes);
 void store_set_observer(struct store *s, store_commit_observer fn, void *ctx);
+
+/* ---- state the PDP replicas share (store_shared.c; PostgreSQL:
+   store_pg_shared.c) ----
+ *
+ * Approver sessions, failed sign-in counts and where each Slack message
+ * is live in the database, not in one process's memory, so that every
+ * PDP replica on one database sees the same: a session made on one is
+ * good on all, failures counted on one count on all, and whichever
+ * replica resolves a request edits its Slack message. These rows change
+ * (they are not records of what happened, and make no audit events).
+ * SQLite keeps them on a connection of their own, never behind the
+ * writer's queue. Every function answers IG_ERR_IO on a store failure:
+ * the caller fails closed (no session, the login refused, no update).
+ */
+
+#define STORE_SESSION_HASH_BYTES 32
+
+/* A new approver session. Only the SHA-256 of its id is stored, never
+   the id: a copy of the database hands out no live session. */
+struct store_session_rec {
+    const unsigned char *id_hash;   /* STORE_SESSION_HASH_BYTES */
+    const char *approver;           /* at most IG_ID_MAX bytes */
+    const char *csrf;               /* at most IG_SESSION_CSRF_MAX bytes */
+    int64_t created_at, expires_at; /* seconds; expires_at: absolute end */
+};
+
+/*
+ * Record a new session, last seen at created_at. Sessions dead then
+ * (idle for idle seconds, or past their expires_at) are forgotten first;
+ * when max_sessions live ones are still kept, the least recently seen
+ * goes. IG_ERR_INVALID (a field too long or NULL), IG_ERR_EXISTS (that
+ * hash is taken), IG_ERR_IO.
+ */
+enum ig_status store_session_create(struct store *s,
+                                    const struct store_session_rec *r,
+                                    int64_t idle, size_t max_sessions) IG_WUR;
+
+/*
+ * The session id_hash at now: IG_OK with its approver and (csrf not
+ * NULL) its CSRF token copied, NUL-terminated; its idle timer restarts,
+ * written at most once per IG_SESSION_TOUCH_S (or idle / 4, when
+ * shorter). IG_ERR_NOTFOUND when unknown, idle (now - last seen >= idle)
+ * or expired (now >= expires_at): a dead one is deleted. IG_ERR_IO.
+ */
+enum ig_status
+store_session_get(struct store *s,
+                  const unsigned char id_hash[STORE_SESSION_HASH_BYTES],
+                  int64_t now, int64_t idle, char approver[IG_ID_MAX + 1],
+                  char csrf[IG_SESSION_CSRF_MAX + 1]) IG_WUR;
+
+/* Forget one session (logout; an unknown hash is fine). IG_ERR_IO. */
+enum ig_status
+store_session_end(struct store *s,
+                  const unsigned char id_hash[STORE_SESSION_HASH_BYTES]) IG_WUR;
+
+/* Forget every session of approver. IG_ERR_IO. */
+enum ig_status store_session_end_all(struct store *s,
+                                     const char *approver) IG_WUR;
+
+/*
+ * Failed sign-ins, counted per key within a kind of key (kind: a short
+ * name such as "id" or "addr", [a-z]{1,15}; each kind holds at most
+ * rule.max_keys keys, so one kind filling up never pushes out another's).
+ * A key is cut at IG_LOGIN_LIMITER_KEY_MAX bytes; a key that is a secret
+ * (a device token's id) is hashed by the caller. Times are milliseconds
+ * on the wall clock (ig_time_now_ms): replicas on several machines share
+ * the counts, and their monotonic clocks differ.
+ *
+ * A key with rule.max_failures failures must wait before its next try:
+ * IG_LOGIN_BACKOFF_FIRST_MS, twice as long after each further failure,
+ * never longer than rule.window_ms. Its failures are forgotten
+ * window_ms after both its last failure and its wait are over. A success
+ * clears the key.
+ */
+struct store_login_rule {
+    int max_failures;  /* >= 1 */
+    int64_t window_ms; /* >= 1 */
+    size_t max_keys;   /* >= 1: keys of this kind kept */
+};
+
+/* The failures of (kind, key) at now (0 once forgotten) into *failures,
+   and the milliseconds it must still wait into *wait_ms (0: it may try).
+   Read-only. IG_ERR_INVALID (bad kind or rule), IG_ERR_IO. */
+enum ig_status store_login_check(struct store *s, const char *kind,
+                                 const char *key, int64_t now_ms,
+                                 const struct store_login_rule *rule,
+                                 int *failures, int64_t *wait_ms) IG_WUR;
+
+/* One more failure of (kind, key) at now_ms, counted atomically across
+   replicas; *failures (may be NULL) gets the count it now has. When the
+   kind holds rule.max_keys keys and this one is new, a forgotten key
+   makes room, else the one whose last failure is oldest.
+   IG_ERR_INVALID, IG_ERR_IO. */
+enum ig_status store_login_fail(struct store *s, const char *kind,
+                                const char *key, int64_t now_ms,
+                                const struct store_login_rule *rule,
+                                int *failures) IG_WUR;
+
+/* A success: forget (kind, key)'s failures. IG_ERR_INVALID, IG_ERR_IO. */
+enum ig_status store_login_clear(struct store *s, const char *kind,
+                                 const char *key) IG_WUR;
+
+/*
+ * Where the Slack message of an intent's approval is: channel (at most
+ * IG_ID_MAX bytes) and ts (at most IG_SLACK_TS_MAX). Put
+ * replaces; past IG_SLACK_MESSAGES_MAX messages the oldest (by Slack's
+ * ts) are forgotten. Get: IG_ERR_NOTFOUND. Forget: an unknown id is
+ * fine. IG_ERR_INVALID (too long), IG_ERR_IO.
+ */
+enum ig_status store_slack_put(struct store *s, const char *intent_id,
+                               const char *channel, const char *ts) IG_WUR;
+enum ig_status store_slack_get(struct store *s, const char *intent_id,
+                               char channel[IG_ID_MAX + 1],
+                               char ts[IG_SLACK_TS_MAX + 1]) IG_WUR;
+enum ig_status store_slack_forget(struct store *s,
+                                  const char *intent_id) IG_WUR;
+
+/*
+ * Votes, one at a time across every replica: held around "read the
+ * votes, decide, write" (pdp_approval.c) and the sweeper's expiry, so two
+ * approvers voting at once on two replicas cannot both count the votes
+ * before either is written. In this process a mutex; with PostgreSQL
+ * also a session advisory lock (STORE_PG_LOCK_VOTES) on a connection
+ * kept until store_vote_unlock. IG_ERR_IO (the lock could not be taken:
+ * nothing is held; the vote must be refused). Unlock only after an
+ * IG_OK lock, on the same thread.
+ */
+enum ig_status store_vote_lock(struct store *s) IG_WUR;
+void store_vote_unlock(struct store *s);
 
 #endif

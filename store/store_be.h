@@ -157,8 +157,100 @@ enum ig_status store_pg_audit_intent_events(struct store_pg *s,
 enum ig_status store_pg_audit_checkpoints(struct store_pg *s, uint64_t max_size,
                                           struct ig_buf *out) IG_WUR;
 
+/* SQLite: the shared state (store_shared.c) */
+enum ig_status store_sq_session_create(struct store_sq *s,
+                                       const struct store_session_rec *r,
+                                       int64_t idle,
+                                       size_t max_sessions) IG_WUR;
+enum ig_status store_sq_session_get(struct store_sq *s,
+                                    const unsigned char *id_hash, int64_t now,
+                                    int64_t idle, char *approver,
+                                    char *csrf) IG_WUR;
+enum ig_status store_sq_session_end(struct store_sq *s,
+                                    const unsigned char *id_hash) IG_WUR;
+enum ig_status store_sq_session_end_all(struct store_sq *s,
+                                        const char *approver) IG_WUR;
+enum ig_status store_sq_login_check(struct store_sq *s, const char *kind,
+                                    const char *key, int64_t now_ms,
+                                    const struct store_login_rule *rule,
+                                    int *failures, int64_t *wait_ms) IG_WUR;
+enum ig_status store_sq_login_fail(struct store_sq *s, const char *kind,
+                                   const char *key, int64_t now_ms,
+                                   const struct store_login_rule *rule,
+                                   int *failures) IG_WUR;
+enum ig_status store_sq_login_clear(struct store_sq *s, const char *kind,
+                                    const char *key) IG_WUR;
+enum ig_status store_sq_slack_put(struct store_sq *s, const char *intent_id,
+                                  const char *channel, const char *ts) IG_WUR;
+enum ig_status store_sq_slack_get(struct store_sq *s, const char *intent_id,
+                                  char *channel, char *ts) IG_WUR;
+enum ig_status store_sq_slack_forget(struct store_sq *s,
+                                     const char *intent_id) IG_WUR;
+/* PostgreSQL: the shared state (store_pg_shared.c) */
+enum ig_status store_pg_session_create(struct store_pg *s,
+                                       const struct store_session_rec *r,
+                                       int64_t idle,
+                                       size_t max_sessions) IG_WUR;
+enum ig_status store_pg_session_get(struct store_pg *s,
+                                    const unsigned char *id_hash, int64_t now,
+                                    int64_t idle, char *approver,
+                                    char *csrf) IG_WUR;
+enum ig_status store_pg_session_end(struct store_pg *s,
+                                    const unsigned char *id_hash) IG_WUR;
+enum ig_status store_pg_session_end_all(struct store_pg *s,
+                                        const char *approver) IG_WUR;
+enum ig_status store_pg_login_check(struct store_pg *s, const char *kind,
+                                    const char *key, int64_t now_ms,
+                                    const struct store_login_rule *rule,
+                                    int *failures, int64_t *wait_ms) IG_WUR;
+enum ig_status store_pg_login_fail(struct store_pg *s, const char *kind,
+                                   const char *key, int64_t now_ms,
+                                   const struct store_login_rule *rule,
+                                   int *failures) IG_WUR;
+enum ig_status store_pg_login_clear(struct store_pg *s, const char *kind,
+                                    const char *key) IG_WUR;
+enum ig_status store_pg_slack_put(struct store_pg *s, const char *intent_id,
+                                  const char *channel, const char *ts) IG_WUR;
+enum ig_status store_pg_slack_get(struct store_pg *s, const char *intent_id,
+                                  char *channel, char *ts) IG_WUR;
+enum ig_status store_pg_slack_forget(struct store_pg *s,
+                                     const char *intent_id) IG_WUR;
+/* PostgreSQL only (SQLite needs no more than store.c's mutex): the
+   advisory lock STORE_PG_LOCK_VOTES on a connection kept until unlock. */
+enum ig_status store_pg_vote_lock(struct store_pg *s) IG_WUR;
+void store_pg_vote_unlock(struct store_pg *s);
+
 /* The SQLite backend of s (NULL when s is on PostgreSQL): for the unit
    tests that drive the writer thread directly. */
 struct store_sq *store_sq_of(struct store *s);
+
+/* store_shared.c: close the shared state's connection (store_sq_close). */
+void store_sq_shared_close(struct store_sq *s);
+
+/* store_shared.c, for both backends: the names and checks of the shared
+   state (store.h), so that both say the same. */
+#define STORE_LOGIN_KIND_MAX 15
+/* A login key as stored (kind ":" key, the key cut at
+   IG_LOGIN_LIMITER_KEY_MAX), and the range [lo, hi) of its kind. */
+struct store_login_names {
+    char key[STORE_LOGIN_KIND_MAX + 1 + IG_LOGIN_LIMITER_KEY_MAX + 1];
+    char lo[STORE_LOGIN_KIND_MAX + 2], hi[STORE_LOGIN_KIND_MAX + 2];
+};
+/* 0, or -1 when kind is not [a-z]{1,15} or key is NULL. */
+int store_login_names(const char *kind, const char *key,
+                      struct store_login_names *out);
+/* 1 when the rule's numbers are in range. */
+int store_login_rule_ok(const struct store_login_rule *r);
+/* 1 when a new session's fields are there and fit, idle and
+   max_sessions >= 1. */
+int store_session_rec_ok(const struct store_session_rec *r, int64_t idle,
+                         size_t max_sessions);
+/* 1 when the Slack message's fields are there and fit. */
+int store_slack_ok(const char *intent_id, const char *channel, const char *ts);
+/* A session hash as stored: lowercase hex. */
+void store_shared_hex(const unsigned char h[STORE_SESSION_HASH_BYTES],
+                      char out[2 * STORE_SESSION_HASH_BYTES + 1]);
+/* How often a session's last use is written back (store.h). */
+int64_t store_shared_touch_every(int64_t idle);
 
 #endif

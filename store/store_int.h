@@ -22,6 +22,8 @@
  *   store_approval.c               approvals and their votes
  *   store_read.c, store_audit_read.c,
  *   store_audit_view.c             the reads
+ *   store_shared.c                 sessions, failed sign-ins, Slack
+ *                                  messages (a connection of its own)
  * store_log*.c (the offline read-only reader, store_log_be.h) and
  * store_copy.c (SQLite to PostgreSQL) stand apart: they use none.
  */
@@ -168,6 +170,12 @@ struct store_sq {
     pthread_cond_t ckpt_cv;
     sqlite3 *ckpt_db;
     int ckpt_wanted, ckpt_stop, ckpt_running;
+
+    /* The state replicas share (store_shared.c): a connection of its
+       own, opened at first use, one statement at a time under sh_mu. */
+    pthread_mutex_t sh_mu;
+    sqlite3 *sh_db;
+    sqlite3_stmt **sh_st; /* its statements (store_shared.c) */
 };
 
 /* store_stmt.c */

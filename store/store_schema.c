@@ -149,6 +149,28 @@ static const char *const migrations[] = {
     " hashes BLOB NOT NULL,"
     " PRIMARY KEY (level, idx)) WITHOUT ROWID;"
     "DROP TABLE IF EXISTS audit_nodes;" IMMUTABLE_IF_NEW("audit_tiles"),
+    /* 6: what the PDP replicas share, mutable (store_shared.c): approver
+       sessions by the SHA-256 of their id (hex; never the id), failed
+       sign-ins per key (times in wall clock milliseconds), and where each
+       approval's Slack message is. It holds when run twice. */
+    "CREATE TABLE IF NOT EXISTS approver_sessions ("
+    " id_hash TEXT PRIMARY KEY,"
+    " approver TEXT NOT NULL,"
+    " csrf TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL,"
+    " last_seen INTEGER NOT NULL,"
+    " expires_at INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS approver_sessions_approver ON "
+    "approver_sessions(approver);"
+    "CREATE TABLE IF NOT EXISTS login_failures ("
+    " key TEXT PRIMARY KEY,"
+    " failures INTEGER NOT NULL,"
+    " last_failure_ms INTEGER NOT NULL,"
+    " wait_until_ms INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS slack_messages ("
+    " intent_id TEXT PRIMARY KEY,"
+    " channel TEXT NOT NULL,"
+    " ts TEXT NOT NULL) WITHOUT ROWID;",
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

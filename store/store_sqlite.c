@@ -380,6 +380,7 @@ store_sq_open(const struct store_opts *opts, struct store_sq **out,
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->obs_mu, NULL);
+    pthread_mutex_init(&s->sh_mu, NULL);
     rc = store_db_open(s->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                        &s->wdb, err);
     if (rc == IG_OK)
@@ -418,6 +419,7 @@ store_sq_close(struct store_sq *s)
     store_anchor_close(&s->anchor, joined);
     store_checkpointer_stop(s);
     store_pool_close(s);
+    store_sq_shared_close(s);
     for (i = 0; i < W_COUNT; i++)
         sqlite3_finalize(s->wst[i]);
     sqlite3_close(s->wdb);
@@ -428,6 +430,7 @@ store_sq_close(struct store_sq *s)
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->pool_cv);
     pthread_mutex_destroy(&s->obs_mu);
+    pthread_mutex_destroy(&s->sh_mu);
     free(s->path);
     free(s);
 }

@@ -9,8 +9,8 @@ if(NOT IG_FUZZ)
   ig_test(store store_log LIBS igstore)
 
   find_program(PYTHON3 python3 REQUIRED)
-  add_test(NAME audit.pdp_integration
-    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_audit_pdp.py)
+  ig_store_test(audit.pdp_integration
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_audit_pdp.py)
   set_tests_properties(audit.pdp_integration PROPERTIES
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     TIMEOUT 900)

@@ -12,8 +12,8 @@ if(NOT IG_FUZZ)
     IG_HOOK_INPUTS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/hook")
 
   find_program(PYTHON3 python3 REQUIRED)
-  add_test(NAME hook.integration
-    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_hook.py)
+  ig_store_test(hook.integration
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_hook.py)
   set_tests_properties(hook.integration PROPERTIES
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     TIMEOUT 600)

@@ -4,9 +4,12 @@
 # fail on a skipped test (a Python suite with a skipped case, through the
 # real tests/integration/harness.py, and a bare SKIP_RETURN_CODE), on a
 # missing tool (the real ui.browser, audit.interop and cli.approvals
-# scripts without chromium, node, curl: one line naming it), on a failed
-# or missing test, on a test past its timeout, on no test at all, and on a
-# test left unregistered; and
+# scripts without chromium, node, curl: one line naming it), on a suite
+# meant for PostgreSQL without IG_TEST_PG_URL (through the real harness.py:
+# it fails, naming the variable, rather than skip), on a failed or missing
+# test, on a test past its timeout, on no test at all, on a test left
+# unregistered (a tool's, or a .pg variant), and on a .pg variant that does
+# not say IG_TEST_STORE=postgresql (it would run on SQLite); and
 # pass only when every test ran and passed.
 #
 #   tests/ci/test_ctest_gate.sh [REPO_DIR]
@@ -54,7 +57,7 @@ add_test(NAME pass COMMAND sh -c "exit 0")
 add_test(NAME py.pass COMMAND python3 \${CMAKE_SOURCE_DIR}/suite.py
          \${R}/tests/integration pass)
 if(NOT PLANT STREQUAL "unregistered")
-  foreach(t ui.browser audit.interop cli.approvals agent.examples cli.git
+  foreach(t ui.browser audit.interop cli.approvals cli.git
             executor.git_gateway executor.git_upstream executor.mcp_fixture
             executor.mcp_conformance_fixture executor.mcp_gateway
             executor.mcp_conformance_gateway executor.mcp_bridge
@@ -62,12 +65,34 @@ if(NOT PLANT STREQUAL "unregistered")
     add_test(NAME \${t} COMMAND sh -c "exit 0")
   endforeach()
 endif()
+# The suites that run on both stores, and their .pg variants.
+set(both pdp.integration pdp.redeem_integration pdp.limits
+    pdp.refusals_integration approval.integration audit.pdp_integration
+    agent.submit agent.examples hook.integration)
+foreach(t \${both})
+  add_test(NAME \${t} COMMAND sh -c "exit 0")
+  set_tests_properties(\${t} PROPERTIES ENVIRONMENT IG_TEST_STORE=sqlite)
+  if(NOT (PLANT STREQUAL "unregistered_pg" AND t STREQUAL "pdp.limits"))
+    add_test(NAME \${t}.pg COMMAND sh -c "exit 0")
+    if(NOT (PLANT STREQUAL "pg_on_sqlite" AND t STREQUAL "agent.submit"))
+      set_tests_properties(\${t}.pg PROPERTIES
+        ENVIRONMENT IG_TEST_STORE=postgresql)
+    endif()
+  endif()
+endforeach()
+add_test(NAME pdp.replicas COMMAND sh -c "exit 0")
+set_tests_properties(pdp.replicas PROPERTIES
+  ENVIRONMENT IG_TEST_STORE=postgresql)
 if(PLANT STREQUAL "py_skip")
   add_test(NAME py.skip COMMAND python3 \${CMAKE_SOURCE_DIR}/suite.py
            \${R}/tests/integration skip)
 elseif(PLANT STREQUAL "py_fail")
   add_test(NAME py.fail COMMAND python3 \${CMAKE_SOURCE_DIR}/suite.py
            \${R}/tests/integration fail)
+elseif(PLANT STREQUAL "pg_no_url")
+  add_test(NAME py.pg COMMAND env -u IG_TEST_PG_URL python3
+           \${CMAKE_SOURCE_DIR}/suite.py \${R}/tests/integration pass)
+  set_tests_properties(py.pg PROPERTIES ENVIRONMENT IG_TEST_STORE=postgresql)
 elseif(PLANT STREQUAL "skip_code")
   add_test(NAME skip77 COMMAND sh -c "echo cannot run here; exit 77")
 elseif(PLANT STREQUAL "no_node")
@@ -160,6 +185,13 @@ expect fail "a disabled test fails the step" disabled "off is disabled"
 expect fail "a test past its timeout fails the step" timeout "1 failed"
 expect fail "a test that needs a tool and is not registered fails" \
     unregistered "ui.browser is not registered"
+expect fail "a suite on PostgreSQL without IG_TEST_PG_URL fails" pg_no_url \
+    "IG_TEST_PG_URL is not set"
+also "1 failed, 0 not run" # failed, not skipped
+expect fail "a .pg variant that is not registered fails" unregistered_pg \
+    "pdp.limits.pg is not registered"
+expect fail "a .pg variant that would run on SQLite fails" pg_on_sqlite \
+    "agent.submit.pg does not set IG_TEST_STORE=postgresql"
 expect fail "no test run at all fails the step" all "0 passed, 0 failed" \
     -R no-such-test
 echo "$fails failed"

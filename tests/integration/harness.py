@@ -6,6 +6,7 @@ talk to it over HTTP. Python standard library only.
     status, body, headers = srv.call("POST", "/v1/intents", token, {...})
     srv.stop()
     srv.wait_parked(1)                  # a long poll is parked (/metrics)
+    srv.rows("SELECT ...")              # the store's rows, either backend
     run_tests()                         # the suite's main: see exit_status
 
 A suite exits 0 only when every test ran and passed: a skipped test exits
@@ -17,6 +18,15 @@ clock on with srv.advance(seconds) instead of waiting (the binaries must be
 built with -DIG_TEST_CLOCK=ON, as scripts/test.sh does; core/ig_time.c):
 the file tmp/test-clock holds the offset, and every process started with
 IG_TEST_CLOCK_FILE naming it (clock_env) shares that time.
+
+On PostgreSQL: with IG_TEST_STORE=postgresql in the environment (the .pg
+variants tests/CMakeLists.txt registers), every server started here gets
+a fresh database of the cluster at IG_TEST_PG_URL (pg.py), passed with
+`serve --database URL`; a server restarted in the same tmp gets the same
+one, and cleanup() drops it. Without IG_TEST_PG_URL such a run fails. A
+test may also name its server's database itself (database=: a SQLite file
+or a URL, e.g. several replicas on one). run_tests() leaves out the cases
+pg.LEFT_OUT lists (they open the SQLite file) and says which.
 """
 import http.client
 import json
@@ -24,12 +34,15 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import unittest
+
+import pg
 
 BIN = os.environ.get("INTENTGATE_BIN", "intentgate")
 # A suite that could not run all its tests (ctest's SKIP_RETURN_CODE).
@@ -47,9 +60,46 @@ def exit_status(result):
     return SKIPPED if result.skipped else 0
 
 
+def _flatten(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _flatten(t)
+        else:
+            yield t
+
+
+def _case_name(test):
+    """Class.method of a loaded test case."""
+    return ".".join(test.id().split(".")[-2:])
+
+
+def leave_out_on_postgres(suite, module_name, whole):
+    """The tests of suite less the cases pg.LEFT_OUT lists for the module
+    (a test file's name without .py), and a line saying which. Without
+    IG_TEST_PG_URL, or with an entry of the list that names no case of a
+    whole module, an AssertionError."""
+    pg.base_url()
+    listed = pg.left_out(module_name)
+    tests = list(_flatten(suite))
+    names = {_case_name(t) for t in tests}
+    stale = sorted(n for n in listed if n not in names)
+    if whole and stale:
+        raise AssertionError(
+            "tests/integration/pg.py LEFT_OUT names cases %s has not: %s"
+            % (module_name, ", ".join(stale)))
+    kept = [t for t in tests if _case_name(t) not in listed]
+    out = sorted(n for n in names if n in listed)
+    line = "%d cases left out on PostgreSQL%s" % (
+        len(out), "".join(("; " if i else ": ") + "%s (%s)" % (n, listed[n])
+                          for i, n in enumerate(out)))
+    return unittest.TestSuite(kept), line
+
+
 def run_tests(module="__main__", names=None):
     """Run the module's tests (or the named ones: class or class.method),
-    print "N passed, M failed, K skipped" and exit with exit_status."""
+    print "N passed, M failed, K skipped" and exit with exit_status.
+    On PostgreSQL (pg.on_postgres()) the cases pg.LEFT_OUT lists are left
+    out, and the last line says so."""
     mod = sys.modules[module]
     names = sys.argv[1:] if names is None else names
     loader = unittest.defaultTestLoader
@@ -58,6 +108,19 @@ def run_tests(module="__main__", names=None):
                                    for n in names)
     else:
         suite = loader.loadTestsFromModule(mod)
+    left_out = None
+    if pg.on_postgres():
+        module_name = os.path.splitext(os.path.basename(
+            getattr(mod, "__file__", None) or sys.argv[0]))[0]
+        try:
+            suite, left_out = leave_out_on_postgres(suite, module_name,
+                                                    not names)
+        except AssertionError as e:
+            print("FAILED: %s" % e)
+            sys.stdout.flush()
+            sys.exit(1)
+        print("store: PostgreSQL, a database per server on %s"
+              % pg.base_url())
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     failed = (len(result.failures) + len(result.errors) +
               len(result.expectedFailures) + len(result.unexpectedSuccesses))
@@ -66,6 +129,8 @@ def run_tests(module="__main__", names=None):
                                                  len(result.skipped)))
     for t, why in result.skipped:
         print("SKIPPED %s: %s (a skipped test fails CI)" % (t.id(), why))
+    if left_out is not None:
+        print(left_out)
     sys.stdout.flush()
     sys.exit(exit_status(result))
 CLOCK_ENV = "IG_TEST_CLOCK_FILE"
@@ -139,6 +204,8 @@ class Server:
         self.host, port = hostport.rsplit(":", 1)
         self.port = int(port)
         self.clock = None  # the test clock file (clock=True)
+        self.database = None  # what --database named, or None
+        self.conf_path = None  # custom(): the config file
 
     # ---- lifecycle ----
 
@@ -197,12 +264,26 @@ class Server:
             raise AssertionError("this server was not started with clock=True")
         clock_advance(self.clock, seconds)
 
+    @staticmethod
+    def _database(tmp, database):
+        """What --database names: database when given, else on PostgreSQL
+        the database of tmp (pg.database_for), else nothing (the
+        config's)."""
+        if database is None and pg.on_postgres():
+            database = pg.database_for(tmp)
+        return database
+
     @classmethod
-    def dev(cls, tmp=None, listen="127.0.0.1:0", clock=False):
+    def dev(cls, tmp=None, listen="127.0.0.1:0", clock=False, database=None):
+        """serve --dev in tmp/data (a fresh tmp when None); database
+        overrides the dev config's SQLite file (see _database)."""
         tmp = tmp or tempfile.mkdtemp(prefix="ig-it-")
         data = os.path.join(tmp, "data")
-        proc, log_path = cls._spawn_clocked(
-            ["--dev", "--data", data, "--listen", listen], tmp, clock)
+        database = cls._database(tmp, database)
+        args = ["--dev", "--data", data, "--listen", listen]
+        if database is not None:
+            args += ["--database", database]
+        proc, log_path = cls._spawn_clocked(args, tmp, clock)
         env = {}
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -217,17 +298,22 @@ class Server:
                 break
         srv = cls(proc, tmp, env, log_path)
         srv.data = data
+        srv.database = database
         srv.wait_healthy()
         srv._clocked(clock)
         return srv
 
     @classmethod
-    def custom(cls, conf_path, tmp, env, clock=False):
+    def custom(cls, conf_path, tmp, env, clock=False, database=None):
         """serve --config conf_path; env must hold the tokens you configured.
         The config should listen on 127.0.0.1:0; the port is read from the
-        server's start log line."""
-        proc, log_path = cls._spawn_clocked(["--config", conf_path], tmp,
-                                            clock)
+        server's start log line. database overrides the config's (see
+        _database)."""
+        database = cls._database(tmp, database)
+        args = ["--config", conf_path]
+        if database is not None:
+            args += ["--database", database]
+        proc, log_path = cls._spawn_clocked(args, tmp, clock)
         deadline = time.time() + 20
         port = None
         while time.time() < deadline and port is None:
@@ -248,6 +334,8 @@ class Server:
         env = dict(env)
         env["INTENTGATE_URL"] = "http://127.0.0.1:%d" % port
         srv = cls(proc, tmp, env, log_path)
+        srv.database = database
+        srv.conf_path = conf_path
         srv.wait_healthy()
         srv._clocked(clock)
         return srv
@@ -279,6 +367,12 @@ class Server:
         return self.proc.returncode
 
     def cleanup(self):
+        """Remove tmp, and on PostgreSQL the database made for it."""
+        if pg.on_postgres():
+            try:
+                pg.drop_database_for(self.tmp)
+            except (AssertionError, OSError, subprocess.SubprocessError):
+                pass  # dropped at exit (pg.create_database) instead
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def log(self):
@@ -286,6 +380,37 @@ class Server:
             return f.read()
 
     # ---- observable state ----
+
+    def sqlite_path(self):
+        """The SQLite file this server's records are in: --database, else
+        the dev config's data/intentgate.db, else the config's database
+        (relative to the config file's directory)."""
+        if self.database is not None:
+            return self.database
+        if self.conf_path is None:
+            return os.path.join(self.data, "intentgate.db")
+        with open(self.conf_path) as f:
+            m = re.search(r"^database\s*=\s*(.*?)\s*$", f.read(), re.M)
+        if m is None:
+            raise AssertionError("no database in " + self.conf_path)
+        return os.path.join(os.path.dirname(self.conf_path), m.group(1))
+
+    def rows(self, sql):
+        """The rows of one SELECT on this server's store (SQLite opened
+        read-only, or PostgreSQL through psql) as dicts: the same for
+        numbers and text on both; a blob is bytes on SQLite, hex text on
+        PostgreSQL. On PostgreSQL, audit events reach audit_events once the
+        sequencer has moved them there (wait for them)."""
+        if self.database is not None and pg.is_url(self.database):
+            return pg.rows(self.database, sql)
+        db = sqlite3.connect("file:%s?mode=ro" % self.sqlite_path(),
+                             uri=True)
+        try:
+            cur = db.execute(sql)
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+        finally:
+            db.close()
 
     def metric(self, name):
         """The value of an unlabelled metric on GET /metrics, or None."""

@@ -1,7 +1,7 @@
 /*
- * test_session.c - approver sessions (ids, CSRF tokens, idle and absolute
- * timeouts, logout) and passwords. (The failed-login limiter:
- * test_limiter.c.)
+ * test_session.c - approver session ids, CSRF tokens and the hash an id
+ * is stored as, and passwords. (The sessions themselves, with their
+ * timeouts, and failed logins are kept by the store: shared_cases.c.)
  */
 #include "testutil.h"
 
@@ -12,70 +12,39 @@
 #include "appr_session.h"
 
 static void
-test_create_and_lookup(void **state)
+test_ids_and_hashes(void **state)
 {
-    struct appr_sessions *s = appr_sessions_new(60, 600);
     char id[APPR_SESSION_ID_LEN + 1], csrf[APPR_CSRF_LEN + 1];
-    char who[APPR_APPROVER_MAX + 1], csrf2[APPR_CSRF_LEN + 1];
-    char id2[APPR_SESSION_ID_LEN + 1];
-    int64_t exp;
+    char id2[APPR_SESSION_ID_LEN + 1], csrf2[APPR_CSRF_LEN + 1];
+    unsigned char h[APPR_SESSION_HASH_BYTES], h2[APPR_SESSION_HASH_BYTES];
+    unsigned char want[APPR_SESSION_HASH_BYTES];
     (void)state;
 
     assert_true(sodium_init() >= 0);
-    assert_non_null(s);
-    assert_int_equal(appr_session_create(s, "alice", 1000, id, csrf, &exp),
-                     IG_OK);
+    appr_session_new(id, csrf, h);
     assert_int_equal(strlen(id), APPR_SESSION_ID_LEN);
     assert_int_equal(strncmp(id, "igs_", 4), 0);
     assert_int_equal(strlen(csrf), APPR_CSRF_LEN);
-    assert_int_equal(exp, 1600);
-    assert_int_equal(appr_session_lookup(s, id, 1010, who, csrf2), IG_OK);
-    assert_string_equal(who, "alice");
-    assert_string_equal(csrf2, csrf);
+    /* What is stored is the SHA-256 of the id, and only that. */
+    crypto_hash_sha256(want, (const unsigned char *)id, strlen(id));
+    assert_memory_equal(h, want, sizeof(h));
+    assert_int_equal(appr_session_hash(id, h2), 0);
+    assert_memory_equal(h2, want, sizeof(h2));
     /* Two sessions never share an id or a token. */
-    assert_int_equal(appr_session_create(s, "alice", 1000, id2, csrf2, &exp),
-                     IG_OK);
+    appr_session_new(id2, csrf2, h2);
     assert_string_not_equal(id, id2);
     assert_string_not_equal(csrf, csrf2);
-    /* A one-character change is another (unknown) session. */
+    assert_memory_not_equal(h, h2, sizeof(h));
+    /* A one-character change is another session. */
     id2[10] = id2[10] == 'A' ? 'B' : 'A';
-    assert_int_equal(appr_session_lookup(s, id2, 1010, who, NULL),
-                     IG_ERR_NOTFOUND);
-    assert_int_equal(appr_session_lookup(s, "igs_short", 1010, who, NULL),
-                     IG_ERR_NOTFOUND);
-    assert_int_equal(appr_session_lookup(s, NULL, 1010, who, NULL),
-                     IG_ERR_NOTFOUND);
-    appr_sessions_free(s);
-}
-
-static void
-test_timeouts_and_logout(void **state)
-{
-    struct appr_sessions *s = appr_sessions_new(60, 300);
-    char id[APPR_SESSION_ID_LEN + 1], csrf[APPR_CSRF_LEN + 1];
-    char who[APPR_APPROVER_MAX + 1];
-    int64_t exp, t;
-    (void)state;
-
-    /* Idle: 60 s without a lookup ends it. */
-    assert_int_equal(appr_session_create(s, "bob", 0, id, csrf, &exp), IG_OK);
-    assert_int_equal(appr_session_lookup(s, id, 59, who, NULL), IG_OK);
-    assert_int_equal(appr_session_lookup(s, id, 119, who, NULL),
-                     IG_ERR_NOTFOUND);
-    /* Absolute: kept busy, it still ends at 300 s. */
-    assert_int_equal(appr_session_create(s, "bob", 0, id, csrf, &exp), IG_OK);
-    for (t = 30; t < 300; t += 30)
-        assert_int_equal(appr_session_lookup(s, id, t, who, NULL), IG_OK);
-    assert_int_equal(appr_session_lookup(s, id, 300, who, NULL),
-                     IG_ERR_NOTFOUND);
-    /* Logout. */
-    assert_int_equal(appr_session_create(s, "bob", 0, id, csrf, &exp), IG_OK);
-    appr_session_end(s, id);
-    assert_int_equal(appr_session_lookup(s, id, 1, who, NULL), IG_ERR_NOTFOUND);
-    assert_int_equal(appr_session_create(s, "carol", 0, id, csrf, &exp), IG_OK);
-    appr_session_end_all(s, "carol");
-    assert_int_equal(appr_session_lookup(s, id, 1, who, NULL), IG_ERR_NOTFOUND);
-    appr_sessions_free(s);
+    assert_int_equal(appr_session_hash(id2, h2), 0);
+    assert_memory_not_equal(h2, want, sizeof(h2));
+    /* Not shaped as an id: no hash. */
+    assert_int_equal(appr_session_hash("igs_short", h2), -1);
+    assert_int_equal(appr_session_hash(NULL, h2), -1);
+    memcpy(id2, id, sizeof(id2));
+    memcpy(id2, "igx_", 4);
+    assert_int_equal(appr_session_hash(id2, h2), -1);
 }
 
 static void
@@ -97,8 +66,7 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create_and_lookup),
-        cmocka_unit_test(test_timeouts_and_logout),
+        cmocka_unit_test(test_ids_and_hashes),
         cmocka_unit_test(test_password),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
