@@ -30,21 +30,19 @@ drops them at exit. Without IG_TEST_PG_URL every test fails: none skips.
 import atexit
 import os
 import re
-import secrets
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pg  # noqa: E402
 from harness import Server, run_tests  # noqa: E402
 from test_audit_cli import (finish, ig, lifecycle,  # noqa: E402
                             prepare_audit, read_env)
 
-URL_ENV = "IG_TEST_PG_URL"
 # More leaves than one full tile (256), so the copy's tiles are read too.
 EXTRA_INTENTS = 300
 TABLES = ("intents", "decisions", "grants", "redemptions", "outcomes",
@@ -52,53 +50,14 @@ TABLES = ("intents", "decisions", "grants", "redemptions", "outcomes",
           "checkpoints", "counter_counts")
 
 
-def base_url():
-    url = os.environ.get(URL_ENV, "")
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise AssertionError(
-            "%s is %s: this test needs a PostgreSQL server whose user may "
-            "CREATE DATABASE (scripts/pg-cluster.sh starts one); it fails "
-            "rather than skip" % (URL_ENV, repr(url) if url else "not set"))
-    return url
-
-
-def with_db(url, name):
-    u = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + name, u.query,
-                                    u.fragment))
-
-
 def psql(url, sql):
-    """Run sql on url; the rows, one string per row (columns by |)."""
-    p = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v",
-                        "ON_ERROR_STOP=1", "-d", url, "-c", sql],
-                       capture_output=True, timeout=60)
-    if p.returncode != 0:
-        raise AssertionError("psql failed on %r: %s" %
-                             (sql, p.stderr.decode()))
-    return [line for line in p.stdout.decode().split("\n") if line]
-
-
-_made = []
-
-
-def _drop_all():
-    for name in _made:
-        try:
-            psql(base_url(), 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
-        except AssertionError:
-            pass
-
-
-atexit.register(_drop_all)
+    """Run sql on url; its rows, one string per row (columns by |)."""
+    return [line for line in pg.psql(url, sql).split("\n") if line]
 
 
 def new_database():
     """A fresh, empty database; its URL. Dropped at exit."""
-    name = "ig_copy_" + secrets.token_hex(6)
-    psql(base_url(), 'CREATE DATABASE "%s"' % name)
-    _made.append(name)
-    return with_db(base_url(), name)
+    return pg.create_database("ig_copy")
 
 
 class Store:
@@ -107,12 +66,14 @@ class Store:
 
     def __init__(self):
         self.tmp = tempfile.mkdtemp(prefix="ig-copy-")
+        # The source is SQLite, whatever store the suite runs on.
+        self.db = os.path.join(self.tmp, "data", "intentgate.db")
         try:
-            srv = Server.dev(tmp=self.tmp)
+            srv = Server.dev(tmp=self.tmp, database=self.db)
             self.data = srv.data
             finish(srv)
             self.key = prepare_audit(self.data)
-            srv = Server.dev(tmp=self.tmp)
+            srv = Server.dev(tmp=self.tmp, database=self.db)
             try:
                 self.ids = lifecycle(srv, "a")
                 for i in range(EXTRA_INTENTS):
@@ -122,7 +83,7 @@ class Store:
                     assert st == 201, body
             finally:
                 finish(srv)
-            srv = Server.dev(tmp=self.tmp)
+            srv = Server.dev(tmp=self.tmp, database=self.db)
             try:
                 lifecycle(srv, "b")
             finally:
@@ -131,7 +92,6 @@ class Store:
             self.cleanup()
             raise
         self.env = read_env(self.data)
-        self.db = os.path.join(self.data, "intentgate.db")
         self.anchor = os.path.join(self.data, "keys", "audit.key.checkpoint")
 
     def rows(self, table):
@@ -170,7 +130,7 @@ def shared_store():
 class Fixture(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        base_url()
+        pg.base_url()
         cls.store = shared_store()
         cls.url = new_database()
         rc, cls.copy_out, err = copy_to(cls.store, cls.url)
@@ -270,12 +230,12 @@ class Refusals(Fixture):
         rc, out, err = copy_to(self.store,
                                "postgresql://nobody@127.0.0.1:1/nothing")
         self.one_line_refusal(rc, out, err, "cannot open postgresql://")
-        rc, out, err = copy_to(self.store, with_db(base_url(),
-                                                   "no_such_db_here"))
+        rc, out, err = copy_to(self.store, pg.with_dbname(pg.base_url(),
+                                                          "no_such_db_here"))
         self.one_line_refusal(rc, out, err, "does not exist")
 
     def test_a_password_in_the_url_is_refused(self):
-        u = urllib.parse.urlsplit(base_url())
+        u = urllib.parse.urlsplit(pg.base_url())
         url = "postgresql://someone:secret@%s%s" % (u.hostname, u.path)
         for args in (("store", "copy", "--from", self.store.db, "--to", url),
                      ("audit", "verify", "--db", url, "--key",
@@ -301,7 +261,8 @@ class Refusals(Fixture):
         tmp = tempfile.mkdtemp(prefix="ig-copy-busy-")
         try:
             shutil.copytree(self.store.data, os.path.join(tmp, "data"))
-            srv = Server.dev(tmp=tmp)
+            srv = Server.dev(tmp=tmp, database=os.path.join(
+                tmp, "data", "intentgate.db"))
             try:
                 url = new_database()
                 rc, out, err = ig("store", "copy", "--from",
@@ -360,7 +321,7 @@ class Serve(Fixture):
         text = re.sub(r"(?m)^database = .*$", "database = " + url, text)
         with open(conf, "w") as f:
             f.write(text)
-        srv = Server.custom(conf, tmp, self.store.env)
+        srv = Server.custom(conf, tmp, self.store.env, database=url)
         try:
             st, body, _ = srv.call("GET", "/v1/intents/%s" %
                                    self.store.ids["allow"],
