@@ -626,6 +626,12 @@ test_offline_reader(void **state)
     (void)snprintf(bad, sizeof(bad), "postgres://u@h/x?password=pw");
     assert_int_equal(store_log_open(bad, &c, &err), IG_ERR_INVALID);
     assert_null(c);
+    assert_true(store_url_has_password("postgres://h/x?sslmode=disable&"
+                                       "pass%77ord=pw"));
+    assert_true(store_url_has_password("postgresql://u:@h/x"));
+    assert_false(store_url_has_password("postgresql://u@h/x?passwordless=1"));
+    assert_false(store_url_has_password("postgresql://u@[::1]:5432/x"));
+    assert_false(store_url_has_password("postgresql://u@h/x?user=password"));
 }
 
 /* Last: it edits the stored tree. */
