@@ -25,7 +25,7 @@
 #include "ig_time.h"
 
 static const char export_usage[] =
-    "usage: intentgate audit export --db FILE [--format jsonl|csv]\n"
+    "usage: intentgate audit export --db FILE|URL [--format jsonl|csv]\n"
     "           [--since TIME] [--until TIME] [--principal P] [--action A]\n"
     "           [--decision D] [--type T] [--checkpoints-out FILE]\n"
     "\n"
@@ -474,7 +474,7 @@ export_args(int argc, char **argv, struct export_args *a)
         return -1;
     }
     if (a->db == NULL) {
-        cli_error(cmd, "missing --db FILE (see --help)");
+        cli_error(cmd, "missing --db FILE|URL (see --help)");
         return -1;
     }
     if (a->format != NULL && strcmp(a->format, "jsonl") != 0 &&

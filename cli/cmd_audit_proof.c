@@ -28,7 +28,7 @@
 #define PROOF_FILE_MAX (AUDIT_NOTE_MAX + 16 * 1024)
 
 static const char proof_usage[] =
-    "usage: intentgate audit proof INDEX --db FILE [--size N] "
+    "usage: intentgate audit proof INDEX --db FILE|URL [--size N] "
     "[--leaf-out FILE]\n"
     "\n"
     "Print the inclusion proof of leaf INDEX (0-based; a leaf's seq - 1, as\n"
@@ -43,7 +43,7 @@ static const char proof_usage[] =
     "                    `audit verify-proof --leaf FILE`\n";
 
 static const char consistency_usage[] =
-    "usage: intentgate audit consistency OLD NEW --db FILE [--key KEY]\n"
+    "usage: intentgate audit consistency OLD NEW --db FILE|URL [--key KEY]\n"
     "\n"
     "Print the consistency proof (RFC 9162) that the checkpointed tree of\n"
     "OLD leaves is a prefix of the checkpointed tree of NEW leaves: one\n"

@@ -25,7 +25,7 @@
 #define INDENT 28 /* column of an event's description */
 
 static const char show_usage[] =
-    "usage: intentgate audit show INTENT_ID --db FILE\n"
+    "usage: intentgate audit show INTENT_ID --db FILE|URL\n"
     "\n"
     "Print the timeline of one intent from the audit log's leaves: who asked\n"
     "(principal, tenant), what exactly (action, resource, params, context),\n"
@@ -34,7 +34,7 @@ static const char show_usage[] =
     "its redemption and the execution's outcome. Each line starts with the\n"
     "event's leaf index, which `audit proof` takes.\n"
     "\n"
-    "  --db FILE   the PDP's SQLite database (opened read-only)\n"
+    "  --db FILE|URL  the PDP's SQLite database or PostgreSQL URL (read-only)\n"
     "\n"
     "Text from agents is shown with control and invisible characters\n"
     "escaped (\\uXXXX). This reads the leaves without verifying them: run\n"

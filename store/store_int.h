@@ -24,7 +24,8 @@
  *   store_audit_view.c             the reads
  *   store_shared.c                 sessions, failed sign-ins, Slack
  *                                  messages (a connection of its own)
- * store_log.c (the offline read-only reader) stands apart: it uses none.
+ * store_log*.c (the offline read-only reader, store_log_be.h) and
+ * store_copy.c (SQLite to PostgreSQL) stand apart: they use none.
  */
 #ifndef STORE_INT_H
 #define STORE_INT_H

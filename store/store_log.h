@@ -47,8 +47,9 @@ struct store_log;
 struct store_log_cursor;
 
 /* 1 when the URL carries a password (scheme://user:password@host, or a
-   password= parameter): commands refuse it, since every local user sees
-   a command line (libpq reads PGPASSWORD and ~/.pgpass instead). */
+   password= parameter, also percent-encoded): commands refuse it, since every
+   local user sees a command line (libpq reads PGPASSWORD and ~/.pgpass
+   instead). */
 int store_url_has_password(const char *url);
 
 /*

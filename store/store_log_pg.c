@@ -154,6 +154,41 @@ col_int(const PGresult *r, int row, int col)
 
 /* ---- opening ---- */
 
+static int
+hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* 1 when the URL parameter at p (up to '=') names "password", as libpq
+   reads it: percent-decoded. */
+static int
+param_is_password(const char *p)
+{
+    static const char want[] = "password";
+    size_t n = 0;
+    int c, hi, lo;
+
+    while (*p != '\0' && *p != '=' && *p != '&') {
+        c = (unsigned char)*p++;
+        if (c == '%' && (hi = hex_digit(p[0])) >= 0 &&
+            (lo = hex_digit(p[1])) >= 0) {
+            c = hi << 4 | lo;
+            p += 2;
+        }
+        if (n >= sizeof(want) - 1 || c != want[n])
+            return 0;
+        n++;
+    }
+    return n == sizeof(want) - 1 && *p == '=';
+}
+
 int
 store_url_has_password(const char *url)
 {
@@ -170,13 +205,9 @@ store_url_has_password(const char *url)
     colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
     if (colon != NULL)
         return 1;
-    q = strchr(end, '?');
-    while (q != NULL) {
-        q++;
-        if (strncmp(q, "password=", 9) == 0)
+    for (q = strchr(end, '?'); q != NULL; q = strchr(q, '&'))
+        if (param_is_password(++q))
             return 1;
-        q = strchr(q, '&');
-    }
     return 0;
 }
 
