@@ -22,7 +22,7 @@ skips.
 
 LEFT_OUT is the one reviewed list of the cases a .pg variant does not
 run, each with the reason: cases that open, lock or edit the SQLite file
-itself. harness.run_tests() leaves them out, and says so ("N cases left out
+itself, or count the process's sockets. harness.run_tests() leaves them out, and says so ("N cases left out
 on PostgreSQL: ..."); a case that is not on the list runs, and fails when it
 cannot.
 """
@@ -40,7 +40,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER_SCRIPT = os.path.join(HERE, "..", "..", "scripts", "pg-cluster.sh")
 
 # The cases of the .pg variants that only make sense on SQLite, by
-# "module.Class.test": why each is left out. Review an entry when its case
+# "module.Class.test": why each is left out. (Found by following, through
+# the helpers they call, every case that opens the database file; and the
+# one that counts the process's sockets.) Review an entry when its case
 # changes; an entry naming no case fails the suite (a stale list would
 # hide nothing, but it would no longer be a list of what is left out).
 LEFT_OUT = {
@@ -50,6 +52,12 @@ LEFT_OUT = {
         "reads the audit events from the SQLite file and runs audit verify "
         "--db on it",
     "test_refusals.Interval.test_auth_refusals_by_key":
+        "reads the audit events from the SQLite file",
+    "test_refusals.Interval.test_bad_slack_signatures":
+        "reads the audit events from the SQLite file",
+    "test_refusals.Interval.test_failed_logins_are_aggregated":
+        "reads the audit events from the SQLite file",
+    "test_refusals.Interval.test_redeem_and_outcome_refusals":
         "reads the audit events from the SQLite file",
     "test_refusals.Proxies.test_clients_named_by_the_rightmost_untrusted_hop":
         "reads the audit events from the SQLite file",
@@ -61,6 +69,10 @@ LEFT_OUT = {
         "fills the write queue by holding a write lock on the SQLite file",
     "test_pdp_limits.StopUnderLoad.test_stop_under_load_50_times":
         "looks up each acknowledged intent in the SQLite file",
+    "test_pdp_limits.TotalLimit."
+    "test_total_limit_holds_and_the_deadline_frees_it":
+        "counts every socket of the PDP process: on PostgreSQL the store's "
+        "connections are sockets too",
     "test_approvals.Approvals.test_wrong_group":
         "reads the votes from the SQLite file",
     "test_approvals.Approvals.test_zz_everything_is_audited":
@@ -74,6 +86,8 @@ LEFT_OUT = {
     "test_audit_pdp.Lifecycle.test_redaction":
         "reads the stored intent and its events from the SQLite file",
     "test_audit_pdp.Lifecycle.test_leaves_paging":
+        "reads the audit events from the SQLite file",
+    "test_audit_pdp.Lifecycle.test_sighup_reload_is_audited":
         "reads the audit events from the SQLite file",
     "test_audit_pdp.Shutdown."
     "test_checkpoint_signed_at_shutdown_and_kept_across_restart":
