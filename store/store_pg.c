@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LISTEN_POLL_MS 250
 #define LISTEN_RETRY_MS 1000
@@ -190,6 +191,10 @@ listener_main(void *arg)
                 (void)poll(NULL, 0, LISTEN_RETRY_MS);
                 continue;
             }
+            (void)pthread_mutex_lock(&s->seq_mu);
+            s->listening = 1;
+            (void)pthread_cond_broadcast(&s->seq_cv);
+            (void)pthread_mutex_unlock(&s->seq_mu);
             if (lost) {
                 /* What was notified meanwhile is lost: wake everyone. */
                 store_pg_log(s, "info", "store.pg_listener_back", NULL);
@@ -225,6 +230,25 @@ listener_main(void *arg)
 }
 
 /* ---- open and close ---- */
+
+/* 1 once the listener has LISTENed, 0 when it did not within twice the
+   connect timeout. */
+static int
+listener_ready(struct store_pg *s)
+{
+    struct timespec until;
+    int ok;
+
+    (void)clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2 * STORE_PG_CONNECT_S;
+    (void)pthread_mutex_lock(&s->seq_mu);
+    while (!s->listening &&
+           pthread_cond_timedwait(&s->seq_cv, &s->seq_mu, &until) == 0)
+        ;
+    ok = s->listening;
+    (void)pthread_mutex_unlock(&s->seq_mu);
+    return ok;
+}
 
 static void
 stop_threads(struct store_pg *s)
@@ -304,6 +328,15 @@ store_pg_open(const struct store_opts *opts, struct store_pg **out,
         return ig_err_set(err, IG_ERR_IO, "cannot start the store listener");
     }
     s->listener_started = 1;
+    /* Open returns once other replicas' commits are heard: a waiter
+       parked right after would otherwise miss them. */
+    if (!listener_ready(s)) {
+        stop_threads(s);
+        destroy(s);
+        return ig_err_set(err, IG_ERR_IO,
+                          "cannot LISTEN on PostgreSQL within %d s",
+                          2 * STORE_PG_CONNECT_S);
+    }
     /* Workers: fewer than the pool, leaving connections for the
        synchronous calls of the request threads. */
     for (i = 0; i < STORE_PG_POOL_DEFAULT / 2; i++) {

@@ -324,6 +324,7 @@ store_pg_query(struct store_pg *s, struct store_pg_conn *c, const char *sql,
             r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 
         (void)snprintf(state, 6, "%s", code != NULL ? code : "");
+        memcpy(c->failed, state, sizeof(c->failed));
         if (code == NULL || PQstatus(c->pg) != CONNECTION_OK)
             c->bad = 1;
         if (expect == NULL || strcmp(state, expect) != 0)
@@ -418,6 +419,7 @@ store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c, store_pg_txn_fn fn,
             return IG_ERR_IO;
         if (simple(c, "BEGIN", state) != IG_OK)
             return IG_ERR_IO;
+        c->failed[0] = '\0';
         st = fn(s, c, arg);
         if (st != IG_OK) {
             /* A failed statement's state decides a retry: fn saw it as
@@ -428,6 +430,8 @@ store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c, store_pg_txn_fn fn,
                 r = PQexec(c->pg, "ROLLBACK");
                 PQclear(r);
             }
+            if (st == IG_ERR_IO && retryable(c, c->failed))
+                continue;
             return st;
         }
         t0 = ig_time_mono();

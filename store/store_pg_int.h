@@ -62,6 +62,10 @@
 struct store_pg_conn {
     PGconn *pg;
     int bad; /* reset before the next use */
+    /* The SQLSTATE of the last statement that failed on it since the
+       transaction began ("": none): a serialization failure or deadlock
+       inside a transaction's body retries the whole transaction. */
+    char failed[6];
     const char *prepared[STORE_PG_PREPARED_MAX];
     int nprepared;
     struct store_pg_conn *next;
@@ -113,6 +117,7 @@ struct store_pg {
     pthread_mutex_t seq_mu;
     pthread_cond_t seq_cv;
     uint64_t sequenced;
+    int listening; /* the listener has LISTENed once (open waits for it) */
 
     pthread_mutex_t obs_mu;
     store_commit_observer observer;
