@@ -23,6 +23,7 @@
 #include "pdp.h"
 #include "pdp_dev.h"
 #include "store.h"
+#include "store_log.h"
 
 static const char serve_usage[] =
     "usage: intentgate serve --config FILE [--listen ADDR] [--database DB]\n"
@@ -111,26 +112,6 @@ override_listen(const char *cmd, struct pdp_config *c, const char *listen)
     return 0;
 }
 
-/* 1 when the URL db carries a password: in its user info
-   (scheme://user:password@host) or as a password= parameter. */
-static int
-url_has_password(const char *db)
-{
-    const char *p = strstr(db, "://"), *end, *at;
-
-    if (p == NULL)
-        return 0;
-    p += 3;
-    end = p + strcspn(p, "/?#");
-    at = NULL;
-    for (const char *q = p; q < end; q++)
-        if (*q == '@')
-            at = q;
-    if (at != NULL && memchr(p, ':', (size_t)(at - p)) != NULL)
-        return 1;
-    return strchr(end, '?') != NULL && strstr(end, "password=") != NULL;
-}
-
 /* Apply --database FILE|URL to the loaded config. */
 static int
 override_database(const char *cmd, struct pdp_config *c, const char *db)
@@ -142,7 +123,7 @@ override_database(const char *cmd, struct pdp_config *c, const char *db)
                        "URL");
         return -1;
     }
-    if (url_has_password(db)) {
+    if (store_url_has_password(db)) {
         cli_error(cmd, "--database must not hold a password (any local user "
                        "can read it in the process list): put it in "
                        "~/.pgpass or a PGPASSFILE");

@@ -271,7 +271,10 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
                            "out of memory building the re-evaluation");
         return 0;
     }
-    pdp_policies_eval(s, in, &o->d, o->revision);
+    if (pdp_policies_eval(s, in, &o->d, o->revision) != 0) {
+        json_decref(in);
+        return -1; /* the store failed: the vote is refused, unrecorded */
+    }
     json_decref(in);
     if (o->d.verdict == POL_ESCALATE)
         pdp_decision_block(

@@ -280,10 +280,14 @@ json_t *pdp_audit_redact_intent(struct pdp_server *s, json_t *binding);
 enum ig_status pdp_policies_init(struct pdp_server *s,
                                  struct ig_err *err) IG_WUR;
 void pdp_policies_release(struct pdp_server *s);
-/* Evaluate with this thread's engine; fills out and the revision used. */
-void pdp_policies_eval(struct pdp_server *s, const json_t *intent,
-                       struct pol_decision *out,
-                       char revision[IG_HASH_STRLEN + 1]);
+/* Evaluate with this thread's engine; fills out and the revision used.
+   0, or -1 when a count() the policies made failed in the store: out is
+   then a BLOCK POLICY_ERROR that rests on the store's failure, not on the
+   policies - the caller records nothing and answers 503
+   STORE_UNAVAILABLE, so a passing outage is never a lasting refusal. */
+int pdp_policies_eval(struct pdp_server *s, const json_t *intent,
+                      struct pol_decision *out,
+                      char revision[IG_HASH_STRLEN + 1]) IG_WUR;
 
 /* ---- pdp_answer.c: the answer to POST /v1/intents ---- */
 

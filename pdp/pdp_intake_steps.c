@@ -233,7 +233,12 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
     int64_t ttl;
     const char *action;
 
-    pdp_policies_eval(r->srv, op->binding, d, op->revision);
+    if (pdp_policies_eval(r->srv, op->binding, d, op->revision) != 0) {
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "the policies' count() could not be read from the "
+                        "store; nothing was recorded; try again");
+        return -1;
+    }
     action = json_string_value(json_object_get(op->binding, "action"));
     if (d->verdict == POL_ALLOW) {
         op->executor = pdp_config_executor_for(r->srv->cfg, action);

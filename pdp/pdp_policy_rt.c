@@ -18,12 +18,19 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 
+/* Set by count_hit when the store could not count: the evaluation
+   running on this thread then failed for the store's sake. */
+static _Thread_local int count_failed;
+
 static int64_t
 count_hit(void *ctx, const char *key, int64_t window_seconds)
 {
     struct pdp_server *s = ctx;
+    int64_t n = store_count(s->store, key, window_seconds, ig_time_now());
 
-    return store_count(s->store, key, window_seconds, ig_time_now());
+    if (n < 0)
+        count_failed = 1;
+    return n;
 }
 
 static void
@@ -177,7 +184,7 @@ thread_engine(struct pdp_server *s, struct ig_err *err)
     return e;
 }
 
-void
+int
 pdp_policies_eval(struct pdp_server *s, const json_t *intent,
                   struct pol_decision *out, char revision[IG_HASH_STRLEN + 1])
 {
@@ -199,9 +206,14 @@ pdp_policies_eval(struct pdp_server *s, const json_t *intent,
         rev = pol_bundle_revision(s->bundle);
         (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s", rev);
         pthread_mutex_unlock(&s->pol_mu);
-        return;
+        return 0;
     }
+    count_failed = 0;
     pol_engine_eval(e, intent, out);
+    if (count_failed) {
+        count_failed = 0;
+        return -1;
+    }
     pdp_hist_observe(&s->metrics.policy_seconds, pdp_mono_seconds() - t0);
     (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s",
                    pol_bundle_revision(pol_engine_bundle(e)));
@@ -211,4 +223,5 @@ pdp_policies_eval(struct pdp_server *s, const json_t *intent,
         else if (strcmp(out->reasons[0], "POLICY_LIMIT") == 0)
             atomic_fetch_add(&s->metrics.policy_limits, 1);
     }
+    return 0;
 }

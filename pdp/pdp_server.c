@@ -107,6 +107,7 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
 {
     struct pdp_server *s = calloc(1, sizeof(*s));
     struct store_opts so;
+    char db[512];
 
     *out = NULL;
     if (s == NULL)
@@ -153,10 +154,11 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     s->mhd = pdp_route_start(s, err);
     if (s->mhd == NULL)
         goto fail;
+    store_url_for_log(c->database, db, sizeof(db));
     pdp_log("info", "server.started",
             json_pack(
                 "{s:s, s:i, s:s, s:s, s:i, s:s, s:s?, s:s?}", "listen",
-                c->listen_host, "port", (int)s->port, "database", c->database,
+                c->listen_host, "port", (int)s->port, "database", db,
                 "policy_revision", pol_bundle_revision(s->bundle), "threads",
                 c->threads, "audit_name", c->audit_name, "audit_key",
                 s->audit_key != NULL ? s->audit_verifier : NULL, "audit_anchor",

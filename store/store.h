@@ -164,6 +164,11 @@ enum ig_status store_open(const struct store_opts *opts, struct store **out,
    URL) rather than a SQLite file. */
 int store_is_postgres(const char *path);
 
+/* path as it may be logged: a PostgreSQL URL that holds a password
+   (store_url_has_password, store_log.h) loses it, and its parameters;
+   anything else is copied. Cut at cap - 1 bytes. */
+void store_url_for_log(const char *path, char *out, size_t cap);
+
 /* Finish queued writes, stop the writer, close. NULL is fine. */
 void store_close(struct store *s);
 

@@ -211,6 +211,38 @@ store_url_has_password(const char *url)
     return 0;
 }
 
+void
+store_url_for_log(const char *db, char *out, size_t cap)
+{
+    const char *auth, *end, *at = NULL, *colon, *q;
+    int n;
+
+    if (cap == 0)
+        return;
+    if (!store_url_has_password(db)) {
+        (void)snprintf(out, cap, "%s", db);
+        return;
+    }
+    auth = strstr(db, "://") + 3;
+    end = auth + strcspn(auth, "/?#");
+    for (q = auth; q < end; q++)
+        if (*q == '@')
+            at = q;
+    colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    /* scheme://user@host/path, without the password and the parameters
+       (one of which may be the password). */
+    if (colon != NULL)
+        n = snprintf(out, cap, "%.*s%.*s", (int)(colon - db), db,
+                     (int)(end - at), at);
+    else
+        n = snprintf(out, cap, "%.*s", (int)(end - db), db);
+    if (n >= 0 && (size_t)n < cap) {
+        q = end + strcspn(end, "?#");
+        (void)snprintf(out + n, cap - (size_t)n, "%.*s%s", (int)(q - end), end,
+                       *q == '?' ? "?(parameters withheld)" : "");
+    }
+}
+
 enum ig_status
 store_log_pg_open(const char *url, struct store_log_pg **out,
                   struct ig_err *err)

@@ -218,7 +218,12 @@ listener_main(void *arg)
             continue;
         }
         while ((n = PQnotifies(c)) != NULL) {
-            if (strcmp(n->relname, STORE_PG_CH_INTENT) == 0)
+            /* This replica's own commits woke its waiters already
+               (store_pg_committed after the commit); heard again here,
+               after the reply, they would wake a poll parked since with
+               nothing changed. */
+            if (strcmp(n->relname, STORE_PG_CH_INTENT) == 0 &&
+                !store_pg_own_pid(s, n->be_pid))
                 store_pg_committed(s, n->extra);
             else if (strcmp(n->relname, STORE_PG_CH_SEQUENCED) == 0)
                 announce_sequenced(s, strtoull(n->extra, NULL, 10));

@@ -124,10 +124,13 @@ conn_usable(struct store_pg *s, struct store_pg_conn *c, struct ig_err *err)
 {
     if (!c->bad && c->pg != NULL && !conn_dropped(c->pg))
         return 1;
+    atomic_store(&c->pid, 0);
     PQfinish(c->pg);
     c->pg = store_pg_connect(s->conninfo, err);
     c->nprepared = 0;
     c->bad = c->pg == NULL;
+    if (c->pg != NULL)
+        atomic_store(&c->pid, PQbackendPID(c->pg));
     return !c->bad;
 }
 
@@ -136,7 +139,7 @@ store_pg_conn_get(struct store_pg *s, struct ig_err *err)
 {
     struct store_pg_conn *c = NULL;
     struct timespec until;
-    int open_new = 0;
+    int open_new = 0, i;
 
     (void)clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += STORE_PG_CONNECT_S;
@@ -171,6 +174,13 @@ store_pg_conn_get(struct store_pg *s, struct ig_err *err)
             return NULL;
         }
         c->bad = 1;
+        (void)pthread_mutex_lock(&s->pool_mu);
+        for (i = 0; i < STORE_PG_POOL_DEFAULT; i++)
+            if (s->all[i] == NULL) {
+                s->all[i] = c;
+                break;
+            }
+        (void)pthread_mutex_unlock(&s->pool_mu);
     }
     if (!conn_usable(s, c, err)) {
         /* Keep the slot: the next caller tries to connect again. */
@@ -178,6 +188,18 @@ store_pg_conn_get(struct store_pg *s, struct ig_err *err)
         return NULL;
     }
     return c;
+}
+
+int
+store_pg_own_pid(struct store_pg *s, int pid)
+{
+    int i, own = 0;
+
+    (void)pthread_mutex_lock(&s->pool_mu);
+    for (i = 0; i < STORE_PG_POOL_DEFAULT && !own; i++)
+        own = s->all[i] != NULL && atomic_load(&s->all[i]->pid) == pid;
+    (void)pthread_mutex_unlock(&s->pool_mu);
+    return own;
 }
 
 void
@@ -201,6 +223,7 @@ store_pg_pool_close(struct store_pg *s)
 {
     struct store_pg_conn *c, *next;
 
+    memset(s->all, 0, sizeof(s->all));
     for (c = s->free_conns; c != NULL; c = next) {
         next = c->next;
         PQfinish(c->pg);

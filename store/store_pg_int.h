@@ -66,6 +66,9 @@ struct store_pg_conn {
        transaction began ("": none): a serialization failure or deadlock
        inside a transaction's body retries the whole transaction. */
     char failed[6];
+    /* Its server process (PQbackendPID), 0 while not connected: the
+       listener ignores this replica's own NOTIFYs by it. */
+    atomic_int pid;
     const char *prepared[STORE_PG_PREPARED_MAX];
     int nprepared;
     struct store_pg_conn *next;
@@ -98,6 +101,7 @@ struct store_pg {
     pthread_mutex_t pool_mu;
     pthread_cond_t pool_cv;
     struct store_pg_conn *free_conns;
+    struct store_pg_conn *all[STORE_PG_POOL_DEFAULT]; /* every one made */
     int nconns, maxconns;
 
     /* async writes: jobs run by the worker threads */
@@ -141,6 +145,9 @@ PGconn *store_pg_connect(const char *conninfo, struct ig_err *err);
    err (IG_ERR_IO) when none can be had: the caller fails closed. */
 struct store_pg_conn *store_pg_conn_get(struct store_pg *s, struct ig_err *err);
 void store_pg_conn_put(struct store_pg *s, struct store_pg_conn *c);
+/* 1 when pid is the server process of one of this replica's pooled
+   connections (its writes NOTIFY from those). */
+int store_pg_own_pid(struct store_pg *s, int pid);
 void store_pg_pool_close(struct store_pg *s);
 
 /* Run sql (one statement, static text) with p's parameters (NULL: none),

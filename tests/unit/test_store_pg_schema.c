@@ -165,6 +165,37 @@ test_unreachable_server(void **state)
     assert_non_null(strstr(err.msg, "cannot connect to PostgreSQL"));
 }
 
+/* What server.started logs of `database =`: never a password. */
+static void
+test_url_for_log(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"postgresql://u:s3cret@h:5432/db?sslmode=require",
+         "postgresql://u@h:5432/db?(parameters withheld)"},
+        {"postgres://u:s3cret@h/db", "postgres://u@h/db"},
+        {"postgresql://u@h/db?sslmode=verify-full&password=s3cret",
+         "postgresql://u@h/db?(parameters withheld)"},
+        {"postgresql://u@h/db?pass%77ord=s3cret",
+         "postgresql://u@h/db?(parameters withheld)"},
+        {"postgresql://u@h/db?sslmode=require",
+         "postgresql://u@h/db?sslmode=require"},
+        {"/var/lib/intentgate/ig.db", "/var/lib/intentgate/ig.db"},
+    };
+    char out[128];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        store_url_for_log(cases[i].in, out, sizeof(out));
+        assert_string_equal(out, cases[i].out);
+        assert_null(strstr(out, "s3cret"));
+    }
+    store_url_for_log(cases[0].in, out, 12); /* cut, never past cap */
+    assert_int_equal(strlen(out), 11);
+}
+
 int
 main(void)
 {
@@ -174,6 +205,7 @@ main(void)
         cmocka_unit_test(test_newer_database_refused),
         cmocka_unit_test(test_recorded_rows_immutable),
         cmocka_unit_test(test_unreachable_server),
+        cmocka_unit_test(test_url_for_log),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
