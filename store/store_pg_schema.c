@@ -187,6 +187,21 @@ version(struct store_pg_conn *c, struct ig_err *err)
     return v;
 }
 
+/* The schema version, without a transaction: -1 when ig_schema cannot
+   be read (not made yet; or the connection failed, which the migration
+   then reports). */
+static int
+current(struct store_pg_conn *c)
+{
+    PGresult *r = PQexec(c->pg, "SELECT version FROM ig_schema");
+    int v = -1;
+
+    if (r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        v = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return v;
+}
+
 enum ig_status
 store_pg_migrate(struct store_pg *s, struct store_pg_conn *c,
                  struct ig_err *err)
@@ -195,6 +210,19 @@ store_pg_migrate(struct store_pg *s, struct store_pg_conn *c,
     int v, i;
 
     (void)s;
+    /* Up to date already (every start but the first after an upgrade):
+       nothing to create, no lock - a replica's role needs no privilege
+       to create (docs/operations.md, "Roles: least privilege"). */
+    v = current(c);
+    if (v == NMIGRATIONS)
+        return IG_OK;
+    if (v > NMIGRATIONS) {
+        c->bad = 1;
+        return ig_err_set(err, IG_ERR_IO,
+                          "database schema version %d is newer than this "
+                          "intentgate (%d): refusing to use it",
+                          v, NMIGRATIONS);
+    }
     /* ig_schema itself, once, under the lock (two replicas starting on
        an empty database at once). */
     if (run(c, "BEGIN", err, "schema") != IG_OK)
