@@ -51,6 +51,13 @@ with_db(const char *url, const char *db)
     return out;
 }
 
+static void
+quiet(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 int
 pg_test_exec(const char *url, const char *sql)
 {
@@ -58,6 +65,7 @@ pg_test_exec(const char *url, const char *sql)
     PGresult *r;
     int rc = -1;
 
+    (void)PQsetNoticeProcessor(c, quiet, NULL);
     if (PQstatus(c) != CONNECTION_OK) {
         fprintf(stderr, "pg_test: cannot connect: %s", PQerrorMessage(c));
         PQfinish(c);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -165,6 +166,68 @@ test_unreachable_server(void **state)
     assert_non_null(strstr(err.msg, "cannot connect to PostgreSQL"));
 }
 
+/* The roles of docs/operations.md ("Roles: least privilege"): the owner
+   migrates, the PDP's role opens the store, writes and sequences, and
+   can neither change a recorded row nor drop a trigger. */
+static void
+test_least_privilege_role(void **state)
+{
+    char *url = pg_test_db("igt_schema"), *pdp_url, sql[2048], role[64];
+    const char *at;
+    struct store *s = NULL;
+    struct ig_err err = {0};
+    const char *ev[] = {"{\"type\":\"test.event\"}"};
+
+    (void)state;
+    (void)snprintf(role, sizeof(role), "igt_pdp_%ld", (long)getpid());
+    (void)snprintf(sql, sizeof(sql),
+                   "DROP ROLE IF EXISTS %s; CREATE ROLE %s LOGIN", role, role);
+    assert_int_equal(pg_test_exec(url, sql), 0);
+    assert_int_equal(open_at(url, &s, &err), IG_OK); /* the owner migrates */
+    store_close(s);
+    (void)snprintf(
+        sql, sizeof(sql),
+        "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC;"
+        "REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
+        "GRANT USAGE ON SCHEMA public TO %s;"
+        "GRANT SELECT, INSERT ON intents, decisions, grants, redemptions,"
+        " outcomes, approvals, votes, resolutions, audit_events, audit_tiles,"
+        " checkpoints TO %s;"
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON audit_queue, counter_counts,"
+        " approver_sessions, login_failures, slack_messages TO %s;"
+        "GRANT SELECT ON ig_schema TO %s;"
+        "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO %s",
+        role, role, role, role, role);
+    assert_int_equal(pg_test_exec(url, sql), 0);
+    /* The same URL with the PDP's role as its user. */
+    at = strchr(url, '@');
+    assert_non_null(at);
+    (void)snprintf(sql, sizeof(sql), "postgresql://%s%s", role, at);
+    pdp_url = strdup(sql);
+    assert_non_null(pdp_url);
+    s = NULL;
+    if (open_at(pdp_url, &s, &err) != IG_OK)
+        fail_msg("the PDP's role cannot open the store: %s", err.msg);
+    assert_int_equal(store_put_events(s, ev, 1), IG_OK);
+    assert_true(store_count(s, "k", 60, 1000) == 1);
+    store_close(s); /* the sequencer moved the event before it stopped */
+    assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM audit_events"),
+                     1);
+    assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM audit_queue"),
+                     0);
+    assert_int_equal(pg_test_exec(pdp_url, "UPDATE audit_events SET event = "
+                                           "'{}'"),
+                     -1);
+    assert_int_equal(pg_test_exec(pdp_url, "DELETE FROM audit_events"), -1);
+    assert_int_equal(pg_test_exec(pdp_url, "DROP TRIGGER audit_events_immutable"
+                                           " ON audit_events"),
+                     -1);
+    free(pdp_url);
+    pg_test_drop(url);
+    (void)snprintf(sql, sizeof(sql), "DROP ROLE IF EXISTS %s", role);
+    (void)pg_test_exec(getenv("IG_TEST_PG_URL"), sql);
+}
+
 /* What server.started logs of `database =`: never a password. */
 static void
 test_url_for_log(void **state)
@@ -206,6 +269,7 @@ main(void)
         cmocka_unit_test(test_recorded_rows_immutable),
         cmocka_unit_test(test_unreachable_server),
         cmocka_unit_test(test_url_for_log),
+        cmocka_unit_test(test_least_privilege_role),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
