@@ -308,10 +308,10 @@ enum ig_status store_audit_head(struct store *s, uint64_t *size,
 /*
  * Sign and store a checkpoint of the current tree now, on the writer
  * thread (PostgreSQL: on the sequencer; IG_ERR_IO on a replica that is
- * not the sequencer). IG_OK with *size the checkpoint's tree size; IG_ERR_EXISTS when
- * the tree did not grow since the last one; IG_ERR_NOTFOUND without a key;
- * IG_ERR_CRYPTO when refused (not consistent with the previous checkpoint:
- * logged); IG_ERR_IO.
+ * not the sequencer). IG_OK with *size the checkpoint's tree size;
+ * IG_ERR_EXISTS when the tree did not grow since the last one; IG_ERR_NOTFOUND
+ * without a key; IG_ERR_CRYPTO when refused (not consistent with the previous
+ * checkpoint: logged); IG_ERR_IO.
  */
 enum ig_status store_audit_sign(struct store *s, uint64_t *size) IG_WUR;
 

@@ -50,43 +50,8 @@ struct copy {
     char msg[512];     /* pg_message */
 };
 
-/* libpq's message m on one line, into out: the "ERROR:  " prefix
-   dropped, lines joined, the excerpt of the query (LINE n: ...) cut. */
-static const char *
-one_line(const char *m, char *out, size_t cap)
-{
-    const char *cut = strstr(m, "\nLINE ");
-    size_t n = cut != NULL ? (size_t)(cut - m) : strlen(m), i, o = 0;
-    int space = 0;
-
-    if (strncmp(m, "ERROR:  ", 8) == 0 && n >= 8) {
-        m += 8;
-        n -= 8;
-    }
-    for (i = 0; i < n && o + 1 < cap; i++) {
-        if (m[i] == '\n' || m[i] == '\t' || m[i] == ' ') {
-            space = o > 0;
-            continue;
-        }
-        if (space && o + 2 < cap)
-            out[o++] = ' ';
-        space = 0;
-        out[o++] = m[i];
-    }
-    out[o] = '\0';
-    return out;
-}
-
-/* Notices (a migration's "already exists, skipping") are not for the
-   user of a command. */
-static void
-no_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
-#define PGMSG(c) one_line(PQerrorMessage((c)->pg), (c)->msg, sizeof((c)->msg))
+#define PGMSG(c)                                                               \
+    store_pg_message(PQerrorMessage((c)->pg), (c)->msg, sizeof((c)->msg))
 
 /* A statement without rows; IG_OK or IG_ERR_IO with err (what: doing). */
 static enum ig_status
@@ -186,8 +151,7 @@ open_target(struct copy *c)
 
     if ((c->pg = store_pg_connect(c->to, &cerr)) == NULL)
         return ig_err_set(c->err, IG_ERR_INVALID, "cannot open %s: %s", c->to,
-                          one_line(cerr.msg, c->msg, sizeof(c->msg)));
-    PQsetNoticeProcessor(c->pg, no_notice, NULL);
+                          store_pg_message(cerr.msg, c->msg, sizeof(c->msg)));
     if (pg_command(c, "SET client_encoding = 'UTF8'", "encoding") != IG_OK)
         return IG_ERR_IO;
     /* The PDP's own migration (it reads nothing of the store struct but
@@ -200,7 +164,7 @@ open_target(struct copy *c)
     free(dummy);
     if (st != IG_OK)
         return ig_err_set(c->err, IG_ERR_INVALID, "%s: %s", c->to,
-                          one_line(cerr.msg, c->msg, sizeof(c->msg)));
+                          store_pg_message(cerr.msg, c->msg, sizeof(c->msg)));
     if (pg_command(c, "BEGIN", "begin") != IG_OK ||
         pg_command(c, "SET LOCAL statement_timeout = 0", "timeout") != IG_OK)
         return IG_ERR_IO;

@@ -76,43 +76,8 @@ static const char *const scan_table[] = {
     [STORE_LOG_LEAVES] = "audit_events",
 };
 
-/* libpq's message m on one line, into out: the "ERROR:  " prefix
-   dropped, lines joined, the excerpt of the query (LINE n: ...) cut. */
-static const char *
-one_line(const char *m, char *out, size_t cap)
-{
-    const char *cut = strstr(m, "\nLINE ");
-    size_t n = cut != NULL ? (size_t)(cut - m) : strlen(m), i, o = 0;
-    int space = 0;
-
-    if (strncmp(m, "ERROR:  ", 8) == 0 && n >= 8) {
-        m += 8;
-        n -= 8;
-    }
-    for (i = 0; i < n && o + 1 < cap; i++) {
-        if (m[i] == '\n' || m[i] == '\t' || m[i] == ' ') {
-            space = o > 0;
-            continue;
-        }
-        if (space && o + 2 < cap)
-            out[o++] = ' ';
-        space = 0;
-        out[o++] = m[i];
-    }
-    out[o] = '\0';
-    return out;
-}
-
-/* Notices (a migration's "already exists, skipping") are not for the
-   user of a command. */
-static void
-no_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
-#define PGMSG(l) one_line(PQerrorMessage((l)->pg), (l)->msg, sizeof((l)->msg))
+#define PGMSG(l)                                                               \
+    store_pg_message(PQerrorMessage((l)->pg), (l)->msg, sizeof((l)->msg))
 
 /* Run sql with n text parameters; binary results. NULL when it failed. */
 static PGresult *
@@ -263,11 +228,10 @@ store_log_pg_open(const char *url, struct store_log_pg **out,
     }
     if ((l->pg = store_pg_connect(url, &cerr)) == NULL) {
         (void)ig_err_set(err, IG_ERR_INVALID, "cannot open %s: %s", url,
-                         one_line(cerr.msg, l->msg, sizeof(l->msg)));
+                         store_pg_message(cerr.msg, l->msg, sizeof(l->msg)));
         store_log_pg_close(l);
         return IG_ERR_INVALID;
     }
-    PQsetNoticeProcessor(l->pg, no_notice, NULL);
     /* A scan filtered by text may read the whole table in one page: the
        connection's statement timeout (a PDP's) is too short for a big
        log, but a read must still end. */

@@ -89,6 +89,33 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
     return c;
 }
 
+/* libpq's message m on one line, into out: the "ERROR:  " prefix
+   dropped, lines joined, the excerpt of the query (LINE n: ...) cut. */
+const char *
+store_pg_message(const char *m, char *out, size_t cap)
+{
+    const char *cut = strstr(m, "\nLINE ");
+    size_t n = cut != NULL ? (size_t)(cut - m) : strlen(m), i, o = 0;
+    int space = 0;
+
+    if (strncmp(m, "ERROR:  ", 8) == 0 && n >= 8) {
+        m += 8;
+        n -= 8;
+    }
+    for (i = 0; i < n && o + 1 < cap; i++) {
+        if (m[i] == '\n' || m[i] == '\t' || m[i] == ' ') {
+            space = o > 0;
+            continue;
+        }
+        if (space && o + 2 < cap)
+            out[o++] = ' ';
+        space = 0;
+        out[o++] = m[i];
+    }
+    out[o] = '\0';
+    return out;
+}
+
 /* ---- the pool ---- */
 
 /* 1 when the server closed c while it sat in the pool (a restart, a

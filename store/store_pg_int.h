@@ -140,6 +140,11 @@ struct store_pg {
    err naming the server's message. */
 PGconn *store_pg_connect(const char *conninfo, struct ig_err *err);
 
+/* libpq's message m on one line, into out (cap bytes): the "ERROR:  "
+   prefix dropped, lines joined, the query excerpt (LINE n: ...) cut. For
+   the one-line errors of the CLI commands. Returns out. */
+const char *store_pg_message(const char *m, char *out, size_t cap);
+
 /* A pooled connection, reset when bad, opened while fewer than maxconns
    exist, else waited for (at most STORE_PG_CONNECT_S seconds). NULL with
    err (IG_ERR_IO) when none can be had: the caller fails closed. */
