@@ -15,6 +15,7 @@
 
 #include "ig_json.h"
 #include "ig_time.h"
+#include "store_log.h"
 
 #define TXN_RETRIES 5
 
@@ -53,7 +54,32 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
         "dbname",           NULL};
     char timeout[16], options[64];
     const char *vals[10];
+    PQconninfoOption *parsed;
+    char *why = NULL;
     PGconn *c;
+
+    /* libpq quotes the part of a URL it cannot parse (a password with a
+       stray %, or the whole URL), and the message is logged: name the
+       reason only when the URL holds no password and nothing encoded. */
+    parsed = PQconninfoParse(conninfo, &why);
+    if (parsed == NULL) {
+        if (why == NULL)
+            (void)ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        else if (store_url_has_password(conninfo) ||
+                 strchr(conninfo, '%') != NULL)
+            (void)ig_err_set(err, IG_ERR_INVALID,
+                             "cannot connect to PostgreSQL: the database URL "
+                             "is not valid (libpq's reason is not shown: it "
+                             "may quote a password)");
+        else
+            (void)ig_err_set(err, IG_ERR_INVALID,
+                             "cannot connect to PostgreSQL: the database URL "
+                             "is not valid: %.*s",
+                             (int)strcspn(why, "\n"), why);
+        PQfreemem(why);
+        return NULL;
+    }
+    PQconninfoFree(parsed);
 
     (void)snprintf(timeout, sizeof(timeout), "%d", STORE_PG_CONNECT_S);
     (void)snprintf(options, sizeof(options), "-c statement_timeout=%d",
