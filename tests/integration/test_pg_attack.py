@@ -82,7 +82,13 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {pdp};
 SHARED_TABLES = ("approver_sessions", "login_failures", "slack_messages")
 
 
+# A private cluster's URL while a test runs on one (Restart).
+_base_override = None
+
+
 def base_url():
+    if _base_override:
+        return _base_override
     url = os.environ.get(PG_ENV)
     if not url:
         raise AssertionError(
@@ -478,6 +484,155 @@ class Idempotency(PgCase):
             self.assertEqual(int(c.q(
                 "SELECT count(*) FROM intents WHERE intent_id = '%s'"
                 % body["intent_id"])), 1)
+
+
+class PrivateCluster:
+    """A PostgreSQL cluster of the test's own (the restart must not hit
+    other tests' databases): initdb with the binaries of pg_config
+    --bindir, trust on 127.0.0.1 only, no Unix socket, fsync on."""
+
+    def __init__(self):
+        import socket
+        self.bin = subprocess.check_output(
+            ["pg_config", "--bindir"], text=True).strip()
+        self.dir = tempfile.mkdtemp(prefix="attack-pg-")
+        self.data = os.path.join(self.dir, "data")
+        self.as_server = []
+        if os.geteuid() == 0:  # initdb refuses root: run as postgres
+            self.as_server = ["runuser", "-u", "postgres", "--"]
+            shutil.chown(self.dir, "postgres")
+        self.pg("initdb", "-D", self.data, "-U", "postgres", "-A", "trust",
+                "-E", "UTF8", "--locale=C.UTF-8", "-N")
+        with socket.socket() as so:
+            so.bind(("127.0.0.1", 0))
+            self.port = so.getsockname()[1]
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("listen_addresses = '127.0.0.1'\n"
+                    "unix_socket_directories = ''\nport = %d\n"
+                    "max_connections = 200\n" % self.port)
+        self.pg("pg_ctl", "-D", self.data, "-l",
+                os.path.join(self.dir, "log"), "-w", "-t", "60", "start")
+        self.url = "postgresql://postgres@127.0.0.1:%d/postgres" % self.port
+
+    def pg(self, prog, *args):
+        p = subprocess.run(self.as_server + [os.path.join(self.bin, prog)]
+                           + list(args), capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise AssertionError("%s: %s%s" % (prog, p.stdout, p.stderr))
+
+    def restart(self, mode):
+        self.pg("pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60",
+                "restart", "-l", os.path.join(self.dir, "log"))
+
+    def remove(self):
+        try:
+            self.pg("pg_ctl", "-D", self.data, "-m", "immediate", "-w",
+                    "stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Restart(unittest.TestCase):
+    """The database restarted (an immediate stop: a crash) under load on
+    two replicas: never a 200 for an unrecorded redeem, never two 200s
+    for one grant, never a 201 for an unrecorded intent, no request
+    hanging, every acknowledged intent in the log afterwards, and the
+    same processes serve again."""
+
+    def test_restart_under_load(self):
+        global _base_override
+        base_url()  # IG_TEST_PG_URL is required all the same
+        pc = PrivateCluster()
+        _base_override = pc.url
+        try:
+            c = Cluster("restart", 2)
+            try:
+                self.run_load(c, pc)
+            finally:
+                c.finish()
+        finally:
+            _base_override = None
+            pc.remove()
+
+    def run_load(self, c, pc):
+        a, b = c.servers
+        lock = threading.Lock()
+        done = threading.Event()
+        ops = []  # (t0, seconds, kind, status, body)
+
+        def timed(kind, fn):
+            t0 = time.monotonic()
+            st, body, _ = call(fn)
+            with lock:
+                ops.append((t0, time.monotonic() - t0, kind, st, body))
+            return st, body
+
+        def worker(i):
+            mine, other = (a, b) if i % 2 else (b, a)
+            while not done.is_set():
+                st, body = timed("submit", lambda: c.submit(mine))
+                if st != 201 or body.get("decision") != "ALLOW":
+                    continue
+                # Two executors redeem it at once, on both replicas.
+                parallel(2, lambda j: timed(
+                    ("redeem", body["intent_id"]),
+                    lambda: c.redeem((mine, other)[j], body)))
+
+        def ok_since(t):
+            with lock:
+                return sum(1 for o in ops if o[0] >= t and o[3] == 200)
+
+        threads = [threading.Thread(target=worker, args=(i,))
+                   for i in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            wait_until(lambda: ok_since(0) >= 20, "redeems before",
+                       timeout=60)
+            pc.restart("immediate")
+            back = time.monotonic()
+            wait_until(lambda: ok_since(back) >= 20, "redeems after the "
+                       "restart", timeout=90)
+        finally:
+            done.set()
+            for t in threads:
+                t.join()
+        for srv in (a, b):
+            self.assertIsNone(srv.proc.poll(), "a replica died")
+        statuses = {o[3] for o in ops}
+        self.assertTrue(statuses <= {200, 201, 409, 503}, statuses)
+        self.assertIn(503, statuses)  # the restart was seen
+        self.assertLess(max(o[1] for o in ops), 30, "a request hung")
+        granted = {}
+        for o in ops:
+            if o[2] != "submit" and o[3] == 200:
+                granted.setdefault(o[2][1], 0)
+                granted[o[2][1]] += 1
+        self.assertTrue(all(n == 1 for n in granted.values()), granted)
+        redeemed = set(c.q(
+            "SELECT i.intent_id FROM redemptions r JOIN intents i ON "
+            "i.seq = r.intent_seq").split())
+        self.assertTrue(set(granted) <= redeemed,
+                        "a 200 for an unrecorded redeem: %s"
+                        % (set(granted) - redeemed))
+        acked = {o[4]["intent_id"] for o in ops
+                 if o[2] == "submit" and o[3] == 201}
+        intents = set(c.q("SELECT intent_id FROM intents").split())
+        self.assertTrue(acked <= intents, acked - intents)
+        # Every acknowledged intent's events reach the log.
+        wait_until(lambda: c.q("SELECT count(*) FROM audit_queue").strip()
+                   == "0", "the queue sequenced", timeout=60)
+        key = c.key()
+        for srv in list(c.servers):
+            c.stop(srv)
+        c.servers.clear()
+        rc, out, err = ig("audit", "export", "--db", c.url)
+        self.assertEqual(rc, 0, err)
+        missing = [i for i in acked if i not in out]
+        self.assertEqual(missing, [])
+        rc, out, err = ig("audit", "verify", "--db", c.url, "--key", key)
+        self.assertEqual(rc, 0, out + err)
 
 
 class Reconnect(PgCase):
