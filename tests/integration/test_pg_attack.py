@@ -635,6 +635,69 @@ class Restart(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
 
 
+class Votes(PgCase):
+    name = "votes"
+
+    def login(self, srv):
+        st, body, _ = srv.call(
+            "POST", "/v1/approver/login", None,
+            {"approver": self.c.env["INTENTGATE_APPROVER_ID"],
+             "password": self.c.env["INTENTGATE_APPROVER_PASSWORD"]})
+        self.assertEqual(st, 200, body)
+        return body["token"]
+
+    def test_one_vote_per_approver_across_replicas(self):
+        """One approver, signed in on both replicas, votes approve on one
+        and deny on the other at the same moment, several times, while
+        connections are terminated: one vote counted, one resolution, and
+        the intent's state follows that one vote."""
+        c = self.c
+        a, b = c.servers
+        tokens = {a: self.login(a), b: self.login(b)}
+        stop = threading.Event()
+        t = threading.Thread(target=c.terminate, args=(stop,))
+        t.start()
+        bodies = []
+        try:
+            for _ in range(6):
+                st, body, _ = call(lambda: c.submit(a, amount=500))
+                if st != 201:
+                    continue
+                self.assertEqual(body["decision"], "ESCALATE", body)
+                bodies.append((body, parallel(8, lambda i, body=body: call(
+                    lambda: (a, b)[i % 2].call(
+                        "POST", "/v1/approvals/%s/votes"
+                        % body["approval"]["id"], tokens[(a, b)[i % 2]],
+                        {"vote": ("approve", "deny")[i % 2],
+                         "intent_hash": body["intent_hash"]})))))
+        finally:
+            stop.set()
+            t.join()
+        self.assertTrue(bodies)
+        for body, res in bodies:
+            counted = [r for r in res if r[0] == 200]
+            self.assertLessEqual(len(counted), 1, res)
+            for r in res:
+                self.assertIn(r[0], (200, 409, 503, None), r)
+            seq = "(SELECT seq FROM intents WHERE intent_id = '%s')" % (
+                body["intent_id"])
+            votes = c.q("SELECT vote FROM votes WHERE intent_seq = " +
+                        seq).split()
+            res_rows = int(c.q("SELECT count(*) FROM resolutions WHERE "
+                               "intent_seq = " + seq))
+            self.assertLessEqual(len(votes), 1, votes)
+            self.assertEqual(res_rows, len(votes))
+            if counted:
+                self.assertEqual(len(votes), 1)
+            st, got, _ = a.call("GET", "/v1/intents/" + body["intent_id"],
+                                c.env["INTENTGATE_AGENT_TOKEN"])
+            self.assertEqual(st, 200, got)
+            if votes:
+                self.assertEqual(got["state"],
+                                 {"approve": "ALLOWED", "deny": "BLOCKED"}
+                                 [votes[0].lower()], (votes, got))
+
+
 class Reconnect(PgCase):
     name = "reconnect"
     replicas = 1
