@@ -698,6 +698,72 @@ class Votes(PgCase):
                                  [votes[0].lower()], (votes, got))
 
 
+class Sequencer(PgCase):
+    name = "seq"
+
+    def test_sequencer_killed_under_load_restarts_on_its_anchor(self):
+        """The sequencer SIGKILLed while both replicas take intents (its
+        batch maybe committed, its anchor not written, its .running
+        marker left): the other takes over, every acknowledged intent is
+        in the log, the killed one starts again on its own anchor file,
+        and the log verifies against both anchors."""
+        c = self.c
+        seq = wait_until(lambda: [s for s in c.servers
+                                  if events(s, "audit.sequencer_started")],
+                         "a sequencer")[0]
+        other = [s for s in c.servers if s is not seq][0]
+        def anchor_of(srv):
+            with open(srv.proc.args[-1]) as f:
+                return [line.split("=", 1)[1].strip() for line in f
+                        if line.startswith("anchor =")][0]
+
+        anchor, other_anchor = anchor_of(seq), anchor_of(other)
+        acked, lock, done = [], threading.Lock(), threading.Event()
+
+        def load(srv):
+            while not done.is_set():
+                st, body, _ = call(lambda: c.submit(srv))
+                if st == 201:
+                    with lock:
+                        acked.append(body["intent_id"])
+
+        threads = [threading.Thread(target=load, args=(s,))
+                   for s in (seq, other, other)]
+        for t in threads:
+            t.start()
+        try:
+            wait_until(lambda: len(acked) >= 30, "intents before the kill")
+            seq.proc.send_signal(signal.SIGKILL)
+            seq.proc.wait()
+            wait_until(lambda: events(other, "audit.sequencer_started"),
+                       "the takeover", timeout=60)
+            n = len(acked)
+            wait_until(lambda: len(acked) >= n + 30, "intents after")
+        finally:
+            done.set()
+            for t in threads:
+                t.join()
+        c.servers.remove(seq)
+        wait_until(lambda: c.q("SELECT count(*) FROM audit_queue").strip()
+                   == "0", "the queue sequenced", timeout=60)
+        # The killed replica starts again on its own anchor.
+        again = Server.custom(seq.proc.args[-1], tempfile.mkdtemp(
+            prefix="replica-", dir=c.tmp), c.env)
+        c.servers.append(again)
+        self.assertEqual(again.call("GET", "/healthz")[0], 200)
+        key = c.key()
+        for s in list(c.servers):
+            c.stop(s)
+        c.servers.clear()
+        rc, out, err = ig("audit", "export", "--db", c.url)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([i for i in acked if i not in out], [])
+        for an in (anchor, other_anchor):
+            rc, out, err = ig("audit", "verify", "--db", c.url, "--key",
+                              key, "--anchor", an)
+            self.assertEqual(rc, 0, out + err)
+
+
 class Reconnect(PgCase):
     name = "reconnect"
     replicas = 1
@@ -1001,6 +1067,32 @@ class OpenQueue(PgCase):
         self.assertTrue("forged-by-the-pdp-role" not in exported or rc != 0,
                         "a forged event is in the signed log and verify "
                         "passes:\n" + out)
+
+    def test_forged_leaf_in_audit_events_is_caught(self):
+        """The PDP role writes the next leaf into audit_events itself: the
+        sequencer collides on it and stops, the next one rebuilds the
+        tree from the table, forged leaf included, and signs it."""
+        c = self.c
+        a, b = c.servers
+        c.allow(a)
+        wait_until(lambda: c.q("SELECT count(*) FROM audit_queue").strip()
+                   == "0", "the queue sequenced")
+        n = int(c.q("SELECT max(seq) FROM audit_events"))
+        c.as_pdp("INSERT INTO audit_events (seq, event) VALUES "
+                 "(%d, '{\"type\":\"forged-leaf\"}')" % (n + 1))
+        c.allow(b)
+        wait_until(lambda: c.q("SELECT count(*) FROM audit_queue").strip()
+                   == "0", "the queue sequenced after the forged leaf",
+                   timeout=60)
+        key = c.key()
+        for s in list(c.servers):
+            c.stop(s)  # a last checkpoint, over the forged leaf
+        c.servers.clear()
+        rc, out, err = ig("audit", "verify", "--db", c.url, "--key", key)
+        exported = ig("audit", "export", "--db", c.url)[1]
+        self.assertTrue("forged-leaf" not in exported or rc != 0,
+                        "a leaf the PDP role wrote is in the signed log "
+                        "and verify passes:\n" + out)
 
 
 if __name__ == "__main__":
