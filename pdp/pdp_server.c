@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,62 +101,12 @@ server_free(struct pdp_server *s)
     free(s);
 }
 
-/* The database as logged: a PostgreSQL URL without its password (the
-   userinfo's ":password", and a query that could hold one - "password="
-   in any case or percent-encoded - is replaced by "?..."). NULL when out
-   of memory. */
-static char *
-database_for_log(const char *db)
-{
-    const char *auth, *end, *at = NULL, *colon = NULL, *q, *p;
-    char *out;
-    size_t n = 0;
-
-    if (!store_is_postgres(db))
-        return strdup(db);
-    auth = strstr(db, "://") + 3;
-    end = auth + strcspn(auth, "/?#");
-    for (p = auth; p < end; p++)
-        if (*p == '@')
-            at = p;
-    if (at != NULL)
-        colon = memchr(auth, ':', (size_t)(at - auth));
-    q = strchr(end, '?');
-    out = malloc(strlen(db) + 8);
-    if (out == NULL)
-        return NULL;
-    /* scheme://user */
-    p = colon != NULL ? colon : auth;
-    memcpy(out, db, (size_t)(p - db));
-    n = (size_t)(p - db);
-    /* @host:port/path */
-    p = colon != NULL ? at : auth;
-    memcpy(out + n, p, (size_t)((q != NULL ? q : db + strlen(db)) - p));
-    n += (size_t)((q != NULL ? q : db + strlen(db)) - p);
-    if (q != NULL) {
-        int secret = strchr(q, '%') != NULL;
-
-        for (p = q; *p != '\0' && !secret; p++)
-            secret = strncasecmp(p, "password", 8) == 0;
-        if (secret) {
-            memcpy(out + n, "?...", 4);
-            n += 4;
-        } else {
-            memcpy(out + n, q, strlen(q));
-            n += strlen(q);
-        }
-    }
-    out[n] = '\0';
-    return out;
-}
-
 enum ig_status
 pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
                  struct ig_err *err)
 {
     struct pdp_server *s = calloc(1, sizeof(*s));
     struct store_opts so;
-    char *db_logged;
 
     *out = NULL;
     if (s == NULL)
@@ -204,17 +153,14 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     s->mhd = pdp_route_start(s, err);
     if (s->mhd == NULL)
         goto fail;
-    db_logged = database_for_log(c->database);
     pdp_log("info", "server.started",
             json_pack(
                 "{s:s, s:i, s:s, s:s, s:i, s:s, s:s?, s:s?}", "listen",
-                c->listen_host, "port", (int)s->port, "database",
-                db_logged != NULL ? db_logged : "(out of memory)",
+                c->listen_host, "port", (int)s->port, "database", c->database,
                 "policy_revision", pol_bundle_revision(s->bundle), "threads",
                 c->threads, "audit_name", c->audit_name, "audit_key",
                 s->audit_key != NULL ? s->audit_verifier : NULL, "audit_anchor",
                 s->audit_key != NULL ? c->audit_anchor : NULL));
-    free(db_logged);
     *out = s;
     return IG_OK;
 fail:

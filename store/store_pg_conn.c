@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,27 +116,10 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
 
 /* ---- the pool ---- */
 
-/* Whether the server has spoken on an idle pooled connection. It says
-   nothing to one unless it ended it (pg_terminate_backend, a restart, an
-   idle timeout: a FATAL, then EOF), which libpq learns only when the next
-   statement fails - a 503 for a request while the database is up. */
-static int
-conn_ended(struct store_pg_conn *c)
-{
-    struct pollfd pfd;
-
-    pfd.fd = PQsocket(c->pg);
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    if (pfd.fd < 0)
-        return 1;
-    return poll(&pfd, 1, 0) != 0;
-}
-
 static int
 conn_usable(struct store_pg *s, struct store_pg_conn *c, struct ig_err *err)
 {
-    if (!c->bad && PQstatus(c->pg) == CONNECTION_OK && !conn_ended(c))
+    if (!c->bad && PQstatus(c->pg) == CONNECTION_OK)
         return 1;
     PQfinish(c->pg);
     c->pg = store_pg_connect(s->conninfo, err);

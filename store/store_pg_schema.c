@@ -202,12 +202,9 @@ store_pg_migrate(struct store_pg *s, struct store_pg_conn *c,
                    STORE_PG_LOCK_MIGRATE);
     if (run(c, sql, err, "cannot take the migration lock") != IG_OK ||
         run(c,
-            /* Only when missing: CREATE ... IF NOT EXISTS needs CREATE on
-               the schema even when the table exists, which the PDP's
-               least-privilege role has not (docs/operations.md). */
-            "DO $$BEGIN IF to_regclass('ig_schema') IS NULL THEN"
-            " CREATE TABLE ig_schema (version INTEGER NOT NULL);"
-            " INSERT INTO ig_schema VALUES (0); END IF; END$$",
+            "CREATE TABLE IF NOT EXISTS ig_schema (version INTEGER NOT NULL);"
+            "INSERT INTO ig_schema SELECT 0"
+            " WHERE NOT EXISTS (SELECT 1 FROM ig_schema)",
             err, "cannot create the schema table") != IG_OK ||
         run(c, "COMMIT", err, "schema") != IG_OK)
         return IG_ERR_IO;
