@@ -57,6 +57,10 @@ import time
 import unittest
 import urllib.parse
 
+# The replicas' database is the one each config names (a database of
+# this suite, as the least-privilege role), never the harness's own
+# per-server choice (IG_TEST_STORE=postgresql: serve --database).
+os.environ.pop("IG_TEST_STORE", None)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
 
