@@ -1127,7 +1127,7 @@ class OpenStatus(PgCase):
         finally:
             lock.close()
         self.assertEqual(st, 503, "OPEN: a session lookup the store could "
-                         "not answer: %s %s (verify passes)" % (st, body))
+                         "not answer: %s %s" % (st, body))
 
 
 # What pdp.pg_attack runs: every attack the code withstands.
