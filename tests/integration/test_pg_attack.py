@@ -889,6 +889,26 @@ class Notify(PgCase):
         self.assertGreater(n, 0)
         self.assertEqual(int(c.q("SELECT count(*) FROM audit_queue")), 0)
 
+    def test_forged_huge_sequenced_does_not_slow_reads(self):
+        """Any role that can connect may NOTIFY: a forged size of 2^64-1
+        once kept as the replicas' maximum, so no real announcement woke
+        a reader again and every read of the log after a write waited its
+        100 ms tick. Reads after writes must still be woken at once."""
+        c = self.c
+        a, b = c.servers
+        c.as_pdp("NOTIFY ig_sequenced, '18446744073709551615'")
+        slow = 0
+        for _ in range(20):
+            c.allow(b)
+            t0 = time.monotonic()
+            st, got, _ = c.audit(a, "/v1/audit/checkpoint")
+            self.assertEqual(st, 200, got)
+            slow += time.monotonic() - t0 >= 0.095
+        # Unwoken, about half wait (those the sequencer had not caught up
+        # with); woken, a read waits milliseconds.
+        self.assertLessEqual(slow, 3, "%d of 20 reads waited a whole tick"
+                             % slow)
+
     def test_forged_intent_notify_answers_the_real_state(self):
         c = self.c
         a, b = c.servers
