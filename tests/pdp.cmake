@@ -67,9 +67,10 @@ set_tests_properties(pdp.store_pg_race PROPERTIES LABELS pg TIMEOUT 300)
 # statement timeout, forged NOTIFY payloads, the sequencer killed, `audit
 # verify --db` on an edited or cut log, `store copy` into a served
 # database. pdp.pg_attack_open runs the attacks that still succeed (the
-# PDP's role can drop or forge audit events before they are sequenced):
-# it passes while each of them still succeeds, and fails once one is
-# caught or cannot run.
+# PDP's role can drop or forge audit events before they are sequenced; a
+# session lookup the store cannot answer is 401, not 503): it passes
+# while each of them still succeeds, and fails once one is caught or
+# cannot run.
 add_test(NAME pdp.pg_attack
   COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_pg_attack.py)
 set_tests_properties(pdp.pg_attack PROPERTIES

@@ -25,16 +25,30 @@ the offline checks the database's owner.
                     the log never skips its settle (503 while unsequenced,
                     never a log without the caller's events), a long poll
                     woken early answers the intent's real state
-    Sequencer       the PDP role holding the sequencer's advisory lock:
-                    audit reads fail closed; released, the log catches up
+                    (and the PDP role holding the sequencer's lock: audit
+                    reads fail closed; released, the log catches up); a
+                    forged 2^64-1 does not slow every read to a 100 ms tick
     Offline         `audit verify --db` on a database whose owner dropped
                     the triggers and edited an event, or cut the tail:
                     refused; `store copy` into a database a PDP serves, or
                     from a SQLite file a PDP holds: refused
-    OpenQueue       (known, not fixed: pdp.pg_attack_open, WILL_FAIL) the
-                    PDP role can drop queued, acknowledged events before
-                    they are sequenced, and queue forged ones that the
-                    sequencer signs
+    Votes           one approver voting approve and deny on two replicas
+                    at once while connections are terminated: one vote,
+                    one resolution, the state that vote says
+    Restart         a cluster of the test's own restarted (immediate)
+                    under load: no 200 or 201 unrecorded, no hang, every
+                    acknowledged intent in the log, the replicas recover
+    Reconnect       every connection ended while idle: the next requests
+                    succeed (no 503, no BLOCK of a failed count)
+    Sequencer       the sequencer SIGKILLed under load: the other takes
+                    over, nothing acknowledged lost, the killed one starts
+                    on its own anchor, both anchors verify
+    OpenQueue,      (known, not fixed: pdp.pg_attack_open runs them and
+    OpenStatus      passes while they still succeed) the PDP role can drop
+                    queued, acknowledged events before they are sequenced,
+                    queue forged ones, or write a leaf into audit_events,
+                    and the sequencer signs them; a session lookup the
+                    store cannot answer is 401, not 503
 
 Nothing waits on a timer: each step waits (wait_until) for what it can
 observe - a line in psql's output, a log line, a parked poll, a row.
@@ -48,7 +62,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
