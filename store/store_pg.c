@@ -139,12 +139,16 @@ stopping(struct store_pg *s)
     return v;
 }
 
+/* An announcement on ig_sequenced (or a reconnect): s->sequenced counts
+   them. Not the size the payload says: any role that can connect may
+   NOTIFY, and a forged huge size kept as the maximum left every later
+   real announcement unseen by settle_wait (which waits for a change), so
+   each read of the log waited out its 100 ms tick. */
 static void
-announce_sequenced(struct store_pg *s, uint64_t size)
+announce_sequenced(struct store_pg *s)
 {
     (void)pthread_mutex_lock(&s->seq_mu);
-    if (size > s->sequenced)
-        s->sequenced = size;
+    s->sequenced++;
     (void)pthread_cond_broadcast(&s->seq_cv);
     (void)pthread_mutex_unlock(&s->seq_mu);
 }
@@ -200,7 +204,7 @@ listener_main(void *arg)
                 store_pg_log(s, "info", "store.pg_listener_back", NULL);
                 if (s->opts.on_commit != NULL)
                     s->opts.on_commit(s->opts.on_commit_ctx, NULL);
-                announce_sequenced(s, 0);
+                announce_sequenced(s);
             }
             lost = 0;
         }
@@ -226,7 +230,7 @@ listener_main(void *arg)
                 !store_pg_own_pid(s, n->be_pid))
                 store_pg_committed(s, n->extra);
             else if (strcmp(n->relname, STORE_PG_CH_SEQUENCED) == 0)
-                announce_sequenced(s, strtoull(n->extra, NULL, 10));
+                announce_sequenced(s);
             PQfreemem(n);
         }
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "ig_json.h"
@@ -39,6 +40,16 @@ quiet(void *arg, const char *message)
     (void)message;
 }
 
+/* Whether text holds "password" in any case. */
+static int
+names_password(const char *text)
+{
+    for (; *text != '\0'; text++)
+        if (strncasecmp(text, "password", 8) == 0)
+            return 1;
+    return 0;
+}
+
 PGconn *
 store_pg_connect(const char *conninfo, struct ig_err *err)
 {
@@ -54,7 +65,32 @@ store_pg_connect(const char *conninfo, struct ig_err *err)
         "dbname",           NULL};
     char timeout[16], options[64];
     const char *vals[10];
+    PQconninfoOption *parsed;
+    char *why = NULL;
     PGconn *c;
+
+    /* libpq quotes the part of a URL it cannot parse (a password with a
+       stray %, or the whole URL), and the message is logged: name the
+       reason only when the URL can hold no password - no userinfo (@),
+       no "password" key, nothing percent-encoded. */
+    parsed = PQconninfoParse(conninfo, &why);
+    if (parsed == NULL) {
+        if (why == NULL)
+            (void)ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        else if (strpbrk(conninfo, "@%") != NULL || names_password(conninfo))
+            (void)ig_err_set(err, IG_ERR_INVALID,
+                             "cannot connect to PostgreSQL: the database URL "
+                             "is not valid (libpq's reason is not shown: it "
+                             "may quote a password)");
+        else
+            (void)ig_err_set(err, IG_ERR_INVALID,
+                             "cannot connect to PostgreSQL: the database URL "
+                             "is not valid: %.*s",
+                             (int)strcspn(why, "\n"), why);
+        PQfreemem(why);
+        return NULL;
+    }
+    PQconninfoFree(parsed);
 
     (void)snprintf(timeout, sizeof(timeout), "%d", STORE_PG_CONNECT_S);
     (void)snprintf(options, sizeof(options), "-c statement_timeout=%d",

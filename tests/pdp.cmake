@@ -73,3 +73,29 @@ add_test(NAME pdp.replicas
 set_tests_properties(pdp.replicas PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=postgresql"
   LABELS pg TIMEOUT 900)
+
+
+# Attacks on the PostgreSQL store and its replicas (issue 17), on fresh
+# databases of the cluster IG_TEST_PG_URL names (they fail without it):
+# a URL's password kept out of logs and errors, redeems, idempotency keys
+# and votes raced over two replicas while pg_terminate_backend cuts their
+# connections, a database restarted under load (a cluster of the test's
+# own), idle connections the server ended, a table locked past the
+# statement timeout, forged NOTIFY payloads, the sequencer killed, `audit
+# verify --db` on an edited or cut log, `store copy` into a served
+# database. pdp.pg_attack_open runs the attacks that still succeed (the
+# PDP's role can drop or forge audit events before they are sequenced; a
+# session lookup the store cannot answer is 401, not 503): it passes
+# while each of them still succeeds, and fails once one is caught or
+# cannot run.
+add_test(NAME pdp.pg_attack
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_pg_attack.py)
+set_tests_properties(pdp.pg_attack PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  LABELS "integration;pg" TIMEOUT 600)
+add_test(NAME pdp.pg_attack_open
+  COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_pg_attack.py
+  --open)
+set_tests_properties(pdp.pg_attack_open PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  LABELS "integration;pg" TIMEOUT 600)
