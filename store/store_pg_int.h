@@ -47,9 +47,11 @@
 #define STORE_PG_LOCK_VOTES 0x6967000003LL
 
 /* NOTIFY channels (see store_pg.c). */
-#define STORE_PG_CH_INTENT "ig_intent"       /* payload: an intent id */
-#define STORE_PG_CH_AUDIT "ig_audit"         /* events were queued */
-#define STORE_PG_CH_SEQUENCED "ig_sequenced" /* payload: the tree size */
+#define STORE_PG_CH_INTENT "ig_intent" /* payload: an intent id */
+#define STORE_PG_CH_AUDIT "ig_audit"   /* events were queued */
+#define STORE_PG_CH_SEQUENCED                                                  \
+    "ig_sequenced" /* payload: the tree size                                   \
+                     (informative only) */
 
 #define STORE_PG_POOL_DEFAULT 16    /* connections per replica */
 #define STORE_PG_PARAMS_MAX 32      /* parameters of one statement */
@@ -116,8 +118,9 @@ struct store_pg {
     /* the listener: LISTEN on its own connection */
     pthread_t listener;
     int listener_started;
-    /* The tree size the sequencer last announced (ig_sequenced), and a
-       condition broadcast on every announcement and reconnect. */
+    /* How many announcements ig_sequenced made (and reconnects), never
+       what they said - any role may NOTIFY (store_pg.c) - and a
+       condition broadcast on each. */
     pthread_mutex_t seq_mu;
     pthread_cond_t seq_cv;
     uint64_t sequenced;

@@ -64,9 +64,10 @@ actions = payments.
 token_sha256 = $(h "$exec_tok")
 CONF
 }
-# start NAME: start a replica on its config, print its port.
+# start NAME: start a replica on its config; its port in $tmp/NAME.port.
+# (Not in a command substitution: the server would hold its pipe open.)
 start() {
-    "$ig" serve --config "$tmp/$1.conf" 2>"$tmp/$1.log" &
+    "$ig" serve --config "$tmp/$1.conf" >/dev/null 2>"$tmp/$1.log" &
     pids+=($!)
     local port=
     for _ in $(seq 200); do
@@ -75,7 +76,7 @@ start() {
         sleep 0.05
     done
     [ -n "$port" ] || { cat "$tmp/$1.log" >&2; exit 1; }
-    echo "$port"
+    echo "$port" >"$tmp/$1.port"
 }
 stop_all() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -136,21 +137,21 @@ PY
 
 echo "== ${secs}s closed loop (64 connections) + ${secs}s open loop at 1000/s"
 conf sqlite ig.db
-port=$(start sqlite)
-run "SQLite (synchronous=full)" "$port"
+start sqlite
+run "SQLite (synchronous=full)" "$(cat "$tmp/sqlite.port")"
 stop_all
 
 conf pg1 "$(newdb bench_one)"
-port=$(start pg1)
-run "PostgreSQL, 1 replica" "$port"
+start pg1
+run "PostgreSQL, 1 replica" "$(cat "$tmp/pg1.port")"
 stop_all
 
 db=$(newdb bench_two)
 conf pga "$db"
 conf pgb "$db"
-pa=$(start pga)
-pb=$(start pgb)
-run "PostgreSQL, 2 replicas" "$pa" "$pb"
+start pga
+start pgb
+run "PostgreSQL, 2 replicas" "$(cat "$tmp/pga.port")" "$(cat "$tmp/pgb.port")"
 stop_all
 psql -Atq "$pgurl" -c "SHOW synchronous_commit" -c "SHOW fsync" |
     paste -sd' ' | sed 's/^/  postgres: synchronous_commit fsync = /'
