@@ -161,13 +161,15 @@ void pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
 /* Add Retry-After to r's reply when out asks the client to wait. */
 void pdp_login_retry_after(struct pdp_req *r, const struct pdp_login *out);
 
-/* The approver of a live session (touching its idle timer), or NULL (also
-   when the store cannot be read: logged). csrf (may be NULL) receives the
-   session's CSRF token. Sessions are in the store: one made on any
-   replica is good on all. */
+/* The approver of a live session (touching its idle timer), or NULL.
+   csrf (may be NULL) receives the session's CSRF token. *unavailable (may
+   be NULL) is 1 when NULL means the store could not be read (logged): the
+   caller answers 503 STORE_UNAVAILABLE, not "sign in again". Sessions are
+   in the store: one made on any replica is good on all. */
 const struct pdp_approver *pdp_approver_session(struct pdp_server *s,
                                                 const char *session,
-                                                char csrf[PDP_CSRF_LEN + 1]);
+                                                char csrf[PDP_CSRF_LEN + 1],
+                                                int *unavailable);
 
 /* End a session (logout), on every replica. */
 void pdp_approver_logout(struct pdp_server *s, const char *session);

@@ -42,10 +42,15 @@ bearer(struct pdp_req *r)
 static const struct pdp_approver *
 approver_of(struct pdp_req *r)
 {
+    int down = 0;
     const struct pdp_approver *a =
-        pdp_approver_session(r->srv, bearer(r), NULL);
+        pdp_approver_session(r->srv, bearer(r), NULL, &down);
 
-    if (a == NULL)
+    if (a == NULL && down)
+        pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
+                        "the session cannot be checked now: the store is "
+                        "unavailable; try again");
+    else if (a == NULL)
         pdp_reply_error(r, 401, "UNAUTHENTICATED", NULL,
                         "log in at POST /v1/approver/login and send "
                         "Authorization: Bearer <session token>");

@@ -413,7 +413,7 @@ pdp_approver_login(struct pdp_req *r, const char *id, const char *password,
 
 const struct pdp_approver *
 pdp_approver_session(struct pdp_server *s, const char *session,
-                     char csrf[PDP_CSRF_LEN + 1])
+                     char csrf[PDP_CSRF_LEN + 1], int *unavailable)
 {
     unsigned char hash[APPR_SESSION_HASH_BYTES];
     char id[APPR_APPROVER_MAX + 1], token[IG_SESSION_CSRF_MAX + 1];
@@ -431,6 +431,8 @@ pdp_approver_session(struct pdp_server *s, const char *session,
     if (st == IG_OK && csrf != NULL)
         memcpy(csrf, token, PDP_CSRF_LEN + 1);
     sodium_memzero(token, sizeof(token));
+    if (unavailable != NULL)
+        *unavailable = st == IG_ERR_IO;
     if (st == IG_ERR_IO)
         pdp_log("error", "session.lookup_failed",
                 json_pack("{s:s}", "reason",

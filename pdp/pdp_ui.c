@@ -53,6 +53,7 @@ struct ui {
     char session[PDP_SESSION_ID_LEN + 1];
     char csrf[PDP_CSRF_LEN + 1]; /* the session's token */
     struct appr_page page;
+    int store_down; /* the session could not be checked (session_of) */
 };
 
 /* ---- replies ---- */
@@ -113,7 +114,7 @@ session_of(struct ui *u)
 
     if (!token_shaped(id, "igs_", PDP_SESSION_ID_LEN))
         return 0;
-    u->who = pdp_approver_session(u->r->srv, id, u->csrf);
+    u->who = pdp_approver_session(u->r->srv, id, u->csrf, &u->store_down);
     if (u->who == NULL)
         return 0;
     (void)snprintf(u->session, sizeof(u->session), "%s", id);
@@ -130,7 +131,12 @@ need_session(struct ui *u)
 {
     if (session_of(u))
         return 0;
-    pdp_ui_redirect(u->r, "/ui/login");
+    if (u->store_down) /* not "sign in again": the store is down */
+        error_page(u, 503, "Store unavailable",
+                   "Your session cannot be checked right now. Try again in "
+                   "a moment.");
+    else
+        pdp_ui_redirect(u->r, "/ui/login");
     return -1;
 }
 

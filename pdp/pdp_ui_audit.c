@@ -70,10 +70,17 @@ need_session(struct aui *u)
 {
     const char *id =
         MHD_lookup_connection_value(u->r->conn, MHD_COOKIE_KIND, "ig_session");
+    int down = 0;
 
     if (id != NULL && strlen(id) == PDP_SESSION_ID_LEN &&
         strncmp(id, "igs_", 4) == 0 && chars_in(id + 4, IG_ID_MAX, B64URL))
-        u->who = pdp_approver_session(u->r->srv, id, u->csrf);
+        u->who = pdp_approver_session(u->r->srv, id, u->csrf, &down);
+    if (u->who == NULL && down) {
+        error_page(u, 503, "Store unavailable",
+                   "Your session cannot be checked right now. Try again in "
+                   "a moment.");
+        return -1;
+    }
     if (u->who == NULL) {
         pdp_ui_redirect(u->r, "/ui/login");
         return -1;
