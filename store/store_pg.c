@@ -5,9 +5,11 @@
  * replica's wake-ups.
  *
  * Workers: the _async writes queue a job; each of nworkers threads takes
- * one at a time and runs it as a transaction on a pooled connection, then
- * calls its done callback. PostgreSQL groups the concurrent commits'
- * WAL flushes itself, so there is no batching here.
+ * everything queued (up to STORE_PG_BATCH_MAX jobs) and runs it as ONE
+ * transaction on a pooled connection, each job in its own savepoint
+ * (store_pg_txn_batch: group commit, one WAL flush for the batch, as the
+ * SQLite writer does), then calls each job's done callback with its own
+ * status. A batch that cannot commit runs again job by job.
  *
  * Listener: one connection LISTENs on ig_intent (an intent's state changed
  * on some replica: opts.on_commit) and ig_sequenced (the sequencer moved
@@ -40,30 +42,45 @@ static void *
 worker_main(void *arg)
 {
     struct store_pg *s = arg;
+    struct store_pg_job *batch[STORE_PG_BATCH_MAX];
+    store_pg_txn_fn fn[STORE_PG_BATCH_MAX];
+    void *args[STORE_PG_BATCH_MAX];
+    enum ig_status st[STORE_PG_BATCH_MAX];
 
     for (;;) {
-        struct store_pg_job *j;
-        enum ig_status st;
+        size_t n = 0, i;
 
         (void)pthread_mutex_lock(&s->mu);
         while (s->head == NULL && !s->stopping)
             (void)pthread_cond_wait(&s->wake, &s->mu);
-        j = s->head;
-        if (j == NULL) { /* stopping with nothing left */
+        if (s->head == NULL) { /* stopping with nothing left */
             (void)pthread_mutex_unlock(&s->mu);
             return NULL;
         }
-        s->head = j->next;
+        /* Everything queued, up to a batch: one commit for all. */
+        while (s->head != NULL && n < STORE_PG_BATCH_MAX) {
+            batch[n] = s->head;
+            fn[n] = batch[n]->fn;
+            args[n] = batch[n]->arg;
+            s->head = batch[n]->next;
+            n++;
+        }
         if (s->head == NULL)
             s->tail = NULL;
+        else /* more for another worker */
+            (void)pthread_cond_signal(&s->wake);
         (void)pthread_mutex_unlock(&s->mu);
-        st = store_pg_txn(s, j->fn, j->arg);
-        atomic_fetch_sub(&s->queued, 1);
-        if (j->done != NULL)
-            j->done(j->ctx, st);
-        if (j->free_arg != NULL)
-            j->free_arg(j->arg);
-        free(j);
+        store_pg_txn_batch(s, n, fn, args, st);
+        atomic_fetch_sub(&s->queued, n);
+        for (i = 0; i < n; i++) {
+            struct store_pg_job *j = batch[i];
+
+            if (j->done != NULL)
+                j->done(j->ctx, st[i]);
+            if (j->free_arg != NULL)
+                j->free_arg(j->arg);
+            free(j);
+        }
     }
 }
 

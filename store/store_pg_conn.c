@@ -490,6 +490,21 @@ simple(struct store_pg_conn *c, const char *sql, char state[6])
     return IG_ERR_IO;
 }
 
+/* Commit time and writes to the observer. */
+static void
+observe(struct store_pg *s, double seconds, size_t writes)
+{
+    store_commit_observer obs;
+    void *octx;
+
+    (void)pthread_mutex_lock(&s->obs_mu);
+    obs = s->observer;
+    octx = s->observer_ctx;
+    (void)pthread_mutex_unlock(&s->obs_mu);
+    if (obs != NULL)
+        obs(octx, seconds, writes);
+}
+
 enum ig_status
 store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c, store_pg_txn_fn fn,
                 void *arg)
@@ -522,21 +537,87 @@ store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c, store_pg_txn_fn fn,
         }
         t0 = ig_time_mono();
         if (simple(c, "COMMIT", state) == IG_OK) {
-            store_commit_observer obs;
-            void *octx;
-
-            (void)pthread_mutex_lock(&s->obs_mu);
-            obs = s->observer;
-            octx = s->observer_ctx;
-            (void)pthread_mutex_unlock(&s->obs_mu);
-            if (obs != NULL)
-                obs(octx, ig_time_mono() - t0, 1);
+            observe(s, ig_time_mono() - t0, 1);
             return IG_OK;
         }
         if (!retryable(c, state))
             return IG_ERR_IO;
     }
     return st;
+}
+
+/* The batch's transaction on c: 0 when every body ran (st[i] each one's
+   status) and it committed; -1 when it must run again body by body. */
+static int
+batch_on(struct store_pg *s, struct store_pg_conn *c, size_t n,
+         store_pg_txn_fn const *fn, void *const *arg, enum ig_status *st)
+{
+    char state[6];
+    double t0;
+    size_t i;
+
+    if (simple(c, "BEGIN", state) != IG_OK)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (simple(c, "SAVEPOINT w", state) != IG_OK)
+            return -1;
+        c->failed[0] = '\0';
+        st[i] = fn[i](s, c, arg[i]);
+        /* A lost connection, a serialization failure or a deadlock
+           spoils the batch: every body runs again alone, with retries. */
+        if (c->bad || (st[i] == IG_ERR_IO && retryable(c, c->failed)))
+            return -1;
+        /* A refused body leaves nothing behind: back to its savepoint. */
+        if (st[i] != IG_OK &&
+            simple(c, "ROLLBACK TO SAVEPOINT w", state) != IG_OK)
+            return -1;
+        if (simple(c, "RELEASE SAVEPOINT w", state) != IG_OK)
+            return -1;
+    }
+    t0 = ig_time_mono();
+    if (simple(c, "COMMIT", state) != IG_OK)
+        return -1;
+    observe(s, ig_time_mono() - t0, n);
+    return 0;
+}
+
+void
+store_pg_txn_batch(struct store_pg *s, size_t n, store_pg_txn_fn const *fn,
+                   void *const *arg, enum ig_status *st)
+{
+    struct ig_err err;
+    struct store_pg_conn *c;
+    size_t i;
+
+    if (n == 1) {
+        st[0] = store_pg_txn(s, fn[0], arg[0]);
+        return;
+    }
+    c = store_pg_conn_get(s, &err);
+    if (c == NULL) {
+        store_pg_log(s, "warn", "store.pg_unavailable",
+                     json_pack("{s:s}", "message", err.msg));
+        for (i = 0; i < n; i++)
+            st[i] = IG_ERR_IO;
+        return;
+    }
+    if (batch_on(s, c, n, fn, arg, st) == 0) {
+        store_pg_conn_put(s, c);
+        return;
+    }
+    if (!c->bad && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        PGresult *r = PQexec(c->pg, "ROLLBACK");
+
+        PQclear(r);
+    }
+    store_pg_conn_put(s, c);
+    /* As the SQLite writer does when a group commit fails: each write
+       again, alone, so that one write's failure is its own. A COMMIT lost
+       with the connection may have committed: a write then finds itself
+       recorded (an intent's id or key, a redemption) and is refused, never
+       recorded twice. */
+    for (i = 0; i < n; i++)
+        st[i] = store_pg_txn(s, fn[i], arg[i]);
 }
 
 enum ig_status

@@ -54,6 +54,7 @@
                      (informative only) */
 
 #define STORE_PG_POOL_DEFAULT 16    /* connections per replica */
+#define STORE_PG_BATCH_MAX 64       /* async writes in one transaction */
 #define STORE_PG_PARAMS_MAX 32      /* parameters of one statement */
 #define STORE_PG_PREPARED_MAX 96    /* statements prepared per connection */
 #define STORE_PG_STATEMENT_MS 10000 /* statement_timeout */
@@ -189,6 +190,14 @@ json_t *store_pg_json(const PGresult *r, int row, int col);
    5 times. Reports the commit to the observer. */
 enum ig_status store_pg_txn(struct store_pg *s, store_pg_txn_fn fn,
                             void *arg) IG_WUR;
+/* Run n bodies in ONE transaction on a pooled connection, each in its own
+   savepoint: st[i] is fn[i]'s status, and a refused body (rolled back to
+   its savepoint) leaves the others - one COMMIT, one WAL flush, for all
+   (group commit, store_pg.c's workers). When the batch cannot commit, or
+   a body meets a lost connection, a serialization failure or a deadlock,
+   every body runs again alone (store_pg_txn). */
+void store_pg_txn_batch(struct store_pg *s, size_t n, store_pg_txn_fn const *fn,
+                        void *const *arg, enum ig_status *st);
 /* The same on the caller's connection (already got). */
 enum ig_status store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c,
                                store_pg_txn_fn fn, void *arg) IG_WUR;

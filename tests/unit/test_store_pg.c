@@ -371,6 +371,70 @@ test_async_and_failed_job_isolated(void **state)
     assert_int_equal(store_redeem(f->s, &rr), IG_ERR_EXISTS);
 }
 
+static atomic_size_t batch_max; /* the most writes one commit held */
+
+static void
+observe_batch(void *ctx, double seconds, size_t writes)
+{
+    size_t cur = atomic_load(&batch_max);
+
+    (void)ctx;
+    (void)seconds;
+    while (writes > cur &&
+           !atomic_compare_exchange_weak(&batch_max, &cur, writes))
+        ;
+}
+
+/* Async writes queued together commit together (group commit), each in
+   its own savepoint: a failing one (an intent id used twice) and a
+   refused one (a second redeem of one grant in the same batch) leave the
+   others recorded, and nothing of their own. */
+static void
+test_async_batch(void **state)
+{
+    enum { N = 48 };
+    struct fixture *f = *state;
+    static struct store_intent_rec r[N];
+    static struct store_redeem_rec rr[2];
+    static char ids[N][4][40], *replay[N];
+    static atomic_int st[N], rst[2];
+    int64_t now = ig_time_now();
+    int i;
+
+    atomic_store(&batch_max, 0);
+    store_set_observer(f->s, observe_batch, NULL);
+    for (i = 0; i < N; i++) {
+        pgt_make_rec(&r[i], ids[i], 100 + i, NULL, now);
+        atomic_store(&st[i], IG_ERR_NOMEM);
+    }
+    r[N - 1].intent_id = ids[0][0]; /* its insert fails: 23505 */
+    assert_int_equal(store_put_intent(f->s, &r[0], &replay[0]), IG_OK);
+    for (i = 1; i < N; i++)
+        assert_int_equal(
+            store_put_intent_async(f->s, &r[i], &replay[i], async_done, &st[i]),
+            IG_OK);
+    for (i = 1; i < N - 1; i++)
+        assert_int_equal(await(&st[i]), IG_OK);
+    assert_int_equal(await(&st[N - 1]), IG_ERR_IO);
+    assert_int_equal(pgt_events(&f->db), N - 1);
+    /* Two redeems of one grant, queued together: one each way. */
+    for (i = 0; i < 2; i++) {
+        memset(&rr[i], 0, sizeof(rr[i]));
+        rr[i].jti = ids[1][2];
+        rr[i].intent_id = ids[1][0];
+        rr[i].executor = "exec-1";
+        atomic_store(&rst[i], IG_ERR_NOMEM);
+        assert_int_equal(store_redeem_async(f->s, &rr[i], async_done, &rst[i]),
+                         IG_OK);
+    }
+    assert_int_equal(await(&rst[0]) + await(&rst[1]), IG_OK + IG_ERR_EXISTS);
+    assert_true(await(&rst[0]) == IG_OK || await(&rst[1]) == IG_OK);
+    assert_int_equal(pgt_events(&f->db), N - 1); /* redeems here carry none */
+    /* 47 writes queued at once by one thread: some commit shared one. */
+    assert_true(atomic_load(&batch_max) > 1);
+    store_set_observer(f->s, NULL, NULL);
+}
+
 static void
 test_votes(void **state)
 {
@@ -591,6 +655,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_redeem_once_across_reopen, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_outcome_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_and_failed_job_isolated,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_votes, setup, teardown),
