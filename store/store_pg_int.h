@@ -54,7 +54,7 @@
                      (informative only) */
 
 #define STORE_PG_POOL_DEFAULT 16    /* connections per replica */
-#define STORE_PG_BATCH_MAX 64       /* async writes in one transaction */
+#define STORE_PG_BATCH_MAX 8       /* async writes in one transaction */
 #define STORE_PG_PARAMS_MAX 32      /* parameters of one statement */
 #define STORE_PG_PREPARED_MAX 96    /* statements prepared per connection */
 #define STORE_PG_STATEMENT_MS 10000 /* statement_timeout */

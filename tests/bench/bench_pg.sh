@@ -52,7 +52,7 @@ listen = 127.0.0.1:0
 database = $2
 signing_key = keys/signing.key
 policy_dir = policies
-threads = 2
+threads = ${IG_BENCH_THREADS:-2}
 synchronous = full
 [policy]
 quota_per_minute = 100000000
