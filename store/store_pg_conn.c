@@ -639,10 +639,15 @@ store_pg_txn(struct store_pg *s, store_pg_txn_fn fn, void *arg)
 
 /* ---- what every write appends ---- */
 
+/* The queue rows (their ids in the array's order) and the wake-ups, in
+   one statement: a data-modifying WITH runs whether or not it is read. */
 static const char SQL_QUEUE[] =
-    "INSERT INTO audit_queue (event) SELECT unnest($1::text[])";
-static const char SQL_NOTIFY_AUDIT[] =
+    "WITH q AS (INSERT INTO audit_queue (event) SELECT unnest($1::text[])) "
     "SELECT pg_notify('" STORE_PG_CH_AUDIT "', '')";
+static const char SQL_QUEUE_INTENT[] =
+    "WITH q AS (INSERT INTO audit_queue (event) SELECT unnest($1::text[])) "
+    "SELECT pg_notify('" STORE_PG_CH_AUDIT
+    "', ''), pg_notify('" STORE_PG_CH_INTENT "', $2)";
 static const char SQL_NOTIFY_INTENT[] =
     "SELECT pg_notify('" STORE_PG_CH_INTENT "', $1)";
 
@@ -682,8 +687,8 @@ text_array(const char *const *ev, size_t n)
 }
 
 enum ig_status
-store_pg_queue_events(struct store_pg *s, struct store_pg_conn *c,
-                      const char *const *ev, size_t n)
+store_pg_finish(struct store_pg *s, struct store_pg_conn *c,
+                const char *const *ev, size_t n, const char *intent_id)
 {
     struct store_pg_params p;
     enum ig_status st;
@@ -691,7 +696,9 @@ store_pg_queue_events(struct store_pg *s, struct store_pg_conn *c,
     size_t i;
 
     if (n == 0)
-        return IG_OK;
+        return store_pg_notify_intent(s, c, intent_id);
+    if (ev == NULL)
+        return IG_ERR_INVALID;
     for (i = 0; i < n; i++)
         if (ev[i] == NULL)
             return IG_ERR_INVALID;
@@ -700,11 +707,21 @@ store_pg_queue_events(struct store_pg *s, struct store_pg_conn *c,
         return IG_ERR_NOMEM;
     store_pg_params_init(&p);
     store_pg_param_text(&p, arr);
-    st = store_pg_exec(s, c, SQL_QUEUE, &p);
+    if (intent_id != NULL && intent_id[0] != '\0') {
+        store_pg_param_text(&p, intent_id);
+        st = store_pg_exec(s, c, SQL_QUEUE_INTENT, &p);
+    } else {
+        st = store_pg_exec(s, c, SQL_QUEUE, &p);
+    }
     free(arr);
-    if (st == IG_OK)
-        st = store_pg_exec(s, c, SQL_NOTIFY_AUDIT, NULL);
     return st;
+}
+
+enum ig_status
+store_pg_queue_events(struct store_pg *s, struct store_pg_conn *c,
+                      const char *const *ev, size_t n)
+{
+    return store_pg_finish(s, c, ev, n, NULL);
 }
 
 enum ig_status

@@ -54,7 +54,7 @@
                      (informative only) */
 
 #define STORE_PG_POOL_DEFAULT 16    /* connections per replica */
-#define STORE_PG_BATCH_MAX 8       /* async writes in one transaction */
+#define STORE_PG_BATCH_MAX 8        /* async writes in one transaction */
 #define STORE_PG_PARAMS_MAX 32      /* parameters of one statement */
 #define STORE_PG_PREPARED_MAX 96    /* statements prepared per connection */
 #define STORE_PG_STATEMENT_MS 10000 /* statement_timeout */
@@ -208,6 +208,12 @@ enum ig_status store_pg_txn_on(struct store_pg *s, struct store_pg_conn *c,
 enum ig_status store_pg_queue_events(struct store_pg *s,
                                      struct store_pg_conn *c,
                                      const char *const *ev, size_t n) IG_WUR;
+/* Inside a transaction, what every write of an intent ends with, in one
+   statement: its n events queued (store_pg_queue_events) and the
+   NOTIFY of intent_id (store_pg_notify_intent; NULL or "": none). */
+enum ig_status store_pg_finish(struct store_pg *s, struct store_pg_conn *c,
+                               const char *const *ev, size_t n,
+                               const char *intent_id) IG_WUR;
 /* Inside a transaction: NOTIFY every replica that intent_id changed. */
 enum ig_status store_pg_notify_intent(struct store_pg *s,
                                       struct store_pg_conn *c,

@@ -149,10 +149,7 @@ txn_vote(struct store_pg *s, struct store_pg_conn *c, void *arg)
     if (res == NULL)
         return strcmp(state, "23505") == 0 ? IG_ERR_EXISTS : IG_ERR_IO;
     PQclear(res);
-    st = store_pg_queue_events(s, c, r->events, r->nevents);
-    if (st == IG_OK)
-        st = store_pg_notify_intent(s, c, r->intent_id);
-    return st;
+    return store_pg_finish(s, c, r->events, r->nevents, r->intent_id);
 }
 
 enum ig_status

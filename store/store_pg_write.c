@@ -103,14 +103,9 @@ static enum ig_status
 finish(struct store_pg *s, struct store_pg_conn *c, const char *const *ev,
        size_t n, const char *intent_id)
 {
-    enum ig_status st;
-
     if (ev == NULL && n > 0)
         return IG_ERR_INVALID;
-    st = store_pg_queue_events(s, c, ev, n);
-    if (st == IG_OK)
-        st = store_pg_notify_intent(s, c, intent_id);
-    return st;
+    return store_pg_finish(s, c, ev, n, intent_id);
 }
 
 /* Run a query that returns one row into *res: IG_OK, or IG_ERR_IO when it
