@@ -7,6 +7,10 @@ talk to it over HTTP. Python standard library only.
     srv.stop()
     srv.wait_parked(1)                  # a long poll is parked (/metrics)
     srv.rows("SELECT ...")              # the store's rows, either backend
+    srv.audit_events()                  # the audit log's events, settled
+    srv.settled()                       # PostgreSQL: audit_queue sequenced
+    stall = srv.stall_writes()          # the writer waits; stall.release()
+    srv.store()                         # what `audit verify --db` takes
     run_tests()                         # the suite's main: see exit_status
 
 A suite exits 0 only when every test ran and passed: a skipped test exits
@@ -26,7 +30,7 @@ a fresh database of the cluster at IG_TEST_PG_URL (pg.py), passed with
 one, and cleanup() drops it. Without IG_TEST_PG_URL such a run fails. A
 test may also name its server's database itself (database=: a SQLite file
 or a URL, e.g. several replicas on one). run_tests() leaves out the cases
-pg.LEFT_OUT lists (they open the SQLite file) and says which.
+pg.LEFT_OUT lists (they need SQLite itself) and says which.
 """
 import http.client
 import json
