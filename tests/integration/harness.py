@@ -7,6 +7,10 @@ talk to it over HTTP. Python standard library only.
     srv.stop()
     srv.wait_parked(1)                  # a long poll is parked (/metrics)
     srv.rows("SELECT ...")              # the store's rows, either backend
+    srv.audit_events()                  # the audit log's events, settled
+    srv.settled()                       # PostgreSQL: audit_queue sequenced
+    stall = srv.stall_writes()          # the writer waits; stall.release()
+    srv.store()                         # what `audit verify --db` takes
     run_tests()                         # the suite's main: see exit_status
 
 A suite exits 0 only when every test ran and passed: a skipped test exits
@@ -26,7 +30,7 @@ a fresh database of the cluster at IG_TEST_PG_URL (pg.py), passed with
 one, and cleanup() drops it. Without IG_TEST_PG_URL such a run fails. A
 test may also name its server's database itself (database=: a SQLite file
 or a URL, e.g. several replicas on one). run_tests() leaves out the cases
-pg.LEFT_OUT lists (they open the SQLite file) and says which.
+pg.LEFT_OUT lists (they need SQLite itself) and says which.
 """
 import http.client
 import json
@@ -412,6 +416,48 @@ class Server:
         finally:
             db.close()
 
+    def on_postgres(self):
+        """True when this server's records are in PostgreSQL."""
+        return self.database is not None and pg.is_url(self.database)
+
+    def store(self):
+        """What `audit verify --db` and the other commands take for this
+        server's store: the PostgreSQL URL, or the SQLite file."""
+        return self.database if self.on_postgres() else self.sqlite_path()
+
+    def settled(self, timeout=30):
+        """Wait until every audit event committed so far is in
+        audit_events: on PostgreSQL until the sequencer has emptied
+        audit_queue (polled: observable state, no timer); on SQLite at
+        once (a write puts its events there itself). The server need not
+        be running, but on PostgreSQL some PDP must be (or have drained
+        the queue when it stopped)."""
+        if not self.on_postgres():
+            return
+        wait_until(lambda: not self.rows("SELECT 1 FROM audit_queue LIMIT 1"),
+                   "the audit queue of %s to be sequenced"
+                   % pg.dbname(self.database), timeout)
+
+    def audit_events(self):
+        """The audit events (parsed JSON) in log order, once settled."""
+        self.settled()
+        return [json.loads(r["event"]) for r in
+                self.rows("SELECT event FROM audit_events ORDER BY seq")]
+
+    def leaf_count(self):
+        """How many events the audit log holds, once settled."""
+        self.settled()
+        return self.rows("SELECT count(*) AS n FROM audit_events")[0]["n"]
+
+    def stall_writes(self):
+        """Hold the store's writer (a WriteStall; release() lets it go):
+        on SQLite a write transaction on the file (BEGIN IMMEDIATE), on
+        PostgreSQL a psql session holding LOCK TABLE intents IN EXCLUSIVE
+        MODE (readers go on, every intent's INSERT waits). Returns once
+        the lock is held."""
+        return WriteStall(self.database if self.on_postgres() else None,
+                          None if self.on_postgres() else self.sqlite_path())
+
     def metric(self, name):
         """The value of an unlabelled metric on GET /metrics, or None."""
         st, text, _ = self.call("GET", "/metrics", raw_response=True)
@@ -473,6 +519,55 @@ class Server:
         return self.call("POST", "/v1/grants/redeem",
                          token or self.env["INTENTGATE_EXECUTOR_TOKEN"],
                          {"grant": grant, "intent_id": intent_id})
+
+
+class WriteStall:
+    """A lock that makes the store's writer wait (Server.stall_writes)."""
+
+    MARKER = "ig-write-stall-held"
+
+    def __init__(self, url, path):
+        self.db = self.p = None
+        if url is None:
+            self.db = sqlite3.connect(path, isolation_level=None)
+            self.db.execute("BEGIN IMMEDIATE")
+            return
+        self.p = subprocess.Popen(
+            ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d",
+             url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.p.stdin.write("BEGIN; LOCK TABLE intents IN EXCLUSIVE MODE; "
+                           "SELECT '%s';\n" % self.MARKER)
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                err = self.p.stderr.read()
+                self.p.wait()
+                raise AssertionError("psql could not lock intents: " + err)
+            if line.strip() == self.MARKER:
+                return
+
+    def release(self):
+        """Roll the holding transaction back: the writer goes on."""
+        if self.db is not None:
+            self.db.execute("ROLLBACK")
+            self.db.close()
+            self.db = None
+        if self.p is not None:
+            try:
+                self.p.stdin.write("ROLLBACK;\n")
+                self.p.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+            self.p.stdout.close()
+            self.p.stderr.close()
+            self.p = None
 
 
 def parallel(n, fn):

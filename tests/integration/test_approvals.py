@@ -5,10 +5,8 @@ and a second one added to the config, both in finance and dba).
     INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_approvals.py
 """
 import hashlib
-import json
 import os
 import re
-import sqlite3
 import sys
 import threading
 import time
@@ -169,12 +167,9 @@ class Approvals(unittest.TestCase):
         body = self.escalate("git.push", "app",
                              {"refs": ["refs/tags/v1.2.3"]})
         self.refused(self.vote(self.dev, body), 404, "APPROVAL_NOT_FOUND")
-        db = sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
-        codes = [json.loads(r[0]).get("code") for r in
-                 db.execute("SELECT event FROM audit_events")
-                 if json.loads(r[0])["type"] == "approval.vote_refused" and
-                 json.loads(r[0]).get("approval_id") == body["approval"]["id"]]
-        db.close()
+        codes = [e.get("code") for e in self.srv.audit_events()
+                 if e["type"] == "approval.vote_refused" and
+                 e.get("approval_id") == body["approval"]["id"]]
         self.assertEqual(codes, ["NOT_ELIGIBLE"])
 
     def test_self_approval(self):
@@ -249,10 +244,7 @@ class Approvals(unittest.TestCase):
                      "UNAUTHENTICATED")
 
     def test_zz_everything_is_audited(self):
-        db = sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
-        types = [json.loads(r[0])["type"] for r in
-                 db.execute("SELECT event FROM audit_events")]
-        db.close()
+        types = [e["type"] for e in self.srv.audit_events()]
         for t in ("approval.voted", "approval.resolved",
                   "approval.vote_refused", "intent.decided"):
             self.assertIn(t, types)

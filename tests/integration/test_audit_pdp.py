@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -226,17 +225,20 @@ def finish(srv):
 class AuditBase(unittest.TestCase):
     srv = None
 
-    def db(self):
-        return sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
+    def rows(self, sql):
+        """A SELECT on the server's store (SQLite or PostgreSQL)."""
+        return self.srv.rows(sql)
+
+    def count(self, sql):
+        """The one number a SELECT count(*) AS n ... answers."""
+        return self.rows(sql)[0]["n"]
 
     def events(self):
-        db = self.db()
-        try:
-            return [(seq, ev) for seq, ev in
-                    db.execute("SELECT seq, event FROM audit_events "
-                               "ORDER BY seq")]
-        finally:
-            db.close()
+        """(seq, event text) of every audit event, in order, once the
+        sequencer has them all (on PostgreSQL; at once on SQLite)."""
+        self.srv.settled()
+        return [(r["seq"], r["event"]) for r in
+                self.rows("SELECT seq, event FROM audit_events ORDER BY seq")]
 
     def typed(self, t):
         return [json.loads(ev) for _, ev in self.events()
@@ -417,13 +419,10 @@ class Lifecycle(AuditBase):
                            separators=(",", ":"), ensure_ascii=False)
         self.assertEqual(body["intent_hash"], "sha256:" +
                          hashlib.sha256(canon.encode()).hexdigest())
-        db = self.db()
-        try:
-            binding, ihash = db.execute(
-                "SELECT binding, intent_hash FROM intents WHERE "
-                "intent_id = ?", (iid,)).fetchone()
-        finally:
-            db.close()
+        self.assertRegex(iid, r"^[0-9a-f-]{36}$")  # safe to quote as is
+        (row,) = self.rows("SELECT binding, intent_hash FROM intents WHERE "
+                           "intent_id = '%s'" % iid)
+        binding, ihash = row["binding"], row["intent_hash"]
         self.assertEqual(ihash, body["intent_hash"])
         self.assertEqual(json.loads(binding)["params"]["card_number"], CARD)
         # The log holds the keyed hash only.
@@ -607,16 +606,13 @@ class Shutdown(AuditBase):
                          404, "NO_CHECKPOINT")
             self.assertEqual(self.srv.stop(), 0)
             self.assertIn("audit.checkpoint_signed", self.srv.log())
-            db = self.db()
-            try:
-                n = db.execute("SELECT count(*) FROM audit_events").fetchone()[0]
-                size, note = db.execute(
-                    "SELECT size, note FROM checkpoints ORDER BY size DESC "
-                    "LIMIT 1").fetchone()
-                tiles = db.execute("SELECT count(*) FROM audit_tiles "
-                                   "WHERE level = 0").fetchone()[0]
-            finally:
-                db.close()
+            self.srv.settled()
+            n = self.count("SELECT count(*) AS n FROM audit_events")
+            (last,) = self.rows("SELECT size, note FROM checkpoints "
+                                "ORDER BY size DESC LIMIT 1")
+            size, note = last["size"], last["note"]
+            tiles = self.count("SELECT count(*) AS n FROM audit_tiles "
+                               "WHERE level = 0")
             self.assertEqual(size, n)
             self.assertEqual(tiles, n // 256)  # full tiles only
             _, got, root = open_note(note, vkey)
@@ -630,12 +626,8 @@ class Shutdown(AuditBase):
             self.assertEqual(self.checkpoint(tok), note)
             self.srv.submit("payments.refund", "orders/s2", {"amount": 2})
             self.assertEqual(self.srv.stop(), 0)
-            db = self.db()
-            try:
-                sizes = [r[0] for r in db.execute(
-                    "SELECT size FROM checkpoints ORDER BY size")]
-            finally:
-                db.close()
+            sizes = [r["size"] for r in self.rows(
+                "SELECT size FROM checkpoints ORDER BY size")]
             self.assertEqual(sizes[0], n)
             self.assertGreater(sizes[-1], n)
             self.assertNotIn("checkpoint_refused", self.srv.log())
@@ -681,17 +673,14 @@ class IntervalAndUnsigned(AuditBase):
             self.assertEqual(log.count('"audit.unsigned"'), 1)
             # Only the first run (with its key) signed, at its shutdown.
             self.assertEqual(log.count('"audit.checkpoint_signed"'), 1)
-            db = self.db()
-            try:
-                self.assertEqual(db.execute(
-                    "SELECT count(*) FROM checkpoints").fetchone()[0], 1)
-                # The tree is kept all the same (its full tiles).
-                n = db.execute("SELECT count(*) FROM audit_events")
-                self.assertEqual(db.execute(
-                    "SELECT count(*) FROM audit_tiles WHERE level = 0")
-                    .fetchone()[0], n.fetchone()[0] // 256)
-            finally:
-                db.close()
+            self.srv.settled()
+            self.assertEqual(
+                self.count("SELECT count(*) AS n FROM checkpoints"), 1)
+            # The tree is kept all the same (its full tiles).
+            n = self.count("SELECT count(*) AS n FROM audit_events")
+            self.assertEqual(self.count("SELECT count(*) AS n FROM "
+                                        "audit_tiles WHERE level = 0"),
+                             n // 256)
         finally:
             self.srv.stop()
             self.srv.cleanup()

@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import sys
 import threading
 import time
@@ -67,11 +66,7 @@ class DevServer(unittest.TestCase):
             self.assertEqual(body["error"].get("field"), field, body)
 
     def intents_recorded(self):
-        db = sqlite3.connect(os.path.join(self.srv.data, "intentgate.db"))
-        try:
-            return db.execute("SELECT count(*) FROM intents").fetchone()[0]
-        finally:
-            db.close()
+        return self.srv.rows("SELECT count(*) AS n FROM intents")[0]["n"]
 
 
 class ExamplePolicies(DevServer):

@@ -14,7 +14,6 @@ import resource
 import shutil
 import signal
 import socket
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -82,6 +81,33 @@ def sockets_of(pid):
                 n += 1
         except OSError:
             pass
+    return n
+
+
+def port_sockets_of(pid, port):
+    """The sockets of process pid on its local TCP port port (the
+    listening one and those it accepted), from /proc/net/tcp{,6}: unlike
+    sockets_of, not the store's connections to PostgreSQL."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:["):-1])
+    n = 0
+    for table in ("tcp", "tcp6"):
+        try:
+            with open("/proc/%d/net/%s" % (pid, table)) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            local_port = int(cols[1].rsplit(":", 1)[1], 16)
+            if local_port == port and cols[9] in inodes:
+                n += 1
     return n
 
 
@@ -257,9 +283,7 @@ class PipelinedTrickle(Limited):
                 "Bearer %s\r\nContent-Type: application/json\r\n"
                 "Content-Length: %d\r\n\r\n" % (
                     self.env["INTENTGATE_AGENT_TOKEN"], len(body))).encode()
-        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"),
-                             isolation_level=None)
-        db.execute("BEGIN IMMEDIATE")  # the writer now waits for us
+        stall = self.srv.stall_writes()  # the writer now waits for us
         s = socket.create_connection(("127.0.0.1", self.srv.port))
         self.socks.append(s)
         second = head.replace(b"Content-Length: %d" % len(body),
@@ -275,8 +299,7 @@ class PipelinedTrickle(Limited):
             s.sendall(body[5 + i:6 + i])
             time.sleep(0.4)
         self.assertFalse(closed_by_server(s, 0.0))
-        db.execute("ROLLBACK")
-        db.close()
+        stall.release()
         st, ans = read_answer(s, 30)
         self.assertEqual(st, 201, ans)
         self.assertEqual(ans["decision"], "ALLOW", ans)
@@ -284,13 +307,9 @@ class PipelinedTrickle(Limited):
               lambda: closed_by_server(s, 0.05))
         self.assertGreater(
             metric(self.srv, "intentgate_connections_cut_total"), cut0)
-        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"))
-        try:
-            rows = db.execute("SELECT intent_id FROM intents WHERE resource "
-                              "= 'p/1'").fetchall()
-        finally:
-            db.close()
-        self.assertEqual(rows, [(ans["intent_id"],)])
+        rows = self.srv.rows("SELECT intent_id FROM intents WHERE resource "
+                             "= 'p/1'")
+        self.assertEqual(rows, [{"intent_id": ans["intent_id"]}])
 
 
 class ParkedThenGone(Limited):
@@ -394,15 +413,24 @@ class TotalLimit(Limited):
               "max_connections_per_address = 4\nrequest_timeout_ms = 2000\n")
 
     def test_total_limit_holds_and_the_deadline_frees_it(self):
+        self.total_limit_holds(lambda: sockets_of(self.srv.proc.pid))
+
+    def test_total_limit_holds_on_the_http_port(self):
+        """The same on either store, counting only the sockets on the
+        server's own port (on PostgreSQL the store's connections are
+        sockets of the process too)."""
+        self.total_limit_holds(
+            lambda: port_sockets_of(self.srv.proc.pid, self.srv.port))
+
+    def total_limit_holds(self, sockets):
         until("no connection held but the listening socket",
-              lambda: sockets_of(self.srv.proc.pid) == 1)
+              lambda: sockets() == 1)
         for i in range(40):
             self.socks.append(partial(self.srv.port, "127.0.1.%d" % (i // 4 + 1)))
-        until("16 connections to be held",
-              lambda: sockets_of(self.srv.proc.pid) - 1 >= 16)
+        until("16 connections to be held", lambda: sockets() - 1 >= 16)
         # Never more than the limit, however many wait in the backlog.
         for _ in range(20):
-            self.assertLessEqual(sockets_of(self.srv.proc.pid) - 1, 16)
+            self.assertLessEqual(sockets() - 1, 16)
         for s in self.socks:
             s.close()
         self.socks = []
@@ -416,9 +444,7 @@ class WriteQueue(Limited):
     limits = "[limits]\nmax_write_queue = 16\n"
 
     def test_full_queue_refuses_new_intents_and_records_nothing_of_them(self):
-        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"),
-                             isolation_level=None)
-        db.execute("BEGIN IMMEDIATE")  # the writer now waits for us
+        stall = self.srv.stall_writes()  # the writer now waits for us
         results, overloaded = {}, threading.Event()
 
         def submit(i):
@@ -434,8 +460,7 @@ class WriteQueue(Limited):
         until("a refusal", overloaded.is_set)
         self.assertGreaterEqual(
             metric(self.srv, "intentgate_store_queue_depth"), 16)
-        db.execute("ROLLBACK")
-        db.close()
+        stall.release()
         for t in threads:
             t.join()
         ok = [r for r in results.values() if r[0] == 201]
@@ -447,12 +472,8 @@ class WriteQueue(Limited):
             self.assertEqual(st, 503, body)
             self.assertEqual(body["error"]["code"], "OVERLOADED", body)
             self.assertEqual(headers.get("Retry-After"), "1")
-        db = sqlite3.connect(os.path.join(self.tmp, "ig.db"))
-        try:
-            n = db.execute("SELECT count(*) FROM intents WHERE resource "
-                           "LIKE 'q/%'").fetchone()[0]
-        finally:
-            db.close()
+        n = self.srv.rows("SELECT count(*) AS n FROM intents WHERE resource "
+                          "LIKE 'q/%'")[0]["n"]
         self.assertEqual(n, len(ok))  # nothing of a refused one recorded
         self.assertEqual(metric(self.srv, "intentgate_store_queue_depth"), 0)
         self.allow(1)
@@ -536,14 +557,16 @@ class StopUnderLoad(unittest.TestCase):
         self.assertNotIn("Sanitizer", log)
         self.assertNotIn("runtime error", log)
         self.assertEqual(errors, [])
-        db = sqlite3.connect(os.path.join(tmp, "ig.db"))
-        try:
-            for iid in recorded:
-                self.assertIsNotNone(db.execute(
-                    "SELECT 1 FROM intents WHERE intent_id = ?",
-                    (iid,)).fetchone(), "round %d: %s lost" % (round_, iid))
-        finally:
-            db.close()
+        # The server's store (its SQLite file, or on PostgreSQL the database
+        # of tmp, kept across the rounds): every acknowledged id is there.
+        for iid in recorded:
+            self.assertRegex(iid, r"^[0-9a-f-]{36}$")  # safe to quote
+        stored = {r["intent_id"] for r in srv.rows(
+            "SELECT intent_id FROM intents WHERE resource LIKE 'r%d/%%'"
+            % round_)}
+        lost = [iid for iid in recorded if iid not in stored]
+        self.assertEqual(lost, [], "round %d: acknowledged, not recorded"
+                         % round_)
 
 
 if __name__ == "__main__":

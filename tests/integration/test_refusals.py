@@ -23,7 +23,6 @@ import json
 import os
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -73,20 +72,12 @@ def finish(srv):
 
 
 def events(srv):
-    db = sqlite3.connect(os.path.join(srv.data, "intentgate.db"))
-    try:
-        return [json.loads(r[0]) for r in
-                db.execute("SELECT event FROM audit_events ORDER BY seq")]
-    finally:
-        db.close()
+    """The audit events, in order, once sequenced (either store)."""
+    return srv.audit_events()
 
 
 def leaf_count(srv):
-    db = sqlite3.connect(os.path.join(srv.data, "intentgate.db"))
-    try:
-        return db.execute("SELECT COUNT(*) FROM audit_events").fetchone()[0]
-    finally:
-        db.close()
+    return srv.leaf_count()
 
 
 def typed(srv, t):
@@ -241,8 +232,7 @@ class Flood(unittest.TestCase):
         self.assertEqual([x for x in evs if x["type"] == "auth.failed"], [])
         # The log still verifies.
         out = subprocess.run(
-            [BIN, "audit", "verify", "--db",
-             os.path.join(srv.data, "intentgate.db"), "--key",
+            [BIN, "audit", "verify", "--db", srv.store(), "--key",
              srv.env["INTENTGATE_AUDIT_KEY"]],
             capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
