@@ -390,7 +390,28 @@ reader_main(void *arg)
     }
     exec_mcp_lines_release(&lines);
     mark_down(u, "the server exited");
+    (void)pthread_mutex_lock(&u->mu);
+    u->drained = 1;
+    (void)pthread_cond_broadcast(&u->cv);
+    (void)pthread_mutex_unlock(&u->mu);
     return NULL;
+}
+
+/* After the server exited: let the reader take what it wrote before it
+   went (an answer and then exit is a normal way to end), for at most
+   DRAIN_MS - a descendant may hold the pipe open. */
+#define DRAIN_MS 2000
+static void
+await_drained(struct exec_mcp_up *u)
+{
+    struct timespec until;
+
+    (void)clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += DRAIN_MS / 1000;
+    (void)pthread_mutex_lock(&u->mu);
+    while (!u->drained && pthread_cond_timedwait(&u->cv, &u->mu, &until) == 0)
+        ;
+    (void)pthread_mutex_unlock(&u->mu);
 }
 
 static enum ig_status spawn_here(struct exec_mcp_up *u, struct ig_err *err);
@@ -423,6 +444,10 @@ waiter_main(void *arg)
         mark_down(u, "the server exited");
         return NULL;
     }
+    /* The calls still in flight fail only once the reader has taken the
+       answers the server wrote before it exited: failing them at once
+       lost an answer written just before the exit. */
+    await_drained(u);
     mark_down(u, "the server exited"); /* before the log says so */
     /* What it said on stderr, scrubbed and cut, tells the operator why. */
     ig_buf_init(&clean, 4096);
@@ -559,6 +584,7 @@ spawn_stdio(struct exec_mcp_up *u, struct ig_err *err)
     enum ig_status st;
 
     u->spawned = 0;
+    u->drained = 0;
     if (pthread_create(&u->waiter, NULL, waiter_main, u) != 0)
         return ig_err_set(err, IG_ERR_IO, "cannot start a thread");
     (void)pthread_mutex_lock(&u->mu);

@@ -50,6 +50,7 @@ struct exec_mcp_up {
     pthread_t reader, waiter;
     int threads; /* reader and waiter were started and are not joined */
     int spawned; /* the waiter thread tried to start the server */
+    int drained; /* the reader read the server's stdout to its end */
     int reaping; /* the starter joins the old server's threads: what they
                     say about it (it is already down) is stale */
     enum ig_status spawn_st;

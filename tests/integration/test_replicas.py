@@ -526,7 +526,13 @@ class DatabaseRestart(unittest.TestCase):
             st, res, _ = retried(lambda: self.reps.redeem(s[1 - i], last))
             self.assertEqual(st, 200, res)
         # Each replica listens again: a long poll on one wakes on a redeem
-        # on the other.
+        # on the other. First each listener is back (logged): its return
+        # wakes every poll once (what was notified meanwhile is lost), which
+        # would answer a poll parked before it at once.
+        for r in s:
+            wait_until(lambda: r.log().count('"store.pg_listener_back"') >
+                       self.listener_back.get(r.port, 0),
+                       "the listener of port %d back" % r.port, timeout=60)
         for i in range(2):
             self.wakes(s[i], s[1 - i])
 
@@ -561,8 +567,14 @@ class DatabaseRestart(unittest.TestCase):
         self.assertEqual((st, rec.get("state")), (200, "REDEEMED"), rec)
         self.assertLess(out["elapsed"], 30, out)
 
+    def mark_listeners(self):
+        """Count each replica's listener returns so far."""
+        self.listener_back = {r.port: r.log().count('"store.pg_listener_back"')
+                              for r in self.reps.servers}
+
     def test_database_down_then_up_under_load(self):
         self.wait_answers(201, 10, what="before the outage")
+        self.mark_listeners()
         self.cluster.down()
         down = time.monotonic()
         self.wait_answers(503, 3, down, "STORE_UNAVAILABLE",
@@ -574,6 +586,7 @@ class DatabaseRestart(unittest.TestCase):
 
     def test_database_restarted_under_load(self):
         self.wait_answers(201, 10, what="before the restart")
+        self.mark_listeners()
         self.cluster.restart()
         after = time.monotonic()
         self.wait_answers(201, 10, after, what="after the restart")
