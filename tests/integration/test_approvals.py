@@ -7,6 +7,7 @@ and a second one added to the config, both in finance and dba).
 import hashlib
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -535,6 +536,54 @@ class Lifetimes(unittest.TestCase):
         self.srv.advance(30 * 86400 + 1)
         self.fail("second", 5)
         self.assertEqual(self.login("second", self.pw, device)[0], 429)
+
+
+class SessionsAcrossRestarts(unittest.TestCase):
+    """Sessions live in the store (on PostgreSQL: shared by replicas), so
+    they outlive a restart; one made with a password the config no longer
+    has is refused, on every replica, however fresh."""
+
+    def login(self, srv, pw):
+        st, body, _ = srv.call("POST", "/v1/approver/login", None,
+                               {"approver": srv.env["INTENTGATE_APPROVER_ID"],
+                                "password": pw})
+        self.assertEqual(st, 200, body)
+        return body["token"]
+
+    def test_a_changed_password_ends_the_old_sessions(self):
+        srv = Server.dev()
+        tok = self.login(srv, srv.env["INTENTGATE_APPROVER_PASSWORD"])
+        self.assertEqual(srv.call("GET", "/v1/approvals", tok)[0], 200)
+        srv.stop()
+        srv = Server.dev(tmp=srv.tmp)  # the same data and store
+        try:
+            self.assertEqual(srv.call("GET", "/v1/approvals", tok)[0], 200,
+                             "a session outlives a restart")
+        finally:
+            srv.stop()
+        # The operator sets a new password: a new hash (new salt).
+        new_pw = "new-" + hashlib.sha256(os.urandom(16)).hexdigest()[:16]
+        out = subprocess.run(
+            [os.environ["INTENTGATE_BIN"], "approver", "add", "x", "--groups",
+             "g"], input=(new_pw + "\n").encode(), capture_output=True,
+            check=True).stdout.decode()
+        new_hash = re.search(r"^password_hash = (.*)$", out, re.M).group(1)
+        conf = os.path.join(srv.data, "intentgate.conf")
+        with open(conf) as f:
+            text = f.read()
+        text = re.sub(r"^password_hash = .*$", lambda m: "password_hash = " +
+                      new_hash, text, count=1, flags=re.M)
+        with open(conf, "w") as f:
+            f.write(text)
+        srv = Server.dev(tmp=srv.tmp)
+        try:
+            st, body, _ = srv.call("GET", "/v1/approvals", tok)
+            self.assertEqual((st, body["error"]["code"]),
+                             (401, "UNAUTHENTICATED"), body)
+            tok2 = self.login(srv, new_pw)
+            self.assertEqual(srv.call("GET", "/v1/approvals", tok2)[0], 200)
+        finally:
+            finish(srv)
 
 
 if __name__ == "__main__":
