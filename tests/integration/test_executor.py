@@ -98,6 +98,20 @@ class Executor:
         finally:
             conn.close()
 
+    def metric(self, name):
+        """An unlabelled metric of the executor's /metrics."""
+        import http.client
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+        finally:
+            conn.close()
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise AssertionError("metric %s missing from /metrics" % name)
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         try:
@@ -176,6 +190,12 @@ class ExecutorFlow(unittest.TestCase):
                          self.pdp.env["INTENTGATE_ADMIN_TOKEN"])),
             "the outcome at the PDP")
         self.assertNotIn(secret, json.dumps(rec))
+        # The executor has the PDP's acknowledgement too (the PDP shows the
+        # outcome before its answer reaches the executor; until then a
+        # replay meets the spooled run instead: 409 ALREADY_RUNNING).
+        harness.wait_until(
+            lambda: self.ex.metric("intentgate_executor_outcomes_pending") == 0,
+            "the executor's spool acknowledged")
         # A replay of the same grant is refused and reaches nobody.
         self.refused(self.ex.execute(b["intent"], b["grant"]), 409,
                      "ALREADY_REDEEMED")
