@@ -176,39 +176,6 @@ collect(sqlite3 *db, const char *key, const char *value,
     return st;
 }
 
-static int
-by_seq(const void *a, const void *b)
-{
-    json_int_t x =
-        json_integer_value(json_object_get(*(json_t *const *)a, "seq"));
-    json_int_t y =
-        json_integer_value(json_object_get(*(json_t *const *)b, "seq"));
-
-    return x < y ? -1 : x > y;
-}
-
-/* Sort an array of {seq, ...} by seq, in place. */
-static enum ig_status
-sort_by_seq(json_t *arr)
-{
-    size_t n = json_array_size(arr), i;
-    json_t **v;
-    enum ig_status st = IG_OK;
-
-    if (n < 2)
-        return IG_OK;
-    if ((v = malloc(n * sizeof(*v))) == NULL)
-        return IG_ERR_NOMEM;
-    for (i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof(*v), by_seq);
-    for (i = 0; i < n; i++)
-        if (json_array_set_new(arr, i, v[i]) != 0)
-            st = IG_ERR_NOMEM;
-    free(v);
-    return st;
-}
-
 enum ig_status
 store_sq_audit_intent_events(struct store_sq *s, const char *intent_id,
                              json_t **out)
@@ -231,7 +198,7 @@ store_sq_audit_intent_events(struct store_sq *s, const char *intent_id,
         st = collect(c->db, "approval_id", approval, "intent_id", *out, NULL);
     store_read_end(s, c);
     if (st == IG_OK)
-        st = sort_by_seq(*out);
+        st = store_view_sort_by_seq(*out);
 out:
     if (st != IG_OK) {
         json_decref(*out);

@@ -49,4 +49,8 @@ enum ig_status store_audit_intent_events(struct store *s, const char *intent_id,
 enum ig_status store_audit_checkpoints(struct store *s, uint64_t max_size,
                                        struct ig_buf *out) IG_WUR;
 
+/* Sort an array of {seq, ...} by seq, in place (both backends' views).
+   IG_ERR_NOMEM. */
+enum ig_status store_view_sort_by_seq(json_t *arr) IG_WUR;
+
 #endif

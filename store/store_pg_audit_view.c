@@ -193,39 +193,6 @@ collect(struct store_pg *s, struct store_pg_conn *c, struct naming *nm)
     return store_pg_pages(s, c, SQL_NAMING, &p, naming_row, nm);
 }
 
-static int
-by_seq(const void *a, const void *b)
-{
-    json_int_t x =
-        json_integer_value(json_object_get(*(json_t *const *)a, "seq"));
-    json_int_t y =
-        json_integer_value(json_object_get(*(json_t *const *)b, "seq"));
-
-    return x < y ? -1 : x > y;
-}
-
-/* Sort an array of {seq, ...} by seq, in place. */
-static enum ig_status
-sort_by_seq(json_t *arr)
-{
-    size_t n = json_array_size(arr), i;
-    json_t **v;
-    enum ig_status st = IG_OK;
-
-    if (n < 2)
-        return IG_OK;
-    if ((v = malloc(n * sizeof(*v))) == NULL)
-        return IG_ERR_NOMEM;
-    for (i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof(*v), by_seq);
-    for (i = 0; i < n; i++)
-        if (json_array_set_new(arr, i, v[i]) != 0)
-            st = IG_ERR_NOMEM;
-    free(v);
-    return st;
-}
-
 enum ig_status
 store_pg_audit_intent_events(struct store_pg *s, const char *intent_id,
                              json_t **out)
@@ -251,7 +218,7 @@ store_pg_audit_intent_events(struct store_pg *s, const char *intent_id,
         st = collect(s, c, &votes);
     store_pg_read_end(s, c);
     if (st == IG_OK)
-        st = sort_by_seq(*out);
+        st = store_view_sort_by_seq(*out);
 out:
     if (st != IG_OK) {
         json_decref(*out);
