@@ -73,21 +73,8 @@ def metric(srv, name):
     return int(m.group(1)) if m else None
 
 
-def sockets_of(pid):
-    n = 0
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:"):
-                n += 1
-        except OSError:
-            pass
-    return n
-
-
-def port_sockets_of(pid, port):
-    """The sockets of process pid on its local TCP port port (the
-    listening one and those it accepted), from /proc/net/tcp{,6}: unlike
-    sockets_of, not the store's connections to PostgreSQL."""
+def socket_inodes(pid):
+    """The inodes of the sockets process pid holds open."""
     inodes = set()
     for fd in os.listdir("/proc/%d/fd" % pid):
         try:
@@ -96,7 +83,21 @@ def port_sockets_of(pid, port):
             continue
         if link.startswith("socket:["):
             inodes.add(link[len("socket:["):-1])
-    n = 0
+    return inodes
+
+
+def sockets_of(pid):
+    return socket_inodes(pid)
+
+
+def port_sockets_of(pid, port):
+    """The inodes of the sockets of process pid on its local TCP port port
+    (the listening one and those it accepted), from /proc/net/tcp{,6}:
+    unlike sockets_of, not the store's connections to PostgreSQL. A set,
+    since /proc/net/tcp is read in pages and may repeat a line while
+    sockets come and go between two reads."""
+    inodes = socket_inodes(pid)
+    found = set()
     for table in ("tcp", "tcp6"):
         try:
             with open("/proc/%d/net/%s" % (pid, table)) as f:
@@ -107,8 +108,8 @@ def port_sockets_of(pid, port):
             cols = line.split()
             local_port = int(cols[1].rsplit(":", 1)[1], 16)
             if local_port == port and cols[9] in inodes:
-                n += 1
-    return n
+                found.add(cols[9])
+    return found
 
 
 def raw_requests(port, reqs):
@@ -424,13 +425,16 @@ class TotalLimit(Limited):
 
     def total_limit_holds(self, sockets):
         until("no connection held but the listening socket",
-              lambda: sockets() == 1)
+              lambda: len(sockets()) == 1)
         for i in range(40):
             self.socks.append(partial(self.srv.port, "127.0.1.%d" % (i // 4 + 1)))
-        until("16 connections to be held", lambda: sockets() - 1 >= 16)
-        # Never more than the limit, however many wait in the backlog.
+        until("16 connections to be held", lambda: len(sockets()) - 1 >= 16)
+        # Never more than the limit held, however many wait in the backlog.
+        # Held: in two samples in a row. libmicrohttpd may accept one more
+        # from the backlog in the same turn that reaches the limit, and
+        # closes it at once; a single sample can catch it in between.
         for _ in range(20):
-            self.assertLessEqual(sockets() - 1, 16)
+            self.assertLessEqual(len(sockets() & sockets()) - 1, 16)
         for s in self.socks:
             s.close()
         self.socks = []
