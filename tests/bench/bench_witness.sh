@@ -41,7 +41,7 @@ for _ in $(seq 1 500); do
     port=$(grep -o '"port": *[0-9]*' "$tmp/log" | grep -o '[0-9]*$' || true)
     [ -n "$port" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$tmp/log" >&2; exit 1; }
-    read -r -t 0.02 <> <(:) || true
+    sleep 0.02
 done
 [ -n "$port" ] || { echo "the witness did not start" >&2; cat "$tmp/log" >&2; exit 1; }
 url=http://127.0.0.1:$port
