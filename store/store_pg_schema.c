@@ -2,7 +2,7 @@
  * store_pg_schema.c - the PostgreSQL schema and its versioned migrations.
  *
  * The tables and columns are SQLite's (store_schema.c, as of its
- * migration 5), so that `intentgate store copy` is a copy of rows:
+ * migration 5; then migration 2 is SQLite's 7), so that `intentgate store copy` is a copy of rows:
  * INTEGER is BIGINT, BLOB is BYTEA, the sequence numbers are identity
  * columns. Every table that records what happened refuses UPDATE, DELETE
  * and TRUNCATE by trigger (and docs/operations.md has the PDP's role lack
@@ -151,7 +151,21 @@ static const char *const schema1[] = {
                     IMMUTABLE("checkpoints"),
     NULL};
 
-static const char *const *const migrations[] = {schema1};
+/* 2: witness cosignatures (store_pg_cosig.c), as SQLite's migration 7:
+   a witness's signature line on a stored checkpoint, one per
+   (checkpoint, witness), immutable like the checkpoint it signs. */
+static const char *const schema2[] = {
+    "CREATE TABLE cosignatures ("
+    " size BIGINT NOT NULL REFERENCES checkpoints(size),"
+    " witness TEXT NOT NULL,"
+    " line TEXT NOT NULL,"
+    " created_at BIGINT NOT NULL,"
+    " PRIMARY KEY (size, witness));"
+    "CREATE INDEX cosignatures_witness ON cosignatures(witness, size);"
+    IMMUTABLE("cosignatures"),
+    NULL};
+
+static const char *const *const migrations[] = {schema1, schema2};
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

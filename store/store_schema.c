@@ -172,6 +172,20 @@ static const char *const migrations[] = {
     " intent_id TEXT PRIMARY KEY,"
     " channel TEXT NOT NULL,"
     " ts TEXT NOT NULL) WITHOUT ROWID;",
+    /* 7: witness cosignatures (store_cosig.c): each witness's signature
+       line on a stored checkpoint, kept as it came, at most one per
+       (checkpoint, witness), immutable like the checkpoint it signs (which
+       must exist: the foreign key, and store_cosig.c checks it too). The
+       index answers a witness's latest cosigned size. It holds when run
+       twice. */
+    "CREATE TABLE IF NOT EXISTS cosignatures ("
+    " size INTEGER NOT NULL REFERENCES checkpoints(size),"
+    " witness TEXT NOT NULL,"
+    " line TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL,"
+    " PRIMARY KEY (size, witness)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS cosignatures_witness ON "
+    "cosignatures(witness, size);" IMMUTABLE_IF_NEW("cosignatures"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
