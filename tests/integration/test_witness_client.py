@@ -1,0 +1,619 @@
+"""test_witness_client.py - the witness client inside the real `intentgate
+serve`: [witness ID] sections, checkpoints submitted per C2SP tlog-witness,
+cosignatures stored and served with /v1/audit/checkpoint, the witness
+metrics, and hostile witnesses that never stall a decision.
+
+The witnesses are fakes here (http.server on loopback threads). An honest
+fake checks what it is sent as a real witness does - the old size against
+its state (409 with the size it has), the consistency proof with this
+file's own RFC 6962 code - and cosigns with Ed25519 through openssl (an
+implementation independent of ours). The hostile ones answer garbage, a
+100 MB body, nothing at all, lies in a 409, 5xx, 429, 403, a cosignature by
+another key, or a valid-looking one for another checkpoint.
+
+    INTENTGATE_BIN=build/release/cli/intentgate \\
+        python3 tests/integration/test_witness_client.py
+"""
+import base64
+import hashlib
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Server, run_tests, wait_until  # noqa: E402
+
+DASH = "\u2014"
+SIZE_TYPE = "text/x.tlog.size"
+BIG = 10 ** 18
+
+
+# ---- RFC 6962 consistency proofs, from the spec (RFC 9162 2.1.4.2) ----
+
+def _hash(*parts):
+    return hashlib.sha256(b"".join(parts)).digest()
+
+
+def verify_consistency(n1, n2, r1, r2, proof):
+    if n1 == n2:
+        return not proof and r1 == r2
+    if n1 == 0 or n1 > n2 or not proof:
+        return False
+    if n1 & (n1 - 1) == 0:  # a power of two: r1 is the proof's first node
+        proof = [r1] + proof
+    fn, sn = n1 - 1, n2 - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = proof[0]
+    for c in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = _hash(b"\x01", c, fr)
+            sr = _hash(b"\x01", c, sr)
+            if not fn & 1:
+                while fn and not fn & 1:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            sr = _hash(b"\x01", sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == r1 and sr == r2
+
+
+# ---- Ed25519 through openssl ----
+
+def need_openssl():
+    if shutil.which("openssl") is None:
+        raise AssertionError("the fake witnesses sign with openssl, which is "
+                             "not installed (scripts/deps.sh installs it)")
+
+
+class Ed25519Key:
+    def __init__(self, tmp):
+        need_openssl()
+        self.dir = tempfile.mkdtemp(prefix="key-", dir=tmp)
+        self.pem = os.path.join(self.dir, "k.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519",
+                        "-out", self.pem], check=True, capture_output=True)
+        der = subprocess.run(["openssl", "pkey", "-in", self.pem, "-pubout",
+                              "-outform", "DER"], check=True,
+                             capture_output=True).stdout
+        self.pk = der[-32:]
+        self.lock = threading.Lock()
+
+    def sign(self, msg):
+        with self.lock:
+            m = os.path.join(self.dir, "msg")
+            with open(m, "wb") as f:
+                f.write(msg)
+            return subprocess.run(
+                ["openssl", "pkeyutl", "-sign", "-inkey", self.pem, "-rawin",
+                 "-in", m], check=True, capture_output=True).stdout
+
+
+def cosig_key_id(name, pk):
+    return hashlib.sha256(name.encode() + b"\n\x04" + pk).digest()[:4]
+
+
+def vkey_of(name, pk):
+    return "%s+%s+%s" % (name, cosig_key_id(name, pk).hex(),
+                         base64.b64encode(b"\x04" + pk).decode())
+
+
+def cosign(key, name, text, ts=None):
+    """The cosignature/v1 line of name's key over checkpoint text."""
+    ts = ts or int(time.time())
+    msg = b"cosignature/v1\ntime %d\n" % ts + text.encode()
+    sig = cosig_key_id(name, key.pk) + ts.to_bytes(8, "big") + key.sign(msg)
+    return "%s %s %s\n" % (DASH, name, base64.b64encode(sig).decode())
+
+
+def parse_request(body):
+    """(old, proof hashes, note text, size, root) of an add-checkpoint
+    body, strictly; ValueError otherwise."""
+    head, sep, note = body.partition(b"\n\n")
+    if not sep:
+        raise ValueError("no blank line")
+    lines = head.decode().split("\n")
+    m = re.fullmatch(r"old (0|[1-9][0-9]*)", lines[0])
+    if not m:
+        raise ValueError("bad old line")
+    proof = [base64.b64decode(x, validate=True) for x in lines[1:]]
+    if any(len(h) != 32 for h in proof) or len(proof) > 63:
+        raise ValueError("bad proof")
+    note = note.decode()
+    text, sep, _ = note.partition("\n\n")
+    if not sep:
+        raise ValueError("note without signatures")
+    origin, size, root = text.split("\n")
+    return int(m.group(1)), proof, text + "\n", int(size), \
+        base64.b64decode(root)
+
+
+# ---- the fake witnesses ----
+
+class FakeWitness:
+    """A witness on loopback. mode says how it answers (see answer());
+    it may be changed while the PDP runs."""
+
+    def __init__(self, tmp, wid, mode, key=None):
+        self.id = wid
+        self.name = "witness.test/" + wid
+        self.mode = mode
+        self.key = key or Ed25519Key(tmp)
+        self.vkey = vkey_of(self.name, self.key.pk)
+        self.size, self.root = 0, None  # what it last cosigned
+        self.requests = []  # (old, proof length, size) of each request
+        self.release = threading.Event()  # ends the slow answers
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n)
+                if self.path != "/w/add-checkpoint":
+                    self.reply(404, b"no such path\n")
+                    return
+                fake.answer(self, body)
+
+            def reply(self, status, body, ctype="text/plain"):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                     Handler)
+        self.httpd.daemon_threads = True
+        self.url = "http://127.0.0.1:%d/w" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def count(self):
+        with self.lock:
+            return len(self.requests)
+
+    def answer(self, h, body):
+        try:
+            old, proof, text, size, root = parse_request(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            h.reply(400, ("bad request: %s\n" % e).encode())
+            return
+        with self.lock:
+            self.requests.append((old, len(proof), size))
+        mode = self.mode
+        if mode == "honest":
+            self.honest(h, old, proof, text, size, root)
+        elif mode == "down":
+            h.reply(503, b"down for maintenance\n")
+        elif mode == "garbage":
+            h.reply(200, b"\x00garbage\xff\n" + DASH.encode() + b" nope\n")
+        elif mode == "huge":
+            h.send_response(200)
+            h.send_header("Content-Length", str(100 * 1024 * 1024))
+            h.end_headers()
+            chunk = (DASH + " x " + "A" * 1000 + "\n").encode() * 64
+            try:
+                for _ in range(100 * 1024 * 1024 // len(chunk)):
+                    h.wfile.write(chunk)
+            except OSError:
+                pass  # the PDP hung up: as it should
+        elif mode == "slow":
+            self.release.wait(120)
+        elif mode == "lie_big":
+            h.reply(409, b"%d\n" % BIG, SIZE_TYPE)
+        elif mode == "lie_unsigned":
+            h.reply(409, b"%d\n" % (size - 1), SIZE_TYPE)
+        elif mode == "err500":
+            h.reply(500, b"internal error\n")
+        elif mode == "toomany":
+            h.reply(429, b"slow down\n")
+        elif mode == "refuse403":
+            h.reply(403, b"unknown log\n")
+        elif mode == "conflict_plain":
+            h.reply(409, b"root mismatch\n")
+        elif mode == "otherkey":
+            # The configured name, a key that is not the configured one.
+            h.reply(200, cosign(self.other, self.name, text).encode())
+        elif mode == "wrongcp":
+            # The right key over another checkpoint (a root one bit off).
+            bad = bytearray(root)
+            bad[0] ^= 1
+            lines = text.split("\n")
+            lines[2] = base64.b64encode(bytes(bad)).decode()
+            h.reply(200, cosign(self.key, self.name,
+                                "\n".join(lines)).encode())
+        else:
+            h.reply(500, b"unknown mode\n")
+
+    def honest(self, h, old, proof, text, size, root):
+        with self.lock:
+            if old != self.size:
+                h.reply(409, b"%d\n" % self.size, SIZE_TYPE)
+                return
+            if old > size:
+                h.reply(400, b"old > size\n")
+                return
+            if old == 0:
+                ok = not proof
+            else:
+                ok = verify_consistency(old, size, self.root, root, proof)
+            if not ok:
+                h.reply(422, b"bad consistency proof\n")
+                return
+            self.size, self.root = size, root
+        h.reply(200, cosign(self.key, self.name, text).encode())
+
+
+# ---- the PDP ----
+
+def metrics(srv):
+    st, text, _ = srv.call("GET", "/metrics", raw_response=True)
+    assert st == 200, text
+    out = {}
+    for line in text.decode().split("\n"):
+        m = re.match(r'^(intentgate_witness_\w+)\{([^}]*)\} (\d+)$', line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            key = (m.group(1), labels["witness"], labels.get("reason"))
+            out[key] = int(m.group(3))
+    return out
+
+
+def witness_events(srv):
+    out = []
+    for line in srv.log().split("\n"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("event", "").startswith("witness."):
+            out.append(rec)
+    return out
+
+
+def checkpoint(srv):
+    st, body, _ = srv.call("GET", "/v1/audit/checkpoint",
+                           srv.env["INTENTGATE_AUDITOR_TOKEN"],
+                           raw_response=True)
+    assert st == 200, body
+    return body.decode()
+
+
+def checkpoint_size(note):
+    return int(note.split("\n")[1])
+
+
+def section(w, timeout_ms=2000, retry_ms=100):
+    return ("[witness %s]\nurl = %s\nkey = %s\ntimeout_ms = %d\n"
+            "retry_ms = %d\n" % (w.id, w.url, w.vkey, timeout_ms, retry_ms))
+
+
+def restart_with(srv, sections, audit_lines="checkpoint_every = 5\n",
+                 clock=False, between=None):
+    """Stop srv (a dev server), give its config the witness sections (in
+    place of any it had) and audit_lines, call between() and start it
+    again."""
+    srv.stop()
+    if between is not None:
+        between()
+    conf = os.path.join(srv.data, "intentgate.conf")
+    with open(conf) as f:
+        text = f.read()
+    text = text.split("\n[witness ", 1)[0].rstrip("\n") + "\n"
+    if audit_lines and audit_lines not in text:
+        text = text.replace("[audit]\n", "[audit]\n" + audit_lines)
+    with open(conf, "w") as f:
+        f.write(text + "".join("\n" + s for s in sections))
+    return Server.dev(tmp=srv.tmp, clock=clock)
+
+
+def grow(srv, n, tag):
+    """n intents (each adds audit leaves: checkpoints follow)."""
+    for i in range(n):
+        st, body, _ = srv.submit("payments.refund", "orders/%s-%d" % (tag, i),
+                                 {"amount": 1})
+        assert st in (200, 201), body
+
+
+def finish(srv):
+    rc = srv.stop()
+    log = srv.log()
+    srv.cleanup()
+    if rc != 0 or "Sanitizer" in log or "runtime error" in log:
+        raise AssertionError("server exit %s:\n%s" % (rc, log[-4000:]))
+
+
+# The hostile witnesses: mode -> (event logged, failure reason counted).
+HOSTILE = {
+    "garbage": ("witness.bad_answer", "bad_answer"),
+    "huge": ("witness.bad_answer", "bad_answer"),
+    "slow": ("witness.unreachable", "timeout"),
+    "lie_big": ("witness.conflict", "conflict"),
+    "lie_unsigned": ("witness.conflict", "conflict"),
+    "err500": ("witness.unreachable", "unreachable"),
+    "toomany": ("witness.unreachable", "unreachable"),
+    "refuse403": ("witness.refused", "refused"),
+    "conflict_plain": ("witness.refused", "refused"),
+    "otherkey": ("witness.bad_answer", "bad_answer"),
+    "wrongcp": ("witness.bad_answer", "bad_answer"),
+    "closed": ("witness.unreachable", "unreachable"),
+}
+
+
+def closed_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+class Hostile(unittest.TestCase):
+    """Twelve hostile witnesses and one honest one on one PDP."""
+
+    @classmethod
+    def setUpClass(cls):
+        srv = Server.dev(clock=True)
+        cls.tmp = srv.tmp
+        cls.fakes = {m: FakeWitness(cls.tmp, m, m) for m in HOSTILE}
+        cls.fakes["otherkey"].other = Ed25519Key(cls.tmp)
+        cls.fakes["closed"].url = "http://127.0.0.1:%d/w" % closed_port()
+        cls.honest = FakeWitness(cls.tmp, "honest", "honest")
+        # stuck: never answers, and would wait 10 minutes: the stop must
+        # cut it.
+        cls.stuck = FakeWitness(cls.tmp, "stuck", "slow")
+        sections = [section(f, timeout_ms=500 if m == "slow" else 2000)
+                    for m, f in cls.fakes.items()]
+        sections.append(section(cls.honest))
+        sections.append(section(cls.stuck, timeout_ms=600000))
+        cls.srv = restart_with(srv, sections, clock=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            t = time.monotonic()
+            finish(cls.srv)
+            cls.stop_seconds = time.monotonic() - t
+        finally:
+            for f in list(cls.fakes.values()) + [cls.honest, cls.stuck]:
+                f.close()
+
+    def test_1_decisions_stay_fast_while_witnesses_misbehave(self):
+        grow(self.srv, 6, "warm")
+        wait_until(lambda: self.stuck.count() >= 1 and
+                   self.fakes["slow"].count() >= 1,
+                   "the slow witnesses to hold a request")
+        for i in range(20):
+            t = time.monotonic()
+            st, body, _ = self.srv.submit("payments.refund", "orders/f%d" % i,
+                                          {"amount": 1})
+            self.assertIn(st, (200, 201), body)
+            self.assertLess(time.monotonic() - t, 2.0,
+                            "a decision waited on a witness")
+
+    def test_2_each_hostile_answer_is_named_counted_and_stores_nothing(self):
+        grow(self.srv, 6, "hostile")
+        for mode, (event, reason) in HOSTILE.items():
+            wid = self.fakes[mode].id
+            wait_until(lambda: any(e["event"] == event and e["witness"] == wid
+                                   for e in witness_events(self.srv)),
+                       "%s from %s" % (event, wid))
+            m = metrics(self.srv)
+            self.assertGreaterEqual(
+                m[("intentgate_witness_failures_total", wid, reason)], 1, wid)
+            self.assertEqual(
+                m[("intentgate_witness_cosigned_size", wid, None)], 0, wid)
+            self.assertGreater(
+                m[("intentgate_witness_lag_leaves", wid, None)], 0, wid)
+        note = checkpoint(self.srv)
+        for f in self.fakes.values():
+            self.assertNotIn(" %s " % f.name, note, f.id)
+        # Every failure is an event of its witness with a reason: no line
+        # holds the body of the huge answer.
+        for e in witness_events(self.srv):
+            self.assertLess(len(json.dumps(e)), 2000)
+
+    def test_3_lies_are_not_followed(self):
+        # A 409 naming a size this log never signed (or one beyond it) is
+        # a conflict, not a resend: one request per attempt.
+        for mode in ("lie_big", "lie_unsigned"):
+            f = self.fakes[mode]
+            wait_until(lambda: f.count() >= 2, "two attempts of " + mode)
+            with f.lock:
+                olds = [r[0] for r in f.requests]
+            self.assertNotIn(BIG, olds)
+            for o in olds:
+                self.assertNotEqual(o, f.requests[0][2] - 1, mode)
+        # and the size named was indeed never signed
+        for _, _, size in self.fakes["lie_unsigned"].requests[:1]:
+            st, _, _ = self.srv.call(
+                "GET", "/v1/audit/proof/consistency?old=%d&new=%d"
+                % (size - 1, size), self.srv.env["INTENTGATE_AUDITOR_TOKEN"],
+                raw_response=True)
+            self.assertEqual(st, 404)
+
+    def test_4_the_honest_witness_cosigns_beside_them(self):
+        grow(self.srv, 6, "honest")
+        wid = self.honest.id
+
+        def caught_up():
+            note = checkpoint(self.srv)
+            m = metrics(self.srv)
+            return m[("intentgate_witness_cosigned_size", wid, None)] == \
+                checkpoint_size(note) and note
+        note = wait_until(caught_up, "the honest witness to catch up")
+        lines = [x for x in note.split("\n") if x.startswith(DASH + " ")]
+        self.assertEqual(len([x for x in lines if self.honest.name in x]), 1)
+        self.assertEqual(metrics(self.srv)[
+            ("intentgate_witness_lag_leaves", wid, None)], 0)
+        self.assertTrue(any(e["event"] == "witness.cosigned" and
+                            e["witness"] == wid
+                            for e in witness_events(self.srv)))
+
+    def test_5_lag_seconds_grows_for_the_hostile(self):
+        grow(self.srv, 6, "lag")
+        self.srv.advance(1000)
+        wid = self.fakes["err500"].id
+        wait_until(lambda: metrics(self.srv)[
+            ("intentgate_witness_lag_seconds", wid, None)] >= 1000,
+            "lag_seconds of a failing witness past the clock's jump")
+
+
+class CatchUp(unittest.TestCase):
+    """A witness down for a while catches up; 409s are followed."""
+
+    def setUp(self):
+        self.srv = Server.dev()
+        self.fakes = []
+
+    def tearDown(self):
+        try:
+            finish(self.srv)
+        finally:
+            for f in self.fakes:
+                f.close()
+
+    def fake(self, wid, mode, key=None):
+        f = FakeWitness(self.srv.tmp, wid, mode, key)
+        self.fakes.append(f)
+        return f
+
+    def cosigned(self, f):
+        return metrics(self.srv).get(
+            ("intentgate_witness_cosigned_size", f.id, None))
+
+    def wait_caught_up(self, f):
+        def done():
+            note = checkpoint(self.srv)
+            size = checkpoint_size(note)
+            return size > 0 and self.cosigned(f) == size and \
+                f.name in note and note
+        return wait_until(done, "%s to cosign the latest checkpoint" % f.id,
+                          timeout=30)
+
+    def test_down_then_up_catches_up(self):
+        a = self.fake("a", "down")
+        self.srv = restart_with(self.srv, [section(a)])
+        grow(self.srv, 8, "down")
+        wait_until(lambda: metrics(self.srv).get(
+            ("intentgate_witness_failures_total", "a", "unreachable"), 0) >= 2,
+            "retries of the witness that is down")
+        self.assertGreater(metrics(self.srv)[
+            ("intentgate_witness_lag_leaves", "a", None)], 0)
+        a.mode = "honest"
+        note = self.wait_caught_up(a)
+        self.assertEqual(metrics(self.srv)[
+            ("intentgate_witness_lag_leaves", "a", None)], 0)
+        self.assertEqual(metrics(self.srv)[
+            ("intentgate_witness_lag_seconds", "a", None)], 0)
+        # The served note: the log's signature, then the cosignature.
+        text, _, sigs = note.partition("\n\n")
+        sig_lines = sigs.rstrip("\n").split("\n")
+        self.assertEqual(len(sig_lines), 2, note)
+        self.assertIn(a.name, sig_lines[1])
+
+    def test_409_from_the_witness_size_with_a_proof(self):
+        # a cosigns up to some size S; then b, with a's state but no
+        # cosignature stored, is asked from 0, says S, and gets S -> new
+        # with a consistency proof it checks.
+        a = self.fake("a", "honest")
+        b = self.fake("b", "honest")
+        self.srv = restart_with(self.srv, [section(a)])
+        grow(self.srv, 6, "a")
+        self.wait_caught_up(a)
+
+        def take_state():
+            b.size, b.root = a.size, a.root
+        self.srv = restart_with(self.srv, [section(b)], between=take_state)
+        s = a.size  # a gets nothing more: its state is final
+        grow(self.srv, 6, "b")
+        self.wait_caught_up(b)
+        with b.lock:
+            reqs = list(b.requests)
+        self.assertEqual(reqs[0][0], 0, reqs)
+        resent = [r for r in reqs if r[0] == s and r[2] > s]
+        self.assertTrue(resent, reqs)
+        self.assertGreater(resent[0][1], 0, "no consistency proof")
+
+    def test_witness_that_lost_its_state_is_resent_from_0(self):
+        a = self.fake("a", "honest")
+        self.srv = restart_with(self.srv, [section(a)])
+        grow(self.srv, 6, "a")
+        self.wait_caught_up(a)
+        mark = []
+
+        def forget():
+            mark.append((a.count(), a.size))
+            a.size, a.root = 0, None  # it forgot us
+        self.srv = restart_with(self.srv, [section(a)], between=forget)
+        grow(self.srv, 6, "again")
+        self.wait_caught_up(a)
+        n, s = mark[0]
+        with a.lock:
+            olds = [r[0] for r in a.requests[n:]]
+        # what the PDP remembered, then the resend after "0\n"
+        self.assertEqual(olds[:2], [s, 0], olds)
+
+
+class Config(unittest.TestCase):
+    """[witness] is checked at start, naming file and line."""
+
+    def refused(self, text, want):
+        from harness import BIN
+        tmp = tempfile.mkdtemp(prefix="ig-cfg-")
+        try:
+            conf = os.path.join(tmp, "ig.conf")
+            with open(conf, "w") as f:
+                f.write("database = ig.db\nsigning_key = k\n"
+                        "policy_dir = p\n" + text)
+            r = subprocess.run([BIN, "serve", "--config", conf],
+                               capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(r.returncode, 0, r.stderr)
+            self.assertIn(want, r.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_bad_witness_sections(self):
+        pk = bytes(range(32))
+        vk = vkey_of("w.example/w1", pk)
+        self.refused("[witness w1]\nurl = http://127.0.0.1:1\n",
+                     "witness w1 needs key")
+        self.refused("[witness w1]\nkey = %s\n" % vk, "witness w1 needs url")
+        self.refused("[witness w1]\nurl = ftp://x\nkey = %s\n" % vk,
+                     "url must be http:// or https://")
+        self.refused("[witness w1]\nurl = http://x\nkey = nope\n",
+                     "key must be a witness vkey")
+        self.refused("[witness w1]\nurl = http://x\nkey = %s\n"
+                     % vk.replace("+BA", "+AQ"), "type 1, want 4")
+        self.refused("[witness w1]\nurl = http://x\nkey = %s\n" % vk,
+                     "needs [audit] key")
+
+
+if __name__ == "__main__":
+    run_tests()
