@@ -31,8 +31,7 @@
 #define URL_PREFIX_MAX (IG_WITNESS_URL_MAX - sizeof("/add-checkpoint"))
 
 int
-pdp_cfg_witness_begin(struct pdp_cfg_parse *p, const char *kind,
-                      const char *id)
+pdp_cfg_witness_begin(struct pdp_cfg_parse *p, const char *kind, const char *id)
 {
     struct pdp_config *c = p->c;
     struct pdp_witness_cfg *arr;
@@ -152,8 +151,7 @@ set_key(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
 }
 
 static int
-set_timeout(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k,
-            const char *v)
+set_timeout(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
 {
     return pdp_cfg_int(p, k->name, v, IG_WITNESS_TIMEOUT_MS_MIN,
                        IG_WITNESS_TIMEOUT_MS_MAX, &p->cur_wit->timeout_ms);

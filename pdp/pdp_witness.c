@@ -41,12 +41,9 @@
 #include "pdp_metrics.h"
 
 static const char *const fail_names[PDP_WFAIL_N] = {
-    [PDP_WFAIL_UNREACHABLE] = "unreachable",
-    [PDP_WFAIL_TIMEOUT] = "timeout",
-    [PDP_WFAIL_REFUSED] = "refused",
-    [PDP_WFAIL_CONFLICT] = "conflict",
-    [PDP_WFAIL_BAD_ANSWER] = "bad_answer",
-    [PDP_WFAIL_STORE] = "store",
+    [PDP_WFAIL_UNREACHABLE] = "unreachable", [PDP_WFAIL_TIMEOUT] = "timeout",
+    [PDP_WFAIL_REFUSED] = "refused",         [PDP_WFAIL_CONFLICT] = "conflict",
+    [PDP_WFAIL_BAD_ANSWER] = "bad_answer",   [PDP_WFAIL_STORE] = "store",
 };
 
 /* ---- the checkpoints seen signed ---- */
@@ -218,8 +215,7 @@ start_one(struct pdp_witness_one *w, int at_start, uint64_t latest,
 {
     uint64_t cosigned = 0;
 
-    if (store_cosig_latest(w->all->store, w->cfg->key.name, &cosigned) !=
-        IG_OK)
+    if (store_cosig_latest(w->all->store, w->cfg->key.name, &cosigned) != IG_OK)
         return ig_err_set(err, IG_ERR_IO,
                           "[witness %s]: cannot read what it cosigned",
                           w->cfg->id);
@@ -235,10 +231,9 @@ start_one(struct pdp_witness_one *w, int at_start, uint64_t latest,
                           w->cfg->id);
     w->started = 1;
     pdp_log("info", "witness.started",
-            json_pack("{s:s, s:s, s:s, s:I, s:I}", "witness", w->cfg->id,
-                      "url", w->cfg->url, "key", w->cfg->vkey, "cosigned_size",
-                      (json_int_t)cosigned, "latest_size",
-                      (json_int_t)latest));
+            json_pack("{s:s, s:s, s:s, s:I, s:I}", "witness", w->cfg->id, "url",
+                      w->cfg->url, "key", w->cfg->vkey, "cosigned_size",
+                      (json_int_t)cosigned, "latest_size", (json_int_t)latest));
     return IG_OK;
 }
 
@@ -317,8 +312,8 @@ pdp_witness_free(struct pdp_witnesses *ws)
 static enum ig_status
 family(struct ig_buf *b, const char *name, const char *type, const char *help)
 {
-    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help,
-                            name, type);
+    return pdp_metrics_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+                            type);
 }
 
 /* The gauges of every witness. */

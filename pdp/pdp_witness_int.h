@@ -46,10 +46,10 @@ struct pdp_witness_one {
 
     /* Its thread only. */
     CURL *curl;
-    uint64_t old; /* the size to send as old: what it said it has */
+    uint64_t old;  /* the size to send as old: what it said it has */
     int last_fail; /* the last failure logged (-1: none since a success) */
-    int64_t last_logged;   /* when (ig_time_now) */
-    uint64_t not_logged;   /* repeats counted since, not logged */
+    int64_t last_logged; /* when (ig_time_now) */
+    uint64_t not_logged; /* repeats counted since, not logged */
 
     /* Read by /metrics. */
     atomic_uint_fast64_t cosigned; /* the largest size it cosigned */
@@ -87,7 +87,7 @@ int pdp_witness_attempt(struct pdp_witness_one *w, const char *note,
 /* Count a failure of w and log it (a repeat of the last one at most once
    per IG_WITNESS_LOG_REPEAT_S). fmt makes the "detail" field. */
 void pdp_witness_failed(struct pdp_witness_one *w, enum pdp_witness_fail why,
-                        uint64_t size, uint64_t old, long http,
-                        const char *fmt, ...) IG_PRINTF(6, 7);
+                        uint64_t size, uint64_t old, long http, const char *fmt,
+                        ...) IG_PRINTF(6, 7);
 
 #endif

@@ -57,8 +57,7 @@ static const struct {
 
 void
 pdp_witness_failed(struct pdp_witness_one *w, enum pdp_witness_fail why,
-                   uint64_t size, uint64_t old, long http, const char *fmt,
-                   ...)
+                   uint64_t size, uint64_t old, long http, const char *fmt, ...)
 {
     int64_t now = ig_time_now();
     char detail[512];
@@ -226,38 +225,37 @@ take_cosignature(struct pdp_witness_one *w, const char *note, uint64_t size,
     struct ig_err err;
     uint64_t ts = 0;
 
-    st = audit_cosig_pick(a->body.data != NULL ? a->body.data : "",
-                          a->body.len, note, text_len(note), &w->cfg->key, line,
+    st = audit_cosig_pick(a->body.data != NULL ? a->body.data : "", a->body.len,
+                          note, text_len(note), &w->cfg->key, line,
                           sizeof(line), &ts, &err);
     if (st != IG_OK) {
         quote(&a->body, q, sizeof(q));
         pdp_witness_failed(w, PDP_WFAIL_BAD_ANSWER, size, old, a->http,
                            "200 without a valid cosignature by %s: %s "
-                           "(answer: %s)",
+                           "(it answered: %s)",
                            w->cfg->key.name, err.msg, q);
         return SENT_FAILED;
     }
     st = store_cosig_put(w->all->store, size, w->cfg->key.name, line);
     if (st != IG_OK) {
         pdp_witness_failed(w, PDP_WFAIL_STORE, size, old, a->http,
-                           "cannot store the cosignature: %s",
-                           ig_strerror(st));
+                           "cannot store the cosignature: %s", ig_strerror(st));
         return SENT_FAILED;
     }
     atomic_store(&w->cosigned, size);
     w->old = size;
     w->last_fail = -1;
     pdp_log("info", "witness.cosigned",
-            json_pack("{s:s, s:s, s:I, s:I, s:I}", "witness", w->cfg->id,
-                      "key", w->cfg->key.name, "size", (json_int_t)size, "old",
+            json_pack("{s:s, s:s, s:I, s:I, s:I}", "witness", w->cfg->id, "key",
+                      w->cfg->key.name, "size", (json_int_t)size, "old",
                       (json_int_t)old, "timestamp", (json_int_t)ts));
     return SENT_COSIGNED;
 }
 
 /* What the answer a to a request from old means. */
 static enum sent
-judge(struct pdp_witness_one *w, const char *note, uint64_t size,
-      uint64_t old, const struct answer *a, uint64_t *wsize)
+judge(struct pdp_witness_one *w, const char *note, uint64_t size, uint64_t old,
+      const struct answer *a, uint64_t *wsize)
 {
     char q[QUOTE_MAX + 1];
     long h = a->http;
@@ -288,8 +286,8 @@ judge(struct pdp_witness_one *w, const char *note, uint64_t size,
 /* The request body from old to size into req; SENT_FAILED after
    logging when old is not a checkpoint of this log or the store fails. */
 static enum sent
-build(struct pdp_witness_one *w, const char *note, uint64_t size,
-      uint64_t old, struct ig_buf *req)
+build(struct pdp_witness_one *w, const char *note, uint64_t size, uint64_t old,
+      struct ig_buf *req)
 {
     unsigned char proof[AUDIT_CPROOF_MAX][AUDIT_HASH_BYTES];
     enum ig_status st = IG_OK;
@@ -305,8 +303,8 @@ build(struct pdp_witness_one *w, const char *note, uint64_t size,
         return SENT_FAILED;
     }
     if (st == IG_OK)
-        st = audit_witness_req_format(old, (const unsigned char(*)[32])proof,
-                                      n, note, strlen(note), req);
+        st = audit_witness_req_format(old, (const unsigned char(*)[32])proof, n,
+                                      note, strlen(note), req);
     if (st != IG_OK) {
         pdp_witness_failed(w, PDP_WFAIL_STORE, size, old, 0,
                            "cannot build the request: %s", ig_strerror(st));
@@ -390,8 +388,7 @@ size_believable(struct pdp_witness_one *w, uint64_t size, uint64_t old,
 }
 
 int
-pdp_witness_attempt(struct pdp_witness_one *w, const char *note,
-                    uint64_t size)
+pdp_witness_attempt(struct pdp_witness_one *w, const char *note, uint64_t size)
 {
     uint64_t old = w->old > size ? 0 : w->old, wsize = 0;
     enum sent r;
@@ -405,6 +402,13 @@ pdp_witness_attempt(struct pdp_witness_one *w, const char *note,
         if (r == SENT_SIZE) {
             if (size_believable(w, size, old, wsize) != 0)
                 return -1;
+            if (wsize == old) {
+                pdp_witness_failed(w, PDP_WFAIL_BAD_ANSWER, size, old, 409,
+                                   "409 naming tree size %llu, the old "
+                                   "size it was sent",
+                                   (unsigned long long)wsize);
+                return -1;
+            }
             w->old = wsize; /* for the next attempt */
             pdp_witness_failed(w, PDP_WFAIL_UNREACHABLE, size, old, 409,
                                "the witness's size changed between two "

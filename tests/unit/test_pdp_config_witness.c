@@ -115,8 +115,7 @@ test_inline_and_file_keys(void **state)
     assert_string_equal(c->witnesses[0].url, "https://w1.example/wit");
     assert_string_equal(c->witnesses[0].vkey, k1);
     assert_string_equal(c->witnesses[0].key.name, "witness.example/w1");
-    assert_int_equal(c->witnesses[0].timeout_ms,
-                     IG_WITNESS_TIMEOUT_MS_DEFAULT);
+    assert_int_equal(c->witnesses[0].timeout_ms, IG_WITNESS_TIMEOUT_MS_DEFAULT);
     assert_int_equal(c->witnesses[0].retry_ms, IG_WITNESS_RETRY_MS_DEFAULT);
     assert_string_equal(c->witnesses[1].url, "http://127.0.0.1:8801");
     assert_string_equal(c->witnesses[1].vkey, k2);
@@ -129,11 +128,11 @@ static void
 test_bad_urls(void **state)
 {
     char k[PDP_WITNESS_VKEY_MAX], text[4096], longurl[IG_WITNESS_URL_MAX];
-    const char *bad[] = {"ftp://w.example", "file:///etc/passwd",
-                         "https://",        "https:///path",
+    const char *bad[] = {"ftp://w.example",  "file:///etc/passwd",
+                         "https://",         "https:///path",
                          "https://w.ex/a b", "https://w.ex/?q=1",
-                         "https://w.ex/#f", "w.example",
-                         "gopher://w.ex",   "https://w.ex/a\"b"};
+                         "https://w.ex/#f",  "w.example",
+                         "gopher://w.ex",    "https://w.ex/a\"b"};
     size_t i;
     (void)state;
 
@@ -154,17 +153,15 @@ test_bad_urls(void **state)
 static void
 test_bad_keys(void **state)
 {
-    char k[PDP_WITNESS_VKEY_MAX], logkey[PDP_WITNESS_VKEY_MAX],
-        text[2048];
+    char k[PDP_WITNESS_VKEY_MAX], logkey[PDP_WITNESS_VKEY_MAX], text[2048];
     unsigned char pk[32];
     (void)state;
 
     vkey("w.example", 4, k, sizeof(k));
     memset(pk, 4, sizeof(pk));
     /* The log's kind of key (type 01) is not a witness key. */
-    assert_int_equal(audit_verifier_format("w.example", pk, logkey,
-                                           sizeof(logkey)),
-                     IG_OK);
+    assert_int_equal(
+        audit_verifier_format("w.example", pk, logkey, sizeof(logkey)), IG_OK);
     (void)snprintf(text, sizeof(text),
                    BASE "[witness w]\nurl = https://w.ex\nkey = %s\n", logkey);
     refused(text, "want 4");
