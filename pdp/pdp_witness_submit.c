@@ -13,8 +13,9 @@
  * The witness is not trusted. Its answer is judged:
  *
  *   200        its body must hold a valid cosignature by the configured
- *              key over this very checkpoint (audit_cosig_pick): stored
- *              with store_cosig_put. Anything else: bad_answer.
+ *              key over this very checkpoint (audit_cosig_pick), with a
+ *              timestamp that is not 0: stored with store_cosig_put.
+ *              Anything else: bad_answer.
  *   409 with Content-Type text/x.tlog.size: the size it has. Resent once
  *              from it when it is a checkpoint this log signed, at most
  *              ours; else conflict (it saw a checkpoint we never signed).
@@ -234,6 +235,12 @@ take_cosignature(struct pdp_witness_one *w, const char *note, uint64_t size,
                            "200 without a valid cosignature by %s: %s "
                            "(it answered: %s)",
                            w->cfg->key.name, err.msg, q);
+        return SENT_FAILED;
+    }
+    if (ts == 0) {
+        /* tlog-witness: the timestamp MUST NOT be zero. */
+        pdp_witness_failed(w, PDP_WFAIL_BAD_ANSWER, size, old, a->http,
+                           "a cosignature with timestamp 0");
         return SENT_FAILED;
     }
     st = store_cosig_put(w->all->store, size, w->cfg->key.name, line);

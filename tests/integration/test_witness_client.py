@@ -114,7 +114,7 @@ def vkey_of(name, pk):
 
 def cosign(key, name, text, ts=None):
     """The cosignature/v1 line of name's key over checkpoint text."""
-    ts = ts or int(time.time())
+    ts = int(time.time()) if ts is None else ts
     msg = b"cosignature/v1\ntime %d\n" % ts + text.encode()
     sig = cosig_key_id(name, key.pk) + ts.to_bytes(8, "big") + key.sign(msg)
     return "%s %s %s\n" % (DASH, name, base64.b64encode(sig).decode())
@@ -240,6 +240,13 @@ class FakeWitness:
         elif mode == "otherkey":
             # The configured name, a key that is not the configured one.
             h.reply(200, cosign(self.other, self.name, text).encode())
+        elif mode == "ts_zero":
+            h.reply(200, cosign(self.key, self.name, text, ts=0).encode())
+        elif mode == "redirect":
+            h.send_response(307)
+            h.send_header("Location", self.redirect_to + "/add-checkpoint")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
         elif mode == "wrongcp":
             # The right key over another checkpoint (a root one bit off).
             bad = bytearray(root)
@@ -362,6 +369,8 @@ HOSTILE = {
     "conflict_plain": ("witness.refused", "refused"),
     "otherkey": ("witness.bad_answer", "bad_answer"),
     "wrongcp": ("witness.bad_answer", "bad_answer"),
+    "ts_zero": ("witness.bad_answer", "bad_answer"),
+    "redirect": ("witness.bad_answer", "bad_answer"),
     "closed": ("witness.unreachable", "unreachable"),
 }
 
@@ -385,6 +394,10 @@ class Hostile(unittest.TestCase):
         cls.fakes["otherkey"].other = Ed25519Key(cls.tmp)
         cls.fakes["closed"].url = "http://127.0.0.1:%d/w" % closed_port()
         cls.honest = FakeWitness(cls.tmp, "honest", "honest")
+        # where the redirect points: an honest witness nobody may reach
+        cls.target = FakeWitness(cls.tmp, "target", "honest",
+                                 key=cls.fakes["redirect"].key)
+        cls.fakes["redirect"].redirect_to = cls.target.url
         # stuck: never answers, and would wait 10 minutes: the stop must
         # cut it.
         cls.stuck = FakeWitness(cls.tmp, "stuck", "slow")
@@ -399,7 +412,8 @@ class Hostile(unittest.TestCase):
         try:
             finish(cls.srv)
         finally:
-            for f in list(cls.fakes.values()) + [cls.honest, cls.stuck]:
+            for f in list(cls.fakes.values()) + [cls.honest, cls.stuck,
+                                                 cls.target]:
                 f.close()
 
     def test_1_decisions_stay_fast_while_witnesses_misbehave(self):
@@ -432,6 +446,7 @@ class Hostile(unittest.TestCase):
         note = checkpoint(self.srv)
         for f in self.fakes.values():
             self.assertNotIn(" %s " % f.name, note, f.id)
+        self.assertEqual(self.target.count(), 0, "a redirect was followed")
         # Every failure is an event of its witness with a reason: no line
         # holds the body of the huge answer.
         for e in witness_events(self.srv):
