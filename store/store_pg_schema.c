@@ -2,13 +2,14 @@
  * store_pg_schema.c - the PostgreSQL schema and its versioned migrations.
  *
  * The tables and columns are SQLite's (store_schema.c, as of its
- * migration 5; then migration 2 is SQLite's 7), so that `intentgate store copy` is a copy of rows:
- * INTEGER is BIGINT, BLOB is BYTEA, the sequence numbers are identity
- * columns. Every table that records what happened refuses UPDATE, DELETE
- * and TRUNCATE by trigger (and docs/operations.md has the PDP's role lack
- * the privileges too). The mutable tables are those of replicas' shared
- * working state: the audit queue (emptied by the sequencer), quota
- * counts, approver sessions, failed sign-ins and Slack messages.
+ * migration 5; this migration 2 is its 7), so that `intentgate store
+ * copy` is a copy of rows: INTEGER is BIGINT, BLOB is BYTEA, the sequence
+ * numbers are identity columns. Every table that records what happened
+ * refuses UPDATE, DELETE and TRUNCATE by trigger (and docs/operations.md
+ * has the PDP's role lack the privileges too). The mutable tables are
+ * those of replicas' shared working state: the audit queue (emptied by
+ * the sequencer), quota counts, approver sessions, failed sign-ins and
+ * Slack messages.
  *
  * ig_schema holds the number of migrations applied. Migrations run one
  * replica at a time under the advisory lock STORE_PG_LOCK_MIGRATE, each
@@ -161,8 +162,8 @@ static const char *const schema2[] = {
     " line TEXT NOT NULL,"
     " created_at BIGINT NOT NULL,"
     " PRIMARY KEY (size, witness));"
-    "CREATE INDEX cosignatures_witness ON cosignatures(witness, size);"
-    IMMUTABLE("cosignatures"),
+    "CREATE INDEX cosignatures_witness ON cosignatures(witness, "
+    "size);" IMMUTABLE("cosignatures"),
     NULL};
 
 static const char *const *const migrations[] = {schema1, schema2};
