@@ -154,14 +154,24 @@ static const char *const schema1[] = {
 
 /* 2: witness cosignatures (store_pg_cosig.c), as SQLite's migration 7:
    a witness's signature line on a stored checkpoint, one per
-   (checkpoint, witness), immutable like the checkpoint it signs. */
+   (checkpoint, witness), immutable like the checkpoint it signs, which
+   must exist when the line goes in (a trigger: store_schema.c says why
+   not a foreign key). */
 static const char *const schema2[] = {
+    "CREATE OR REPLACE FUNCTION ig_cosig_checkpoint() RETURNS trigger"
+    " LANGUAGE plpgsql"
+    " AS $$ BEGIN"
+    " IF NOT EXISTS (SELECT 1 FROM checkpoints WHERE size = NEW.size) THEN"
+    " RAISE EXCEPTION 'no checkpoint of size %', NEW.size;"
+    " END IF; RETURN NEW; END $$;"
     "CREATE TABLE cosignatures ("
-    " size BIGINT NOT NULL REFERENCES checkpoints(size),"
+    " size BIGINT NOT NULL,"
     " witness TEXT NOT NULL,"
     " line TEXT NOT NULL,"
     " created_at BIGINT NOT NULL,"
     " PRIMARY KEY (size, witness));"
+    "CREATE TRIGGER cosignatures_checkpoint BEFORE INSERT ON cosignatures"
+    " FOR EACH ROW EXECUTE FUNCTION ig_cosig_checkpoint();"
     "CREATE INDEX cosignatures_witness ON cosignatures(witness, "
     "size);" IMMUTABLE("cosignatures"),
     NULL};

@@ -1,7 +1,8 @@
 /*
  * test_store_cosig.c - witness cosignatures in the SQLite store: the
  * shared cases (test_store_cosig_cases.c), and what only SQLite has - the
- * table's triggers and foreign key under an attacker's own connection, the
+ * table's triggers under an attacker's own connection (a line only for
+ * a checkpoint that exists, one per witness, never changed), the
  * migration of a schema-6 database (and the migration run twice), and the
  * offline reader of a schema-6 file, which has no cosignatures table.
  */
@@ -107,7 +108,7 @@ test_immutable(void **state)
                          SQLITE_OK); /* one per (checkpoint, witness) */
     assert_int_not_equal(exec_sql(f->db, "INSERT INTO cosignatures VALUES "
                                          "(4, 'w1.example/a', 'x', 0)"),
-                         SQLITE_OK); /* no checkpoint 4: the foreign key */
+                         SQLITE_OK); /* no checkpoint 4: the trigger */
     assert_int_equal(query_int(f->db, "SELECT count(*) FROM cosignatures"), 1);
     assert_int_equal(query_int(f->db,
                                "SELECT line = (SELECT line FROM cosignatures) "

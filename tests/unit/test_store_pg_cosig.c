@@ -1,7 +1,7 @@
 /*
  * test_store_pg_cosig.c - witness cosignatures in the PostgreSQL store: the
  * shared cases (test_store_cosig_cases.c) on a fresh database each, and
- * what only PostgreSQL has - the table's triggers, key and foreign key
+ * what only PostgreSQL has - the table's triggers and key
  * under the cluster's superuser, migration 2 of a schema-1 database, the
  * least-privilege roles of docs/operations.md (the PDP's puts and reads
  * its cosignatures and cannot change one; an auditor's role without the
@@ -87,7 +87,7 @@ test_pg_immutable(void **state)
                      -1); /* one per (checkpoint, witness) */
     assert_int_equal(pg_test_exec(f->db, "INSERT INTO cosignatures VALUES "
                                          "(4, 'w9.example', 'x', 0)"),
-                     -1); /* no checkpoint 4: the foreign key */
+                     -1); /* no checkpoint 4: the trigger */
     assert_int_equal(pg_test_scalar(f->db, "SELECT count(*) FROM cosignatures"),
                      1);
     assert_int_equal(pg_test_scalar(f->db, "SELECT count(*) FROM cosignatures "
@@ -107,8 +107,10 @@ test_pg_migrate_from_1(void **state)
 
     one_cosigned(f, NULL, &line, NULL);
     free(line);
-    assert_int_equal(pg_test_exec(f->db, "DROP TABLE cosignatures; UPDATE "
-                                         "ig_schema SET version = 1"),
+    assert_int_equal(pg_test_exec(f->db,
+                                  "DROP TABLE cosignatures; DROP FUNCTION "
+                                  "ig_cosig_checkpoint(); UPDATE "
+                                  "ig_schema SET version = 1"),
                      0);
     cc_opts(f, &o);
     s = cc_open(&o);
