@@ -37,9 +37,8 @@
 
 /* Tables in foreign key order; the others follow, by name. */
 static const char *const first_tables[] = {
-    "intents",     "decisions",   "grants",      "redemptions",
-    "outcomes",    "approvals",   "votes",       "resolutions",
-    "checkpoints", "cosignatures"};
+    "intents",   "decisions", "grants",      "redemptions", "outcomes",
+    "approvals", "votes",     "resolutions", "checkpoints", "cosignatures"};
 
 struct copy {
     const char *from, *to;

@@ -100,7 +100,7 @@ store_sq_cosig_put(struct store_sq *s, uint64_t size, const char *witness,
 /* ---- the reads ---- */
 
 /* The size of the checkpoint of tree size `size` (0: the latest) on c, into
-   *got. IG_ERR_NOTFOUND, IG_ERR_IO. */
+ *got. IG_ERR_NOTFOUND, IG_ERR_IO. */
 static enum ig_status
 checkpoint_size(struct store_rconn *c, uint64_t size, uint64_t *got)
 {

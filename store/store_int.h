@@ -165,8 +165,8 @@ struct store_sq {
     struct audit_tile_edge edge;
     unsigned char wtile[AUDIT_TILE_BYTES]; /* a tile read by the writer */
     const struct store_job *cur_job;       /* the job the writer runs */
-    double ckpt_due;                  /* monotonic: next interval checkpoint */
-    int ckpt_refused;                 /* the last attempt was refused */
+    double ckpt_due;  /* monotonic: next interval checkpoint */
+    int ckpt_refused; /* the last attempt was refused */
     /* The sizes of the checkpoints signed in the open transaction
        (several only when store_audit_sign calls share a group commit;
        past the array the last slot keeps the newest): opts.on_checkpoint

@@ -36,7 +36,7 @@
 struct store_log_pg {
     PGconn *pg;
     char *url;
-    int cosigs; /* the cosignatures table is there, and readable */
+    int cosigs;    /* the cosignatures table is there, and readable */
     char msg[512]; /* pg_message */
     struct audit_tile_src src;
     unsigned char tile[AUDIT_TILE_BYTES];
@@ -72,7 +72,7 @@ static const char *const scan_sql[] = {
 /* A checkpoint's note with its witnesses' cosignature lines appended
    (store.h), ordered by witness name bytewise; a NULL note stays NULL. */
 #define COSIGS                                                                 \
-    " || coalesce((SELECT string_agg(c.line, '' ORDER BY c.witness COLLATE"   \
+    " || coalesce((SELECT string_agg(c.line, '' ORDER BY c.witness COLLATE"    \
     " \"C\") FROM cosignatures c WHERE c.size = checkpoints.size), '')"
 
 static const char SQL_CHECKPOINTS_COSIGS[] =

@@ -249,7 +249,7 @@ store_log_sq_close(struct store_log_sq *l)
 /* A checkpoint's note with its witnesses' cosignature lines appended
    (store.h), ordered by witness name; a NULL note stays NULL. */
 #define COSIGS                                                                 \
-    " || coalesce((SELECT group_concat(line, '') FROM (SELECT line FROM"     \
+    " || coalesce((SELECT group_concat(line, '') FROM (SELECT line FROM"       \
     " cosignatures c WHERE c.size = checkpoints.size ORDER BY witness)), '')"
 
 /* Prepare sql, or plain when sql cannot be (no cosignatures table). */

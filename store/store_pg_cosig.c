@@ -108,8 +108,7 @@ read_lines(struct store_pg *s, struct store_pg_conn *c, uint64_t size,
     if ((r = store_pg_query(s, c, SQL_LINES, &p, NULL, NULL)) == NULL)
         return IG_ERR_IO;
     for (i = 0; i < PQntuples(r) && st == IG_OK; i++)
-        st = ig_buf_add(out, PQgetvalue(r, i, 0),
-                        (size_t)PQgetlength(r, i, 0));
+        st = ig_buf_add(out, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0));
     PQclear(r);
     return st;
 }
