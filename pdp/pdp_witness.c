@@ -326,6 +326,7 @@ gauges(struct pdp_witnesses *ws, struct ig_buf *b)
     uint64_t latest;
     size_t i;
 
+    IG_ASSERT(ws->n <= IG_WITNESS_MAX); /* the config's limit */
     for (i = 0; i < ws->n; i++) {
         cos[i] = atomic_load(&ws->w[i].cosigned);
         latest = seen_lag(ws, cos[i], &since);
