@@ -54,8 +54,8 @@ is_log_line(const char *l, size_t n, const struct audit_verifier *v)
     if (n < dl + nl + 1 || memcmp(l, dash, dl) != 0 ||
         memcmp(l + dl, v->name, nl) != 0 || l[dl + nl] != ' ')
         return 0;
-    if (ig_b64_decode_public(l + dl + nl + 1, n - dl - nl - 1, sig,
-                             sizeof(sig), &sl) != IG_OK ||
+    if (ig_b64_decode_public(l + dl + nl + 1, n - dl - nl - 1, sig, sizeof(sig),
+                             &sl) != IG_OK ||
         sl < 4)
         return 0;
     id = (uint32_t)sig[0] << 24 | (uint32_t)sig[1] << 16 |
@@ -117,8 +117,7 @@ decide(struct witness_state *st, const struct witness_signer *sg,
     ig_err_clear(&err);
     if (witness_state_submit(st, in, sg, &r, &err) != IG_OK) {
         ig_log("error", "witness.db_error",
-               json_pack("{s:s, s:s}", "origin", in->origin, "error",
-                         err.msg));
+               json_pack("{s:s, s:s}", "origin", in->origin, "error", err.msg));
         witness_answer_text(a, 500, "the witness cannot update its state");
         return;
     }
@@ -192,8 +191,7 @@ open_checkpoint(const struct witness_log *l, struct witness_state *st,
 }
 
 void
-witness_add_checkpoint(const struct witness_config *c,
-                       struct witness_state *st,
+witness_add_checkpoint(const struct witness_config *c, struct witness_state *st,
                        const struct witness_signer *sg, const char *body,
                        size_t len, int64_t now, struct witness_answer *a)
 {
@@ -212,8 +210,9 @@ witness_add_checkpoint(const struct witness_config *c,
     l = nl != NULL ? witness_config_log(c, r.note, (size_t)(nl - r.note))
                    : NULL;
     if (l == NULL)
-        witness_answer_text(a, 404, "unknown log: this witness is not "
-                                    "configured for the checkpoint's origin");
+        witness_answer_text(a, 404,
+                            "unknown log: this witness is not "
+                            "configured for the checkpoint's origin");
     else
         open_checkpoint(l, st, sg, &r, now, a);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ig_file.h"
 #include "ig_hash.h"
@@ -38,8 +39,7 @@ struct parse {
     int log_line;
 };
 
-static int
-cfg_error(struct parse *p, const char *fmt, ...) IG_PRINTF(2, 3);
+static int cfg_error(struct parse *p, const char *fmt, ...) IG_PRINTF(2, 3);
 
 static int
 cfg_error(struct parse *p, const char *fmt, ...)
@@ -73,8 +73,8 @@ set_string(struct parse *p, const char *key, const char *v, char **dst)
 }
 
 static int
-set_int(struct parse *p, const char *key, const char *v, int64_t lo,
-        int64_t hi, int64_t *out)
+set_int(struct parse *p, const char *key, const char *v, int64_t lo, int64_t hi,
+        int64_t *out)
 {
     char *end;
     long long n;
@@ -82,8 +82,8 @@ set_int(struct parse *p, const char *key, const char *v, int64_t lo,
     errno = 0;
     n = strtoll(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
-        return cfg_error(p, "%s must be a whole number from %lld to %lld",
-                         key, (long long)lo, (long long)hi);
+        return cfg_error(p, "%s must be a whole number from %lld to %lld", key,
+                         (long long)lo, (long long)hi);
     *out = n;
     return 0;
 }
@@ -192,11 +192,13 @@ log_vkey(struct parse *p, struct witness_log *l, const char *v)
 
     if (audit_verifier_parse(v, strlen(v), &l->key, &kerr) == IG_OK)
         return 0;
-    if (strchr(v, '/') == NULL && strchr(v, '+') != NULL)
-        return cfg_error(p, "key: %s", kerr.msg); /* a vkey, a bad one */
     if ((path = strdup(v)) == NULL || resolve(p, &path) != 0) {
         free(path);
         return path == NULL ? cfg_error(p, "out of memory") : -1;
+    }
+    if (access(path, F_OK) != 0 && strchr(v, '+') != NULL) {
+        rc = cfg_error(p, "key: %s", kerr.msg); /* a vkey, a bad one */
+        goto out;
     }
     if (ig_file_read(path, WITNESS_VKEY_FILE_MAX, &text, &len, &kerr) !=
         IG_OK) {
@@ -338,8 +340,7 @@ set_key(struct parse *p, const char *key, const char *v)
     size_t i, n = sizeof(witness_keys) / sizeof(*witness_keys);
 
     if (p->sec == SEC_NONE)
-        return cfg_error(p, "%s outside a section (start with [witness])",
-                         key);
+        return cfg_error(p, "%s outside a section (start with [witness])", key);
     if (p->sec == SEC_LIMITS) {
         keys = limits_keys;
         n = sizeof(limits_keys) / sizeof(*limits_keys);
@@ -383,9 +384,8 @@ finish(struct parse *p)
                             "least one log to witness");
     if (c->max_per_address > c->max_connections)
         c->max_per_address = c->max_connections;
-    return resolve(p, &c->key_path) != 0 || resolve(p, &c->database) != 0
-               ? -1
-               : 0;
+    return resolve(p, &c->key_path) != 0 || resolve(p, &c->database) != 0 ? -1
+                                                                          : 0;
 }
 
 static struct witness_config *
@@ -396,9 +396,9 @@ defaults(const char *path)
     if (c == NULL)
         return NULL;
     c->path = strdup(path);
-    if (c->path == NULL || ig_listen_set(WITNESS_DEFAULT_LISTEN,
-                                         &c->listen_host,
-                                         &c->listen_port) != IG_OK) {
+    if (c->path == NULL ||
+        ig_listen_set(WITNESS_DEFAULT_LISTEN, &c->listen_host,
+                      &c->listen_port) != IG_OK) {
         witness_config_free(c);
         return NULL;
     }

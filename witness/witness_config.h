@@ -53,9 +53,9 @@
 #define WITNESS_DEFAULT_LISTEN "127.0.0.1:8801"
 
 struct witness_log {
-    struct audit_verifier key;           /* key.name is the origin */
-    char vkey[WITNESS_VKEY_MAX + 1];     /* as configured, normalised */
-    char origin_hex[65];                 /* lowercase hex SHA-256(origin) */
+    struct audit_verifier key;       /* key.name is the origin */
+    char vkey[WITNESS_VKEY_MAX + 1]; /* as configured, normalised */
+    char origin_hex[65];             /* lowercase hex SHA-256(origin) */
 };
 
 struct witness_config {

@@ -221,8 +221,8 @@ log_row(sqlite3_stmt *st, const struct cb *cb)
     ig_buf_init(&note, 2 * AUDIT_NOTE_MAX);
     r.origin = text(st, 0);
     r.size = (uint64_t)sqlite3_column_int64(st, 1);
-    r.root = sqlite3_column_bytes(st, 2) == 32 ? sqlite3_column_blob(st, 2)
-                                               : zero;
+    r.root =
+        sqlite3_column_bytes(st, 2) == 32 ? sqlite3_column_blob(st, 2) : zero;
     if (ig_buf_adds(&note, text(st, 3)) != IG_OK ||
         ig_buf_adds(&note, text(st, 4)) != IG_OK) {
         ig_buf_release(&note);
@@ -264,9 +264,10 @@ evidence_row(sqlite3_stmt *st, const struct cb *cb)
 }
 
 enum ig_status
-witness_state_each_evidence(
-    struct witness_state *s,
-    int (*fn)(void *ctx, const struct witness_evidence_row *r), void *ctx)
+witness_state_each_evidence(struct witness_state *s,
+                            int (*fn)(void *ctx,
+                                      const struct witness_evidence_row *r),
+                            void *ctx)
 {
     return each(s,
                 "SELECT id, origin, reason, old, proof, note, stored, "
@@ -278,7 +279,7 @@ static int
 dropped_row(sqlite3_stmt *st, const struct cb *cb)
 {
     return cb->dropped(cb->ctx, text(st, 0),
-                            (uint64_t)sqlite3_column_int64(st, 1));
+                       (uint64_t)sqlite3_column_int64(st, 1));
 }
 
 enum ig_status
@@ -287,7 +288,6 @@ witness_state_each_dropped(struct witness_state *s,
                                      uint64_t count),
                            void *ctx)
 {
-    return each(s,
-                "SELECT origin, count FROM evidence_dropped ORDER BY origin",
+    return each(s, "SELECT origin, count FROM evidence_dropped ORDER BY origin",
                 dropped_row, &(const struct cb){NULL, NULL, fn, ctx});
 }

@@ -87,8 +87,8 @@ find(struct witness_rate *r, const unsigned char *addr, size_t len)
         s = &r->slots[(base + i) % r->nslots];
         if (s->len == len && memcmp(s->addr, addr, len) == 0)
             return s;
-        if (pick == NULL || (pick->len != 0 && (s->len == 0 ||
-                                                s->seen < pick->seen)))
+        if (pick == NULL ||
+            (pick->len != 0 && (s->len == 0 || s->seen < pick->seen)))
             pick = s;
     }
     memset(pick, 0, sizeof(*pick));

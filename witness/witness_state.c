@@ -66,40 +66,6 @@ static const unsigned char empty_root[32] = {
     0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b,
     0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55};
 
-const char *
-witness_reason_name(enum witness_reason r)
-{
-    switch (r) {
-    case WITNESS_REASON_FORK:
-        return "fork";
-    case WITNESS_REASON_INCONSISTENT:
-        return "inconsistent";
-    case WITNESS_REASON_ROLLBACK:
-        return "rollback";
-    default:
-        return "none";
-    }
-}
-
-enum ig_status
-witness_sql_error(struct witness_state *s, const char *what,
-                  struct ig_err *err)
-{
-    return ig_err_set(err, IG_ERR_IO, "witness database: %s: %s", what,
-                      sqlite3_errmsg(s->db));
-}
-
-enum ig_status
-witness_sql_prepare(struct witness_state *s, const char *sql,
-                    sqlite3_stmt **st, struct ig_err *err)
-{
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
-        *st = NULL;
-        return witness_sql_error(s, "prepare", err);
-    }
-    return IG_OK;
-}
-
 static enum ig_status
 exec(struct witness_state *s, const char *sql, struct ig_err *err)
 {
@@ -122,10 +88,9 @@ open_db(struct witness_state *s, const struct witness_state_opts *o,
                           o->path);
     if (sqlite3_open_v2(o->path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK)
-        return ig_err_set(err, IG_ERR_IO, "cannot open database %s: %s",
-                          o->path,
-                          s->db != NULL ? sqlite3_errmsg(s->db)
-                                        : "out of memory");
+        return ig_err_set(
+            err, IG_ERR_IO, "cannot open database %s: %s", o->path,
+            s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     (void)sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     if (o->read_only)
         return exec(s, "PRAGMA query_only = 1", err);
@@ -198,12 +163,11 @@ load(struct witness_state *s, const char *origin, struct witness_cur *cur,
         root = sqlite3_column_blob(st, 1);
         note = (const char *)sqlite3_column_text(st, 2);
         cosig = (const char *)sqlite3_column_text(st, 3);
-        if (root == NULL || sqlite3_column_bytes(st, 1) != 32 ||
-            note == NULL || cosig == NULL) {
+        if (root == NULL || sqlite3_column_bytes(st, 1) != 32 || note == NULL ||
+            cosig == NULL) {
             sqlite3_finalize(st);
             return ig_err_set(err, IG_ERR_IO,
-                              "witness database: a damaged row for %s",
-                              origin);
+                              "witness database: a damaged row for %s", origin);
         }
         nl = strlen(note);
         cl = strlen(cosig);
@@ -290,8 +254,7 @@ cosign(struct witness_state *s, const struct witness_submit *in,
                          (uint64_t)in->now, &line) != IG_OK ||
         line.len >= sizeof(out->line)) {
         ig_buf_release(&line);
-        return ig_err_set(err, IG_ERR_INVALID, "cannot cosign as %s",
-                          sg->name);
+        return ig_err_set(err, IG_ERR_INVALID, "cannot cosign as %s", sg->name);
     }
     memcpy(out->line, line.data, line.len + 1);
     ig_buf_release(&line);
@@ -335,8 +298,8 @@ witness_state_submit(struct witness_state *s, const struct witness_submit *in,
     if (st == IG_OK) {
         decide(in, &cur, out);
         if (out->reason != WITNESS_REASON_NONE)
-            st = witness_evidence_put(s, in, &cur, out->reason,
-                                      &out->evidence, err);
+            st = witness_evidence_put(s, in, &cur, out->reason, &out->evidence,
+                                      err);
         else if (out->status == 200)
             st = cosign(s, in, sg, out, err);
     }

@@ -106,9 +106,9 @@ enum ig_status witness_state_submit(struct witness_state *s,
    signatures and the cosignature line appended (malloc'd, NUL-terminated,
    *len bytes), and its size. IG_ERR_NOTFOUND: never cosigned. IG_ERR_IO,
    IG_ERR_NOMEM. Thread safe. */
-enum ig_status witness_state_latest(struct witness_state *s,
-                                    const char *origin, char **note,
-                                    size_t *len, uint64_t *size) IG_WUR;
+enum ig_status witness_state_latest(struct witness_state *s, const char *origin,
+                                    char **note, size_t *len,
+                                    uint64_t *size) IG_WUR;
 
 /* What `witness show` lists. Strings valid during the call only. */
 struct witness_log_row {
@@ -124,8 +124,8 @@ struct witness_evidence_row {
     const char *origin;
     const char *reason;
     uint64_t old;
-    const char *proof; /* base64 hashes, one a line */
-    const char *note;  /* as received */
+    const char *proof;  /* base64 hashes, one a line */
+    const char *note;   /* as received */
     const char *stored; /* the cosigned note it conflicts with */
     int64_t received_at;
 };
@@ -133,16 +133,16 @@ struct witness_evidence_row {
 /* Call fn for each stored log (by origin), each evidence row (by id), and
    each origin's count of evidence over the cap. fn returns 0 to go on.
    IG_ERR_IO. */
-enum ig_status witness_state_each_log(
-    struct witness_state *s,
-    int (*fn)(void *ctx, const struct witness_log_row *r), void *ctx) IG_WUR;
+enum ig_status
+witness_state_each_log(struct witness_state *s,
+                       int (*fn)(void *ctx, const struct witness_log_row *r),
+                       void *ctx) IG_WUR;
 enum ig_status witness_state_each_evidence(
     struct witness_state *s,
     int (*fn)(void *ctx, const struct witness_evidence_row *r),
     void *ctx) IG_WUR;
 enum ig_status witness_state_each_dropped(
     struct witness_state *s,
-    int (*fn)(void *ctx, const char *origin, uint64_t count),
-    void *ctx) IG_WUR;
+    int (*fn)(void *ctx, const char *origin, uint64_t count), void *ctx) IG_WUR;
 
 #endif

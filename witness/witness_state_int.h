@@ -22,12 +22,12 @@ struct witness_cur {
     int has;
     uint64_t size;
     unsigned char root[AUDIT_HASH_BYTES];
-    char *note;  /* malloc'd: the kept note and the cosignature line */
+    char *note; /* malloc'd: the kept note and the cosignature line */
     size_t note_len;
 };
 
 /* Keep in as evidence of reason against cur (in the open transaction):
-   *outcome as witness_result's evidence. IG_ERR_IO. */
+ *outcome as witness_result's evidence. IG_ERR_IO. */
 enum ig_status witness_evidence_put(struct witness_state *s,
                                     const struct witness_submit *in,
                                     const struct witness_cur *cur,
