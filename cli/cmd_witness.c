@@ -18,11 +18,11 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ig_b64.h"
 #include "ig_log.h"
 #include "ig_text.h"
 #include "ig_time.h"
@@ -188,7 +188,8 @@ show_log(void *ctx, const struct witness_log_row *r)
     struct show *sh = ctx;
     char root[48];
 
-    (void)ig_b64_encode(r->root, 32, root, sizeof(root));
+    (void)sodium_bin2base64(root, sizeof(root), r->root, 32,
+                            sodium_base64_VARIANT_ORIGINAL);
     if (print_line(json_pack(
             "{s:s, s:s, s:I, s:s, s:o, s:s, s:b}", "kind", "log", "origin",
             r->origin, "size", (json_int_t)r->size, "root", root, "updated_at",

@@ -14,10 +14,10 @@
  */
 #include "witness_add.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ig_b64.h"
 #include "ig_log.h"
 
 static const char dash[] = "\xe2\x80\x94 "; /* "— " */
@@ -54,8 +54,9 @@ is_log_line(const char *l, size_t n, const struct audit_verifier *v)
     if (n < dl + nl + 1 || memcmp(l, dash, dl) != 0 ||
         memcmp(l + dl, v->name, nl) != 0 || l[dl + nl] != ' ')
         return 0;
-    if (ig_b64_decode_public(l + dl + nl + 1, n - dl - nl - 1, sig, sizeof(sig),
-                             &sl) != IG_OK ||
+    if (sodium_base642bin(sig, sizeof(sig), l + dl + nl + 1, n - dl - nl - 1,
+                          NULL, &sl, NULL,
+                          sodium_base64_VARIANT_ORIGINAL) != 0 ||
         sl < 4)
         return 0;
     id = (uint32_t)sig[0] << 24 | (uint32_t)sig[1] << 16 |

@@ -12,10 +12,10 @@
  * old size or a bad proof, and must not fill the disk; past the cap the
  * rows are only counted, in evidence_dropped.
  */
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ig_b64.h"
 #include "ig_buf.h"
 #include "ig_hash.h"
 #include "witness_state_int.h"
@@ -28,7 +28,9 @@ proof_text(const struct witness_submit *in, struct ig_buf *b)
     size_t i, n;
 
     for (i = 0; i < in->nproof; i++) {
-        n = ig_b64_encode_public(in->proof[i], AUDIT_HASH_BYTES, h, sizeof(h));
+        (void)sodium_bin2base64(h, sizeof(h), in->proof[i], AUDIT_HASH_BYTES,
+                                sodium_base64_VARIANT_ORIGINAL);
+        n = strlen(h);
         h[n++] = '\n';
         if (ig_buf_add(b, h, n) != IG_OK)
             return IG_ERR_NOMEM;
