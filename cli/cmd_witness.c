@@ -238,12 +238,12 @@ show_never(struct show *sh, struct witness_state *st)
     enum ig_status s;
 
     for (i = 0; i < c->nlogs; i++) {
-        s = witness_state_latest(st, c->logs[i].key.name, &note, &len, &size);
+        s = witness_state_latest(st, c->logs[i].origin, &note, &len, &size);
         free(note);
         note = NULL;
         if (s == IG_ERR_NOTFOUND &&
             print_line(json_pack("{s:s, s:s, s:n, s:b}", "kind", "log",
-                                 "origin", c->logs[i].key.name, "size",
+                                 "origin", c->logs[i].origin, "size",
                                  "configured", 1)) != 0)
             return -1;
         if (s != IG_OK && s != IG_ERR_NOTFOUND)

@@ -64,25 +64,80 @@ is_log_line(const char *l, size_t n, const struct audit_verifier *v)
     return id == v->key_id;
 }
 
-/* The note to keep: the text, the blank line, and v's lines (every one of
-   which audit_note_open verified). */
+/* The signature lines: after the note's last blank line. */
+static const char *
+sig_lines(const char *note, size_t len)
+{
+    size_t i;
+
+    for (i = len; i >= 2; i--)
+        if (note[i - 2] == '\n' && note[i - 1] == '\n')
+            return note + i;
+    return note + len;
+}
+
+/* 1 when a signature line of note is k's. */
+static int
+has_line(const char *note, size_t len, const struct audit_verifier *k)
+{
+    const char *p = sig_lines(note, len), *end = note + len, *nl;
+
+    for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+         p = nl + 1)
+        if (is_log_line(p, (size_t)(nl - p), k))
+            return 1;
+    return 0;
+}
+
+/*
+ * The log's signature on the note: every key of l with a line on it must
+ * verify (a bad line by a trusted key is a bad note), and one must.
+ * *signed_by gets the keys that did (a bit each), *text_len the text's
+ * length. IG_ERR_INVALID (malformed), IG_ERR_CRYPTO, with err.
+ */
+static enum ig_status
+open_note(const struct witness_log *l, const char *note, size_t len,
+          size_t *text_len, unsigned *signed_by, struct ig_err *err)
+{
+    enum ig_status s;
+    size_t i, tl = 0;
+
+    *signed_by = 0;
+    for (i = 0; i < l->nkeys; i++) {
+        s = audit_note_open(note, len, &l->keys[i], &tl, err);
+        if (s == IG_OK) {
+            *signed_by |= 1u << i;
+            *text_len = tl;
+        } else if (s != IG_ERR_CRYPTO || has_line(note, len, &l->keys[i])) {
+            return s;
+        }
+    }
+    if (*signed_by == 0)
+        return ig_err_set(err, IG_ERR_CRYPTO, "no signature by %s",
+                          l->nkeys == 1 ? "its key" : "any of its keys");
+    return IG_OK;
+}
+
+/* The note to keep: the text, the blank line, and the lines of the keys
+   in signed_by (every one of which audit_note_open verified). */
 static enum ig_status
 kept_note(const char *note, size_t len, size_t text_len,
-          const struct audit_verifier *v, struct ig_buf *out)
+          const struct witness_log *l, unsigned signed_by, struct ig_buf *out)
 {
     const char *p = note + text_len + 1, *end = note + len, *nl;
+    size_t i;
 
     if (ig_buf_add(out, note, text_len + 1) != IG_OK)
         return IG_ERR_NOMEM;
-    while (p < end) {
-        nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl == NULL)
-            break;
-        if (is_log_line(p, (size_t)(nl - p), v) &&
-            ig_buf_add(out, p, (size_t)(nl - p) + 1) != IG_OK)
-            return IG_ERR_NOMEM;
-        p = nl + 1;
-    }
+    for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+         p = nl + 1)
+        for (i = 0; i < l->nkeys; i++)
+            if ((signed_by & (1u << i)) &&
+                is_log_line(p, (size_t)(nl - p), &l->keys[i])) {
+                if (ig_buf_add(out, p, (size_t)(nl - p) + 1) != IG_OK)
+                    return IG_ERR_NOMEM;
+                break;
+            }
     return IG_OK;
 }
 
@@ -153,9 +208,10 @@ open_checkpoint(const struct witness_log *l, struct witness_state *st,
     struct ig_err err;
     char msg[IG_ERR_MSGMAX + 32];
     size_t text_len = 0;
+    unsigned signed_by = 0;
     enum ig_status s;
 
-    s = audit_note_open(req->note, req->note_len, &l->key, &text_len, &err);
+    s = open_note(l, req->note, req->note_len, &text_len, &signed_by, &err);
     if (s == IG_OK)
         s = audit_checkpoint_parse(req->note, text_len, &cp, &err);
     if (s != IG_OK) {
@@ -167,14 +223,14 @@ open_checkpoint(const struct witness_log *l, struct witness_state *st,
         return;
     }
     ig_buf_init(&kept, AUDIT_NOTE_MAX + 1);
-    if (kept_note(req->note, req->note_len, text_len, &l->key, &kept) !=
+    if (kept_note(req->note, req->note_len, text_len, l, signed_by, &kept) !=
         IG_OK) {
         ig_buf_release(&kept);
         witness_answer_text(a, 500, "out of memory");
         return;
     }
     memset(&in, 0, sizeof(in));
-    in.origin = l->key.name;
+    in.origin = l->origin;
     in.old = req->old;
     in.size = cp.size;
     in.root = cp.root;

@@ -181,16 +181,17 @@ set_request_timeout(struct parse *p, const char *key, const char *v)
 
 /* ---- [log ORIGIN] ---- */
 
-/* The vkey text v, or the file v names (relative to the config). */
+/* The vkey text v, or the file v names (relative to the config), into
+   out. */
 static int
-log_vkey(struct parse *p, struct witness_log *l, const char *v)
+log_vkey(struct parse *p, const char *v, struct audit_verifier *out)
 {
     struct ig_err kerr;
     char *path = NULL, *text = NULL;
     size_t len = 0;
     int rc = -1;
 
-    if (audit_verifier_parse(v, strlen(v), &l->key, &kerr) == IG_OK)
+    if (audit_verifier_parse(v, strlen(v), out, &kerr) == IG_OK)
         return 0;
     if ((path = strdup(v)) == NULL || resolve(p, &path) != 0) {
         free(path);
@@ -208,7 +209,7 @@ log_vkey(struct parse *p, struct witness_log *l, const char *v)
                        kerr.msg);
         goto out;
     }
-    if (audit_verifier_parse(text, len, &l->key, &kerr) != IG_OK) {
+    if (audit_verifier_parse(text, len, out, &kerr) != IG_OK) {
         rc = cfg_error(p, "key: %s: %s", path, kerr.msg);
         goto out;
     }
@@ -219,24 +220,58 @@ out:
     return rc;
 }
 
+/* One more key of the [log] being read. */
+static int
+add_log_key(struct parse *p, struct witness_log *l, const char *v)
+{
+    struct audit_verifier k;
+    size_t i;
+
+    if (l->nkeys >= WITNESS_LOG_KEYS_MAX)
+        return cfg_error(p, "key: more than %d keys for one log",
+                         WITNESS_LOG_KEYS_MAX);
+    if (log_vkey(p, v, &k) != 0)
+        return -1;
+    if (strcmp(k.name, l->origin) != 0)
+        return cfg_error(p,
+                         "the key is named %s, not the log's origin %s (a "
+                         "log signs its checkpoints under its origin)",
+                         k.name, l->origin);
+    for (i = 0; i < l->nkeys; i++)
+        if (l->keys[i].key_id == k.key_id)
+            return cfg_error(p, "key: the same key (id %08x) twice",
+                             (unsigned)k.key_id);
+    l->keys[l->nkeys++] = k;
+    return 0;
+}
+
+/* key = VKEY|FILE [VKEY|FILE...]: the log's keys, separated by spaces or
+   commas (more than one while the log rotates its key). */
 static int
 set_log_key(struct parse *p, const char *key, const char *v)
 {
     struct witness_log *l = &p->c->logs[p->c->nlogs - 1];
-    char origin[AUDIT_NAME_MAX + 1];
+    char item[WITNESS_VKEY_FILE_MAX];
+    const char *s = v, *e;
 
     (void)key;
-    memcpy(origin, l->key.name, sizeof(origin)); /* set by begin_log */
-    if (log_vkey(p, l, v) != 0)
-        return -1;
-    if (strcmp(l->key.name, origin) != 0)
-        return cfg_error(p,
-                         "the key is named %s, not the log's origin %s (a "
-                         "log signs its checkpoints under its origin)",
-                         l->key.name, origin);
-    if (audit_verifier_format(l->key.name, l->key.pk, l->vkey,
-                              sizeof(l->vkey)) != IG_OK)
-        return cfg_error(p, "key: cannot format the vkey");
+    while (*s != '\0') {
+        while (*s == ' ' || *s == '\t' || *s == ',')
+            s++;
+        for (e = s; *e != '\0' && *e != ' ' && *e != '\t' && *e != ','; e++)
+            ;
+        if (e == s)
+            break;
+        if ((size_t)(e - s) >= sizeof(item))
+            return cfg_error(p, "key: a value too long");
+        memcpy(item, s, (size_t)(e - s));
+        item[e - s] = '\0';
+        if (add_log_key(p, l, item) != 0)
+            return -1;
+        s = e;
+    }
+    if (l->nkeys == 0)
+        return cfg_error(p, "key must not be empty");
     p->log_has_key = 1;
     return 0;
 }
@@ -261,7 +296,7 @@ begin_log(struct parse *p, const char *origin)
     c->logs = l;
     l = &c->logs[c->nlogs++];
     memset(l, 0, sizeof(*l));
-    (void)snprintf(l->key.name, sizeof(l->key.name), "%s", origin);
+    (void)snprintf(l->origin, sizeof(l->origin), "%s", origin);
     ig_sha256_hex(origin, strlen(origin), l->origin_hex);
     p->log_has_key = 0;
     p->log_line = p->line;
@@ -289,7 +324,7 @@ end_section(struct parse *p)
     if (p->sec == SEC_LOG && !p->log_has_key) {
         p->line = p->log_line;
         (void)cfg_error(p, "[log %s] needs key (the log's vkey)",
-                        p->c->logs[p->c->nlogs - 1].key.name);
+                        p->c->logs[p->c->nlogs - 1].origin);
         p->line = line;
         return -1;
     }
@@ -474,8 +509,8 @@ witness_config_log(const struct witness_config *c, const char *origin,
     size_t i;
 
     for (i = 0; i < c->nlogs; i++)
-        if (strlen(c->logs[i].key.name) == len &&
-            memcmp(c->logs[i].key.name, origin, len) == 0)
+        if (strlen(c->logs[i].origin) == len &&
+            memcmp(c->logs[i].origin, origin, len) == 0)
             return &c->logs[i];
     return NULL;
 }

@@ -18,7 +18,8 @@
  *
  *   [log intentgate.example/audit]    one per log; the id is its origin
  *   key = <the log's vkey (type 01), named as the origin> or a file
- *         holding it
+ *         holding it; several, separated by spaces, while the log
+ *         rotates its key
  *
  * Relative paths are taken from the config file's directory. Errors name
  * the file and line. The witness's own key is read by the server, not
@@ -48,14 +49,16 @@
 #define WITNESS_RATE_CLIENTS 4096
 /* A file holding a log's vkey, bytes. */
 #define WITNESS_VKEY_FILE_MAX 4096
-/* A vkey as text: name, '+', 8 hex digits, '+', base64 of 33 bytes. */
-#define WITNESS_VKEY_MAX (AUDIT_NAME_MAX + 64)
+/* Keys one log may have at once (while it rotates its key). */
+#define WITNESS_LOG_KEYS_MAX 4
 #define WITNESS_DEFAULT_LISTEN "127.0.0.1:8801"
 
 struct witness_log {
-    struct audit_verifier key;       /* key.name is the origin */
-    char vkey[WITNESS_VKEY_MAX + 1]; /* as configured, normalised */
-    char origin_hex[65];             /* lowercase hex SHA-256(origin) */
+    char origin[AUDIT_NAME_MAX + 1];
+    /* its keys, each named as the origin (several while it rotates) */
+    struct audit_verifier keys[WITNESS_LOG_KEYS_MAX];
+    size_t nkeys;
+    char origin_hex[65]; /* lowercase hex SHA-256(origin) */
 };
 
 struct witness_config {

@@ -119,7 +119,7 @@ get_checkpoint(struct witness *w, struct MHD_Connection *c, const char *url)
             : NULL;
     if (l == NULL)
         return send_text(c, 404, "unknown log", 0, NULL);
-    st = witness_state_latest(w->state, l->key.name, &note, &len, &size);
+    st = witness_state_latest(w->state, l->origin, &note, &len, &size);
     if (st == IG_ERR_NOTFOUND)
         return send_text(c, 404,
                          "this witness has not cosigned a checkpoint of "

@@ -78,7 +78,7 @@ logs_json(const struct witness_config *c)
 
     for (i = 0; a != NULL && i < c->nlogs; i++)
         /* json_string's reference is stolen by the array */
-        (void)json_array_append_new(a, json_string(c->logs[i].key.name));
+        (void)json_array_append_new(a, json_string(c->logs[i].origin));
     return a;
 }
 

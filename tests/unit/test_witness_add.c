@@ -57,7 +57,9 @@ setup(void **state)
     f->w_key = au_key_new();
     ig_signing_key_public(f->w_key, &pub);
     assert_int_equal(audit_witness_key_init(&f->wk, WNAME, pub.pk), IG_OK);
-    au_verifier(f->log_key, ORIGIN, &f->log.key);
+    au_verifier(f->log_key, ORIGIN, &f->log.keys[0]);
+    f->log.nkeys = 1;
+    (void)snprintf(f->log.origin, sizeof(f->log.origin), "%s", ORIGIN);
     ig_sha256_hex(ORIGIN, strlen(ORIGIN), f->log.origin_hex);
     (void)snprintf(f->wname, sizeof(f->wname), "%s", WNAME);
     f->cfg.name = f->wname;
@@ -308,6 +310,48 @@ test_cosign_conflict_and_served_note(void **state)
     ig_signing_key_free(other);
 }
 
+/* While the log rotates its key the witness trusts both: a checkpoint
+   signed by either is cosigned; a bad line under either is refused even
+   when the other's verifies. */
+static void
+test_two_keys_while_rotating(void **state)
+{
+    struct fx *f = *state;
+    struct ig_signing_key *next = au_key_new();
+    char *body, *sig, *line2;
+    size_t len;
+
+    au_verifier(next, ORIGIN, &f->log.keys[1]);
+    f->log.nkeys = 2;
+    body = request(f, f->log_key, ORIGIN, 0, 3, "", &len);
+    answer(f, body, len);
+    assert_int_equal(f->a.status, 200);
+    free(body);
+    body = request(f, next, ORIGIN, 3, 6, "", &len);
+    answer(f, body, len);
+    assert_int_equal(f->a.status, 200);
+    /* the new key's line, broken, beside a valid line of the old key */
+    line2 = strstr(body, "\n\n");
+    line2 = strstr(line2 + 2, "\n\n") + 2; /* the signature line */
+    line2 = strdup(line2);
+    assert_non_null(line2);
+    free(body);
+    body = request(f, f->log_key, ORIGIN, 6, 9, "", &len);
+    sig = line2 + strlen(line2) - 20;
+    *sig = *sig == 'A' ? 'B' : 'A';
+    body = realloc(body, len + strlen(line2) + 1);
+    assert_non_null(body);
+    memcpy(body + len, line2, strlen(line2) + 1);
+    answer(f, body, len + strlen(line2));
+    assert_refused(f, 403, "no valid signature");
+    /* without it: cosigned */
+    answer(f, body, len);
+    assert_int_equal(f->a.status, 200);
+    free(body);
+    free(line2);
+    ig_signing_key_free(next);
+}
+
 int
 main(void)
 {
@@ -321,6 +365,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cosign_conflict_and_served_note,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_keys_while_rotating, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,12 +19,25 @@
 #define ORIGIN "cfg.test.example/audit"
 
 static char dir[64];
-static char vkey[512], wvkey[512], other_vkey[512];
+static char vkey[512], vkey2[512], wvkey[512], other_vkey[512];
+
+static void
+assert_vkey(const struct witness_log *l, size_t i, const char *want)
+{
+    char got[512];
+
+    assert_true(i < l->nkeys);
+    assert_int_equal(
+        audit_verifier_format(l->keys[i].name, l->keys[i].pk, got, sizeof(got)),
+        IG_OK);
+    assert_string_equal(got, want);
+    assert_string_equal(l->keys[i].name, l->origin);
+}
 
 static int
 setup(void **state)
 {
-    struct ig_signing_key *k, *o;
+    struct ig_signing_key *k, *o, *k2;
     struct ig_public_key pub;
     (void)state;
 
@@ -42,8 +55,13 @@ setup(void **state)
     assert_int_equal(audit_verifier_format("someone.else/log", pub.pk,
                                            other_vkey, sizeof(other_vkey)),
                      IG_OK);
+    k2 = au_key_new();
+    ig_signing_key_public(k2, &pub);
+    assert_int_equal(
+        audit_verifier_format(ORIGIN, pub.pk, vkey2, sizeof(vkey2)), IG_OK);
     ig_signing_key_free(k);
     ig_signing_key_free(o);
+    ig_signing_key_free(k2);
     return 0;
 }
 
@@ -123,7 +141,7 @@ test_good(void **state)
     assert_int_equal(c->max_per_address, 64);
     assert_int_equal(c->request_timeout_ms, 2000);
     assert_int_equal(c->nlogs, 1);
-    assert_string_equal(c->logs[0].vkey, vkey);
+    assert_vkey(&c->logs[0], 0, vkey);
     assert_non_null(witness_config_log(c, ORIGIN, strlen(ORIGIN)));
     assert_null(witness_config_log(c, ORIGIN, strlen(ORIGIN) - 1));
     assert_non_null(witness_config_log_by_hash(c, c->logs[0].origin_hex, 64));
@@ -133,8 +151,20 @@ test_good(void **state)
     (void)snprintf(text, sizeof(text), HEAD "\n[log %s]\nkey = log2.vkey\n",
                    ORIGIN);
     c = load(text, NULL);
-    assert_string_equal(c->logs[0].vkey, vkey);
+    assert_vkey(&c->logs[0], 0, vkey);
+    assert_int_equal(c->nlogs, 1);
+    assert_int_equal(c->logs[0].nkeys, 1);
     assert_int_equal(c->rate, WITNESS_RATE_DEFAULT);
+    witness_config_free(c);
+
+    /* two keys while the log rotates: inline and from a file */
+    write_file("new.vkey", vkey2);
+    (void)snprintf(text, sizeof(text), HEAD "\n[log %s]\nkey = %s, new.vkey\n",
+                   ORIGIN, vkey);
+    c = load(text, NULL);
+    assert_int_equal(c->logs[0].nkeys, 2);
+    assert_vkey(&c->logs[0], 0, vkey);
+    assert_vkey(&c->logs[0], 1, vkey2);
     witness_config_free(c);
 }
 
@@ -167,6 +197,14 @@ test_refused(void **state)
     (void)snprintf(text, sizeof(text), HEAD "[log %s]\n", ORIGIN);
     (void)load(text, "w.conf:5: [log " ORIGIN "] needs key");
     (void)load(HEAD "[log]\nkey = x\n", "w.conf:5: [log ORIGIN] needs");
+    (void)snprintf(text, sizeof(text), HEAD "[log %s]\nkey = %s %s\n", ORIGIN,
+                   vkey, vkey);
+    (void)load(text, "w.conf:6: key: the same key");
+    (void)snprintf(text, sizeof(text), HEAD "[log %s]\nkey = %s %s\n", ORIGIN,
+                   vkey, other_vkey);
+    (void)load(text, "w.conf:6: the key is named someone.else/log");
+    (void)load(HEAD "[log a.example/l]\nkey = , ,\n",
+               "w.conf:6: key must not be empty");
     (void)load(HEAD "[log bad name]\nkey = x\n", "w.conf:5:");
     (void)load(HEAD "rate = 0\n", "w.conf:5: rate must be");
     (void)load(HEAD "rate = 10x\n", "w.conf:5: rate must be");
