@@ -296,10 +296,9 @@ out:
 int
 cli_witness(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "--help") == 0) {
-        (void)fputs(witness_usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    if (argc < 2) {
+        cli_error("witness", "need serve, vkey or show (see --help)");
+        return CLI_EXIT_USAGE;
     }
     if (cli_wants_help(argc, argv)) {
         (void)fputs(witness_usage, stdout);

@@ -17,3 +17,12 @@ if(NOT IG_FUZZ)
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     LABELS witness TIMEOUT 600)
 endif()
+
+if(IG_FUZZ)
+  # The whole add-checkpoint path on a hostile body, against a state that
+  # lives on between inputs. Seeds: tests/fuzz/corpus/witness_add/
+  # (tests/fuzz/witness_add_seeds.py).
+  add_executable(fuzz_witness_add fuzz/fuzz_witness_add.c)
+  target_link_libraries(fuzz_witness_add PRIVATE igwitness)
+  target_link_options(fuzz_witness_add PRIVATE -fsanitize=fuzzer)
+endif()

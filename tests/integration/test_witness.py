@@ -569,6 +569,16 @@ class WitnessTest(unittest.TestCase):
         self.assertEqual(rc, 2, err)
         self.assertRegex(err, r"witness\.conf:\d+: the key is named "
                          + re.escape(LOG_NAME))
+        # usage: one line, exit 2
+        for args in ((), ("frob",), ("serve",), ("show", "--config"),
+                     ("vkey", "--config", w.conf, "--listen", "x")):
+            rc, _, err = ig("witness", *args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertTrue(err.startswith("intentgate witness"), err)
+        rc, out, _ = ig("witness", "--help")
+        self.assertEqual(rc, 0)
+        self.assertTrue(out.startswith("usage: intentgate witness serve"))
 
 
 if __name__ == "__main__":
