@@ -184,8 +184,8 @@ decide(struct witness_state *st, const struct witness_signer *sg,
         if (ig_buf_adds(&a->body, r.line) != IG_OK)
             witness_answer_text(a, 500, "out of memory");
     } else if (r.status == 409) {
-        witness_answer_text(a, 409, "");
         ig_buf_reset(&a->body);
+        a->status = 409;
         a->type = WITNESS_TYPE_SIZE;
         audit_witness_size_format(r.size, size, sizeof(size));
         if (ig_buf_adds(&a->body, size) != IG_OK)
@@ -236,8 +236,6 @@ open_checkpoint(const struct witness_log *l, struct witness_state *st,
     in.root = cp.root;
     in.proof = (const unsigned char(*)[AUDIT_HASH_BYTES])req->proof;
     in.nproof = req->nproof;
-    in.note = req->note;
-    in.note_len = req->note_len;
     in.text = req->note;
     in.text_len = text_len;
     in.kept = kept.data;

@@ -59,12 +59,10 @@ struct witness_submit {
     const unsigned char *root; /* 32 bytes */
     const unsigned char (*proof)[AUDIT_HASH_BYTES];
     size_t nproof;
-    const char *note; /* the note as received (kept as evidence) */
-    size_t note_len;
     const char *text; /* its checkpoint text, with the final newline */
     size_t text_len;
-    const char *kept; /* what to serve: the text, a blank line, and the */
-    size_t kept_len;  /* log's own signature lines */
+    const char *kept; /* what to serve and keep as evidence: the text, a */
+    size_t kept_len;  /* blank line, and the log's own signature lines */
     int64_t now;      /* the cosignature's timestamp, seconds (>= 1) */
 };
 

@@ -156,8 +156,8 @@ submit_as(struct witness_state *st, const struct witness_signer *sg,
     in.root = c->root;
     in.proof = (const unsigned char(*)[32])c->proof;
     in.nproof = c->nproof;
-    in.note = in.text = in.kept = c->note;
-    in.note_len = in.kept_len = c->len;
+    in.text = in.kept = c->note;
+    in.kept_len = c->len;
     in.text_len = c->text_len;
     in.now = NOW;
     s = witness_state_submit(st, &in, sg, r, &err);
