@@ -14,7 +14,7 @@ if(NOT IG_FUZZ)
     COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness.py
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(witness.integration PROPERTIES
-    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=sqlite"
     LABELS witness TIMEOUT 600)
 endif()
 
