@@ -9,7 +9,10 @@ its state (409 with the size it has), the consistency proof with this
 file's own RFC 6962 code - and cosigns with Ed25519 through openssl (an
 implementation independent of ours). The hostile ones answer garbage, a
 100 MB body, nothing at all, lies in a 409, 5xx, 429, 403, a cosignature by
-another key, or a valid-looking one for another checkpoint.
+another key, or a valid-looking one for another checkpoint, a timestamp
+0, a redirect. Two real `intentgate witness serve` witnesses cosign beside
+each other, their lines checked with openssl, and one down for a while
+catches up from the state it kept.
 
     INTENTGATE_BIN=build/release/cli/intentgate \\
         python3 tests/integration/test_witness_client.py
@@ -30,7 +33,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, run_tests, wait_until  # noqa: E402
+from harness import BIN, Server, run_tests, wait_until  # noqa: E402
+from test_audit_pdp import ed25519_ok  # noqa: E402
 
 DASH = "\u2014"
 SIZE_TYPE = "text/x.tlog.size"
@@ -607,6 +611,143 @@ class CatchUp(unittest.TestCase):
             olds = [r[0] for r in a.requests[n:]]
         # what the PDP remembered, then the resend after "0\n"
         self.assertEqual(olds[:2], [s, 0], olds)
+
+
+class RealWitnessProc:
+    """`intentgate witness serve` on a fixed loopback port, for the log
+    whose vkey is log_vkey."""
+
+    def __init__(self, tmp, wid, log_vkey):
+        self.id = wid
+        self.name = "witness.test/" + wid
+        self.dir = tempfile.mkdtemp(prefix="wit-", dir=tmp)
+        subprocess.run([BIN, "keygen", "--out", self.dir], check=True,
+                       capture_output=True)
+        self.port = closed_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.conf = os.path.join(self.dir, "witness.conf")
+        with open(self.conf, "w") as f:
+            f.write("[witness]\nname = %s\nkey = signing.key\n"
+                    "listen = 127.0.0.1:%d\ndatabase = state.db\n"
+                    "rate = 1000\n\n[log %s]\nkey = %s\n"
+                    % (self.name, self.port, log_vkey.split("+")[0],
+                       log_vkey))
+        self.vkey = subprocess.run(
+            [BIN, "witness", "vkey", "--config", self.conf], check=True,
+            capture_output=True, text=True).stdout.strip()
+        self.proc = None
+        self.start()
+
+    def start(self):
+        self.log_path = os.path.join(self.dir, "witness.log")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [BIN, "witness", "serve", "--config", self.conf],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=log)
+        wait_until(lambda: '"witness.started"' in open(self.log_path).read()
+                   or self.proc.poll() is not None, "the witness to start")
+        if self.proc.poll() is not None:
+            raise AssertionError("witness exited: " +
+                                 open(self.log_path).read())
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=15)
+        return self.proc.returncode if self.proc else 0
+
+    def state_size(self):
+        out = subprocess.run([BIN, "witness", "show", "--config", self.conf],
+                             check=True, capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            rec = json.loads(line)
+            if rec.get("kind") == "log":
+                return rec.get("size")
+        return None
+
+
+def cosig_line_ok(line, text, vkey):
+    """line ("— name base64") is vkey's cosignature/v1 of text, checked
+    here with openssl; returns its timestamp."""
+    name, kid, b64 = vkey.split("+", 2)
+    pk = base64.b64decode(b64)[1:]
+    m = re.fullmatch(DASH + r" (\S+) (\S+)", line)
+    assert m and m.group(1) == name, line
+    raw = base64.b64decode(m.group(2), validate=True)
+    assert len(raw) == 76, len(raw)
+    assert raw[:4].hex() == kid == cosig_key_id(name, pk).hex()
+    ts = int.from_bytes(raw[4:12], "big")
+    assert 0 < ts < 2 ** 63
+    msg = b"cosignature/v1\ntime %d\n" % ts + text.encode()
+    assert ed25519_ok(pk, msg, raw[12:]), "bad cosignature"
+    assert not ed25519_ok(pk, msg.replace(b"time", b"tim3"), raw[12:])
+    return ts
+
+
+class RealWitness(unittest.TestCase):
+    """The PDP with two `intentgate witness serve` witnesses: both cosign,
+    the served lines verify with openssl, and a witness restarted after
+    being down keeps its state and catches up."""
+
+    def setUp(self):
+        self.srv = Server.dev()
+        log_vkey = self.srv.env["INTENTGATE_AUDIT_KEY"]
+        self.ws = [RealWitnessProc(self.srv.tmp, "real%d" % i, log_vkey)
+                   for i in (1, 2)]
+        self.srv = restart_with(self.srv, [section(w) for w in self.ws])
+
+    def tearDown(self):
+        try:
+            for w in self.ws:  # before finish() removes their directories
+                with open(w.log_path) as f:
+                    log = f.read()
+                self.assertEqual(w.stop(), 0, log)
+                self.assertNotIn("Sanitizer", log)
+        finally:
+            finish(self.srv)
+
+    def wait_all(self):
+        def done():
+            note = checkpoint(self.srv)
+            size = checkpoint_size(note)
+            m = metrics(self.srv)
+            return all(m[("intentgate_witness_cosigned_size", w.id, None)]
+                       == size for w in self.ws) and note
+        return wait_until(done, "both witnesses to cosign the latest",
+                          timeout=30)
+
+    def test_both_cosign_and_the_lines_verify(self):
+        grow(self.srv, 8, "real")
+        note = self.wait_all()
+        text, _, sigs = note.partition("\n\n")
+        lines = sigs.rstrip("\n").split("\n")
+        self.assertEqual(len(lines), 3, note)  # the log's, then by name
+        self.assertEqual([x.split(" ")[1] for x in lines[1:]],
+                         sorted(w.name for w in self.ws))
+        for w, line in zip(sorted(self.ws, key=lambda w: w.name), lines[1:]):
+            cosig_line_ok(line, text + "\n", w.vkey)
+            self.assertGreaterEqual(w.state_size(), checkpoint_size(note))
+
+    def test_a_witness_down_for_a_while_catches_up(self):
+        grow(self.srv, 6, "before")
+        self.wait_all()
+        down = self.ws[0]
+        down.stop()
+        grow(self.srv, 12, "during")
+        wait_until(lambda: metrics(self.srv).get(
+            ("intentgate_witness_failures_total", down.id, "unreachable"),
+            0) >= 1, "a failed attempt while it is down")
+        self.assertGreater(metrics(self.srv)[
+            ("intentgate_witness_lag_leaves", down.id, None)], 0)
+        kept = down.state_size()
+        self.assertGreater(kept, 0)
+        down.start()
+        note = self.wait_all()
+        self.assertGreaterEqual(down.state_size(), checkpoint_size(note))
+        # It went on from the state it kept: no 409 made the PDP resend.
+        self.assertNotIn('"witness.conflict"', self.srv.log())
 
 
 class Config(unittest.TestCase):
