@@ -54,12 +54,13 @@ pdp_cfg_witness_begin(struct pdp_cfg_parse *p, const char *kind, const char *id)
     return pdp_cfg_string(p, "id", id, &p->cur_wit->id);
 }
 
-/* http:// or https://, a host, then printable ASCII without spaces, a
-   query or a fragment (the path gets "/add-checkpoint" appended). */
+/* http:// or https://, a host without user info (it would be logged),
+   then printable ASCII without spaces, a query or a fragment (the path
+   gets "/add-checkpoint" appended). */
 static int
 url_valid(const char *v)
 {
-    size_t i, n = strlen(v), skip;
+    size_t i, n = strlen(v), skip, host_end;
 
     if (strncmp(v, "https://", 8) == 0)
         skip = 8;
@@ -68,6 +69,9 @@ url_valid(const char *v)
     else
         return 0;
     if (n <= skip || n > URL_PREFIX_MAX || v[skip] == '/')
+        return 0;
+    host_end = skip + strcspn(v + skip, "/");
+    if (memchr(v + skip, '@', host_end - skip) != NULL)
         return 0;
     for (i = skip; i < n; i++)
         if ((unsigned char)v[i] <= ' ' || (unsigned char)v[i] >= 0x7f ||
@@ -85,8 +89,9 @@ set_url(struct pdp_cfg_parse *p, const struct pdp_cfg_key *k, const char *v)
     if (!url_valid(v))
         return pdp_cfg_error(p,
                              "url must be http:// or https:// and a host, "
-                             "without spaces, query or fragment, at most %d "
-                             "bytes (the witness's submission prefix)",
+                             "without user info, spaces, query or fragment, "
+                             "at most %d bytes (the witness's submission "
+                             "prefix)",
                              (int)URL_PREFIX_MAX);
     if (pdp_cfg_string(p, k->name, v, &w->url) != 0)
         return -1;

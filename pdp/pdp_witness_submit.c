@@ -176,7 +176,9 @@ post(struct pdp_witness_one *w, const struct ig_buf *req, struct answer *a,
     if (curl_easy_getinfo(w->curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK &&
         ct != NULL && strlen(ct) < sizeof(a->ctype))
         memcpy(a->ctype, ct, strlen(ct) + 1);
-    /* The handle keeps pointers to h and ebuf: drop them first. */
+    /* The handle keeps pointers to h, ebuf and the body: drop them. */
+    (void)curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, NULL);
+    (void)curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, NULL);
     (void)curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, NULL);
     (void)curl_easy_setopt(w->curl, CURLOPT_ERRORBUFFER, NULL);
     curl_slist_free_all(h);
