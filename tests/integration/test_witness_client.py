@@ -726,6 +726,12 @@ class RealWitness(unittest.TestCase):
         self.assertEqual(len(lines), 3, note)  # the log's, then by name
         self.assertEqual([x.split(" ")[1] for x in lines[1:]],
                          sorted(w.name for w in self.ws))
+        # The audit log says whom this PDP asks (config.loaded).
+        loaded = [e for e in self.srv.audit_events()
+                  if e["type"] == "config.loaded"][-1]
+        self.assertEqual(loaded["audit"]["witnesses"],
+                         [{"id": w.id, "url": w.url, "key": w.vkey}
+                          for w in self.ws])
         for w, line in zip(sorted(self.ws, key=lambda w: w.name), lines[1:]):
             cosig_line_ok(line, text + "\n", w.vkey)
             self.assertGreaterEqual(w.state_size(), checkpoint_size(note))
