@@ -20,8 +20,15 @@
  * An attempt reads the latest checkpoint from the store and, when the
  * witness has not cosigned it, submits it (pdp_witness_submit.c) from the
  * size the witness last cosigned: the witness catches up in one request,
- * whatever it missed. What it cosigned is learned at start from the store
- * (store_cosig_latest) and kept in memory after.
+ * whatever it missed. What it cosigned is kept in memory, and taken from
+ * the store (store_cosig_latest) at start and before each attempt when
+ * the store knows a larger size (PostgreSQL: another replica sequenced
+ * the log before this one).
+ *
+ * The metrics are shown by a process that submits: with SQLite always,
+ * with PostgreSQL by a replica once it signed a checkpoint (the
+ * sequencer; a replica that never did shows none rather than a lag that
+ * is not its to see).
  *
  * The lag metrics: lag_leaves is the latest checkpoint's size less the
  * size the witness cosigned; lag_seconds counts from when the oldest
@@ -98,7 +105,7 @@ seen_lag(struct pdp_witnesses *ws, uint64_t cosigned, int64_t *since)
 static int
 run_once(struct pdp_witness_one *w)
 {
-    uint64_t size = 0;
+    uint64_t size = 0, known = 0;
     char *note = NULL;
     enum ig_status st;
     int rc = 0;
@@ -113,6 +120,13 @@ run_once(struct pdp_witness_one *w)
         return -1;
     }
     seen_add(w->all, size, ig_time_now());
+    /* Another replica may have had it cosigned since (PostgreSQL, when
+       the sequencer moved): what the store says counts. */
+    if (store_cosig_latest(w->all->store, w->cfg->key.name, &known) == IG_OK &&
+        known > atomic_load(&w->cosigned)) {
+        atomic_store(&w->cosigned, known);
+        w->old = known;
+    }
     if (size > atomic_load(&w->cosigned))
         rc = pdp_witness_attempt(w, note, size);
     free(note);
@@ -169,6 +183,7 @@ pdp_witness_on_checkpoint(void *ctx, uint64_t size)
 
     if (ws == NULL)
         return;
+    atomic_store(&ws->active, 1);
     seen_add(ws, size, ig_time_now());
     for (i = 0; i < ws->n; i++)
         wake(&ws->w[i]);
@@ -259,6 +274,8 @@ pdp_witness_start(struct pdp_witnesses *ws, struct store *s, int at_start,
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return ig_err_set(err, IG_ERR_IO, "witnesses: cannot start libcurl");
     ws->curl_ready = 1;
+    if (at_start)
+        atomic_store(&ws->active, 1);
     for (i = 0; i < ws->n; i++)
         if ((st = start_one(&ws->w[i], at_start, latest, err)) != IG_OK)
             return st; /* the caller stops and frees */
@@ -367,8 +384,8 @@ pdp_witness_metrics(void *ctx, struct ig_buf *out)
     enum ig_status st;
     size_t i, r;
 
-    if (ws == NULL)
-        return IG_OK;
+    if (ws == NULL || !atomic_load(&ws->active))
+        return IG_OK; /* a PostgreSQL replica that never signed */
     st = gauges(ws, out);
     if (st == IG_OK)
         st = family(out, "intentgate_witness_failures_total", "counter",

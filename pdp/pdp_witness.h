@@ -61,7 +61,8 @@ void pdp_witness_free(struct pdp_witnesses *w);
  *   intentgate_witness_lag_leaves{witness}
  *   intentgate_witness_lag_seconds{witness}
  *   intentgate_witness_failures_total{witness,reason}
- * Thread safe.
+ * Nothing on a PostgreSQL replica before it signed a checkpoint. Thread
+ * safe.
  */
 enum ig_status pdp_witness_metrics(void *ctx, struct ig_buf *out) IG_WUR;
 

@@ -62,7 +62,10 @@ struct pdp_witnesses {
     struct pdp_witness_one *w;
     size_t n;
     atomic_int stopping; /* cuts a request in flight */
-    int curl_ready;      /* curl_global_init done */
+    /* This process submits: SQLite, or a PostgreSQL replica once it
+       signed a checkpoint (on_checkpoint). Metrics are shown only then. */
+    atomic_int active;
+    int curl_ready; /* curl_global_init done */
 
     /* The checkpoints this process saw signed, oldest first, with when
        (ig_time_now): the lag in seconds of a witness that lacks them. */
