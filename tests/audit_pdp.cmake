@@ -56,3 +56,14 @@ if(NOT IG_FUZZ)
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     LABELS "integration;witness" TIMEOUT 600)
 endif()
+
+# The witness client on PostgreSQL replicas (issue 18): only the sequencer
+# submits, every replica serves the cosignatures, only the sequencer shows
+# the witness metrics. Needs IG_TEST_PG_URL.
+if(NOT IG_FUZZ)
+  add_test(NAME witness.replicas
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_replicas.py)
+  set_tests_properties(witness.replicas PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=postgresql"
+    LABELS "pg;witness" TIMEOUT 300)
+endif()
