@@ -127,10 +127,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK ||
         pdp_audit_start(s, err) != IG_OK)
         goto fail;
-    if (pdp_witness_new(c, &s->witnesses) != IG_OK) {
-        (void)ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    if (pdp_witness_new(c, s->audit_key, &s->witnesses, err) != IG_OK)
         goto fail;
-    }
     memset(&so, 0, sizeof(so));
     so.path = c->database;
     so.synchronous_full = c->synchronous_full;

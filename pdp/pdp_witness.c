@@ -191,20 +191,46 @@ pdp_witness_on_checkpoint(void *ctx, uint64_t size)
 
 /* ---- start and stop ---- */
 
+/* A witness whose key is the log's own would cosign whatever the log
+   signs: refused (err names it). */
+static enum ig_status
+check_not_the_log(const struct pdp_config *c,
+                  const struct ig_signing_key *audit_key, struct ig_err *err)
+{
+    struct ig_public_key pub;
+    size_t i;
+
+    if (audit_key == NULL)
+        return IG_OK;
+    ig_signing_key_public(audit_key, &pub);
+    for (i = 0; i < c->nwitnesses; i++)
+        if (memcmp(pub.pk, c->witnesses[i].key.pk, sizeof(pub.pk)) == 0)
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "[witness %s]: its key is the audit key: a "
+                              "log cannot witness itself",
+                              c->witnesses[i].id);
+    return IG_OK;
+}
+
 enum ig_status
-pdp_witness_new(const struct pdp_config *c, struct pdp_witnesses **out)
+pdp_witness_new(const struct pdp_config *c,
+                const struct ig_signing_key *audit_key,
+                struct pdp_witnesses **out, struct ig_err *err)
 {
     struct pdp_witnesses *ws;
     pthread_condattr_t ca;
+    enum ig_status st;
     size_t i;
 
     *out = NULL;
     if (c->nwitnesses == 0)
         return IG_OK;
+    if ((st = check_not_the_log(c, audit_key, err)) != IG_OK)
+        return st;
     if ((ws = calloc(1, sizeof(*ws))) == NULL ||
         (ws->w = calloc(c->nwitnesses, sizeof(*ws->w))) == NULL) {
         free(ws);
-        return IG_ERR_NOMEM;
+        return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
     ws->cfg = c;
     ws->n = c->nwitnesses;

@@ -6,7 +6,7 @@
  *
  * Lifecycle, all from the thread that starts and stops the server:
  *
- *   w = pdp_witness_new(cfg)          before store_open: no thread yet;
+ *   pdp_witness_new(cfg, key, &w, err)  before store_open: no thread yet;
  *                                     NULL when none is configured
  *   store_opts.on_checkpoint = pdp_witness_on_checkpoint, ctx w
  *   pdp_witness_start(w, store, at_start)   one thread per witness
@@ -21,16 +21,20 @@
 
 #include "ig_buf.h"
 #include "ig_error.h"
+#include "ig_key.h"
 #include "pdp_config.h"
 #include "store.h"
 
 struct pdp_witnesses;
 
 /* The client for c's [witness] sections (c borrowed: it must outlive the
-   client). NULL when c has none; *out NULL and IG_ERR_NOMEM when memory
-   runs out. */
+   client). *out NULL when c has none. IG_ERR_INVALID (err names the
+   section) when a witness's key is the log's own audit_key (NULL: none):
+   a log cannot witness itself. IG_ERR_NOMEM. */
 enum ig_status pdp_witness_new(const struct pdp_config *c,
-                               struct pdp_witnesses **out) IG_WUR;
+                               const struct ig_signing_key *audit_key,
+                               struct pdp_witnesses **out,
+                               struct ig_err *err) IG_WUR;
 
 /*
  * Start one thread per witness, reading and writing s (borrowed; open

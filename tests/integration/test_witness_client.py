@@ -790,5 +790,27 @@ class Config(unittest.TestCase):
                      "needs [audit] key")
 
 
+class LogIsNoWitness(unittest.TestCase):
+    def test_the_audit_key_is_refused_as_a_witness(self):
+        srv = Server.dev()
+        try:
+            pk = base64.b64decode(
+                srv.env["INTENTGATE_AUDIT_KEY"].split("+", 2)[2])[1:]
+            srv.stop()
+            me = FakeWitness(srv.tmp, "self", "honest")
+            me.vkey = vkey_of("witness.test/self", pk)
+            conf = os.path.join(srv.data, "intentgate.conf")
+            with open(conf, "a") as f:
+                f.write("\n" + section(me))
+            me.close()
+            r = subprocess.run([BIN, "serve", "--config", conf],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 0, r.stderr)
+            self.assertIn("a log cannot witness itself", r.stderr)
+        finally:
+            srv.stop()
+            srv.cleanup()
+
+
 if __name__ == "__main__":
     run_tests()
