@@ -814,7 +814,11 @@ class FakeWitness:
                 except OSError:
                     pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        class Quiet(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # a client that hung up on a huge answer: expected
+
+        self.httpd = Quiet(("127.0.0.1", 0), H)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever,
@@ -890,6 +894,10 @@ class FakeWitness:
                 text, msg=text.encode()).encode())
         elif mode == "ts_2_63":
             self.reply(h, 200, self.key.cosig_line(text, ts=2 ** 63).encode())
+        elif mode == "ts_zero":  # tlog-witness: MUST NOT be zero
+            self.reply(h, 200, self.key.cosig_line(text, ts=0).encode())
+        elif mode == "loop409":  # always "resend from 1"
+            self.reply(h, 409, b"1\n", SIZE_CTYPE)
         elif mode == "redirect":
             self.reply(h, 307, b"", extra={
                 "Location": self.redirect_to + "/add-checkpoint"})
@@ -1079,6 +1087,29 @@ class HostileWitness(unittest.TestCase):
     def test_timestamp_2_63(self):
         self.attack("ts_2_63", "witness.bad_answer")
 
+    def test_timestamp_zero(self):
+        self.attack("ts_zero", "witness.bad_answer")
+
+    def test_409_ping_pong_is_not_a_tight_loop(self):
+        """A witness that always answers "resend from 1": the PDP resends
+        once per attempt, then waits retry_ms (100 here), never spins."""
+        self.fake.mode = "loop409"
+        self.pdp.decide("pingpong-0")
+        wait_until(lambda: self.fake.count("loop409") >= 2, "a resend")
+        start = self.fake.count("loop409")
+        t0 = time.monotonic()
+        for i in range(10):
+            self.assertLess(self.pdp.decide("pingpong-%d" % (i + 1)), 1.0)
+        time.sleep(2.0)  # a rate is measured over time
+        rate = (self.fake.count("loop409") - start) / (time.monotonic() - t0)
+        self.assertLess(rate, 50, "%.0f requests/s to a witness answering "
+                        "409 over and over" % rate)
+        self.assertEqual(self.pdp.cosig_rows(), [])
+        self.fake.mode = "honest"
+        self.pdp.decide("pingpong-honest")
+        wait_until(self.pdp.cosig_rows, "a cosignature stored", 30)
+        self.assertTrue(self.stored_valid())
+
     def test_redirect_is_not_followed(self):
         self.attack("redirect", ("witness.refused", "witness.unreachable",
                                  "witness.bad_answer"))
@@ -1169,8 +1200,11 @@ class OperatorFork(unittest.TestCase):
         return out
 
     def assert_fails(self, lpath, cpath, *extra):
+        """Fails on the witnesses (the quorum, or a bad cosignature by a
+        named witness), not on a usage error or anything else."""
         rc, out = self.verify(lpath, cpath, *extra)
         self.assertNotIn(rc, (0, 2), out)
+        self.assertRegex(out, r"(?i)quorum[^\n]*not met|bad_cosignature", out)
         return out
 
     def test_honest_log_meets_the_quorum(self):
