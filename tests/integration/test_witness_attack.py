@@ -1322,5 +1322,118 @@ class OperatorFork(unittest.TestCase):
         self.assert_fails(lpath, cpath, *self.quorum(self.w1, k=1))
 
 
+class OperatorForkDb(unittest.TestCase):
+    """The same attack on the PDP's own database: a real PDP cosigned by an
+    (honest, fake) witness through its [witness] client; the operator
+    copies the database, edits an event, recomputes the tree, re-signs the
+    checkpoints with the audit key and leaves the cosignature rows as they
+    are (the offline reader appends them to the forged notes)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.wkey = Key("wdb.attack.example/w")
+        cls.fake = FakeWitness(cls.wkey)
+        cls.work = tempfile.mkdtemp(prefix="ig-wit-opdb-")
+        try:
+            cls.pdp = PdpInstall(cls.fake.url(), cls.wkey.vkey(0x04),
+                                 wid="honest")
+            try:
+                for i in range(6):
+                    cls.pdp.decide("opdb-%d" % i)
+                cls.honest = os.path.join(cls.work, "honest.db")
+                wait_until(cls.snapshot, "the latest checkpoint cosigned "
+                           "in a snapshot", 60)
+            finally:
+                cls.pdp.close()
+        finally:
+            cls.fake.close()
+        cls.audit = cls.pdp.audit
+
+    @classmethod
+    def snapshot(cls):
+        """A consistent copy of the live database whose latest checkpoint
+        carries a cosignature; False while it does not."""
+        if os.path.exists(cls.honest):
+            os.unlink(cls.honest)
+        src = sqlite3.connect("file:%s?mode=ro" % cls.pdp.db, uri=True)
+        dst = sqlite3.connect(cls.honest)
+        try:
+            src.backup(dst)
+            top = dst.execute("SELECT max(size) FROM checkpoints").fetchone()[0]
+            got = dst.execute("SELECT count(*) FROM cosignatures WHERE size = "
+                              "?", (top,)).fetchone()[0]
+            return top is not None and got > 0
+        finally:
+            src.close()
+            dst.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def verify(self, db, *extra):
+        p = subprocess.run([BIN, "audit", "verify", "--db", db, "--key",
+                            self.audit.vkey(1)] + list(extra),
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout + p.stderr
+
+    def quorum(self):
+        return ["--witness", self.wkey.vkey(0x04), "--witness-quorum", "1"]
+
+    def test_honest_db_meets_the_quorum(self):
+        rc, out = self.verify(self.honest, *self.quorum())
+        self.assertEqual(rc, 0, out)
+
+    def test_forked_db_with_its_cosignature_rows_fails(self):
+        fork = os.path.join(self.work, "fork.db")
+        src = sqlite3.connect(self.honest)
+        con = sqlite3.connect(fork)
+        src.backup(con)
+        src.close()
+        for (name,) in con.execute("SELECT name FROM sqlite_master WHERE "
+                                   "type = 'trigger'").fetchall():
+            if name.endswith("_no_update") or name.endswith("_no_delete"):
+                con.execute('DROP TRIGGER "%s"' % name)
+        rows = con.execute("SELECT seq, event FROM audit_events ORDER BY "
+                           "seq").fetchall()
+        cps = con.execute("SELECT size, note FROM checkpoints ORDER BY "
+                          "size").fetchall()
+        first = cps[0][0]
+        i = next(k for k in range(first, len(rows))
+                 if '"amount":10' in rows[k][1])
+        self.assertLess(i, cps[-1][0])
+        con.execute("UPDATE audit_events SET event = ? WHERE seq = ?",
+                    (rows[i][1].replace('"amount":10', '"amount":99', 1),
+                     rows[i][0]))
+        events = [r[0] for r in con.execute(
+            "SELECT event FROM audit_events ORDER BY seq")]
+        hashes = [leaf_hash(e.encode()) for e in events]
+        con.execute("DELETE FROM audit_tiles")
+        level, row = 0, hashes
+        while len(row) >= 256:
+            full = len(row) // 256
+            for t in range(full):
+                con.execute("INSERT INTO audit_tiles (level, idx, hashes) "
+                            "VALUES (?, ?, ?)",
+                            (level, t, b"".join(row[256 * t:256 * t + 256])))
+            row = [mth(row[256 * t:256 * t + 256]) for t in range(full)]
+            level += 1
+        for size, note in cps:
+            origin = note.split("\n")[0]
+            text = checkpoint_text(origin, size, mth(hashes[:size]))
+            con.execute("UPDATE checkpoints SET note = ? WHERE size = ?",
+                        (text + "\n" + self.audit.note_line(text), size))
+        con.commit()
+        n = con.execute("SELECT count(*) FROM cosignatures").fetchone()[0]
+        con.close()
+        self.assertGreater(n, 0)
+        # The fork is self-consistent: the log key alone accepts it.
+        rc, out = self.verify(fork)
+        self.assertEqual(rc, 0, out)
+        rc, out = self.verify(fork, *self.quorum())
+        self.assertNotIn(rc, (0, 2), out)
+        self.assertRegex(out, r"(?i)quorum[^\n]*not met|bad_cosignature", out)
+
+
 if __name__ == "__main__":
     run_tests()
