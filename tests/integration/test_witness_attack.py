@@ -184,6 +184,30 @@ def cosig_ok(line, text, key):
     return True
 
 
+def log_signed(note, key):
+    """True when note (text, blank line, signature lines) carries a valid
+    signed-note signature by key (type 0x01, name key.name) over its text
+    (checked here, from the spec)."""
+    text, sep, sigs = note.rpartition("\n\n")
+    if not sep:
+        return False
+    text += "\n"
+    pub = Ed25519PublicKey.from_public_bytes(key.pk)
+    for line in sigs.split("\n"):
+        m = re.match("^%s (\\S+) ([A-Za-z0-9+/=]+)$" % DASH, line)
+        if not m or m.group(1) != key.name:
+            continue
+        raw = base64.b64decode(m.group(2))
+        if len(raw) != 68 or raw[:4] != key.key_id(0x01):
+            continue
+        try:
+            pub.verify(raw[4:], text.encode())
+            return True
+        except InvalidSignature:
+            pass
+    return False
+
+
 class Log:
     """A transparency log an attacker runs with the real log key: leaves,
     signed checkpoints, consistency proofs, add-checkpoint bodies."""
@@ -389,6 +413,20 @@ class WitnessProtocol(WitnessBase):
         self.assertTrue(any(cosig_ok(l, self.log.text(9), self.w.key)
                             for l in cosig_lines(body)), note)
 
+    def test_served_checkpoint_carries_the_log_signature(self):
+        """What GET <hash>/checkpoint serves is a checkpoint a monitor can
+        check: the log's own signature is on it, beside the witness's."""
+        for size in (3, 7, 12, 20):  # several: one signature may lack + /
+            self.cosigned(0 if size == 3 else prev, size)
+            prev = size
+            st, body, _ = self.w.request(
+                "GET", "/%s/checkpoint" % hashlib.sha256(
+                    ORIGIN.encode()).hexdigest())
+            self.assertEqual(st, 200, body)
+            self.assertTrue(log_signed(body.decode(), self.logkey),
+                            "served without the log's signature:\n%s"
+                            % body.decode())
+
     def test_replayed_old_checkpoints_are_not_cosigned(self):
         self.cosigned(0, 4)
         self.cosigned(4, 8)
@@ -453,6 +491,61 @@ class WitnessProtocol(WitnessBase):
         self.holds(8)
         ev = json.dumps(self.w.show())
         self.assertIn(b64(fork.root(12)), ev, "no evidence of the fork")
+
+    def test_fork_evidence_carries_the_log_signature(self):
+        """Evidence of a fork is worth something only if it shows the log
+        signed the fork: the kept note must carry the log's signature."""
+        self.cosigned(0, 8)
+        kept = []
+        for n in range(4):  # several forks: one signature may lack + /
+            fork = Log(self.logkey, tag="fork%d" % n, prefix_of=self.log,
+                       prefix=5)
+            self.refused(fork.body(8, 8), (409, 422), "a fork at equal size")
+            kept.append(fork)
+        rows = [r for r in self.w.show() if r.get("kind") == "evidence"]
+        for fork in kept:
+            mine = [r for r in rows if b64(fork.root(8)) in
+                    json.dumps(r)]
+            self.assertEqual(len(mine), 1, rows)
+            notes = [v for v in mine[0].values() if isinstance(v, str) and
+                     v.startswith(fork.text(8))]
+            self.assertEqual(len(notes), 1, mine[0])
+            self.assertTrue(log_signed(notes[0], self.logkey),
+                            "evidence without the log's signature: %r"
+                            % notes[0])
+
+    def test_replayed_rollbacks_do_not_crowd_out_fork_evidence(self):
+        """Anyone can collect the log's signed checkpoints (a witness's GET
+        <hash>/checkpoint serves each latest one: polled once a minute, a
+        thousand in a day) and replay them below the witness's size: each
+        is refused (400) and may be kept as rollback evidence - but such a
+        flood must not leave the witness unable to keep the evidence of a
+        real fork afterwards (the evidence cap is 1000 rows per origin).
+        The same checkpoint with its signature line repeated is one row."""
+        big = Log(self.logkey, leaves=1100)
+        top = 1060
+        self.cosigned(0, top, big)
+        text = big.text(5)
+        line = self.logkey.note_line(text)
+        for k in (1, 2, 3):
+            st, got, _ = self.w.add(
+                ("old %d\n\n%s\n%s" % (top, text, line * k)).encode())
+            self.assertEqual(st, 400, got)
+        rows = [e for e in self.w.show() if b64(big.root(5)) in json.dumps(e)]
+        self.assertLessEqual(len(rows), 1, rows)
+        hashes = big.hashes
+        for size in range(1, top):
+            t = checkpoint_text(ORIGIN, size, mth(hashes[:size]))
+            st, got, _ = self.w.add(("old %d\n\n%s\n%s" % (
+                top, t, self.logkey.note_line(t))).encode())
+            self.assertEqual(st, 400, got)
+        fork = Log(self.logkey, leaves=1100, tag="fork", prefix_of=big,
+                   prefix=1000)
+        self.refused(fork.body(top, top), (409, 422), "a fork at equal size")
+        ev = json.dumps(self.w.show())
+        self.assertTrue(b64(fork.root(top)) in ev, "the fork's evidence was "
+                        "not kept after a flood of replayed old checkpoints")
+        self.holds(top, big)
 
     def test_size_zero_with_a_bad_root(self):
         text = checkpoint_text(ORIGIN, 0, os.urandom(32))
@@ -557,7 +650,10 @@ class WitnessParser(WitnessBase):
         for what, lines in cases.items():
             st, got, _ = self.w.add(body(lines).encode())
             self.assertNotEqual(st, 200, "%s was cosigned" % what)
-            self.assertIn(st, (400, 422), "%s: %d %r" % (what, st, got))
+            # The blank line ends the proof: the rest is read as a note
+            # whose "origin" is a hash.
+            codes = (404,) if what == "an empty line inside" else (400, 422)
+            self.assertIn(st, codes, "%s: %d %r" % (what, st, got))
         self.bad(body(good, "\r\n"), (400,), "CRLF in the request lines")
         self.bad(body(good).replace("\n", "\r\n"), (400, 403), "all CRLF")
         self.holds(5)
