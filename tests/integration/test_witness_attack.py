@@ -588,6 +588,31 @@ def parallel_posts(w, bodies):
     return out
 
 
+class WitnessTwoLogs(unittest.TestCase):
+    """One witness, two logs: neither log's key speaks for the other."""
+
+    def test_one_log_key_does_not_move_the_other_log(self):
+        ka, kb = Key("a.attack.example/log"), Key("b.attack.example/log")
+        la, lb = Log(ka, origin=ka.name), Log(kb, origin=kb.name)
+        w = Witness([la, lb])
+        try:
+            st, body, _ = w.add(la.body(0, 4))
+            self.assertEqual(st, 200, body)
+            st, body, _ = w.add(lb.body(0, 2))
+            self.assertEqual(st, 200, body)
+            # b's key signing a's origin (under b's name, and under a's).
+            for key in (kb, Key(ka.name, seed=kb.seed)):
+                text = checkpoint_text(ka.name, 9, os.urandom(32))
+                note = text + "\n" + key.note_line(text)
+                st, body, _ = w.add(("old 4\n\n" + note).encode())
+                self.assertEqual(st, 403, body)
+            self.assertEqual(w.size(la), 4)
+            self.assertEqual(w.size(lb), 2)
+        finally:
+            w.stop()
+            w.cleanup()
+
+
 class WitnessParser(WitnessBase):
     """Malformed add-checkpoint bodies: never cosigned, the state kept."""
 
@@ -729,9 +754,10 @@ class WitnessParser(WitnessBase):
 
 
 class WitnessConfig(unittest.TestCase):
-    """A [log] whose key is not the log's: the witness refuses to start."""
+    """A [log] whose key is not the log's: the witness refuses to start
+    (and the same config with the right key starts: the control)."""
 
-    def refuses(self, log_section):
+    def starts(self, log_section):
         root = tempfile.mkdtemp(prefix="ig-wit-conf-")
         try:
             wk = Key(WNAME)
@@ -741,22 +767,42 @@ class WitnessConfig(unittest.TestCase):
                 f.write("[witness]\nname = %s\nkey = %s/w.key\n"
                         "listen = 127.0.0.1:0\ndatabase = %s/s.db\n\n%s"
                         % (WNAME, root, root, log_section))
-            p = subprocess.run([BIN, "witness", "serve", "--config", conf],
-                               capture_output=True, text=True, timeout=30,
-                               stdin=subprocess.DEVNULL)
-            self.assertNotEqual(p.returncode, 0, p.stderr)
-            self.assertIn("w.conf", p.stderr)
+            p = subprocess.Popen([BIN, "witness", "serve", "--config", conf],
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL)
+            err = b""
+            try:
+                for line in iter(p.stderr.readline, b""):
+                    err += line
+                    if b'"witness.started"' in line:
+                        p.send_signal(signal.SIGTERM)
+                        p.communicate(timeout=60)
+                        return True
+                self.assertNotEqual(p.wait(timeout=60), 0, err)
+                self.assertIn(b"w.conf", err)
+                return False
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stderr.close()
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
     def test_log_key_checks(self):
         k = Key(ORIGIN)
-        self.refuses("[log %s]\nkey = %s\n" % (ORIGIN, k.vkey(0x04)))
-        self.refuses("[log other.example/log]\nkey = %s\n" % k.vkey(0x01))
+        self.assertTrue(self.starts("[log %s]\nkey = %s\n"
+                                    % (ORIGIN, k.vkey(0x01))))
+        self.assertFalse(self.starts("[log %s]\nkey = %s\n"
+                                     % (ORIGIN, k.vkey(0x04))))
+        self.assertFalse(self.starts("[log other.example/log]\nkey = %s\n"
+                                     % k.vkey(0x01)))
         bad_id = k.vkey(0x01).split("+")
         bad_id[1] = "%08x" % (int(bad_id[1], 16) ^ 1)
-        self.refuses("[log %s]\nkey = %s\n" % (ORIGIN, "+".join(bad_id)))
-        self.refuses("")  # no [log] at all
+        self.assertFalse(self.starts("[log %s]\nkey = %s\n"
+                                     % (ORIGIN, "+".join(bad_id))))
+        self.assertFalse(self.starts(""))  # no [log] at all
 
 
 class WitnessResources(WitnessBase):
@@ -1084,6 +1130,68 @@ class PdpInstall:
             raise AssertionError("PDP exit %s: %s" % (rc, log[-4000:]))
 
 
+class PdpWitnessConfig(unittest.TestCase):
+    """[witness] sections that would point the PDP's client elsewhere than
+    an HTTP witness, or at no witness key: the PDP refuses to start (and
+    the same config with a good section starts: the control)."""
+
+    def starts(self, url, vkey):
+        """True when serve starts with this [witness] (then stopped),
+        False when it exits refusing."""
+        root = tempfile.mkdtemp(prefix="ig-wit-pdpconf-")
+        try:
+            keys = os.path.join(root, "keys")
+            os.mkdir(keys, 0o700)
+            shutil.copytree(BUNDLE, os.path.join(root, "policies"))
+            Key("a.attack.example/audit").write_secret(
+                os.path.join(keys, "audit.key"))
+            Key("grant").write_secret(os.path.join(keys, "signing.key"))
+            conf = os.path.join(root, "intentgate.conf")
+            with open(conf, "w") as f:
+                f.write("listen = 127.0.0.1:0\ndatabase = %s/ig.db\n"
+                        "signing_key = %s/signing.key\n"
+                        "policy_dir = %s/policies\n"
+                        "\n[agent a]\ntenant = t\ntoken_sha256 = %s\n"
+                        "\n[audit]\nname = a.attack.example/audit\n"
+                        "key = %s/audit.key\n"
+                        "\n[witness w]\nurl = %s\nkey = %s\n"
+                        % (root, keys, root, "0" * 64, keys, url, vkey))
+            p = subprocess.Popen([BIN, "serve", "--config", conf],
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL)
+            err = b""
+            try:
+                for line in iter(p.stderr.readline, b""):
+                    err += line
+                    if b'"server.started"' in line:
+                        p.send_signal(signal.SIGTERM)
+                        p.communicate(timeout=60)
+                        return True
+                self.assertNotEqual(p.wait(timeout=60), 0, err)
+                return False
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stderr.close()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    def test_refused(self):
+        wk = Key("w.attack.example/w")
+        self.assertTrue(self.starts("http://127.0.0.1:9", wk.vkey(0x04)))
+        for url in ("file:///etc/passwd", "ftp://127.0.0.1/", "gopher://x/",
+                    "127.0.0.1:8801", "http://", "dict://127.0.0.1:11211/",
+                    "http://127.0.0.1:8801/\x7f"):
+            self.assertFalse(self.starts(url, wk.vkey(0x04)), url)
+        # A log key (type 01) is no witness key; nor a vkey whose id lies.
+        self.assertFalse(self.starts("http://127.0.0.1:9", wk.vkey(0x01)))
+        parts = wk.vkey(0x04).split("+")
+        parts[1] = "%08x" % (int(parts[1], 16) ^ 1)
+        self.assertFalse(self.starts("http://127.0.0.1:9", "+".join(parts)))
+
+
 class HostileWitness(unittest.TestCase):
     def setUp(self):
         self.wkey = Key("evil.attack.example/w")
@@ -1363,6 +1471,37 @@ class OperatorFork(unittest.TestCase):
         self.assert_fails(lpath, cpath, *self.quorum(self.w1, self.w2, k=2))
         rc, out = self.verify(lpath, cpath, *self.quorum(self.w1, k=1))
         self.assertEqual(rc, 0, out)
+
+    def test_the_same_witness_named_twice_counts_once(self):
+        cps = self.cosigned(self.cps, self.w1)
+        lpath, cpath = self.write("twice", cps)
+        args = ["--witness", self.w1.vkey(0x04), "--witness",
+                self.w1.vkey(0x04), "--witness-quorum", "2"]
+        rc, out = self.verify(lpath, cpath, *args)
+        self.assertNotEqual(rc, 0, out)
+        # The same key under another name is another vkey, not a second
+        # witness: its key id differs, so its lines are not w1's.
+        alias = Key("alias.attack.example/w", seed=self.w1.seed)
+        args = ["--witness", self.w1.vkey(0x04), "--witness",
+                alias.vkey(0x04), "--witness-quorum", "2"]
+        rc, out = self.verify(lpath, cpath, *args)
+        self.assertNotEqual(rc, 0, out)
+
+    def test_witness_options_that_would_weaken_the_check(self):
+        cps = self.cosigned(self.cps, self.w1)
+        lpath, cpath = self.write("opts", cps)
+        for args in (["--witness", self.w1.vkey(0x01), "--witness-quorum",
+                      "1"],
+                     ["--witness", self.w1.vkey(0x04), "--witness-quorum",
+                      "0"],
+                     ["--witness", self.w1.vkey(0x04), "--witness-quorum",
+                      "2"],
+                     ["--witness", self.w1.vkey(0x04), "--witness-quorum",
+                      "-1"],
+                     ["--witness", self.w1.vkey(0x04), "--witness-quorum",
+                      "1x"]):
+            rc, out = self.verify(lpath, cpath, *args)
+            self.assertEqual(rc, 2, "%r: %s" % (args, out))
 
     def test_right_name_other_key_id_is_not_counted(self):
         cps = []
