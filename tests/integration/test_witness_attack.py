@@ -547,6 +547,27 @@ class WitnessProtocol(WitnessBase):
                         "not kept after a flood of replayed old checkpoints")
         self.holds(top, big)
 
+    def test_proof_with_hashes_added_or_removed(self):
+        """A valid proof with one more hash, one less, two swapped, or
+        padded to 63: RFC 9162 consumes exactly the proof; none passes."""
+        self.cosigned(0, 6)
+        good = self.log.proof(6, 27)
+        self.assertGreaterEqual(len(good), 3)
+        variants = {
+            "one more": good + [os.urandom(32)],
+            "a copy of the last": good + good[-1:],
+            "one less": good[:-1],
+            "two swapped": [good[1], good[0]] + good[2:],
+            "padded to 63": good + [os.urandom(32)] * (63 - len(good)),
+            "empty": [],
+        }
+        for what, proof in variants.items():
+            self.refused(self.log.body(6, 27, proof=proof), (422,), what)
+        # Equal sizes take the empty proof only.
+        self.refused(self.log.body(6, 6, proof=[self.log.root(6)]), (422,),
+                     "a proof between equal sizes")
+        self.holds(6)
+
     def test_size_zero_with_a_bad_root(self):
         text = checkpoint_text(ORIGIN, 0, os.urandom(32))
         note = text + "\n" + self.logkey.note_line(text)

@@ -656,6 +656,8 @@ test_hostile_requests(void **state)
         "old 5\n-wcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n\nn\n",
         "old 5\nBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc\n=\n\nn\n",
         "old 5\n============================================\n\nn\n",
+        "old 5\nBwcHBwcHBwcHBwcHBwcH=wcHBwcHBwcHBwcHBwcHBwc=\n\nn\n",
+        "old 5\nBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw==\n\nn\n",
         "old 5\nBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwd=\n\nn\n",
         "old 5\n" H44 "\n \nn\n",
         "old 5\n" H44 "\n\r\nn\n",
