@@ -778,11 +778,14 @@ class WitnessConfig(unittest.TestCase):
     """A [log] whose key is not the log's: the witness refuses to start
     (and the same config with the right key starts: the control)."""
 
-    def starts(self, log_section):
+    def starts(self, log_section, key_file=None):
+        """key_file(root) may replace the witness key file w.key."""
         root = tempfile.mkdtemp(prefix="ig-wit-conf-")
         try:
             wk = Key(WNAME)
             wk.write_secret(os.path.join(root, "w.key"))
+            if key_file:
+                key_file(root)
             conf = os.path.join(root, "w.conf")
             with open(conf, "w") as f:
                 f.write("[witness]\nname = %s\nkey = %s/w.key\n"
@@ -824,6 +827,28 @@ class WitnessConfig(unittest.TestCase):
         self.assertFalse(self.starts("[log %s]\nkey = %s\n"
                                      % (ORIGIN, "+".join(bad_id))))
         self.assertFalse(self.starts(""))  # no [log] at all
+
+    def test_witness_key_file_must_be_private(self):
+        good = "[log %s]\nkey = %s\n" % (ORIGIN, Key(ORIGIN).vkey(0x01))
+
+        def readable(root):
+            os.chmod(os.path.join(root, "w.key"), 0o644)
+
+        def symlink(root):
+            os.rename(os.path.join(root, "w.key"),
+                      os.path.join(root, "real.key"))
+            os.symlink(os.path.join(root, "real.key"),
+                       os.path.join(root, "w.key"))
+
+        def public_half(root):
+            os.unlink(os.path.join(root, "w.key"))
+            with open(os.path.join(root, "w.key"), "w") as f:
+                f.write("k4.public." + b64url(Key(WNAME).pk) + "\n")
+            os.chmod(os.path.join(root, "w.key"), 0o600)
+
+        self.assertTrue(self.starts(good))
+        for fn in (readable, symlink, public_half):
+            self.assertFalse(self.starts(good, fn), fn.__name__)
 
 
 class WitnessResources(WitnessBase):
@@ -1058,6 +1083,8 @@ class FakeWitness:
                 text, msg=text.encode()).encode())
         elif mode == "ts_2_63":
             self.reply(h, 200, self.key.cosig_line(text, ts=2 ** 63).encode())
+        elif mode == "silent":  # reads the request, never answers
+            time.sleep(120)
         elif mode == "ts_zero":  # tlog-witness: MUST NOT be zero
             self.reply(h, 200, self.key.cosig_line(text, ts=0).encode())
         elif mode == "loop409":  # always "resend from 1"
@@ -1077,7 +1104,8 @@ class PdpInstall:
     """A PDP with an [audit] log checkpointing every leaf and one
     [witness evil] pointing at a FakeWitness."""
 
-    def __init__(self, witness_url=None, witness_vkey=None, wid="evil"):
+    def __init__(self, witness_url=None, witness_vkey=None, wid="evil",
+                 timeout_ms=1500):
         self.root = tempfile.mkdtemp(prefix="ig-wit-pdp-")
         self.keys = os.path.join(self.root, "keys")
         os.mkdir(self.keys, 0o700)
@@ -1109,8 +1137,8 @@ class PdpInstall:
                    self.keys))
             if witness_url:
                 f.write("\n[witness %s]\nurl = %s\nkey = %s\n"
-                        "timeout_ms = 1500\nretry_ms = 100\n"
-                        % (wid, witness_url, witness_vkey))
+                        "timeout_ms = %d\nretry_ms = 100\n"
+                        % (wid, witness_url, witness_vkey, timeout_ms))
         tmp = os.path.join(self.root, "run")
         os.mkdir(tmp)
         self.srv = Server.custom(self.conf, tmp, self.env, database=self.db)
@@ -1279,6 +1307,23 @@ class HostileWitness(unittest.TestCase):
 
     def test_garbage(self):
         self.attack("garbage", "witness.bad_answer")
+
+    def test_silent_witness_does_not_hold_the_stop(self):
+        """A witness that never answers, with a long timeout_ms: SIGTERM
+        still stops the PDP promptly (its clients wait on the restart)."""
+        self.pdp.close()
+        self.fake.mode = "silent"
+        self.pdp = PdpInstall(self.fake.url(), self.wkey.vkey(0x04),
+                              timeout_ms=120000)
+        self.pdp.decide("silent-0")
+        wait_until(lambda: self.fake.count("silent") >= 1,
+                   "a request to the silent witness")
+        self.assertLess(self.pdp.decide("silent-1"), 1.0)
+        t0 = time.monotonic()
+        rc = self.pdp.srv.stop()
+        took = time.monotonic() - t0
+        self.assertEqual(rc, 0, self.pdp.srv.log()[-2000:])
+        self.assertLess(took, 5.0, "the PDP took %.1fs to stop" % took)
 
     def test_huge_body(self):
         self.attack("huge", "witness.bad_answer", hits=2)
