@@ -244,7 +244,8 @@ class Log:
 class Witness:
     """`intentgate witness serve` in its own directory."""
 
-    def __init__(self, logs, rate=1000, name=WNAME, root=None):
+    def __init__(self, logs, rate=1000, name=WNAME, root=None,
+                 more_keys=()):
         self.root = root or tempfile.mkdtemp(prefix="ig-wit-attack-")
         self.key = Key(name)
         self.key_path = os.path.join(self.root, "witness.key")
@@ -255,7 +256,9 @@ class Witness:
                 "database = %s\nrate = %d\n" % (name, self.key_path, self.db,
                                                 rate))
         for log in logs:
-            text += "\n[log %s]\nkey = %s\n" % (log.origin, log.key.vkey(1))
+            text += "\n[log %s]\nkey = %s\n" % (
+                log.origin, " ".join([log.key.vkey(1)] +
+                                     [k.vkey(1) for k in more_keys]))
         with open(self.conf, "w") as f:
             f.write(text)
         self.proc = None
@@ -629,6 +632,45 @@ class WitnessTwoLogs(unittest.TestCase):
                 self.assertEqual(st, 403, body)
             self.assertEqual(w.size(la), 4)
             self.assertEqual(w.size(lb), 2)
+        finally:
+            w.stop()
+            w.cleanup()
+
+
+class WitnessRotation(unittest.TestCase):
+    """A log with two trusted keys while it rotates: either key signs, and
+    a failing line by either trusted key refuses the note, whatever its
+    length."""
+
+    def test_a_bad_line_by_the_other_trusted_key(self):
+        old_key, new_key = Key(ORIGIN), Key(ORIGIN)
+        log = Log(old_key)
+        w = Witness([log], more_keys=[new_key])
+        try:
+            st, body, _ = w.add(log.body(0, 3))
+            self.assertEqual(st, 200, body)
+            text = log.text(5)
+            proof = "".join(b64(h) + "\n" for h in log.proof(3, 5))
+            good = new_key.note_line(text)  # the new key alone: fine
+            st, body, _ = w.add(("old 3\n" + proof + "\n" + text + "\n" +
+                                 good).encode())
+            self.assertEqual(st, 200, body)
+            text = log.text(8)
+            proof = "".join(b64(h) + "\n" for h in log.proof(5, 8))
+            bad = [
+                new_key.note_line(log.text(7)),  # 68 bytes, wrong text
+                "%s %s %s\n" % (DASH, ORIGIN, b64(new_key.key_id(1) +
+                                                   os.urandom(200))),
+                "%s %s %s\n" % (DASH, ORIGIN, b64(new_key.key_id(1))),
+            ]
+            for line in bad:
+                for order in ((old_key.note_line(text), line),
+                              (line, old_key.note_line(text))):
+                    st, body, _ = w.add(("old 5\n" + proof + "\n" + text +
+                                         "\n" + "".join(order)).encode())
+                    self.assertIn(st, (400, 403), "a line of %d bytes: "
+                                  "%d %r" % (len(line), st, body))
+            self.assertEqual(w.size(log), 5)
         finally:
             w.stop()
             w.cleanup()
