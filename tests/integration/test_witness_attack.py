@@ -1611,6 +1611,18 @@ class OperatorFork(unittest.TestCase):
             rc, out = self.verify(lpath, cpath, *args)
             self.assertEqual(rc, 2, "%r: %s" % (args, out))
 
+    def test_the_log_key_is_no_witness(self):
+        """The operator hands the auditor "a witness key" that is the log's
+        own key (the same Ed25519 key as type 0x04) and self-cosigns: the
+        log vouching for itself is no witness. verify refuses a witness
+        key that is one of the log keys it was given."""
+        self_w = Key("w.attack.example/w", seed=self.audit.seed)
+        cps = self.cosigned(self.cps, self_w)
+        lpath, cpath = self.write("self", cps)
+        rc, out = self.verify(lpath, cpath, "--witness", self_w.vkey(0x04),
+                              "--witness-quorum", "1")
+        self.assertNotEqual(rc, 0, out)
+
     def test_right_name_other_key_id_is_not_counted(self):
         cps = []
         for c in self.cps:
