@@ -26,6 +26,7 @@ tlog-cosignature, tlog-witness); the Merkle math is RFC 6962's.
 """
 import base64
 import hashlib
+import html
 import http.client
 import http.server
 import json
@@ -41,6 +42,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -1147,7 +1149,7 @@ class PdpInstall:
     [witness evil] pointing at a FakeWitness."""
 
     def __init__(self, witness_url=None, witness_vkey=None, wid="evil",
-                 timeout_ms=1500):
+                 timeout_ms=1500, extra=""):
         self.root = tempfile.mkdtemp(prefix="ig-wit-pdp-")
         self.keys = os.path.join(self.root, "keys")
         os.mkdir(self.keys, 0o700)
@@ -1177,6 +1179,7 @@ class PdpInstall:
                    sha256_hex(self.tokens["executor"]),
                    sha256_hex(self.tokens["auditor"]), self.audit.name,
                    self.keys))
+            f.write(extra)
             if witness_url:
                 f.write("\n[witness %s]\nurl = %s\nkey = %s\n"
                         "timeout_ms = %d\nretry_ms = 100\n"
@@ -1426,6 +1429,71 @@ class HostileWitness(unittest.TestCase):
     def test_redirect_is_not_followed(self):
         self.attack("redirect", ("witness.refused", "witness.unreachable",
                                  "witness.bad_answer"))
+
+
+class HostileWitnessName(unittest.TestCase):
+    """A witness's operator picks its key name, and the PDP's auditors'
+    page shows it: a name is any UTF-8 without spaces, '+' or control
+    characters, so "<svg/onload=alert(1)>" is one. The page escapes it."""
+
+    NAME = "<svg/onload=alert(1)>"
+    PASSWORD = "correct horse battery staple"
+
+    def test_auditors_page_escapes_the_witness_name(self):
+        p = subprocess.run([BIN, "approver", "add", "audit-alice",
+                            "--groups", "auditors"], capture_output=True,
+                           text=True, input=self.PASSWORD + "\n", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        wkey = Key(self.NAME)
+        fake = FakeWitness(wkey)
+        try:
+            pdp = PdpInstall(fake.url(), wkey.vkey(0x04), wid="w1",
+                             extra="\n" + p.stdout)
+            try:
+                pdp.decide("name-0")
+                wait_until(pdp.cosig_rows, "a cosignature stored", 30)
+                body = self.audit_page(pdp.srv)
+                self.assertNotIn(self.NAME, body)
+                self.assertNotIn("<svg", body)
+                self.assertIn("svg/onload=alert(1)", body)  # shown, escaped
+            finally:
+                pdp.close()
+        finally:
+            fake.close()
+
+    def audit_page(self, srv):
+        jar = {}
+
+        def req(method, path, form=None):
+            conn = http.client.HTTPConnection(srv.host, srv.port, timeout=60)
+            h = {}
+            if jar:
+                h["Cookie"] = "; ".join("%s=%s" % kv for kv in jar.items())
+            data = None
+            if form is not None:
+                data = urllib.parse.urlencode(form).encode()
+                h["Content-Type"] = "application/x-www-form-urlencoded"
+            try:
+                conn.request(method, path, body=data, headers=h)
+                r = conn.getresponse()
+                out = r.status, r.read().decode("utf-8", "replace")
+                for line in r.msg.get_all("Set-Cookie") or []:
+                    k, _, rest = line.partition("=")
+                    jar[k] = rest.split(";", 1)[0]
+                return out
+            finally:
+                conn.close()
+
+        st, page = req("GET", "/ui/login")
+        m = re.search(r'name="csrf" value="([^"]*)"', page)
+        self.assertIsNotNone(m, page[:2000])
+        st, _ = req("POST", "/ui/login", {
+            "csrf": html.unescape(m.group(1)), "approver": "audit-alice",
+            "password": self.PASSWORD})
+        self.assertEqual(st, 303)
+        st, page = req("GET", "/ui/audit")
+        self.assertEqual(st, 200, page[:2000])
+        return page
 
 
 # ---- attacker 1: the operator, against `audit verify` ----
