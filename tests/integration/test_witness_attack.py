@@ -1,25 +1,54 @@
 """test_witness_attack.py - the witnesses, played against by three attackers.
 
-  Network   anyone who can reach `intentgate witness serve` (add-checkpoint is
-            open by design): rollback races, replays, forks re-signed with the
-            real log key, every malformed request body we could think of,
-            key confusion (a witness's key in the log's place), slowloris and
-            huge bodies, a rate limit dodged with X-Forwarded-For, kill -9
-            mid-request (no cosignature for a state that was not persisted).
-  Hostile   a witness answering the PDP's [witness] client with garbage, a
-            huge or endless body, a lying 409, a redirect, a cosignature by
-            another key or for another checkpoint: the PDP keeps deciding
-            fast and records no cosignature.
-  Operator  who holds the audit key and the database: a forked log re-signed
-            with the real key and the honest log's cosignature lines copied
-            onto it fails `audit verify --witness ... --witness-quorum 1`; a
-            duplicated line does not count twice, nor a line by the right name
-            under another key id, nor a timestamp of 2^63.
+Network attacker: anyone who can reach `intentgate witness serve` (its
+add-checkpoint is open by design):
+  WitnessProtocol   replays, rollback and fork races (one 200 per old, never
+                    two roots at one size, never back), forks re-signed with
+                    the real log key (equal size, bigger with the fork's,
+                    the honest or made-up proof) refused and kept as
+                    evidence that carries the log's signature, proofs with
+                    hashes added/removed/swapped, size 0 with a bad root,
+                    extension lines, the served checkpoint signed by the
+                    log, replayed old checkpoints not crowding out evidence
+  WitnessParser     the old line, proof lines (64 lines, non-canonical
+                    base64, padding, CRLF, NUL...), signatures (other key
+                    id, another key, the witness's own key and cosignature
+                    as the log's, 200 lines, a failing second line),
+                    origins (control characters, another origin)
+  WitnessTwoLogs    one log's key never moves another log
+  WitnessRotation   a failing line by the other trusted key refuses a note
+  WitnessConfig     a [log] key of the wrong type or id, a readable or
+                    symlinked witness key file: refused at start
+  WitnessResources  huge declared and sent bodies, slowloris from one
+                    address past the global connection limit, kill -9
+                    mid-request (the size it holds is never below one it
+                    cosigned)
+  WitnessRateLimit  X-Forwarded-For, X-Real-IP, Forwarded do not bypass it
+Hostile witness, against the PDP's [witness] client:
+  PdpWitnessConfig  urls that are not http(s), log keys as witness keys
+  HostileWitness    garbage, 100 MB, an endless body, 409 with a size never
+                    signed / 2^64-1 / 1 MB, a 409 ping-pong, a redirect, a
+                    cosignature for another checkpoint / by another key /
+                    under another key id / without the prefix / at time 0
+                    or 2^63, a note signature instead: decisions stay fast,
+                    nothing is stored, the event is logged, and then an
+                    honest answer is stored (the control); a silent witness
+                    does not hold the PDP's stop
+  HostileWitnessName  a witness name of HTML on the auditors' page
+Operator (holds the audit key and the database), against `audit verify`:
+  OperatorFork      on an export: a fork re-signed with the audit key with
+                    the honest cosignature lines copied fails quorum 1; a
+                    duplicated line, a witness named twice, the right name
+                    under another key id, a 0x01 line by the witness key, a
+                    time of 2^63, 75/77-byte signatures, a cosignature of
+                    another checkpoint, the log's own key as a witness
+  OperatorForkDb    the same on the PDP's database, cosignature rows kept
 
-Each test asserts the defence: it fails while the attack succeeds. The
-checkpoints and cosignatures an attacker makes are signed here in Python
-(`cryptography`'s Ed25519) from the C2SP texts (signed-note, tlog-checkpoint,
-tlog-cosignature, tlog-witness); the Merkle math is RFC 6962's.
+Each test asserts the defence: it fails while the attack succeeds, and
+each attack has its honest control. The attackers' checkpoints and
+cosignatures are signed here in Python (`cryptography`'s Ed25519) from the
+C2SP texts (signed-note, tlog-checkpoint, tlog-cosignature, tlog-witness);
+the Merkle math is RFC 6962's.
 
     INTENTGATE_BIN=build/release/cli/intentgate \
         python3 tests/integration/test_witness_attack.py [Class[.test]]
