@@ -728,7 +728,8 @@ class WitnessParser(WitnessBase):
         for old in ("005", "+5", "-1", " 5", "5 ", "0x5", "5.0", "",
                     "18446744073709551616", "99999999999999999999999",
                     "-18446744073709551611", "\u0665"):
-            self.bad("old %s\n%s\n%s" % (old, proof, note), what="old %r" % old)
+            self.bad("old %s\n%s\n%s" % (old, proof, note),
+                     what="old %r" % old)
         for head in ("Old 5\n", "old  5\n", "old\t5\n", "old 5\r\n",
                      "\nold 5\n", " old 5\n", "old=5\n", "old 5"):
             self.bad(head + proof + "\n" + note, what=repr(head))
@@ -811,7 +812,8 @@ class WitnessParser(WitnessBase):
              "the log's key, type 0x04 key id")
         # Key confusion: the witness's own key, as the log's name.
         wk = Key(ORIGIN, seed=self.w.key.seed)
-        post(wk.note_line(text), (403,), "the witness's key signing as the log")
+        post(wk.note_line(text), (403,),
+             "the witness's key signing as the log")
         post(self.w.key.cosig_line(text), (403,),
              "the witness's own cosignature as the only signature")
         # 200 signature lines: over the note's limit.
@@ -1811,7 +1813,8 @@ class OperatorForkDb(unittest.TestCase):
         dst = sqlite3.connect(cls.honest)
         try:
             src.backup(dst)
-            top = dst.execute("SELECT max(size) FROM checkpoints").fetchone()[0]
+            top = dst.execute(
+                "SELECT max(size) FROM checkpoints").fetchone()[0]
             got = dst.execute("SELECT count(*) FROM cosignatures WHERE size = "
                               "?", (top,)).fetchone()[0]
             return top is not None and got > 0
