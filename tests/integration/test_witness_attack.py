@@ -35,7 +35,8 @@ Hostile witness, against the PDP's [witness] client:
                     or 2^63, a note signature instead: decisions stay fast,
                     nothing is stored, the event is logged, and then an
                     honest answer is stored (the control); a silent witness
-                    does not hold the PDP's stop
+                    does not hold the PDP's stop; 120 honest lines with
+                    random bytes changed: whatever is stored verifies
   HostileWitnessName  a witness name of HTML on the auditors' page
 Operator (holds the audit key and the database), against `audit verify`:
   OperatorFork      on an export: a fork re-signed with the audit key with
@@ -1108,6 +1109,7 @@ class FakeWitness:
     def __init__(self, key):
         self.key = key
         self.mode = "honest"
+        self.rng = random.Random(18)
         self.hits = {}
         self.texts = []
         self.lock = threading.Lock()
@@ -1212,6 +1214,19 @@ class FakeWitness:
             self.reply(h, 200, self.key.cosig_line(text, ts=2 ** 63).encode())
         elif mode == "silent":  # reads the request, never answers
             time.sleep(120)
+        elif mode == "mutate":  # the honest line, bytes changed
+            line = bytearray(self.key.cosig_line(text).encode())
+            with self.lock:
+                for _ in range(1 + self.rng.randrange(3)):
+                    k = self.rng.randrange(len(line))
+                    op = self.rng.randrange(3)
+                    if op == 0:
+                        line[k] ^= 1 << self.rng.randrange(8)
+                    elif op == 1:
+                        del line[k:k + 1 + self.rng.randrange(4)]
+                    else:
+                        line[k:k] = bytes([self.rng.randrange(256)])
+            self.reply(h, 200, bytes(line))
         elif mode == "ts_zero":  # tlog-witness: MUST NOT be zero
             self.reply(h, 200, self.key.cosig_line(text, ts=0).encode())
         elif mode == "loop409":  # always "resend from 1"
@@ -1435,6 +1450,19 @@ class HostileWitness(unittest.TestCase):
 
     def test_garbage(self):
         self.attack("garbage", "witness.bad_answer")
+
+    def test_mutated_cosignatures(self):
+        """Honest cosignature lines with random bytes changed: whatever the
+        PDP stores verifies (a change in the base64's padding bits that a
+        strict decoder refuses, or nothing, is all that may pass)."""
+        self.fake.mode = "mutate"
+        i = 0
+        while self.fake.count("mutate") < 120:
+            self.assertLess(self.pdp.decide("mut-%d" % i), 1.0)
+            i += 1
+            time.sleep(0.02)
+        self.stored_valid()
+        self.assertEqual(self.pdp.srv.proc.poll(), None)
 
     def test_silent_witness_does_not_hold_the_stop(self):
         """A witness that never answers, with a long timeout_ms: SIGTERM
