@@ -1327,9 +1327,9 @@ class PdpWitnessConfig(unittest.TestCase):
     an HTTP witness, or at no witness key: the PDP refuses to start (and
     the same config with a good section starts: the control)."""
 
-    def starts(self, url, vkey):
-        """True when serve starts with this [witness] (then stopped),
-        False when it exits refusing."""
+    def starts(self, url, vkey, more=""):
+        """True when serve starts with this [witness] (and more config
+        text; then stopped), False when it exits refusing."""
         root = tempfile.mkdtemp(prefix="ig-wit-pdpconf-")
         try:
             keys = os.path.join(root, "keys")
@@ -1346,8 +1346,9 @@ class PdpWitnessConfig(unittest.TestCase):
                         "\n[agent a]\ntenant = t\ntoken_sha256 = %s\n"
                         "\n[audit]\nname = a.attack.example/audit\n"
                         "key = %s/audit.key\n"
-                        "\n[witness w]\nurl = %s\nkey = %s\n"
-                        % (root, keys, root, "0" * 64, keys, url, vkey))
+                        "\n[witness w]\nurl = %s\nkey = %s\n%s"
+                        % (root, keys, root, "0" * 64, keys, url, vkey,
+                           more))
             p = subprocess.Popen([BIN, "serve", "--config", conf],
                                  stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE,
@@ -1382,6 +1383,21 @@ class PdpWitnessConfig(unittest.TestCase):
         parts = wk.vkey(0x04).split("+")
         parts[1] = "%08x" % (int(parts[1], 16) ^ 1)
         self.assertFalse(self.starts("http://127.0.0.1:9", "+".join(parts)))
+
+    def test_a_second_witness_under_the_first_ones_name(self):
+        """A hostile witness that takes an honest one's key name (with its
+        own key): its cosignatures would be stored under that name first
+        and the honest witness's dropped (first put wins). Refused."""
+        honest, other = Key("w.attack.example/w"), Key("w2.attack.example/w")
+        thief = Key(honest.name)
+        self.assertTrue(self.starts(
+            "http://127.0.0.1:9", honest.vkey(0x04),
+            "\n[witness w2]\nurl = http://127.0.0.1:10\nkey = %s\n"
+            % other.vkey(0x04)))
+        self.assertFalse(self.starts(
+            "http://127.0.0.1:9", honest.vkey(0x04),
+            "\n[witness w2]\nurl = http://127.0.0.1:10\nkey = %s\n"
+            % thief.vkey(0x04)))
 
 
 class HostileWitness(unittest.TestCase):
