@@ -5,15 +5,16 @@
  * libsodium, not our signer) and moves valid signatures between places:
  *
  *   - a cosignature with a valid Ed25519 signature over a time of 2^63 or
- *     2^64 - 1 (the signer refuses to make one; a forger does not ask it);
- *     (a time of 0 in a witness's answer is the PDP's to refuse:
- *     test_witness_attack.py HostileWitness.test_timestamp_zero);
+ *     2^64 - 1 (the signer refuses to make one; a forger does not ask it),
+ *     or signed under another time than the line says (a time of 0 in a
+ *     witness's answer is the PDP's to refuse: test_witness_attack.py
+ *     HostileWitness.test_timestamp_zero);
  *   - key confusion: one Ed25519 key as the log's (0x01) and the witness's
  *     (0x04): a cosignature relabelled as a note signature and back, and a
  *     witness named like the domain separator, never open as a checkpoint;
  *   - a cosignature moved to another checkpoint that differs only in its
  *     origin, its size, or an extension line;
- *   - every byte of the key id flipped (the lead's test flips the rest),
+ *   - every byte of the key id flipped (test_audit_cosig.c flips the rest),
  *     non-canonical base64 in the last group, a CR, a second space;
  *   - hostile answers and request bodies in exact-size heap buffers (so
  *     the sanitizer build catches a read past the end): a NUL inside,
