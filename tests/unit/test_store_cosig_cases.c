@@ -8,8 +8,9 @@
  * (no newline, two lines, another witness's, too long, not base64, a bad
  * witness name) are refused and leave nothing. on_checkpoint is told of
  * each signed checkpoint once - by count, by store_audit_sign, at close -
- * and of nothing else. The offline reader gives each checkpoint's note
- * with its lines appended: the log's key still opens it, each witness's
+ * and of nothing else. The offline reader, and the auditors' page's
+ * download of the checkpoints, give each checkpoint's note with its lines
+ * appended: the log's key still opens it, each witness's
  * key finds its cosignature in it.
  */
 #include "testutil.h"
@@ -23,6 +24,7 @@
 #include "audit_cosig.h"
 #include "audit_note.h"
 #include "ig_buf.h"
+#include "store_audit_view.h"
 #include "store_log.h"
 #include "test_store_cosig_cases.h"
 
@@ -479,6 +481,32 @@ witness_key(const struct ig_signing_key *k, const char *name,
     assert_int_equal(audit_witness_key_init(w, name, pub.pk), IG_OK);
 }
 
+/* store_audit_checkpoints: two lines, the notes n3 and n5. */
+static void
+jsonl_checkpoints(struct store *s, const char *n3, const char *n5)
+{
+    struct ig_buf b;
+    json_t *v;
+    char *nl;
+
+    ig_buf_init(&b, 1 << 20);
+    assert_int_equal(store_audit_checkpoints(s, 0, &b), IG_OK);
+    assert_non_null(b.data);
+    nl = strchr(b.data, '\n');
+    assert_non_null(nl);
+    v = json_loadb(b.data, (size_t)(nl - b.data), 0, NULL);
+    assert_non_null(v);
+    assert_int_equal(json_integer_value(json_object_get(v, "size")), 3);
+    assert_string_equal(json_string_value(json_object_get(v, "note")), n3);
+    json_decref(v);
+    v = json_loads(nl + 1, JSON_DISABLE_EOF_CHECK, NULL);
+    assert_non_null(v);
+    assert_int_equal(json_integer_value(json_object_get(v, "size")), 5);
+    assert_string_equal(json_string_value(json_object_get(v, "note")), n5);
+    json_decref(v);
+    ig_buf_release(&b);
+}
+
 void
 cc_offline_reader(void **state)
 {
@@ -507,10 +535,12 @@ cc_offline_reader(void **state)
     assert_int_equal(cc_grow_and_sign(s, 2), 5);
     note3 = cc_note(s, 3);
     note5 = cc_note(s, 5);
-    store_close(s);
     tmp = cat2(note3, l1);
     want3 = cat2(tmp, l2);
     free(tmp);
+    /* The auditors' page's download (store_audit_view.h) as well. */
+    jsonl_checkpoints(s, want3, note5);
+    store_close(s);
 
     assert_int_equal(store_log_open(f->db, &l, &err), IG_OK);
     assert_int_equal(store_log_scan(l, STORE_LOG_CHECKPOINTS, NULL, &c, &err),
