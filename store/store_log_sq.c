@@ -252,12 +252,15 @@ store_log_sq_close(struct store_log_sq *l)
     " || coalesce((SELECT group_concat(line, '') FROM (SELECT line FROM"       \
     " cosignatures c WHERE c.size = checkpoints.size ORDER BY witness)), '')"
 
-/* Prepare sql, or plain when sql cannot be (no cosignatures table). */
+/* Prepare sql, or plain (when not NULL) when sql cannot be (no
+   cosignatures table). */
 static int
 prepare_or(sqlite3 *db, const char *sql, const char *plain, sqlite3_stmt **q)
 {
-    if (sqlite3_prepare_v2(db, sql, -1, q, NULL) == SQLITE_OK)
-        return SQLITE_OK;
+    int rc = sqlite3_prepare_v2(db, sql, -1, q, NULL);
+
+    if (rc == SQLITE_OK || plain == NULL)
+        return rc;
     return sqlite3_prepare_v2(db, plain, -1, q, NULL);
 }
 
@@ -305,8 +308,7 @@ store_log_sq_scan(struct store_log_sq *l, enum store_log_table table,
                        ? "SELECT seq, event, 0 FROM audit_events "
                          "ORDER BY seq"
                        : scan_sql[table],
-                   table == STORE_LOG_CHECKPOINTS ? plain_checkpoints
-                                                  : scan_sql[table],
+                   table == STORE_LOG_CHECKPOINTS ? plain_checkpoints : NULL,
                    &c->q) != SQLITE_OK) {
         free(c);
         if (table == STORE_LOG_CHECKPOINTS)
