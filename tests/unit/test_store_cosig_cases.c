@@ -32,8 +32,8 @@
 
 static pthread_mutex_t sizes_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void
-on_checkpoint(void *ctx, uint64_t size)
+void
+cc_record(void *ctx, uint64_t size)
 {
     struct cc_fixture *f = ctx;
 
@@ -44,8 +44,8 @@ on_checkpoint(void *ctx, uint64_t size)
     pthread_mutex_unlock(&sizes_mu);
 }
 
-static size_t
-nsizes(struct cc_fixture *f)
+size_t
+cc_nsizes(struct cc_fixture *f)
 {
     size_t n;
 
@@ -62,7 +62,7 @@ cc_opts(struct cc_fixture *f, struct store_opts *o)
     o->path = f->db;
     o->audit_name = CC_LOG;
     o->audit_key = f->log_key;
-    o->on_checkpoint = on_checkpoint;
+    o->on_checkpoint = cc_record;
     o->on_checkpoint_ctx = f;
 }
 
@@ -433,25 +433,25 @@ cc_on_checkpoint(void **state)
     cc_opts(f, &o);
     o.checkpoint_every = 4;
     s = cc_open(&o);
-    assert_int_equal(nsizes(f), 0);
+    assert_int_equal(cc_nsizes(f), 0);
     /* By count: 4 leaves. */
     assert_int_equal(store_put_events(s, ev, 4), IG_OK);
     until = now_s() + WAIT_S;
-    while (nsizes(f) < 1 && now_s() < until)
+    while (cc_nsizes(f) < 1 && now_s() < until)
         pause_ms(10);
-    assert_int_equal(nsizes(f), 1);
+    assert_int_equal(cc_nsizes(f), 1);
     assert_int_equal(f->sizes[0], 4);
     /* By store_audit_sign: told before the call returns. */
     assert_int_equal(cc_grow_and_sign(s, 2), 6);
-    assert_int_equal(nsizes(f), 2);
+    assert_int_equal(cc_nsizes(f), 2);
     assert_int_equal(f->sizes[1], 6);
     /* Nothing new: no checkpoint, nothing told. */
     assert_int_equal(store_audit_sign(s, &size), IG_ERR_EXISTS);
-    assert_int_equal(nsizes(f), 2);
+    assert_int_equal(cc_nsizes(f), 2);
     /* At close. */
     assert_int_equal(store_put_events(s, ev, 1), IG_OK);
     store_close(s);
-    assert_int_equal(nsizes(f), 3);
+    assert_int_equal(cc_nsizes(f), 3);
     assert_int_equal(f->sizes[2], 7);
     /* Once each, and each one a stored checkpoint. */
     assert_int_equal(store_log_open(f->db, &l, &err), IG_OK);
@@ -467,7 +467,7 @@ cc_on_checkpoint(void **state)
     /* A reopen with nothing new signs nothing. */
     s = cc_open(&o);
     store_close(s);
-    assert_int_equal(nsizes(f), 3);
+    assert_int_equal(cc_nsizes(f), 3);
 }
 
 /* w's verifier key from its signing key. */
