@@ -98,22 +98,46 @@ test_pg_immutable(void **state)
     free(line);
 }
 
-/* A schema-1 database (before the witnesses) migrates to 2. */
+/* The first checkpoint's note as the offline reader gives it on url. */
+static char *
+offline_note(const char *url)
+{
+    struct store_log *l;
+    struct ig_err err;
+    char *note = NULL;
+    size_t len;
+    uint64_t got;
+
+    if (store_log_open(url, &l, &err) != IG_OK)
+        fail_msg("store_log_open: %s", err.msg);
+    if (store_log_checkpoint(l, 3, &note, &len, &got, &err) != IG_OK)
+        fail_msg("store_log_checkpoint: %s", err.msg);
+    store_log_close(l);
+    return note;
+}
+
+/* A schema-1 database (before the witnesses) reads offline as it is, and
+   migrates to 2. */
 static void
 test_pg_migrate_from_1(void **state)
 {
     struct cc_fixture *f = *state;
     struct store_opts o;
     struct store *s;
-    char *line, *lines;
+    char *line, *lines, *note;
 
-    one_cosigned(f, NULL, &line, NULL);
+    one_cosigned(f, NULL, &line, &note);
     free(line);
     assert_int_equal(pg_test_exec(f->db,
                                   "DROP TABLE cosignatures; DROP FUNCTION "
                                   "ig_cosig_checkpoint(); UPDATE "
                                   "ig_schema SET version = 1"),
                      0);
+    /* Read offline as it is (no table): the bare notes. */
+    lines = offline_note(f->db);
+    assert_string_equal(lines, note);
+    free(lines);
+    free(note);
     cc_opts(f, &o);
     s = cc_open(&o);
     assert_int_equal(pg_test_scalar(f->db, "SELECT version FROM ig_schema"), 2);
@@ -140,24 +164,6 @@ as_user(const char *url, const char *user)
     assert_non_null(at);
     (void)snprintf(buf, sizeof(buf), "postgresql://%s%s", user, at);
     return strdup(buf);
-}
-
-/* The first checkpoint's note as the offline reader gives it on url. */
-static char *
-offline_note(const char *url)
-{
-    struct store_log *l;
-    struct ig_err err;
-    char *note = NULL;
-    size_t len;
-    uint64_t got;
-
-    if (store_log_open(url, &l, &err) != IG_OK)
-        fail_msg("store_log_open: %s", err.msg);
-    if (store_log_checkpoint(l, 3, &note, &len, &got, &err) != IG_OK)
-        fail_msg("store_log_checkpoint: %s", err.msg);
-    store_log_close(l);
-    return note;
 }
 
 /* The roles of docs/operations.md ("Roles: least privilege"), with the
