@@ -273,6 +273,13 @@ static const char *const scan_sql[] = {
                               "checkpoints ORDER BY size",
 };
 
+/* One checkpoint: [with cosignatures][0 the latest, 1 by size]. */
+static const char *const checkpoint_sql[2][2] = {
+    {"SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note FROM checkpoints WHERE size = ?1"},
+    {"SELECT size, note" COSIGS " FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note" COSIGS " FROM checkpoints WHERE size = ?1"}};
+
 /* The checkpoints without their cosignatures: a file of schema 6 or
    older has no cosignatures table. */
 static const char *const plain_checkpoints =
@@ -386,16 +393,8 @@ store_log_sq_checkpoint(struct store_log_sq *l, uint64_t size, char **note,
     int rc;
 
     *note = NULL;
-    if (prepare_or(l->db,
-                   size == 0 ? "SELECT size, note" COSIGS " FROM checkpoints "
-                               "ORDER BY size DESC LIMIT 1"
-                             : "SELECT size, note" COSIGS " FROM checkpoints "
-                               "WHERE size = ?1",
-                   size == 0 ? "SELECT size, note FROM checkpoints "
-                               "ORDER BY size DESC LIMIT 1"
-                             : "SELECT size, note FROM checkpoints "
-                               "WHERE size = ?1",
-                   &q) != SQLITE_OK)
+    if (prepare_or(l->db, checkpoint_sql[1][size > 0],
+                   checkpoint_sql[0][size > 0], &q) != SQLITE_OK)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable checkpoints table");
     if (size > 0)
