@@ -80,8 +80,11 @@ struct store_opts {
     /* Called after a checkpoint of tree size `size` is signed and
        committed - by count, by interval, by store_audit_sign and at close
        - once per checkpoint (SQLite: on the writer thread; PostgreSQL: on
-       the sequencer's thread, so only on the replica that signed it).
-       Must not block: a witness client queues the submission. May be
+       the sequencer's thread, so only on the replica that signed it; at
+       close too, inside store_close: ctx must outlive it). Must not
+       block, and must not call the store (on SQLite a write from it
+       would wait for the very thread it runs on): a witness client
+       queues the submission and does the rest on its own thread. May be
        NULL. */
     void (*on_checkpoint)(void *ctx, uint64_t size);
     void *on_checkpoint_ctx;

@@ -80,6 +80,13 @@ static const char SQL_CHECKPOINTS_COSIGS[] =
     " WHERE size > $1::bigint AND $2::text IS NULL"
     " ORDER BY size LIMIT " STR(PAGE_ROWS);
 
+/* One checkpoint: [with cosignatures][0 the latest, 1 by size]. */
+static const char *const checkpoint_sql[2][2] = {
+    {"SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note FROM checkpoints WHERE size = $1::bigint"},
+    {"SELECT size, note" COSIGS " FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note" COSIGS " FROM checkpoints WHERE size = $1::bigint"}};
+
 /* 1 when the table is there and this role may read it (a database of
    schema 1 has none; an auditor's role may lack the grant): a failed
    statement would end the read transaction. */
@@ -436,20 +443,8 @@ store_log_pg_checkpoint(struct store_log_pg *l, uint64_t size, char **note,
     *note = NULL;
     (void)snprintf(arg, sizeof(arg), "%" PRIu64,
                    size <= INT64_MAX ? size : (uint64_t)INT64_MAX);
-    if (l->cosigs)
-        r = query(l,
-                  size == 0 ? "SELECT size, note" COSIGS " FROM checkpoints"
-                              " ORDER BY size DESC LIMIT 1"
-                            : "SELECT size, note" COSIGS " FROM checkpoints"
-                              " WHERE size = $1::bigint",
-                  size == 0 ? 0 : 1, params);
-    else
-        r = query(l,
-                  size == 0 ? "SELECT size, note FROM checkpoints"
-                              " ORDER BY size DESC LIMIT 1"
-                            : "SELECT size, note FROM checkpoints"
-                              " WHERE size = $1::bigint",
-                  size == 0 ? 0 : 1, params);
+    r = query(l, checkpoint_sql[l->cosigs != 0][size > 0], size == 0 ? 0 : 1,
+              params);
     if (r == NULL)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable checkpoints table: "

@@ -43,19 +43,19 @@ witness_answer_text(struct witness_answer *a, unsigned int status,
 }
 
 /* 1 when the signature line l[0..n) (no newline) is v's: its name and
-   key id. */
+   key id (the first 8 base64 characters: 6 bytes, of which the id is
+   the first 4, whatever the length of the rest). */
 static int
 is_log_line(const char *l, size_t n, const struct audit_verifier *v)
 {
     size_t dl = sizeof(dash) - 1, nl = strlen(v->name), sl;
-    unsigned char sig[128];
+    unsigned char sig[6];
     uint32_t id;
 
-    if (n < dl + nl + 1 || memcmp(l, dash, dl) != 0 ||
+    if (n < dl + nl + 1 + 8 || memcmp(l, dash, dl) != 0 ||
         memcmp(l + dl, v->name, nl) != 0 || l[dl + nl] != ' ')
         return 0;
-    if (sodium_base642bin(sig, sizeof(sig), l + dl + nl + 1, n - dl - nl - 1,
-                          NULL, &sl, NULL,
+    if (sodium_base642bin(sig, sizeof(sig), l + dl + nl + 1, 8, NULL, &sl, NULL,
                           sodium_base64_VARIANT_ORIGINAL) != 0 ||
         sl < 4)
         return 0;
@@ -144,8 +144,11 @@ kept_note(const char *note, size_t len, size_t text_len,
 static void
 log_outcome(const struct witness_submit *in, const struct witness_result *r)
 {
+    /* Only a fork proves misbehaviour by itself; a replayed old
+       checkpoint or a bad proof may be anyone's doing. */
     if (r->reason != WITNESS_REASON_NONE)
-        ig_log("error", "witness.evidence",
+        ig_log(r->reason == WITNESS_REASON_FORK ? "error" : "warning",
+               "witness.evidence",
                json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "origin",
                          in->origin, "reason", witness_reason_name(r->reason),
                          "size", (json_int_t)in->size, "old",

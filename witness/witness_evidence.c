@@ -8,9 +8,12 @@
  * proof, the cosigned note it conflicts with, and when it came. Rows never
  * change (triggers refuse UPDATE and DELETE). The same note is kept once
  * per origin (its SHA-256 is unique). An origin keeps at most evidence_max
- * rows: whoever holds one valid old checkpoint can replay it with a wrong
- * old size or a bad proof, and must not fill the disk; past the cap the
- * rows are only counted, in evidence_dropped.
+ * rows of each reason: whoever holds the log's old checkpoints (a witness
+ * serves each one it cosigns) can replay them with a wrong old size or a
+ * bad proof, and must not fill the disk - nor the room kept for a fork,
+ * two checkpoints of one size with different roots, the one row that
+ * proves misbehaviour on its own. Past the cap the rows are only counted,
+ * in evidence_dropped.
  */
 #include <sodium.h>
 #include <stdlib.h>
@@ -64,15 +67,20 @@ known(struct witness_state *s, const char *origin, const unsigned char h[32],
 }
 
 static int64_t
-count(struct witness_state *s, const char *origin, struct ig_err *err)
+count(struct witness_state *s, const char *origin, enum witness_reason reason,
+      struct ig_err *err)
 {
     sqlite3_stmt *st;
     int64_t n = -1;
 
-    if (witness_sql_prepare(s, "SELECT count(*) FROM evidence WHERE origin = ?",
+    if (witness_sql_prepare(s,
+                            "SELECT count(*) FROM evidence WHERE origin = ? "
+                            "AND reason = ?",
                             &st, err) != IG_OK)
         return -1;
     (void)sqlite3_bind_text(st, 1, origin, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 2, witness_reason_name(reason), -1,
+                            SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     else
@@ -153,7 +161,7 @@ witness_evidence_put(struct witness_state *s, const struct witness_submit *in,
     k = known(s, in->origin, h, err);
     if (k != 0)
         return k < 0 ? IG_ERR_IO : IG_OK;
-    n = count(s, in->origin, err);
+    n = count(s, in->origin, reason, err);
     if (n < 0)
         return IG_ERR_IO;
     if ((uint64_t)n >= s->evidence_max) {

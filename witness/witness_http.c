@@ -80,7 +80,8 @@ send_text(struct MHD_Connection *c, unsigned int status, const char *problem,
     return ret;
 }
 
-/* The client's address bytes (IPv4 or IPv6), for the rate limit. */
+/* The client's address bytes for the rate limit: an IPv4 address (also
+   when mapped into IPv6), or an IPv6 address's /64. */
 static size_t
 client_addr(struct MHD_Connection *c, unsigned char out[16])
 {
@@ -95,9 +96,16 @@ client_addr(struct MHD_Connection *c, unsigned char out[16])
         return 4;
     }
     if (sa != NULL && sa->sa_family == AF_INET6) {
-        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-               16);
-        return 16;
+        const struct in6_addr *a6 =
+            &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+        if (IN6_IS_ADDR_V4MAPPED(a6)) { /* a dual-stack socket's IPv4 */
+            memcpy(out, a6->s6_addr + 12, 4);
+            return 4;
+        }
+        /* One IPv6 client holds a whole /64: its bucket is the prefix. */
+        memcpy(out, a6->s6_addr, 8);
+        return 8;
     }
     return 1;
 }

@@ -3,8 +3,9 @@
  * shared cases (test_store_cosig_cases.c), and what only SQLite has - the
  * table's triggers under an attacker's own connection (a line only for
  * a checkpoint that exists, one per witness, never changed), the
- * migration of a schema-6 database (and the migration run twice), and the
- * offline reader of a schema-6 file, which has no cosignatures table.
+ * migration of a schema-6 database (and the migration run twice), the
+ * offline reader of a schema-6 file, which has no cosignatures table, and
+ * a witness's line left beside a forked checkpoint, which fails its check.
  */
 #include "testutil.h"
 
@@ -14,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit_cosig.h"
+#include "audit_note.h"
+#include "ig_buf.h"
 #include "store_log.h"
 #include "test_store_cosig_cases.h"
 
@@ -198,6 +202,70 @@ test_reader_schema_6(void **state)
     free(line);
 }
 
+/* A fork: the attacker (triggers dropped) replaces checkpoint 3 with
+   another tree of size 3 signed by the log's real key. The witness's
+   line stays with size 3: the reader appends it, the log's key still
+   opens the note, and the witness's check fails - the fork shows. */
+static void
+test_stale_cosignature_on_a_fork(void **state)
+{
+    struct cc_fixture *f = *state;
+    struct ig_public_key pub;
+    struct audit_verifier v;
+    struct audit_witness_key w;
+    struct audit_checkpoint cp;
+    struct ig_buf text, forged;
+    struct store_log *l;
+    struct ig_err err;
+    unsigned char root[32];
+    char *line, *note;
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    size_t len;
+    uint64_t size, ts;
+
+    one_cosigned(f, &line);
+    memset(root, 0x5a, sizeof(root));
+    ig_buf_init(&text, 1024);
+    ig_buf_init(&forged, 4096);
+    assert_int_equal(audit_checkpoint_text(CC_LOG, 3, root, &text), IG_OK);
+    assert_int_equal(
+        audit_note_sign(text.data, text.len, CC_LOG, f->log_key, &forged),
+        IG_OK);
+    assert_int_equal(exec_sql(f->db, "DROP TRIGGER checkpoints_no_update"),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "UPDATE checkpoints SET note = ?1 "
+                                        "WHERE size = 3",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_bind_text(st, 1, forged.data, (int)forged.len, SQLITE_STATIC),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    assert_int_equal(store_log_open(f->db, &l, &err), IG_OK);
+    assert_int_equal(store_log_checkpoint(l, 3, &note, &len, &size, &err),
+                     IG_OK);
+    store_log_close(l);
+    assert_int_equal(len, forged.len + strlen(line));
+    assert_memory_equal(note, forged.data, forged.len);
+    assert_string_equal(note + forged.len, line);
+    ig_signing_key_public(f->log_key, &pub);
+    assert_int_equal(audit_verifier_init(&v, CC_LOG, pub.pk), IG_OK);
+    assert_int_equal(audit_checkpoint_open(note, len, &v, &cp, &err), IG_OK);
+    ig_signing_key_public(f->w1_key, &pub);
+    assert_int_equal(audit_witness_key_init(&w, CC_W1, pub.pk), IG_OK);
+    assert_int_equal(audit_cosig_find(note, len, &w, &ts, &err), IG_ERR_CRYPTO);
+    free(note);
+    free(line);
+    ig_buf_release(&text);
+    ig_buf_release(&forged);
+}
+
 int
 main(void)
 {
@@ -206,6 +274,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_immutable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_from_6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_schema_6, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_cosignature_on_a_fork, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

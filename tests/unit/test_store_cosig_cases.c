@@ -8,8 +8,9 @@
  * (no newline, two lines, another witness's, too long, not base64, a bad
  * witness name) are refused and leave nothing. on_checkpoint is told of
  * each signed checkpoint once - by count, by store_audit_sign, at close -
- * and of nothing else. The offline reader gives each checkpoint's note
- * with its lines appended: the log's key still opens it, each witness's
+ * and of nothing else. The offline reader, and the auditors' page's
+ * download of the checkpoints, give each checkpoint's note with its lines
+ * appended: the log's key still opens it, each witness's
  * key finds its cosignature in it.
  */
 #include "testutil.h"
@@ -23,6 +24,7 @@
 #include "audit_cosig.h"
 #include "audit_note.h"
 #include "ig_buf.h"
+#include "store_audit_view.h"
 #include "store_log.h"
 #include "test_store_cosig_cases.h"
 
@@ -30,8 +32,8 @@
 
 static pthread_mutex_t sizes_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void
-on_checkpoint(void *ctx, uint64_t size)
+void
+cc_record(void *ctx, uint64_t size)
 {
     struct cc_fixture *f = ctx;
 
@@ -42,8 +44,8 @@ on_checkpoint(void *ctx, uint64_t size)
     pthread_mutex_unlock(&sizes_mu);
 }
 
-static size_t
-nsizes(struct cc_fixture *f)
+size_t
+cc_nsizes(struct cc_fixture *f)
 {
     size_t n;
 
@@ -60,7 +62,7 @@ cc_opts(struct cc_fixture *f, struct store_opts *o)
     o->path = f->db;
     o->audit_name = CC_LOG;
     o->audit_key = f->log_key;
-    o->on_checkpoint = on_checkpoint;
+    o->on_checkpoint = cc_record;
     o->on_checkpoint_ctx = f;
 }
 
@@ -431,25 +433,25 @@ cc_on_checkpoint(void **state)
     cc_opts(f, &o);
     o.checkpoint_every = 4;
     s = cc_open(&o);
-    assert_int_equal(nsizes(f), 0);
+    assert_int_equal(cc_nsizes(f), 0);
     /* By count: 4 leaves. */
     assert_int_equal(store_put_events(s, ev, 4), IG_OK);
     until = now_s() + WAIT_S;
-    while (nsizes(f) < 1 && now_s() < until)
+    while (cc_nsizes(f) < 1 && now_s() < until)
         pause_ms(10);
-    assert_int_equal(nsizes(f), 1);
+    assert_int_equal(cc_nsizes(f), 1);
     assert_int_equal(f->sizes[0], 4);
     /* By store_audit_sign: told before the call returns. */
     assert_int_equal(cc_grow_and_sign(s, 2), 6);
-    assert_int_equal(nsizes(f), 2);
+    assert_int_equal(cc_nsizes(f), 2);
     assert_int_equal(f->sizes[1], 6);
     /* Nothing new: no checkpoint, nothing told. */
     assert_int_equal(store_audit_sign(s, &size), IG_ERR_EXISTS);
-    assert_int_equal(nsizes(f), 2);
+    assert_int_equal(cc_nsizes(f), 2);
     /* At close. */
     assert_int_equal(store_put_events(s, ev, 1), IG_OK);
     store_close(s);
-    assert_int_equal(nsizes(f), 3);
+    assert_int_equal(cc_nsizes(f), 3);
     assert_int_equal(f->sizes[2], 7);
     /* Once each, and each one a stored checkpoint. */
     assert_int_equal(store_log_open(f->db, &l, &err), IG_OK);
@@ -465,7 +467,7 @@ cc_on_checkpoint(void **state)
     /* A reopen with nothing new signs nothing. */
     s = cc_open(&o);
     store_close(s);
-    assert_int_equal(nsizes(f), 3);
+    assert_int_equal(cc_nsizes(f), 3);
 }
 
 /* w's verifier key from its signing key. */
@@ -477,6 +479,32 @@ witness_key(const struct ig_signing_key *k, const char *name,
 
     ig_signing_key_public(k, &pub);
     assert_int_equal(audit_witness_key_init(w, name, pub.pk), IG_OK);
+}
+
+/* store_audit_checkpoints: two lines, the notes n3 and n5. */
+static void
+jsonl_checkpoints(struct store *s, const char *n3, const char *n5)
+{
+    struct ig_buf b;
+    json_t *v;
+    char *nl;
+
+    ig_buf_init(&b, 1 << 20);
+    assert_int_equal(store_audit_checkpoints(s, 0, &b), IG_OK);
+    assert_non_null(b.data);
+    nl = strchr(b.data, '\n');
+    assert_non_null(nl);
+    v = json_loadb(b.data, (size_t)(nl - b.data), 0, NULL);
+    assert_non_null(v);
+    assert_int_equal(json_integer_value(json_object_get(v, "size")), 3);
+    assert_string_equal(json_string_value(json_object_get(v, "note")), n3);
+    json_decref(v);
+    v = json_loads(nl + 1, JSON_DISABLE_EOF_CHECK, NULL);
+    assert_non_null(v);
+    assert_int_equal(json_integer_value(json_object_get(v, "size")), 5);
+    assert_string_equal(json_string_value(json_object_get(v, "note")), n5);
+    json_decref(v);
+    ig_buf_release(&b);
 }
 
 void
@@ -507,10 +535,12 @@ cc_offline_reader(void **state)
     assert_int_equal(cc_grow_and_sign(s, 2), 5);
     note3 = cc_note(s, 3);
     note5 = cc_note(s, 5);
-    store_close(s);
     tmp = cat2(note3, l1);
     want3 = cat2(tmp, l2);
     free(tmp);
+    /* The auditors' page's download (store_audit_view.h) as well. */
+    jsonl_checkpoints(s, want3, note5);
+    store_close(s);
 
     assert_int_equal(store_log_open(f->db, &l, &err), IG_OK);
     assert_int_equal(store_log_scan(l, STORE_LOG_CHECKPOINTS, NULL, &c, &err),

@@ -35,6 +35,10 @@ struct cc_fixture {
 /* The options every case opens with (the log's key and name, the
    on_checkpoint recorder), path the fixture's database. */
 void cc_opts(struct cc_fixture *f, struct store_opts *o);
+/* The on_checkpoint of cc_opts (ctx: a struct cc_fixture), and how many
+   sizes it recorded there. */
+void cc_record(void *ctx, uint64_t size);
+size_t cc_nsizes(struct cc_fixture *f);
 /* Open a store with o, failing the test when it does not open. */
 struct store *cc_open(const struct store_opts *o);
 /* Fresh keys into f (the backends' setups call it). */

@@ -1,19 +1,21 @@
 /*
  * test_store_pg_cosig.c - witness cosignatures in the PostgreSQL store: the
  * shared cases (test_store_cosig_cases.c) on a fresh database each, and
- * what only PostgreSQL has - the table's triggers and key
- * under the cluster's superuser, migration 2 of a schema-1 database, the
+ * what only PostgreSQL has - the table's triggers and key under the
+ * cluster's superuser, migration 2 of a schema-1 database, the
  * least-privilege roles of docs/operations.md (the PDP's puts and reads
  * its cosignatures and cannot change one; an auditor's role without the
  * grant reads the bare notes offline, with it the notes with their lines),
- * and `store copy` of a SQLite store's cosignatures. IG_TEST_PG_URL names
- * the cluster (no URL: every case fails, none is skipped).
+ * `store copy` of a SQLite store's cosignatures, and on_checkpoint on the
+ * sequencing replica only. IG_TEST_PG_URL names the cluster (no URL:
+ * every case fails, none is skipped).
  */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pg_test.h"
@@ -96,22 +98,46 @@ test_pg_immutable(void **state)
     free(line);
 }
 
-/* A schema-1 database (before the witnesses) migrates to 2. */
+/* The first checkpoint's note as the offline reader gives it on url. */
+static char *
+offline_note(const char *url)
+{
+    struct store_log *l;
+    struct ig_err err;
+    char *note = NULL;
+    size_t len;
+    uint64_t got;
+
+    if (store_log_open(url, &l, &err) != IG_OK)
+        fail_msg("store_log_open: %s", err.msg);
+    if (store_log_checkpoint(l, 3, &note, &len, &got, &err) != IG_OK)
+        fail_msg("store_log_checkpoint: %s", err.msg);
+    store_log_close(l);
+    return note;
+}
+
+/* A schema-1 database (before the witnesses) reads offline as it is, and
+   migrates to 2. */
 static void
 test_pg_migrate_from_1(void **state)
 {
     struct cc_fixture *f = *state;
     struct store_opts o;
     struct store *s;
-    char *line, *lines;
+    char *line, *lines, *note;
 
-    one_cosigned(f, NULL, &line, NULL);
+    one_cosigned(f, NULL, &line, &note);
     free(line);
     assert_int_equal(pg_test_exec(f->db,
                                   "DROP TABLE cosignatures; DROP FUNCTION "
                                   "ig_cosig_checkpoint(); UPDATE "
                                   "ig_schema SET version = 1"),
                      0);
+    /* Read offline as it is (no table): the bare notes. */
+    lines = offline_note(f->db);
+    assert_string_equal(lines, note);
+    free(lines);
+    free(note);
     cc_opts(f, &o);
     s = cc_open(&o);
     assert_int_equal(pg_test_scalar(f->db, "SELECT version FROM ig_schema"), 2);
@@ -138,24 +164,6 @@ as_user(const char *url, const char *user)
     assert_non_null(at);
     (void)snprintf(buf, sizeof(buf), "postgresql://%s%s", user, at);
     return strdup(buf);
-}
-
-/* The first checkpoint's note as the offline reader gives it on url. */
-static char *
-offline_note(const char *url)
-{
-    struct store_log *l;
-    struct ig_err err;
-    char *note = NULL;
-    size_t len;
-    uint64_t got;
-
-    if (store_log_open(url, &l, &err) != IG_OK)
-        fail_msg("store_log_open: %s", err.msg);
-    if (store_log_checkpoint(l, 3, &note, &len, &got, &err) != IG_OK)
-        fail_msg("store_log_checkpoint: %s", err.msg);
-    store_log_close(l);
-    return note;
 }
 
 /* The roles of docs/operations.md ("Roles: least privilege"), with the
@@ -290,6 +298,60 @@ test_pg_copy(void **state)
     free(pg_note);
 }
 
+/* Sizes recorded by a and b together, waiting (at most 20 s) for n. */
+static size_t
+wait_sizes(struct cc_fixture *a, struct cc_fixture *b, size_t n)
+{
+    struct timespec t, nap = {0, 20 * 1000000L};
+    time_t until;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t);
+    until = t.tv_sec + 20;
+    while (cc_nsizes(a) + cc_nsizes(b) < n && t.tv_sec < until) {
+        (void)nanosleep(&nap, NULL);
+        (void)clock_gettime(CLOCK_MONOTONIC, &t);
+    }
+    return cc_nsizes(a) + cc_nsizes(b);
+}
+
+/* Two replicas: only the one that sequences is told of a checkpoint, once;
+   after it closes, the other takes over and is told of the next. */
+static void
+test_pg_on_checkpoint_sequencer_only(void **state)
+{
+    struct cc_fixture *f = *state, *g = calloc(1, sizeof(*g)), *lf, *of;
+    struct store_opts oa, ob;
+    struct store *a, *b, *leader, *other;
+    const char *ev[3] = {"{\"r\":1}", "{\"r\":2}", "{\"r\":3}"};
+
+    assert_non_null(g);
+    cc_opts(f, &oa);
+    oa.checkpoint_every = 3;
+    ob = oa;
+    ob.on_checkpoint_ctx = g;
+    a = cc_open(&oa);
+    b = cc_open(&ob);
+    assert_int_equal(store_put_events(b, ev, 3), IG_OK);
+    assert_int_equal(wait_sizes(f, g, 1), 1);
+    leader = cc_nsizes(f) == 1 ? a : b;
+    lf = leader == a ? f : g;
+    other = leader == a ? b : a;
+    of = leader == a ? g : f;
+    assert_int_equal(cc_nsizes(of), 0);
+    assert_int_equal(lf->sizes[0], 3);
+    store_close(leader); /* nothing new: no checkpoint at close */
+    assert_int_equal(cc_nsizes(lf) + cc_nsizes(of), 1);
+    assert_int_equal(store_put_events(other, ev, 3), IG_OK);
+    assert_int_equal(wait_sizes(f, g, 2), 2);
+    assert_int_equal(cc_nsizes(of), 1);
+    assert_int_equal(of->sizes[0], 6);
+    store_close(other);
+    assert_int_equal(cc_nsizes(f) + cc_nsizes(g), 2);
+    assert_int_equal(pg_test_scalar(f->db, "SELECT count(*) FROM checkpoints"),
+                     2);
+    free(g);
+}
+
 int
 main(void)
 {
@@ -301,6 +363,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_pg_least_privilege, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_pg_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_on_checkpoint_sequencer_only,
+                                        setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
