@@ -18,8 +18,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
 from harness import Server, run_tests, wait_until  # noqa: E402
-from test_witness_client import (FakeWitness, checkpoint,  # noqa: E402
-                                 checkpoint_size, metrics, section)
+from fake_witness import FakeWitness  # noqa: E402
+from test_witness_client import (checkpoint, checkpoint_size,  # noqa: E402
+                                 metrics, section)
 
 
 def submissions(srv):
