@@ -4,7 +4,8 @@
  *   GET /v1/audit/checkpoint                    the latest signed note,
  *                                               with its cosignatures
  *   GET /v1/audit/leaves?start=&end=            leaves [start, end), NDJSON
- *   GET /v1/audit/proof/inclusion?index=&size=  C2SP tlog-proof text
+ *   GET /v1/audit/proof/inclusion?index=&size=  C2SP tlog-proof text (its
+ *                                               checkpoint cosigned too)
  *   GET /v1/audit/proof/consistency?old=&new=   one base64 hash a line
  *
  * Everything is read from the store's read connections (one read
@@ -155,9 +156,9 @@ get_inclusion(struct pdp_req *r)
 {
     unsigned char proof[AUDIT_PROOF_MAX][AUDIT_HASH_BYTES];
     uint64_t index = 0, size = 0, got = 0;
-    struct ig_buf b;
+    struct ig_buf b, cp;
     enum ig_status st;
-    char *note = NULL;
+    char *note = NULL, *cosigs = NULL;
     size_t n = 0;
     int has;
 
@@ -183,14 +184,25 @@ get_inclusion(struct pdp_req *r)
                         (unsigned long long)got);
         return;
     }
+    /* The checkpoint with its cosignatures: a proof a verifier can check
+       offline, witnesses included. */
+    ig_buf_init(&cp, 2 * AUDIT_NOTE_MAX);
+    if (st == IG_OK)
+        st = store_cosig_get(r->srv->store, got, &cosigs);
+    if (st == IG_OK &&
+        (ig_buf_adds(&cp, note) != IG_OK || ig_buf_adds(&cp, cosigs) != IG_OK))
+        st = IG_ERR_NOMEM;
+    free(note);
+    free(cosigs);
     if (st != IG_OK) {
+        ig_buf_release(&cp);
         store_error(r, st);
         return;
     }
-    ig_buf_init(&b, AUDIT_NOTE_MAX + 64 * (AUDIT_PROOF_MAX + 2));
-    st = audit_proof_format(index, (const unsigned char(*)[32])proof, n, note,
-                            &b);
-    free(note);
+    ig_buf_init(&b, 2 * AUDIT_NOTE_MAX + 64 * (AUDIT_PROOF_MAX + 2));
+    st = audit_proof_format(index, (const unsigned char(*)[32])proof, n,
+                            cp.data, &b);
+    ig_buf_release(&cp);
     reply_buf(r, &b, st);
 }
 

@@ -481,6 +481,13 @@ class RealWitness(unittest.TestCase):
         self.assertEqual(len(lines), 3, note)  # the log's, then by name
         self.assertEqual([x.split(" ")[1] for x in lines[1:]],
                          sorted(w.name for w in self.ws))
+        # An inclusion proof carries the checkpoint with its cosignatures.
+        st, proof, _ = self.srv.call(
+            "GET", "/v1/audit/proof/inclusion?index=0&size=%d"
+            % checkpoint_size(note), self.srv.env["INTENTGATE_AUDITOR_TOKEN"],
+            raw_response=True)
+        self.assertEqual(st, 200, proof)
+        self.assertTrue(proof.decode().endswith(note), proof)
         # The audit log says whom this PDP asks (config.loaded).
         loaded = [e for e in self.srv.audit_events()
                   if e["type"] == "config.loaded"][-1]
