@@ -88,6 +88,21 @@ enum ig_status audit_cosig_sign(const char *text, size_t len, const char *name,
                                 const struct ig_signing_key *k, uint64_t ts,
                                 struct ig_buf *out) IG_WUR;
 
+/* The message a cosignature at time ts signs: "cosignature/v1\ntime
+   <ts>\n" and the text, appended to out. ig_buf's errors. */
+enum ig_status audit_cosig_message(uint64_t ts, const char *text, size_t len,
+                                   struct ig_buf *out) IG_WUR;
+
+/*
+ * What a cosignature line (without its newline) says, before any key is
+ * trusted: its name (pointing into line), key id and timestamp. IG_OK for
+ * a well-formed line of 76 bytes; IG_ERR_INVALID otherwise (another
+ * length: not a cosignature/v1 Ed25519 line).
+ */
+enum ig_status audit_cosig_line_info(const char *line, size_t len,
+                                     const char **name, size_t *name_len,
+                                     uint32_t *key_id, uint64_t *ts) IG_WUR;
+
 /*
  * Check one signature line (line[0..len), without its newline) as w's
  * cosignature of text[0..text_len). IG_OK with *ts its timestamp: it is

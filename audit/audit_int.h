@@ -46,4 +46,25 @@ int audit_text_valid(const char *s, size_t len, int allow_nl);
 int audit_next_line(const char *s, size_t len, size_t *pos, const char **line,
                     size_t *n);
 
+/*
+ * Split a signed note (audit_note.c): the text is note[0 .. *text_len)
+ * (with its final newline), the signature lines sigs[0 .. *sigs_len)
+ * (each ending in a newline; at least one). Checks the size (at most
+ * AUDIT_NOTE_MAX), UTF-8 without control characters but newline, and the
+ * blank line. IG_ERR_INVALID with err.
+ */
+enum ig_status audit_note_split(const char *note, size_t len, size_t *text_len,
+                                const char **sigs, size_t *sigs_len,
+                                struct ig_err *err) IG_WUR;
+
+/*
+ * One signature line "— <name> <base64>" (without its newline): *name and
+ * *b64 point into line; *raw_len is the base64's decoded length (at least
+ * 5: a key id and something). IG_ERR_INVALID with err when malformed.
+ */
+enum ig_status audit_sig_line_split(const char *line, size_t len,
+                                    const char **name, size_t *name_len,
+                                    const char **b64, size_t *b64_len,
+                                    size_t *raw_len, struct ig_err *err) IG_WUR;
+
 #endif

@@ -243,6 +243,31 @@ audit_note_sign(const char *text, size_t len, const char *name,
 
 /* ---- opening ---- */
 
+enum ig_status
+audit_sig_line_split(const char *line, size_t len, const char **name,
+                     size_t *name_len, const char **b64, size_t *b64_len,
+                     size_t *raw_len, struct ig_err *err)
+{
+    const char *sp;
+
+    if (len < EM_DASH_SP_LEN || memcmp(line, EM_DASH_SP, EM_DASH_SP_LEN) != 0)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "note: a signature line must start with an em dash");
+    line += EM_DASH_SP_LEN;
+    len -= EM_DASH_SP_LEN;
+    sp = memchr(line, ' ', len);
+    if (sp == NULL)
+        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
+    *name = line;
+    *name_len = (size_t)(sp - line);
+    *b64 = sp + 1;
+    *b64_len = len - *name_len - 1;
+    if (!name_valid_n(line, *name_len) ||
+        audit_b64_check(*b64, *b64_len, raw_len) != IG_OK || *raw_len < 5)
+        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
+    return IG_OK;
+}
+
 /*
  * One signature line (without its newline). Returns IG_OK and sets
  * *verified when it is v's and verifies; IG_OK for another key's line;
@@ -254,25 +279,14 @@ check_sig_line(const char *line, size_t len, const char *text, size_t text_len,
                struct ig_err *err)
 {
     unsigned char sig[SIG_BYTES];
-    const char *sp, *b64;
+    const char *name, *b64;
     size_t name_len, b64_len, n;
     uint32_t id;
 
-    if (len < EM_DASH_SP_LEN || memcmp(line, EM_DASH_SP, EM_DASH_SP_LEN) != 0)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "note: a signature line must start with an em dash");
-    line += EM_DASH_SP_LEN;
-    len -= EM_DASH_SP_LEN;
-    sp = memchr(line, ' ', len);
-    if (sp == NULL)
-        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
-    name_len = (size_t)(sp - line);
-    b64 = sp + 1;
-    b64_len = len - name_len - 1;
-    if (!name_valid_n(line, name_len) ||
-        audit_b64_check(b64, b64_len, &n) != IG_OK || n < 5)
-        return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
-    if (name_len != strlen(v->name) || memcmp(line, v->name, name_len) != 0)
+    if (audit_sig_line_split(line, len, &name, &name_len, &b64, &b64_len, &n,
+                             err) != IG_OK)
+        return IG_ERR_INVALID;
+    if (name_len != strlen(v->name) || memcmp(name, v->name, name_len) != 0)
         return IG_OK;
     if (audit_b64_decode(b64, 8, sig, sizeof(sig), &n) != IG_OK)
         return ig_err_set(err, IG_ERR_INVALID, "note: malformed signature");
@@ -292,15 +306,14 @@ check_sig_line(const char *line, size_t len, const char *text, size_t text_len,
 }
 
 enum ig_status
-audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
-                size_t *text_len, struct ig_err *err)
+audit_note_split(const char *note, size_t len, size_t *text_len,
+                 const char **sigs, size_t *sigs_len, struct ig_err *err)
 {
-    const char *sigs, *nl;
-    size_t split, sigs_len, count = 0;
-    enum ig_status st;
-    int verified = 0;
+    size_t split;
 
     *text_len = 0;
+    *sigs = NULL;
+    *sigs_len = 0;
     if (len > AUDIT_NOTE_MAX)
         return ig_err_set(err, IG_ERR_INVALID, "note: over %d bytes",
                           AUDIT_NOTE_MAX);
@@ -314,18 +327,35 @@ audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
         return ig_err_set(err, IG_ERR_INVALID,
                           "note: no blank line before the signatures");
     split -= 2; /* the first newline of the blank line pair */
-    sigs = note + split + 2;
-    sigs_len = len - split - 2;
-    if (sigs_len == 0 || sigs[sigs_len - 1] != '\n')
+    *sigs = note + split + 2;
+    *sigs_len = len - split - 2;
+    if (*sigs_len == 0 || (*sigs)[*sigs_len - 1] != '\n')
         return ig_err_set(err, IG_ERR_INVALID,
                           "note: signatures must end with a newline");
+    *text_len = split + 1;
+    return IG_OK;
+}
+
+enum ig_status
+audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
+                size_t *text_len, struct ig_err *err)
+{
+    const char *sigs, *nl;
+    size_t sigs_len, tlen, count = 0;
+    enum ig_status st;
+    int verified = 0;
+
+    *text_len = 0;
+    st = audit_note_split(note, len, &tlen, &sigs, &sigs_len, err);
+    if (st != IG_OK)
+        return st;
     while (sigs_len > 0) {
         if (++count > IG_AUDIT_NOTE_MAX_SIGS)
             return ig_err_set(err, IG_ERR_INVALID, "note: over %d signatures",
                               IG_AUDIT_NOTE_MAX_SIGS);
         nl = memchr(sigs, '\n', sigs_len);
-        st = check_sig_line(sigs, (size_t)(nl - sigs), note, split + 1, v,
-                            &verified, err);
+        st = check_sig_line(sigs, (size_t)(nl - sigs), note, tlen, v, &verified,
+                            err);
         if (st != IG_OK)
             return st;
         sigs_len -= (size_t)(nl - sigs) + 1;
@@ -335,7 +365,7 @@ audit_note_open(const char *note, size_t len, const struct audit_verifier *v,
         return ig_err_set(err, IG_ERR_CRYPTO,
                           "note: no signature by key %s+%08" PRIx32, v->name,
                           v->key_id);
-    *text_len = split + 1;
+    *text_len = tlen;
     return IG_OK;
 }
 

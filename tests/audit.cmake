@@ -11,6 +11,7 @@ if(NOT IG_FUZZ)
   ig_test(audit audit_tree LIBS igauditmem)
   ig_test(audit audit_tile LIBS igaudit)
   ig_test(audit audit_note LIBS igaudit SOURCES unit/audit_util.c)
+  ig_test(audit audit_cosig LIBS igaudit SOURCES unit/audit_util.c)
   ig_test(audit audit_proof LIBS igauditmem SOURCES unit/audit_util.c)
   ig_test(audit audit_verify LIBS igauditmem SOURCES unit/audit_util.c)
   ig_test(audit audit_redact LIBS igaudit SOURCES unit/audit_util.c)
@@ -33,8 +34,9 @@ endif()
 if(IG_FUZZ)
   # Signed notes, checkpoints and verifier keys; tlog-proofs and proofs;
   # the time of a leaf. Seeds: tests/fuzz/corpus/note/ and proof/
-  # (audit_sample --fuzz), leaf/ (events as the PDP writes them).
-  foreach(target note proof leaf)
+  # (audit_sample --fuzz), leaf/ (events as the PDP writes them); a
+  # witness's requests, answers and keys: witness/ (fuzz_witness.c).
+  foreach(target note proof leaf witness)
     add_executable(fuzz_${target} fuzz/fuzz_${target}.c)
     target_link_libraries(fuzz_${target} PRIVATE igaudit)
     target_link_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)
