@@ -46,4 +46,9 @@ endif()
 if(IG_BENCH AND NOT IG_FUZZ)
   add_executable(bench_audit bench/bench_audit.c)
   target_link_libraries(bench_audit PRIVATE igaudit)
+  # Cosignatures per second from a running `intentgate witness`
+  # (tests/bench/bench_witness.sh starts one).
+  add_executable(bench_witness bench/bench_witness.c)
+  target_link_libraries(bench_witness PRIVATE igauditmem PkgConfig::CURL
+    Threads::Threads)
 endif()
