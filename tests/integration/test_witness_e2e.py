@@ -1,0 +1,414 @@
+"""test_witness_e2e.py - the audit log witnessed end to end (issue 18):
+two real witnesses (`intentgate witness serve`), a real PDP with
+[witness a] and [witness b], and `intentgate audit verify --witness`.
+
+  Honest    run 1 signs S1 at its stop; run 2's start sends S1 to both
+            witnesses (old 0), run 3's sends S2 (old S1 and a consistency
+            proof). Witness a is restarted in between (kill -9): it keeps
+            its state, so run 3's request from S1 is answered, not refused.
+            Witness b is down when run 3 starts: the PDP logs it
+            unreachable, goes on deciding, and b catches up once it is
+            back. `audit verify --witness A --witness B` (quorum 2) passes
+            on the cosigned log and reports each witness's view; a third
+            witness that never saw the log makes quorum 3 fail (exit 4).
+  Fork      the operator, with the database and the real audit key,
+            rewrites an event between S1 and S2 and re-signs the rewritten
+            tree at S2 (a copy of the database as it was before run 3, the
+            anchor rewritten to match): the PDP started on it submits the
+            fork; both witnesses refuse it (422: another root at the size
+            they cosigned) and keep it as evidence (`witness show`), the
+            PDP logs witness.refused for both, and `audit verify
+            --witness-quorum 1` fails on the fork (exit 4, each witness's
+            view still S1). The honest cosignatures of S2 copied onto the
+            fork are forgeries there: verify fails (exit 1).
+
+The PDP and the witnesses run in an operator's layout under the build
+tree (test_audit_anchor.Install). Everything synchronises on observable
+state (log lines, the checkpoint endpoint, `witness show`), never on sleeps.
+
+    INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_witness_e2e.py
+"""
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import BIN, run_tests, wait_until  # noqa: E402
+from test_audit_anchor import (NAME, Install, finish, ig, layout_roots,  # noqa: E402
+                               leaf_hash, mth, rewrite_tiles, tamper)
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
+    Ed25519PrivateKey)
+
+DASH = "\u2014"
+
+
+# ---- the audit key, as its holder uses it ----
+
+def secret_key(path):
+    """The Ed25519 private key of a k4.secret file (64 bytes: seed, pk)."""
+    with open(path) as f:
+        text = f.read().strip()
+    assert text.startswith("k4.secret."), path
+    raw = base64.urlsafe_b64decode(text[10:] + "=" * (-len(text[10:]) % 4))
+    return Ed25519PrivateKey.from_private_bytes(raw[:32]), raw[32:]
+
+
+def log_vkey(name, pk):
+    kid = hashlib.sha256(name.encode() + b"\n\x01" + pk).digest()[:4]
+    return "%s+%s+%s" % (name, kid.hex(),
+                         base64.b64encode(b"\x01" + pk).decode())
+
+
+def sign_checkpoint(key_path, name, size, root):
+    """The signed note the log's key holder can make for any tree."""
+    sk, pk = secret_key(key_path)
+    text = "%s\n%d\n%s\n" % (name, size, base64.b64encode(root).decode())
+    kid = hashlib.sha256(name.encode() + b"\n\x01" + pk).digest()[:4]
+    sig = sk.sign(text.encode())
+    return text + "\n%s %s %s\n" % (DASH, name,
+                                    base64.b64encode(kid + sig).decode())
+
+
+# ---- witnesses ----
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Witness:
+    """One `intentgate witness serve`, its key, config and state under
+    root/<id>; restartable on the same port."""
+
+    def __init__(self, root, wid, log_key):
+        self.id = wid
+        self.dir = os.path.join(root, "witness-" + wid)
+        os.makedirs(self.dir, mode=0o700)
+        tmp = os.path.join(self.dir, "keygen")
+        r = subprocess.run([BIN, "keygen", "--out", tmp], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        self.key = os.path.join(self.dir, "witness.key")
+        os.rename(os.path.join(tmp, "signing.key"), self.key)
+        shutil.rmtree(tmp)
+        self.name = "witness.test.example/" + wid
+        self.port = free_port()
+        self.conf = os.path.join(self.dir, "witness.conf")
+        with open(self.conf, "w") as f:
+            f.write("[witness]\nname = %s\nkey = %s\nlisten = 127.0.0.1:%d\n"
+                    "database = %s\nrate = 1000\n\n[log %s]\nkey = %s\n"
+                    % (self.name, self.key, self.port,
+                       os.path.join(self.dir, "state.db"), NAME, log_key))
+        r = subprocess.run([BIN, "witness", "vkey", "--config", self.conf],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        self.vkey = r.stdout.strip()
+        self.proc = None
+        self.runs = 0
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def start(self):
+        self.runs += 1
+        self.log_path = os.path.join(self.dir, "run-%d.log" % self.runs)
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [BIN, "witness", "serve", "--config", self.conf],
+            stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+        log.close()
+
+        def started():
+            if self.proc.poll() is not None:
+                raise AssertionError("witness %s exited:\n%s"
+                                     % (self.id, self.log()))
+            return '"witness.started"' in self.log()
+        wait_until(started, "witness %s to start" % self.id, 60)
+        return self
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=60)
+        self.proc = None
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.proc.wait(timeout=60)
+            self.proc = None
+            assert rc == 0, "witness %s exit %s:\n%s" % (self.id, rc,
+                                                         self.log())
+
+    def show(self):
+        r = subprocess.run([BIN, "witness", "show", "--config", self.conf],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+
+
+class WitnessedInstall(Install):
+    """The anchor suite's operator layout, with [witness a] and [witness
+    b] (and checkpoints at stops only: checkpoint_every above any run's
+    events), so every checkpoint's size is the log's size at a stop."""
+
+    witnesses = ()
+
+    def write_conf(self, anchor_line=None, every=1000000):
+        super().write_conf(anchor_line, every)
+        with open(self.conf, "a") as f:
+            for w in self.witnesses:
+                f.write("\n[witness %s]\nurl = %s\nkey = %s\n"
+                        "timeout_ms = 5000\nretry_ms = 100\n"
+                        % (w.id, w.url, w.vkey))
+
+
+def events_of(srv, event, witness=None):
+    out = []
+    for line in srv.log().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("event") == event and (witness is None or
+                                          rec.get("witness") == witness):
+            out.append(rec)
+    return out
+
+
+def checkpoint(srv):
+    """The latest note and its cosignature lines, from the PDP."""
+    st, body, _ = srv.call("GET", "/v1/audit/checkpoint",
+                           token=srv.env["INTENTGATE_AUDITOR_TOKEN"])
+    assert st == 200, body
+    note = body if isinstance(body, str) else body.get("checkpoint", body)
+    return note
+
+
+def cosigned_by(note, w):
+    return any(l.startswith("%s %s " % (DASH, w.name))
+               for l in note.splitlines())
+
+
+def size_of(note):
+    return int(note.split("\n")[1])
+
+
+def shown_size(rows):
+    """The size a witness's `witness show` gives for this log."""
+    for r in rows:
+        if r.get("origin") == NAME and "reason" not in r:
+            return r.get("size")
+    return None
+
+
+def evidence_of(rows, note):
+    """`witness show`'s evidence rows holding note's root."""
+    root = note.split("\n")[2]
+    return [r for r in rows if "reason" in r and root in json.dumps(r)]
+
+
+class WitnessE2E(unittest.TestCase):
+    def setUp(self):
+        base = layout_roots()[0]
+        WitnessedInstall.witnesses = ()
+        self.inst = WitnessedInstall(base)
+        _, pk = secret_key(self.inst.audit_key)
+        self.log_vkey = log_vkey(NAME, pk)
+        self.a = Witness(self.inst.root, "a", self.log_vkey)
+        self.b = Witness(self.inst.root, "b", self.log_vkey)
+        self.c = Witness(self.inst.root, "c", self.log_vkey)  # never runs
+        WitnessedInstall.witnesses = (self.a, self.b)
+        self.inst.write_conf()
+        self.a.start()
+        self.b.start()
+        self.srv = None
+
+    def tearDown(self):
+        if self.srv is not None:
+            self.srv.stop()
+        for w in (self.a, self.b):
+            if w.proc is not None:
+                w.proc.kill()
+                w.proc.wait()
+        self.inst.cleanup()
+
+    def verify(self, db, *witnesses, quorum=None):
+        args = ["audit", "verify", "--db", db, "--key", self.log_vkey]
+        for w in witnesses:
+            args += ["--witness", w.vkey]
+        if quorum is not None:
+            args += ["--witness-quorum", str(quorum)]
+        return ig(*args)
+
+    def wait_cosigned(self, srv, size, *ws):
+        def done():
+            note = checkpoint(srv)
+            return (size_of(note) == size and
+                    all(cosigned_by(note, w) for w in ws)) and note
+        return wait_until(done, "cosignatures of size %d by %s" % (
+            size, ", ".join(w.id for w in ws)), 60)
+
+    def witness_line(self, report, w):
+        m = re.search(r"^witness:\s+%s\+\S+ (.*)$" % re.escape(w.name),
+                      report, re.M)
+        self.assertIsNotNone(m, report)
+        return m.group(1)
+
+    def honest_history(self):
+        """Runs 1 to 3: S1 and S2 cosigned by both; returns (S1, S2, a
+        copy of the database as it was after run 2's stop)."""
+        inst = self.inst
+        inst.run_once("one", 3)
+        s1 = inst.checkpoints()[-1][0]
+        # Run 2: the start submits S1 to both witnesses.
+        self.srv = inst.start()
+        self.wait_cosigned(self.srv, s1, self.a, self.b)
+        inst.lifecycle(self.srv, "two", 3)
+        finish(self.srv)
+        self.srv = None
+        s2 = inst.checkpoints()[-1][0]
+        self.assertGreater(s2, s1)
+        fork_db = os.path.join(inst.root, "fork.db")
+        shutil.copy(inst.db, fork_db)
+        # Witness a restarts (kill -9): it keeps S1. Witness b is down.
+        self.a.kill()
+        self.a.start()
+        self.assertEqual(shown_size(self.a.show()), s1)
+        self.b.stop()
+        self.srv = inst.start()
+        self.wait_cosigned(self.srv, s2, self.a)
+        wait_until(lambda: events_of(self.srv, "witness.unreachable", "b"),
+                   "witness b unreachable", 60)
+        self.assertEqual(events_of(self.srv, "witness.refused"), [])
+        self.assertEqual(events_of(self.srv, "witness.conflict"), [])
+        # Decisions go on while b is down.
+        inst.lifecycle(self.srv, "three", 1)
+        # b comes back on its port and catches up from S1.
+        self.b.start()
+        note = self.wait_cosigned(self.srv, s2, self.a, self.b)
+        return s1, s2, fork_db, note
+
+    def test_honest_then_fork(self):
+        inst = self.inst
+        s1, s2, fork_db, note = self.honest_history()
+        # The live database verifies with both witnesses: quorum 2.
+        rc, out, err = self.verify(inst.db, self.a, self.b)
+        self.assertEqual(rc, 0, out + err)
+        for w in (self.a, self.b):
+            line = self.witness_line(out, w)
+            self.assertTrue(line.startswith("cosigned ("), line)
+            self.assertIn("its view: size %d" % s2, line)
+        self.assertIn("2 of 2 cosigned the latest checkpoint (size %d); "
+                      "quorum 2 met" % s2, out)
+        # A witness that never saw the log: quorum 3 fails, 2 of 3 passes.
+        rc, out, err = self.verify(inst.db, self.a, self.b, self.c)
+        self.assertEqual(rc, 4, out + err)
+        self.assertIn("missing; its view: none", self.witness_line(out, self.c))
+        self.assertIn("QUORUM NOT MET", out)
+        rc, out, err = self.verify(inst.db, self.a, self.b, self.c, quorum=2)
+        self.assertEqual(rc, 0, out + err)
+        # The export carries the cosignatures: the offline check agrees.
+        leaves = os.path.join(inst.root, "leaves.jsonl")
+        cps = os.path.join(inst.root, "checkpoints.jsonl")
+        rc, out, err = ig("audit", "export", "--db", inst.db, "--format",
+                          "jsonl", "--out", leaves, "--checkpoints-out", cps)
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = ig("audit", "verify", "--leaves", leaves,
+                          "--checkpoints", cps, "--key", self.log_vkey,
+                          "--witness", self.a.vkey, "--witness", self.b.vkey)
+        self.assertIn("quorum 2 met", out)
+        finish(self.srv)
+        self.srv = None
+        self.fork(s1, s2, fork_db, note)
+
+    def fork(self, s1, s2, fork_db, honest_note):
+        inst = self.inst
+        # The operator rewrites an event between S1 and S2 and re-signs
+        # the rewritten tree at S2 with the real audit key.
+        con = tamper(fork_db)
+        rows = con.execute("SELECT seq, event FROM audit_events ORDER BY "
+                           "seq").fetchall()
+        self.assertEqual(len(rows), s2)
+        edited = False
+        for i, (seq, ev) in enumerate(rows):
+            if s1 <= i < s2 and '"amount":1' in ev:
+                con.execute("UPDATE audit_events SET event = ? WHERE seq = ?",
+                            (ev.replace('"amount":1', '"amount":7', 1), seq))
+                edited = True
+                break
+        self.assertTrue(edited)
+        rewrite_tiles(con)
+        evs = [r[0] for r in con.execute(
+            "SELECT event FROM audit_events ORDER BY seq")]
+        root = mth([leaf_hash(e.encode()) for e in evs])
+        fnote = sign_checkpoint(inst.audit_key, NAME, s2, root)
+        con.execute("DELETE FROM cosignatures WHERE size = ?", (s2,))
+        con.execute("UPDATE checkpoints SET note = ? WHERE size = ?",
+                    (fnote, s2))
+        con.commit()
+        con.close()
+        # A PDP on the fork: its own database and anchor, the real key.
+        fork_anchor = os.path.join(inst.root, "fork.checkpoint")
+        with open(fork_anchor, "w") as f:
+            f.write(fnote)
+        os.chmod(fork_anchor, 0o600)
+        inst.db = fork_db
+        inst.write_conf("anchor = %s" % fork_anchor)
+        self.srv = inst.start()
+        for w in (self.a, self.b):
+            wait_until(lambda w=w: events_of(self.srv, "witness.refused",
+                                             w.id),
+                       "witness %s to refuse the fork" % w.id, 60)
+        self.assertEqual(events_of(self.srv, "witness.cosigned"), [])
+        for w in (self.a, self.b):
+            rows = w.show()
+            self.assertTrue(evidence_of(rows, fnote), rows)
+            self.assertEqual(shown_size(rows), s2)  # still the honest S2
+            self.assertEqual(evidence_of(rows, honest_note), [])
+        # Decisions go on.
+        inst.lifecycle(self.srv, "fork", 1)
+        rc, out, err = self.verify(fork_db, self.a, self.b, quorum=1)
+        self.assertEqual(rc, 4, out + err)
+        for w in (self.a, self.b):
+            line = self.witness_line(out, w)
+            self.assertTrue(line.startswith("missing"), line)
+            self.assertIn("its view: size %d" % s1, line)
+        finish(self.srv)
+        self.srv = None
+        # The honest cosignatures of S2 copied onto the fork: forgeries.
+        con = tamper(fork_db)
+        for w in (self.a, self.b):
+            line = [l for l in honest_note.splitlines()
+                    if l.startswith("%s %s " % (DASH, w.name))][0]
+            con.execute("INSERT INTO cosignatures (size, witness, line, "
+                        "created_at) VALUES (?, ?, ?, ?)",
+                        (s2, w.name, line + "\n", int(time.time())))
+        con.commit()
+        con.close()
+        rc, out, err = self.verify(fork_db, self.a, self.b, quorum=1)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("INVALID cosignature on size %d" % s2, out)
+        self.assertIn("bad_cosignature", out)
+
+
+if __name__ == "__main__":
+    run_tests()

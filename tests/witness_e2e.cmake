@@ -1,0 +1,16 @@
+# tests/witness_e2e.cmake - the audit log witnessed end to end (issue 18):
+# two real `intentgate witness serve`, a real PDP with [witness a] and
+# [witness b], and `intentgate audit verify --witness` on the honest log
+# and on a fork re-signed with the real audit key
+# (tests/integration/test_witness_e2e.py). Included from
+# tests/CMakeLists.txt.
+if(NOT IG_FUZZ)
+  find_program(PYTHON3 python3 REQUIRED)
+  add_test(NAME witness.e2e
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_e2e.py
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(witness.e2e PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS witness
+    TIMEOUT 900)
+endif()
