@@ -89,16 +89,16 @@ static const char verify_usage[] =
     "view: the largest size it validly cosigned, and when.\n"
     "\n"
     "Exit status: 0 everything verifies; 1 a failure (also when there is no\n"
-    "checkpoint at all, and a cosignature by a named witness that does not\n"
-    "verify: a forgery or a line copied from another checkpoint), or an I/O\n"
-    "error; 2 bad arguments or unreadable input; 3 everything verifies but a\n"
-    "leaf is not covered by any checkpoint although it was logged more than\n"
-    "checkpoint_interval + " MARGIN_S
-    " s before --at (a running PDP signs within the\n"
-    "interval and everything at a clean stop: the leaf was added behind its\n"
-    "back, or the PDP stopped without signing); 4 everything verifies but\n"
-    "fewer than --witness-quorum of the named witnesses cosigned the latest\n"
-    "checkpoint (4 wins over 3).\n";
+    "checkpoint at all, or a cosignature by a named witness that does not\n"
+    "verify: a forgery, or a line copied from another checkpoint), or an\n"
+    "I/O error; 2 bad arguments or unreadable input;\n"
+    "3 everything verifies but a leaf is not covered by any checkpoint\n"
+    "although it was logged more than checkpoint_interval + " MARGIN_S " s\n"
+    "before --at (a running PDP signs within the interval and everything at\n"
+    "a clean stop: the leaf was added behind its back, or the PDP stopped\n"
+    "without signing);\n"
+    "4 everything verifies but fewer than --witness-quorum of the named\n"
+    "witnesses cosigned the latest checkpoint (4 wins over 3).\n";
 
 struct verify_args {
     const char *db, *leaves, *checkpoints, *anchor;
@@ -329,7 +329,7 @@ verdict(const char *cmd, int late, const char *why, int wv, const char *wwhy)
         return CLI_EXIT_FAIL;
     }
     if (wv == ACLI_WITNESS_SHORT) {
-        cli_error(cmd, "%s", wwhy);
+        cli_error(cmd, "witness quorum not met: %s", wwhy);
         return ACLI_EXIT_QUORUM;
     }
     if (late) {

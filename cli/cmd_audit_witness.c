@@ -287,7 +287,7 @@ cli_audit_witnesses_report(const struct cli_audit_witnesses *ws, char *why,
     if (ws->cosigned < ws->quorum) {
         (void)snprintf(
             why, cap,
-            "witness quorum not met: %zu of the %zu named "
+            "%zu of the %zu named "
             "witnesses cosigned the checkpoint of size %llu, %zu "
             "needed",
             ws->cosigned, ws->n,

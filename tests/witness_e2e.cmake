@@ -1,4 +1,5 @@
-# tests/witness_e2e.cmake - the audit log witnessed end to end (issue 18):
+# tests/witness_e2e.cmake - witness.e2e: the audit log witnessed end to end
+# (issue 18):
 # two real `intentgate witness serve`, a real PDP with [witness a] and
 # [witness b], and `intentgate audit verify --witness` on the honest log
 # and on a fork re-signed with the real audit key
@@ -13,4 +14,16 @@ if(NOT IG_FUZZ)
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     LABELS witness
     TIMEOUT 900)
+endif()
+
+# `audit verify --witness --witness-quorum` on a real log with
+# cosignatures the test writes itself (tests/integration/
+# test_audit_verify_witness.py): quorum, forgeries, usage.
+if(NOT IG_FUZZ)
+  add_test(NAME witness.verify
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_audit_verify_witness.py)
+  set_tests_properties(witness.verify PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS witness
+    TIMEOUT 600)
 endif()
