@@ -30,6 +30,7 @@ state (log lines, the checkpoint endpoint, `witness show`), never on sleeps.
 """
 import base64
 import hashlib
+import html
 import json
 import os
 import re
@@ -46,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, run_tests, wait_until  # noqa: E402
 from test_audit_anchor import (NAME, Install, finish, ig, layout_roots,  # noqa: E402
                                leaf_hash, mth, rewrite_tiles, tamper)
+from test_audit_cli import PASSWORD, Browser, approver_section  # noqa: E402
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
     Ed25519PrivateKey)
@@ -171,10 +173,15 @@ class WitnessedInstall(Install):
     events), so every checkpoint's size is the log's size at a stop."""
 
     witnesses = ()
+    auditor = None  # an [approver] section: audit-alice, group auditors
 
     def write_conf(self, anchor_line=None, every=1000000):
         super().write_conf(anchor_line, every)
+        if WitnessedInstall.auditor is None:
+            WitnessedInstall.auditor = approver_section("audit-alice",
+                                                        "auditors")
         with open(self.conf, "a") as f:
+            f.write("\n" + WitnessedInstall.auditor)
             for w in self.witnesses:
                 f.write("\n[witness %s]\nurl = %s\nkey = %s\n"
                         "timeout_ms = 5000\nretry_ms = 100\n"
@@ -199,13 +206,30 @@ def checkpoint(srv):
     st, body, _ = srv.call("GET", "/v1/audit/checkpoint",
                            token=srv.env["INTENTGATE_AUDITOR_TOKEN"])
     assert st == 200, body
-    note = body if isinstance(body, str) else body.get("checkpoint", body)
-    return note
+    return body.decode() if isinstance(body, bytes) else body
 
 
 def cosigned_by(note, w):
     return any(l.startswith("%s %s " % (DASH, w.name))
                for l in note.splitlines())
+
+
+def audit_page(srv):
+    """/ui/audit as an auditor sees it: the <pre id=checkpoint> text and
+    {witness id: {field: text}} of its witnesses."""
+    b = Browser(srv)
+    r = b.login("audit-alice", PASSWORD)
+    assert r.status == 303, r.body
+    r = b.get("/ui/audit")
+    assert r.status == 200, r.body[:2000]
+    m = re.search(r'<pre id="checkpoint">(.*?)</pre>', r.body, re.S)
+    note = html.unescape(m.group(1)) if m else None
+    ws = {}
+    for li in re.findall(r'<li class="witness">(.*?)</li>', r.body, re.S):
+        f = {k: html.unescape(v) for k, v in re.findall(
+            r'<dd class="witness-([a-z-]+)">(.*?)</dd>', li, re.S)}
+        ws[f["id"]] = f
+    return note, ws
 
 
 def size_of(note):
@@ -221,9 +245,10 @@ def shown_size(rows):
 
 
 def evidence_of(rows, note):
-    """`witness show`'s evidence rows holding note's root."""
-    root = note.split("\n")[2]
-    return [r for r in rows if "reason" in r and root in json.dumps(r)]
+    """`witness show`'s evidence rows of note (its checkpoint text)."""
+    text = note[:note.index("\n\n") + 1]
+    return [r for r in rows if "reason" in r and
+            r.get("note", "").startswith(text)]
 
 
 class WitnessE2E(unittest.TestCase):
@@ -305,6 +330,17 @@ class WitnessE2E(unittest.TestCase):
         # b comes back on its port and catches up from S1.
         self.b.start()
         note = self.wait_cosigned(self.srv, s2, self.a, self.b)
+        # The auditors' page shows both cosignatures and each witness.
+        page, ws = audit_page(self.srv)
+        self.assertEqual(page, note)
+        self.assertEqual(sorted(ws), ["a", "b"])
+        for w in (self.a, self.b):
+            f = ws[w.id]
+            self.assertEqual(f["name"], w.name)
+            self.assertEqual(f["key-id"], w.vkey.split("+")[1])
+            self.assertEqual(f["state"], "cosigned (valid)")
+            self.assertRegex(f["time"], r"^\d{4}-\d\d-\d\dT")
+            self.assertEqual(f["last-size"], str(s2))
         return s1, s2, fork_db, note
 
     def test_honest_then_fork(self):
@@ -330,8 +366,10 @@ class WitnessE2E(unittest.TestCase):
         leaves = os.path.join(inst.root, "leaves.jsonl")
         cps = os.path.join(inst.root, "checkpoints.jsonl")
         rc, out, err = ig("audit", "export", "--db", inst.db, "--format",
-                          "jsonl", "--out", leaves, "--checkpoints-out", cps)
-        self.assertEqual(rc, 0, out + err)
+                          "jsonl", "--checkpoints-out", cps)
+        self.assertEqual(rc, 0, err)
+        with open(leaves, "w") as f:
+            f.write(out)
         rc, out, err = ig("audit", "verify", "--leaves", leaves,
                           "--checkpoints", cps, "--key", self.log_vkey,
                           "--witness", self.a.vkey, "--witness", self.b.vkey)
@@ -381,11 +419,22 @@ class WitnessE2E(unittest.TestCase):
         self.assertEqual(events_of(self.srv, "witness.cosigned"), [])
         for w in (self.a, self.b):
             rows = w.show()
-            self.assertTrue(evidence_of(rows, fnote), rows)
+            ev = evidence_of(rows, fnote)
+            self.assertTrue(ev, rows)
+            # Evidence is the fork as the log's key signed it: the
+            # signature line comes with it, or it proves nothing.
+            self.assertIn("\n\n%s %s " % (DASH, NAME), ev[0]["note"], ev)
             self.assertEqual(shown_size(rows), s2)  # still the honest S2
             self.assertEqual(evidence_of(rows, honest_note), [])
-        # Decisions go on.
+        # Decisions go on; the page shows the fork's checkpoint bare.
         inst.lifecycle(self.srv, "fork", 1)
+        page, ws = audit_page(self.srv)
+        self.assertEqual(size_of(page), s2)
+        self.assertNotIn("witness.test.example", page)
+        for w in (self.a, self.b):
+            self.assertEqual(ws[w.id]["state"], "not cosigned")
+            self.assertEqual(ws[w.id]["time"], "-")
+            self.assertEqual(ws[w.id]["last-size"], str(s1))
         rc, out, err = self.verify(fork_db, self.a, self.b, quorum=1)
         self.assertEqual(rc, 4, out + err)
         for w in (self.a, self.b):
