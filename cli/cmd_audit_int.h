@@ -255,10 +255,12 @@ enum ig_status cli_audit_witnesses_load(struct cli_audit_witnesses *ws,
                                         uint64_t quorum,
                                         struct ig_err *err) IG_WUR;
 /* Search every note that opens with one of keys[0..nkeys) for each
-   witness's cosignatures. */
+   witness's cosignatures; final is the latest checkpoint (the largest
+   that opens; NULL: none), whose cosignatures count for the quorum. */
 void cli_audit_witnesses_check(struct cli_audit_witnesses *ws,
                                const struct cli_audit_notes *ns,
-                               const struct audit_verifier *keys, size_t nkeys);
+                               const struct audit_verifier *keys, size_t nkeys,
+                               const struct audit_checkpoint *final);
 /* Print one "witness:" line per witness and a "witnesses:" summary. The
    verdict; why (cap bytes) says what is wrong when it is not MET. */
 enum { ACLI_WITNESS_MET = 0, ACLI_WITNESS_SHORT, ACLI_WITNESS_INVALID };

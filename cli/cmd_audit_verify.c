@@ -280,6 +280,8 @@ struct verify_run {
     int anchored;                   /* the anchor's note was read */
     struct audit_checkpoint anchor; /* its claim (size 0 if unreadable) */
     struct cli_audit_witnesses *ws; /* --witness; NULL without */
+    int have_best;                  /* a note opened with the keys: */
+    struct audit_checkpoint best;   /* the latest (largest) */
 };
 
 static int
@@ -343,9 +345,9 @@ static int
 report(const char *cmd, const struct verify_run *r)
 {
     const struct audit_report *rep = &r->rep;
-    struct audit_checkpoint best;
+    const struct audit_checkpoint *best = &r->best;
     char why[320], wwhy[IG_ERR_MSGMAX + 2 * AUDIT_NAME_MAX];
-    int have = latest(&r->ns, &r->vs, &best), late, wv;
+    int have = r->have_best, late, wv;
 
     (void)printf("log:         %s\n", r->vs.key[0].name);
     (void)printf("leaves:      %llu\n", (unsigned long long)rep->leaves);
@@ -362,7 +364,7 @@ report(const char *cmd, const struct verify_run *r)
         print_checkpoint("anchor:", &r->anchor, r->a.anchor);
     late = cli_audit_times_report(r->times, why, sizeof(why));
     if (have)
-        print_checkpoint("latest:", &best, NULL);
+        print_checkpoint("latest:", best, NULL);
     wv = witnesses(r, wwhy, sizeof(wwhy));
     if (rep->failure != AUDIT_OK)
         return failed(cmd, r);
@@ -372,10 +374,10 @@ report(const char *cmd, const struct verify_run *r)
         cli_error(cmd, "verification failed: the log has no checkpoint");
         return CLI_EXIT_FAIL;
     }
-    if (have && rep->leaves > best.size)
+    if (have && rep->leaves > best->size)
         (void)printf("unsigned:    %llu leaves after the latest checkpoint "
                      "(not yet covered by a signature)\n",
-                     (unsigned long long)(rep->leaves - best.size));
+                     (unsigned long long)(rep->leaves - best->size));
     return verdict(cmd, late, why, wv, wwhy);
 }
 
@@ -468,12 +470,12 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
 static enum ig_status
 run(struct verify_run *r, struct ig_err *err)
 {
-    struct audit_checkpoint best;
     enum ig_status st;
 
     if ((st = verify_inputs(r, err)) != IG_OK)
         return st;
-    r->a.t.signed_size = latest(&r->ns, &r->vs, &best) ? best.size : 0;
+    r->have_best = latest(&r->ns, &r->vs, &r->best);
+    r->a.t.signed_size = r->have_best ? r->best.size : 0;
     if ((st = cli_audit_times_new(&r->a.t, &r->ns, &r->times, err)) != IG_OK)
         return st;
     if ((st = cli_audit_vset_start(&r->vs, &r->ns)) != IG_OK)
@@ -486,7 +488,8 @@ run(struct verify_run *r, struct ig_err *err)
     if (st == IG_OK)
         cli_audit_vset_end(&r->vs, &r->rep);
     if (st == IG_OK && r->ws != NULL)
-        cli_audit_witnesses_check(r->ws, &r->ns, r->vs.key, r->vs.n);
+        cli_audit_witnesses_check(r->ws, &r->ns, r->vs.key, r->vs.n,
+                                  r->have_best ? &r->best : NULL);
     return st;
 }
 

@@ -185,26 +185,36 @@ check_note(struct cli_audit_witness *w, const char *note, size_t len,
     }
 }
 
+/* Whether note holds a line by one of the witnesses' names. */
+static int
+mentions_any(const struct cli_audit_witnesses *ws, const char *note, size_t len)
+{
+    size_t j;
+
+    for (j = 0; j < ws->n; j++)
+        if (mentions(note, len, ws->w[j].key.name))
+            return 1;
+    return 0;
+}
+
 void
 cli_audit_witnesses_check(struct cli_audit_witnesses *ws,
                           const struct cli_audit_notes *ns,
-                          const struct audit_verifier *keys, size_t nkeys)
+                          const struct audit_verifier *keys, size_t nkeys,
+                          const struct audit_checkpoint *final)
 {
     struct audit_checkpoint cp;
     size_t i, k, j;
     int opened;
 
-    /* The latest checkpoint first: its size and root. */
-    ws->have_final = 0;
-    for (i = 0; i < ns->n; i++)
-        for (k = 0; k < nkeys; k++)
-            if (audit_checkpoint_open(ns->note[i], ns->len[i], &keys[k], &cp,
-                                      NULL) == IG_OK &&
-                (!ws->have_final || cp.size > ws->final.size)) {
-                ws->final = cp;
-                ws->have_final = 1;
-            }
+    ws->have_final = final != NULL;
+    if (final != NULL)
+        ws->final = *final;
+    /* Only notes that carry a line by a named witness's name are opened
+       (one signature check each) and searched. */
     for (i = 0; i < ns->n; i++) {
+        if (!mentions_any(ws, ns->note[i], ns->len[i]))
+            continue;
         opened = 0;
         for (k = 0; k < nkeys && !opened; k++)
             opened = audit_checkpoint_open(ns->note[i], ns->len[i], &keys[k],
@@ -212,10 +222,10 @@ cli_audit_witnesses_check(struct cli_audit_witnesses *ws,
         if (!opened)
             continue;
         for (j = 0; j < ws->n; j++)
-            check_note(&ws->w[j], ns->note[i], ns->len[i], &cp,
-                       ws->have_final && cp.size == ws->final.size &&
-                           sodium_memcmp(cp.root, ws->final.root,
-                                         sizeof(cp.root)) == 0);
+            check_note(
+                &ws->w[j], ns->note[i], ns->len[i], &cp,
+                final != NULL && cp.size == final->size &&
+                    sodium_memcmp(cp.root, final->root, sizeof(cp.root)) == 0);
     }
     ws->cosigned = 0;
     for (j = 0; j < ws->n; j++)
