@@ -11,6 +11,9 @@ two real witnesses (`intentgate witness serve`), a real PDP with
             back. `audit verify --witness A --witness B` (quorum 2) passes
             on the cosigned log and reports each witness's view; a third
             witness that never saw the log makes quorum 3 fail (exit 4).
+            The independent Node.js verifier (tests/interop) accepts the
+            real witnesses' cosignatures; /ui/audit shows both, valid,
+            with their key ids, times and sizes.
   Fork      the operator, with the database and the real audit key,
             rewrites an event between S1 and S2 and re-signs the rewritten
             tree at S2 (a copy of the database as it was before run 3, the
@@ -19,8 +22,11 @@ two real witnesses (`intentgate witness serve`), a real PDP with
             they cosigned) and keep it as evidence (`witness show`), the
             PDP logs witness.refused for both, and `audit verify
             --witness-quorum 1` fails on the fork (exit 4, each witness's
-            view still S1). The honest cosignatures of S2 copied onto the
-            fork are forgeries there: verify fails (exit 1).
+            view still S1); the page shows the fork's checkpoint bare. The
+            witnesses' evidence is the fork as the log's key signed it.
+            The honest cosignatures of S2 copied onto the fork are
+            forgeries there: verify fails (exit 1), Node refuses them, the
+            page says INVALID.
 
 The PDP and the witnesses run in an operator's layout under the build
 tree (test_audit_anchor.Install). Everything synchronises on observable
@@ -53,6 +59,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
     Ed25519PrivateKey)
 
 DASH = "\u2014"
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_VERIFIER = os.path.join(HERE, "..", "interop", "verify_checkpoint.mjs")
 
 
 # ---- the audit key, as its holder uses it ----
@@ -226,7 +234,7 @@ def audit_page(srv):
     note = html.unescape(m.group(1)) if m else None
     ws = {}
     for li in re.findall(r'<li class="witness">(.*?)</li>', r.body, re.S):
-        f = {k: html.unescape(v) for k, v in re.findall(
+        f = {k: html.unescape(re.sub(r"<[^>]*>", "", v)) for k, v in re.findall(
             r'<dd class="witness-([a-z-]+)">(.*?)</dd>', li, re.S)}
         ws[f["id"]] = f
     return note, ws
@@ -298,6 +306,31 @@ class WitnessE2E(unittest.TestCase):
         self.assertIsNotNone(m, report)
         return m.group(1)
 
+    def node_verify(self, note, *ws, quorum=None):
+        """The independent Node.js verifier (tests/interop) on note with
+        the witnesses' vkeys: (exit status, its line)."""
+        node = shutil.which("node")
+        self.assertIsNotNone(node, "this test needs node (scripts/deps.sh "
+                             "installs it) for the independent check")
+        d = os.path.join(self.inst.root, "node-%d" % len(os.listdir(
+            self.inst.root)))
+        os.mkdir(d)
+        files = {"vkey": self.log_vkey, "note": note}
+        args = [node, NODE_VERIFIER, os.path.join(d, "vkey"),
+                os.path.join(d, "note")]
+        for w in ws:
+            files["w-" + w.id] = w.vkey
+            args += ["--witness", os.path.join(d, "w-" + w.id)]
+        if quorum is not None:
+            args += ["--quorum", str(quorum)]
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        if quorum is None:
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p.returncode, p.stdout
+
     def honest_history(self):
         """Runs 1 to 3: S1 and S2 cosigned by both; returns (S1, S2, a
         copy of the database as it was after run 2's stop)."""
@@ -330,6 +363,7 @@ class WitnessE2E(unittest.TestCase):
         # b comes back on its port and catches up from S1.
         self.b.start()
         note = self.wait_cosigned(self.srv, s2, self.a, self.b)
+        self.node_verify(note, self.a, self.b)
         # The auditors' page shows both cosignatures and each witness.
         page, ws = audit_page(self.srv)
         self.assertEqual(page, note)
@@ -443,20 +477,35 @@ class WitnessE2E(unittest.TestCase):
             self.assertIn("its view: size %d" % s1, line)
         finish(self.srv)
         self.srv = None
-        # The honest cosignatures of S2 copied onto the fork: forgeries.
+        # The honest cosignatures of S2 copied onto the fork's S2 and its
+        # latest checkpoint (signed at the stop): forgeries on both.
+        latest = inst.checkpoints()[-1][0]
+        self.assertGreater(latest, s2)
         con = tamper(fork_db)
         for w in (self.a, self.b):
             line = [l for l in honest_note.splitlines()
                     if l.startswith("%s %s " % (DASH, w.name))][0]
-            con.execute("INSERT INTO cosignatures (size, witness, line, "
-                        "created_at) VALUES (?, ?, ?, ?)",
-                        (s2, w.name, line + "\n", int(time.time())))
+            for size in (s2, latest):
+                con.execute("INSERT INTO cosignatures (size, witness, line, "
+                            "created_at) VALUES (?, ?, ?, ?)",
+                            (size, w.name, line + "\n", int(time.time())))
         con.commit()
         con.close()
         rc, out, err = self.verify(fork_db, self.a, self.b, quorum=1)
         self.assertEqual(rc, 1, out + err)
-        self.assertIn("INVALID cosignature on size %d" % s2, out)
+        self.assertIn("INVALID cosignature on size %d" % latest, out)
         self.assertIn("bad_cosignature", out)
+        # The independent verifier refuses them too; the page says INVALID.
+        self.srv = inst.start()
+        page, ws = audit_page(self.srv)
+        self.assertEqual(size_of(page), latest)
+        for w in (self.a, self.b):
+            self.assertEqual(ws[w.id]["state"], "INVALID cosignature")
+        rc, line = self.node_verify(page, self.a, self.b, quorum=1)
+        self.assertEqual(rc, 1, line)
+        self.assertIn("invalid cosignature", line)
+        finish(self.srv)
+        self.srv = None
 
 
 if __name__ == "__main__":
