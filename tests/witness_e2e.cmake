@@ -11,8 +11,19 @@ if(NOT IG_FUZZ)
     COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_e2e.py
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(witness.e2e PROPERTIES
-    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=sqlite"
     LABELS witness
+    TIMEOUT 900)
+  # The honest history on PostgreSQL (the fork edits a SQLite file): the
+  # store's reader appends the cosignatures there too. Needs the cluster
+  # at IG_TEST_PG_URL (fails without it).
+  add_test(NAME witness.e2e.pg
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_e2e.py
+            WitnessE2E.test_honest
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(witness.e2e.pg PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=postgresql"
+    LABELS "pg;witness"
     TIMEOUT 900)
 endif()
 

@@ -28,6 +28,9 @@ two real witnesses (`intentgate witness serve`), a real PDP with
             forgeries there: verify fails (exit 1), Node refuses them, the
             page says INVALID.
 
+test_honest runs on both stores (witness.e2e.pg: the PDP on PostgreSQL,
+`verify --db URL`); test_fork edits the SQLite file, so SQLite only.
+
 The PDP and the witnesses run in an operator's layout under the build
 tree (test_audit_anchor.Install). Everything synchronises on observable
 state (log lines, the checkpoint endpoint, `witness show`), never on sleeps.
@@ -50,9 +53,11 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, run_tests, wait_until  # noqa: E402
-from test_audit_anchor import (NAME, Install, finish, ig, layout_roots,  # noqa: E402
-                               leaf_hash, mth, rewrite_tiles, tamper)
+import pg  # noqa: E402
+from harness import BIN, Server, run_tests, wait_until  # noqa: E402
+from test_audit_anchor import (INTERVAL, NAME, Install, finish, ig,  # noqa: E402
+                               layout_roots, leaf_hash, mth, rewrite_tiles,
+                               tamper)
 from test_audit_cli import PASSWORD, Browser, approver_section  # noqa: E402
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
@@ -182,9 +187,37 @@ class WitnessedInstall(Install):
 
     witnesses = ()
     auditor = None  # an [approver] section: audit-alice, group auditors
+    pg_url = None  # on PostgreSQL: the one database of every run
+
+    def start(self, *extra):
+        """Install.start; on PostgreSQL every run on one database."""
+        if not pg.on_postgres():
+            return super().start(*extra)
+        assert not extra, "PostgreSQL runs take no extra arguments here"
+        if self.pg_url is None:
+            self.pg_url = pg.database_for(self.root)
+        self.runs += 1
+        tmp = os.path.join(self.root, "run-%d" % self.runs)
+        os.mkdir(tmp)
+        srv = Server.custom(self.conf, tmp, self.env, database=self.pg_url)
+        m = re.search(r'"audit_key":\s*"([^"]+)"', srv.log())
+        assert m, srv.log()
+        self.vkey = m.group(1)
+        return srv
+
+    @property
+    def store(self):
+        """What `audit verify --db` takes: the file, or the URL."""
+        return self.pg_url or self.db
 
     def write_conf(self, anchor_line=None, every=1000000):
         super().write_conf(anchor_line, every)
+        if pg.on_postgres():
+            with open(self.conf) as f:
+                text = f.read()
+            with open(self.conf, "w") as f:
+                f.write(text.replace("checkpoint_interval = %d\n" % INTERVAL,
+                                     "checkpoint_interval = 1\n"))
         if WitnessedInstall.auditor is None:
             WitnessedInstall.auditor = approver_section("audit-alice",
                                                         "auditors")
@@ -282,6 +315,8 @@ class WitnessE2E(unittest.TestCase):
             if w.proc is not None:
                 w.proc.kill()
                 w.proc.wait()
+        if self.inst.pg_url is not None:
+            pg.drop_database_for(self.inst.root)
         self.inst.cleanup()
 
     def verify(self, db, *witnesses, quorum=None):
@@ -292,13 +327,17 @@ class WitnessE2E(unittest.TestCase):
             args += ["--witness-quorum", str(quorum)]
         return ig(*args)
 
-    def wait_cosigned(self, srv, size, *ws):
+    def wait_latest_cosigned(self, srv, *ws):
+        """The latest checkpoint once cosigned by ws; on PostgreSQL the
+        one of every event sequenced so far (a checkpoint a second)."""
+        want = srv.leaf_count() if pg.on_postgres() else None
+
         def done():
             note = checkpoint(srv)
-            return (size_of(note) == size and
+            return ((want is None or size_of(note) == want) and
                     all(cosigned_by(note, w) for w in ws)) and note
-        return wait_until(done, "cosignatures of size %d by %s" % (
-            size, ", ".join(w.id for w in ws)), 60)
+        return wait_until(done, "the latest checkpoint cosigned by %s" %
+                          ", ".join(w.id for w in ws), 60)
 
     def witness_line(self, report, w):
         m = re.search(r"^witness:\s+%s\+\S+ (.*)$" % re.escape(w.name),
@@ -336,24 +375,30 @@ class WitnessE2E(unittest.TestCase):
         copy of the database as it was after run 2's stop)."""
         inst = self.inst
         inst.run_once("one", 3)
-        s1 = inst.checkpoints()[-1][0]
-        # Run 2: the start submits S1 to both witnesses.
+        # Run 2: on SQLite the start submits S1 (signed at run 1's stop)
+        # to both; on PostgreSQL a replica submits what it signs (every
+        # second here), not at start.
         self.srv = inst.start()
-        self.wait_cosigned(self.srv, s1, self.a, self.b)
+        if pg.on_postgres():
+            inst.lifecycle(self.srv, "two-a", 1)
+        s1 = size_of(self.wait_latest_cosigned(self.srv, self.a, self.b))
         inst.lifecycle(self.srv, "two", 3)
         finish(self.srv)
         self.srv = None
-        s2 = inst.checkpoints()[-1][0]
-        self.assertGreater(s2, s1)
-        fork_db = os.path.join(inst.root, "fork.db")
-        shutil.copy(inst.db, fork_db)
+        fork_db = None
+        if not pg.on_postgres():
+            fork_db = os.path.join(inst.root, "fork.db")
+            shutil.copy(inst.db, fork_db)
         # Witness a restarts (kill -9): it keeps S1. Witness b is down.
         self.a.kill()
         self.a.start()
         self.assertEqual(shown_size(self.a.show()), s1)
         self.b.stop()
         self.srv = inst.start()
-        self.wait_cosigned(self.srv, s2, self.a)
+        if pg.on_postgres():
+            inst.lifecycle(self.srv, "three-a", 1)
+        s2 = size_of(self.wait_latest_cosigned(self.srv, self.a))
+        self.assertGreater(s2, s1)
         wait_until(lambda: events_of(self.srv, "witness.unreachable", "b"),
                    "witness b unreachable", 60)
         self.assertEqual(events_of(self.srv, "witness.refused"), [])
@@ -362,7 +407,10 @@ class WitnessE2E(unittest.TestCase):
         inst.lifecycle(self.srv, "three", 1)
         # b comes back on its port and catches up from S1.
         self.b.start()
-        note = self.wait_cosigned(self.srv, s2, self.a, self.b)
+        note = self.wait_latest_cosigned(self.srv, self.a, self.b)
+        if pg.on_postgres():
+            s2 = size_of(note)
+        self.assertEqual(size_of(note), s2)  # SQLite: run 2's stop
         self.node_verify(note, self.a, self.b)
         # The auditors' page shows both cosignatures and each witness.
         page, ws = audit_page(self.srv)
@@ -377,11 +425,13 @@ class WitnessE2E(unittest.TestCase):
             self.assertEqual(f["last-size"], str(s2))
         return s1, s2, fork_db, note
 
-    def test_honest_then_fork(self):
+    def honest_verified(self):
+        """honest_history, then the checks of the cosigned log while run 3
+        serves: verify with the witnesses, offline from an export too."""
         inst = self.inst
         s1, s2, fork_db, note = self.honest_history()
         # The live database verifies with both witnesses: quorum 2.
-        rc, out, err = self.verify(inst.db, self.a, self.b)
+        rc, out, err = self.verify(inst.store, self.a, self.b)
         self.assertEqual(rc, 0, out + err)
         for w in (self.a, self.b):
             line = self.witness_line(out, w)
@@ -390,16 +440,17 @@ class WitnessE2E(unittest.TestCase):
         self.assertIn("2 of 2 cosigned the latest checkpoint (size %d); "
                       "quorum 2 met" % s2, out)
         # A witness that never saw the log: quorum 3 fails, 2 of 3 passes.
-        rc, out, err = self.verify(inst.db, self.a, self.b, self.c)
+        rc, out, err = self.verify(inst.store, self.a, self.b, self.c)
         self.assertEqual(rc, 4, out + err)
         self.assertIn("missing; its view: none", self.witness_line(out, self.c))
         self.assertIn("QUORUM NOT MET", out)
-        rc, out, err = self.verify(inst.db, self.a, self.b, self.c, quorum=2)
+        rc, out, err = self.verify(inst.store, self.a, self.b, self.c,
+                                   quorum=2)
         self.assertEqual(rc, 0, out + err)
         # The export carries the cosignatures: the offline check agrees.
         leaves = os.path.join(inst.root, "leaves.jsonl")
         cps = os.path.join(inst.root, "checkpoints.jsonl")
-        rc, out, err = ig("audit", "export", "--db", inst.db, "--format",
+        rc, out, err = ig("audit", "export", "--db", inst.store, "--format",
                           "jsonl", "--checkpoints-out", cps)
         self.assertEqual(rc, 0, err)
         with open(leaves, "w") as f:
@@ -410,7 +461,15 @@ class WitnessE2E(unittest.TestCase):
         self.assertIn("quorum 2 met", out)
         finish(self.srv)
         self.srv = None
-        self.fork(s1, s2, fork_db, note)
+        return s1, s2, fork_db, note
+
+    def test_honest(self):
+        self.honest_verified()
+
+    def test_fork(self):
+        """SQLite: the operator edits the database file."""
+        self.assertFalse(pg.on_postgres(), "run test_honest on PostgreSQL")
+        self.fork(*self.honest_verified())
 
     def fork(self, s1, s2, fork_db, honest_note):
         inst = self.inst
