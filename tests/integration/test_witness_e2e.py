@@ -255,13 +255,17 @@ def cosigned_by(note, w):
                for l in note.splitlines())
 
 
-def audit_page(srv):
-    """/ui/audit as an auditor sees it: the <pre id=checkpoint> text and
-    {witness id: {field: text}} of its witnesses."""
+def auditor(srv):
     b = Browser(srv)
     r = b.login("audit-alice", PASSWORD)
     assert r.status == 303, r.body
-    r = b.get("/ui/audit")
+    return b
+
+
+def audit_page(srv):
+    """/ui/audit as an auditor sees it: the <pre id=checkpoint> text and
+    {witness id: {field: text}} of its witnesses."""
+    r = auditor(srv).get("/ui/audit")
     assert r.status == 200, r.body[:2000]
     m = re.search(r'<pre id="checkpoint">(.*?)</pre>', r.body, re.S)
     note = html.unescape(m.group(1)) if m else None
@@ -423,6 +427,24 @@ class WitnessE2E(unittest.TestCase):
             self.assertEqual(f["state"], "cosigned (valid)")
             self.assertRegex(f["time"], r"^\d{4}-\d\d-\d\dT")
             self.assertEqual(f["last-size"], str(s2))
+        # Its two downloads verify with the witnesses (the checkpoints
+        # carry the cosignature lines).
+        b = auditor(self.srv)
+        for name in ("export", "checkpoints"):
+            r = b.get("/ui/audit/%s.jsonl" % name)
+            self.assertEqual(r.status, 200, r.body[:500])
+            with open(os.path.join(inst.root, "ui-%s.jsonl" % name),
+                      "wb") as f:
+                f.write(r.raw)
+        rc, out, err = ig("audit", "verify", "--leaves",
+                          os.path.join(inst.root, "ui-export.jsonl"),
+                          "--checkpoints",
+                          os.path.join(inst.root, "ui-checkpoints.jsonl"),
+                          "--key", self.log_vkey, "--witness", self.a.vkey,
+                          "--witness", self.b.vkey)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("2 of 2 cosigned the latest checkpoint (size %d)" % s2,
+                      out)
         return s1, s2, fork_db, note
 
     def honest_verified(self):
