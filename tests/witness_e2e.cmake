@@ -19,7 +19,7 @@ if(NOT IG_FUZZ)
   # at IG_TEST_PG_URL (fails without it).
   add_test(NAME witness.e2e.pg
     COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_e2e.py
-            WitnessE2E.test_honest
+            WitnessE2E.test_honest WitnessE2E.test_witness_serves_what_it_cosigned
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(witness.e2e.pg PROPERTIES
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=postgresql"

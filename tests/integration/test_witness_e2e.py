@@ -28,8 +28,13 @@ two real witnesses (`intentgate witness serve`), a real PDP with
             forgeries there: verify fails (exit 1), Node refuses them, the
             page says INVALID.
 
-test_honest runs on both stores (witness.e2e.pg: the PDP on PostgreSQL,
-`verify --db URL`); test_fork edits the SQLite file, so SQLite only.
+  Served    each witness serves the checkpoint it cosigned, as the log
+            signed it, with its cosignature (the Node.js verifier agrees);
+            404 for a log it does not witness.
+
+test_honest and test_witness_serves_what_it_cosigned run on both stores
+(witness.e2e.pg: the PDP on PostgreSQL, `verify --db URL`); test_fork
+edits the SQLite file, so SQLite only.
 
 The PDP and the witnesses run in an operator's layout under the build
 tree (test_audit_anchor.Install). Everything synchronises on observable
@@ -51,6 +56,8 @@ import subprocess
 import sys
 import time
 import unittest
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
@@ -487,6 +494,33 @@ class WitnessE2E(unittest.TestCase):
 
     def test_honest(self):
         self.honest_verified()
+
+    def test_witness_serves_what_it_cosigned(self):
+        """GET <witness>/<hex SHA-256(origin)>/checkpoint: the checkpoint
+        as the log signed it, with the witness's cosignature: what a
+        monitor checks with the log's key and the witness's, here with
+        the independent Node.js verifier."""
+        inst = self.inst
+        inst.run_once("one", 3)
+        self.srv = inst.start()
+        if pg.on_postgres():
+            inst.lifecycle(self.srv, "two-a", 1)
+        note = self.wait_latest_cosigned(self.srv, self.a, self.b)
+        path = "/%s/checkpoint" % hashlib.sha256(NAME.encode()).hexdigest()
+        for w in (self.a, self.b):
+            with urllib.request.urlopen(w.url + path, timeout=30) as r:
+                served = r.read().decode()
+            self.assertEqual(served.split("\n\n")[0], note.split("\n\n")[0])
+            self.assertIn("\n\n%s %s " % (DASH, NAME), served)
+            self.assertTrue(cosigned_by(served, w), served)
+            self.node_verify(served, w)
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(self.a.url + "/%s/checkpoint" %
+                                   hashlib.sha256(b"other").hexdigest(),
+                                   timeout=30)
+        self.assertEqual(e.exception.code, 404)
+        finish(self.srv)
+        self.srv = None
 
     def test_fork(self):
         """SQLite: the operator edits the database file."""
