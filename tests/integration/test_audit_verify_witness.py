@@ -12,7 +12,10 @@ checkpoints' notes as the PDP appends the lines it gets.
             as cosigned with its time and view; one missing: exit 4 with
             the default quorum (all), 0 with --witness-quorum 1; a witness
             that only cosigned an older checkpoint is missing, its view
-            that older size; a line twice counts once.
+            that older size; a line twice counts once; a bare copy of the
+            latest (--checkpoints, --anchor) does not hide the lines of
+            another; lines stored in the database's cosignatures table
+            (as the PDP stores them) are read with the notes.
   Forgery   a witness's line moved from another checkpoint, a changed
             timestamp, a 77-byte signature, a timestamp of 2^63: INVALID,
             exit 1, whatever the quorum. A line under the witness's name
@@ -38,7 +41,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import run_tests  # noqa: E402
-from test_audit_cli import Log, ed25519_public, ed25519_sign, ig  # noqa: E402
+from test_audit_cli import (Log, ed25519_public, ed25519_sign, ig,  # noqa: E402
+                            tamper_copy)
 
 DASH = "\u2014"
 
@@ -197,6 +201,56 @@ class VerifyWitness(unittest.TestCase):
         rc, out, err = self.run_verify(lines, *self.named(self.w1))
         self.assertEqual(rc, 4, out + err)
         self.assertTrue(self.witness_line(out, self.w1).startswith("missing"))
+
+    def test_a_bare_copy_does_not_hide_cosignatures(self):
+        # The latest checkpoint twice, with w1's line and bare (an anchor
+        # file, a reviewer's kept copy), in either order: w1 counts.
+        line = self.w1.cosign(self.last["note"], self.now)
+        for order in ((True, False), (False, True)):
+            path = os.path.join(self.work, "bare-%d.jsonl" % order[0])
+            with open(path, "w") as f:
+                for c in self.cps[:-1]:
+                    f.write(json.dumps(c) + "\n")
+                for cosigned in order:
+                    f.write(json.dumps({"size": self.last["size"],
+                                        "note": self.last["note"] +
+                                        (line if cosigned else "")}) + "\n")
+            rc, out, err = ig("audit", "verify", "--leaves", self.leaves,
+                              "--checkpoints", path, "--key", self.log.key,
+                              *self.named(self.w1))
+            self.assertEqual(rc, 0, out + err)
+        anchor = os.path.join(self.work, "anchor")
+        with open(anchor, "w") as f:
+            f.write(self.last["note"])
+        rc, out, err = self.run_verify({self.last["size"]: line},
+                                       *self.named(self.w1), "--anchor",
+                                       anchor)
+        self.assertEqual(rc, 0, out + err)
+
+    def test_database_cosignatures(self):
+        # The PDP stores each cosignature line beside its checkpoint; the
+        # offline reader appends them to the notes.
+        db = os.path.join(self.work, "cosigned.db")
+        con = tamper_copy(self.log.db, db)
+        for w, size, note in ((self.w1, self.last["size"], self.last["note"]),
+                              (self.w2, self.last["size"], self.last["note"]),
+                              (self.w3, self.first["size"],
+                               self.first["note"])):
+            con.execute("INSERT INTO cosignatures (size, witness, line, "
+                        "created_at) VALUES (?, ?, ?, ?)",
+                        (size, w.name, w.cosign(note, self.now), self.now))
+        con.commit()
+        con.close()
+        rc, out, err = ig("audit", "verify", "--db", db, "--key", self.log.key,
+                          *self.named(self.w1, self.w2, self.w3),
+                          "--witness-quorum", "2")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("2 of 3 cosigned the latest checkpoint", out)
+        self.assertIn("its view: size %d " % self.first["size"],
+                      self.witness_line(out, self.w3))
+        rc, out, err = ig("audit", "verify", "--db", db, "--key", self.log.key,
+                          *self.named(self.w1, self.w2, self.w3))
+        self.assertEqual(rc, 4, out + err)
 
     # ---- forgeries ----
 
