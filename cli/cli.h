@@ -31,6 +31,7 @@ int cli_policy(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_store(int argc, char **argv);
 int cli_submit(int argc, char **argv);
+int cli_witness(int argc, char **argv);
 
 /*
  * Print "intentgate CMD: message" and a newline on stderr. The message must

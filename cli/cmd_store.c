@@ -15,7 +15,7 @@ static const char store_usage[] =
     "usage: intentgate store copy --from FILE.db --to "
     "postgresql://USER@HOST:PORT/DBNAME\n"
     "\n"
-    "Copy a PDP's SQLite store (schema 5 or 6) into an empty PostgreSQL\n"
+    "Copy a PDP's SQLite store (schema 5 to 7) into an empty PostgreSQL\n"
     "database (PostgreSQL 15 or newer): every table, rows exactly as\n"
     "stored, in one transaction. The database is created in the PDP's\n"
     "schema first; one that holds any rows is refused, and so is one a PDP\n"

@@ -33,6 +33,7 @@ static const struct command commands[] = {
     {"serve", cli_serve, "run the policy decision point (HTTP API)"},
     {"store", cli_store, "copy a SQLite store into PostgreSQL (store copy)"},
     {"submit", cli_submit, "submit an intent as an agent (and wait/execute)"},
+    {"witness", cli_witness, "run a transparency log witness (serve, vkey)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -9,8 +9,9 @@
 #                                     docs/examples, docs/Containerfile
 #   share/man/man1, share/man/man5    intentgate(1), intentgate-executor(1),
 #                                     intentgate.conf(5)
-#   lib/systemd/system/               intentgate-pdp.service and
-#                                     intentgate-executor.service, their
+#   lib/systemd/system/               intentgate-pdp.service,
+#                                     intentgate-executor.service and
+#                                     intentgate-witness.service, their
 #                                     ExecStart= naming the installed binaries
 #
 # The units under docs/ name /usr/local/bin, where docs/integrations.md
@@ -56,7 +57,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/docs/man/intentgate.conf.5
 # installing one that runs something else would fail only at `systemctl
 # start`.
 set(ig_units "")
-foreach(ig_unit pdp executor)
+foreach(ig_unit pdp executor witness)
   set(ig_src ${CMAKE_SOURCE_DIR}/docs/intentgate-${ig_unit}.service)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ig_src})
   file(READ ${ig_src} ig_text)

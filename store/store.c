@@ -418,3 +418,28 @@ store_sq_of(struct store *s)
 {
     return s->sq;
 }
+
+enum ig_status
+store_cosig_put(struct store *s, uint64_t size, const char *witness,
+                const char *line)
+{
+    if (s->pg != NULL)
+        return store_pg_cosig_put(s->pg, size, witness, line);
+    return store_sq_cosig_put(s->sq, size, witness, line);
+}
+
+enum ig_status
+store_cosig_get(struct store *s, uint64_t size, char **lines)
+{
+    if (s->pg != NULL)
+        return store_pg_cosig_get(s->pg, size, lines);
+    return store_sq_cosig_get(s->sq, size, lines);
+}
+
+enum ig_status
+store_cosig_latest(struct store *s, const char *witness, uint64_t *size)
+{
+    if (s->pg != NULL)
+        return store_pg_cosig_latest(s->pg, witness, size);
+    return store_sq_cosig_latest(s->sq, witness, size);
+}

@@ -77,6 +77,17 @@ struct store_opts {
     /* Writes queued for the writer above which store_overloaded() says
        so; 0: never. */
     size_t max_queue;
+    /* Called after a checkpoint of tree size `size` is signed and
+       committed - by count, by interval, by store_audit_sign and at close
+       - once per checkpoint (SQLite: on the writer thread; PostgreSQL: on
+       the sequencer's thread, so only on the replica that signed it; at
+       close too, inside store_close: ctx must outlive it). Must not
+       block, and must not call the store (on SQLite a write from it
+       would wait for the very thread it runs on): a witness client
+       queues the submission and does the rest on its own thread. May be
+       NULL. */
+    void (*on_checkpoint)(void *ctx, uint64_t size);
+    void *on_checkpoint_ctx;
 };
 
 /* What the store may do at open when the anchor and the database
@@ -357,6 +368,45 @@ enum ig_status store_audit_consistency(struct store *s, uint64_t old_size,
                                        uint64_t new_size,
                                        unsigned char proof[][AUDIT_HASH_BYTES],
                                        size_t *n) IG_WUR;
+
+/* ---- witness cosignatures (store_cosig.c; PostgreSQL: store_pg_cosig.c)
+ *
+ * A cosignature (c2sp.org/tlog-cosignature, audit/audit_cosig.h) is kept
+ * as its whole signature line "— <witness key name> <base64>\n", beside
+ * the stored checkpoint it signs, one per (checkpoint, witness). The rows
+ * are immutable, like the checkpoints. A checkpoint "with its
+ * cosignatures" is its note with these lines appended after the log's
+ * signature line: still one valid signed note (audit_note_open skips
+ * lines of keys it does not know). The store checks a line's shape, not
+ * its signature: the caller verified it against the witness's key.
+ */
+
+/*
+ * Keep `line` (one cosignature line with its newline, at most
+ * AUDIT_COSIG_LINE_MAX bytes, "— " witness " " base64 "\n") as witness's
+ * cosignature of the stored checkpoint of tree size `size`. The first
+ * put per (size, witness) wins: a later one is IG_OK and changes nothing.
+ * IG_ERR_NOTFOUND: no checkpoint of that size. IG_ERR_INVALID: witness
+ * not a valid key name (audit_name_valid), or line too long, without its
+ * newline, with another line in it, not by witness or not base64.
+ * IG_ERR_IO. Waits for the commit.
+ */
+enum ig_status store_cosig_put(struct store *s, uint64_t size,
+                               const char *witness, const char *line) IG_WUR;
+
+/*
+ * Every cosignature line of the checkpoint of tree size `size` (0: the
+ * latest checkpoint), ordered by witness name (bytewise), concatenated
+ * into *lines (malloc'd, NUL-terminated; "" when none; caller frees; NULL
+ * on an error). IG_ERR_NOTFOUND: no such checkpoint. IG_ERR_IO. Read-only.
+ */
+enum ig_status store_cosig_get(struct store *s, uint64_t size,
+                               char **lines) IG_WUR;
+
+/* The largest checkpoint size witness cosigned into *size; 0 when none.
+   IG_ERR_INVALID (witness NULL), IG_ERR_IO. Read-only. */
+enum ig_status store_cosig_latest(struct store *s, const char *witness,
+                                  uint64_t *size) IG_WUR;
 
 /* Commit latency observer for /metrics: called after each group commit
    with the seconds it took and the number of writes it held. */

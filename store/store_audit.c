@@ -212,6 +212,9 @@ store_job_checkpoint(struct store_sq *s, struct store_job *j)
     a->ckpt_size = size;
     memcpy(a->ckpt_root, root, sizeof(root));
     s->ckpt_refused = 0;
+    if (s->nckpt_signed < sizeof(s->ckpt_signed) / sizeof(s->ckpt_signed[0]))
+        s->nckpt_signed++;
+    s->ckpt_signed[s->nckpt_signed - 1] = size;
     j->at = (int64_t)size;
     return IG_OK;
 }

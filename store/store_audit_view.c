@@ -219,10 +219,14 @@ store_sq_audit_checkpoints(struct store_sq *s, uint64_t max_size,
 
     if (c == NULL)
         return IG_ERR_IO;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT size, note FROM checkpoints WHERE size <= ?1"
-                           " ORDER BY size",
-                           -1, &q, NULL) != SQLITE_OK)
+    /* Each note with its witnesses' cosignature lines (store.h). */
+    if (sqlite3_prepare_v2(
+            c->db,
+            "SELECT size, note || coalesce((SELECT group_concat(line, '') FROM"
+            " (SELECT line FROM cosignatures c WHERE c.size ="
+            " checkpoints.size ORDER BY witness)), '') FROM checkpoints"
+            " WHERE size <= ?1 ORDER BY size",
+            -1, &q, NULL) != SQLITE_OK)
         goto out;
     (void)sqlite3_bind_int64(q, 1,
                              max_size > 0 && max_size < (uint64_t)INT64_MAX

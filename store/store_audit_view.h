@@ -43,7 +43,9 @@ enum ig_status store_audit_intent_events(struct store *s, const char *intent_id,
 
 /*
  * Append the checkpoints of size <= max_size (0: all), smallest first,
- * one {"size":N,"note":"..."} line each (canonical JSON), to out.
+ * one {"size":N,"note":"..."} line each (canonical JSON), to out; each
+ * note with its witnesses' cosignature lines appended (store.h), as
+ * `audit export --checkpoints-out` writes them.
  * IG_ERR_LIMIT at out's cap.
  */
 enum ig_status store_audit_checkpoints(struct store *s, uint64_t max_size,

@@ -157,6 +157,24 @@ enum ig_status store_pg_audit_intent_events(struct store_pg *s,
 enum ig_status store_pg_audit_checkpoints(struct store_pg *s, uint64_t max_size,
                                           struct ig_buf *out) IG_WUR;
 
+/* Witness cosignatures: SQLite (store_cosig.c), PostgreSQL
+   (store_pg_cosig.c). */
+enum ig_status store_sq_cosig_put(struct store_sq *s, uint64_t size,
+                                  const char *witness, const char *line) IG_WUR;
+enum ig_status store_sq_cosig_get(struct store_sq *s, uint64_t size,
+                                  char **lines) IG_WUR;
+enum ig_status store_sq_cosig_latest(struct store_sq *s, const char *witness,
+                                     uint64_t *size) IG_WUR;
+enum ig_status store_pg_cosig_put(struct store_pg *s, uint64_t size,
+                                  const char *witness, const char *line) IG_WUR;
+enum ig_status store_pg_cosig_get(struct store_pg *s, uint64_t size,
+                                  char **lines) IG_WUR;
+enum ig_status store_pg_cosig_latest(struct store_pg *s, const char *witness,
+                                     uint64_t *size) IG_WUR;
+/* store_cosig.c, for both backends: 1 when witness is a valid key name
+   and line one cosignature line by it, as store_cosig_put wants. */
+int store_cosig_line_ok(const char *witness, const char *line);
+
 /* SQLite: the shared state (store_shared.c) */
 enum ig_status store_sq_session_create(struct store_sq *s,
                                        const struct store_session_rec *r,

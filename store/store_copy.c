@@ -37,9 +37,8 @@
 
 /* Tables in foreign key order; the others follow, by name. */
 static const char *const first_tables[] = {
-    "intents",  "decisions", "grants", "redemptions",
-    "outcomes", "approvals", "votes",  "resolutions",
-};
+    "intents",   "decisions", "grants",      "redemptions", "outcomes",
+    "approvals", "votes",     "resolutions", "checkpoints", "cosignatures"};
 
 struct copy {
     const char *from, *to;
@@ -128,10 +127,10 @@ open_source(struct copy *c)
                           "%s has schema %d: open it once with this "
                           "intentgate (serve) to migrate it, then copy",
                           c->from, version);
-    if (version > 6)
+    if (version > 7)
         return ig_err_set(c->err, IG_ERR_INVALID,
                           "%s has schema %d, newer than this intentgate "
-                          "copies (5 or 6)",
+                          "copies (5 to 7)",
                           c->from, version);
     return IG_OK;
 }

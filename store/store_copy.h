@@ -6,7 +6,7 @@
  * records and the same audit log: `audit verify --db URL` accepts it
  * with the same checkpoints.
  *
- * The source: a SQLite store of schema 5 or 6 (an older one is migrated
+ * The source: a SQLite store of schema 5 to 7 (an older one is migrated
  * by opening it once with `intentgate serve`), read under an exclusive
  * lock held for the whole copy (PRAGMA locking_mode = EXCLUSIVE, BEGIN
  * EXCLUSIVE): a PDP that has the file open makes the copy refuse, and no

@@ -24,6 +24,8 @@
  *   store_audit_view.c             the reads
  *   store_shared.c                 sessions, failed sign-ins, Slack
  *                                  messages (a connection of its own)
+ *   store_cosig.c                  witness cosignatures (a write job and
+ *                                  two reads)
  * store_log*.c (the offline read-only reader, store_log_be.h) and
  * store_copy.c (SQLite to PostgreSQL) stand apart: they use none.
  */
@@ -61,6 +63,8 @@ enum wstmt {
     W_NODE,
     W_NODE_GET,
     W_CHECKPOINT,
+    W_CKPT_EXISTS,
+    W_COSIG,
     W_SAVEPOINT,
     W_RELEASE,
     W_ROLLBACK_TO,
@@ -81,6 +85,8 @@ enum rstmt {
     R_LEAVES,
     R_CKPT_LATEST,
     R_CKPT_SIZE,
+    R_COSIGS,
+    R_COSIG_LATEST,
     R_COUNT
 };
 
@@ -159,8 +165,14 @@ struct store_sq {
     struct audit_tile_edge edge;
     unsigned char wtile[AUDIT_TILE_BYTES]; /* a tile read by the writer */
     const struct store_job *cur_job;       /* the job the writer runs */
-    double ckpt_due;                  /* monotonic: next interval checkpoint */
-    int ckpt_refused;                 /* the last attempt was refused */
+    double ckpt_due;  /* monotonic: next interval checkpoint */
+    int ckpt_refused; /* the last attempt was refused */
+    /* The sizes of the checkpoints signed in the open transaction
+       (several only when store_audit_sign calls share a group commit;
+       past the array the last slot keeps the newest): opts.on_checkpoint
+       is told of each once it commits. */
+    uint64_t ckpt_signed[4];
+    size_t nckpt_signed;
     struct store_anchor_state anchor; /* writer thread only (env: audit) */
 
     /* Checkpointer: copies the WAL into the database off the writer

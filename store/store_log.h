@@ -18,7 +18,12 @@
  * hashes - and checkpoints (size, note, created_at). Rows come back as
  * stored - a reader that verifies the log (audit verify) must see a gap,
  * a NULL or a wrong-sized hash exactly as it is - so nothing here checks
- * or repairs them.
+ * or repairs them. A checkpoint's note comes with its witnesses'
+ * cosignature lines (the cosignatures table, store.h) appended after the
+ * log's signature, ordered by witness name: one signed note that a
+ * verifier of the log's key reads as before, and a witness's verifier
+ * checks. A database older than the cosignatures table gives the notes
+ * alone.
  *
  * A postgresql:// (or postgres://) URL is read the same way
  * (store_log_pg.c): one connection, one READ ONLY REPEATABLE READ

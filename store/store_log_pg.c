@@ -36,6 +36,7 @@
 struct store_log_pg {
     PGconn *pg;
     char *url;
+    int cosigs;    /* the cosignatures table is there, and readable */
     char msg[512]; /* pg_message */
     struct audit_tile_src src;
     unsigned char tile[AUDIT_TILE_BYTES];
@@ -67,6 +68,31 @@ static const char *const scan_sql[] = {
                          " WHERE seq > $1::bigint AND $2::text IS NULL"
                          " ORDER BY seq LIMIT " STR(PAGE_ROWS),
 };
+
+/* A checkpoint's note with its witnesses' cosignature lines appended
+   (store.h), ordered by witness name bytewise; a NULL note stays NULL. */
+#define COSIGS                                                                 \
+    " || coalesce((SELECT string_agg(c.line, '' ORDER BY c.witness COLLATE"    \
+    " \"C\") FROM cosignatures c WHERE c.size = checkpoints.size), '')"
+
+static const char SQL_CHECKPOINTS_COSIGS[] =
+    "SELECT size, note" COSIGS ", created_at FROM checkpoints"
+    " WHERE size > $1::bigint AND $2::text IS NULL"
+    " ORDER BY size LIMIT " STR(PAGE_ROWS);
+
+/* One checkpoint: [with cosignatures][0 the latest, 1 by size]. */
+static const char *const checkpoint_sql[2][2] = {
+    {"SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note FROM checkpoints WHERE size = $1::bigint"},
+    {"SELECT size, note" COSIGS " FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note" COSIGS " FROM checkpoints WHERE size = $1::bigint"}};
+
+/* 1 when the table is there and this role may read it (a database of
+   schema 1 has none; an auditor's role may lack the grant): a failed
+   statement would end the read transaction. */
+static const char SQL_HAS_COSIGS[] =
+    "SELECT coalesce(has_table_privilege(to_regclass('cosignatures'),"
+    " 'SELECT'), false)";
 
 static const char *const scan_table[] = {
     [STORE_LOG_EVENTS] = "audit_events",
@@ -250,6 +276,15 @@ store_log_pg_open(const char *url, struct store_log_pg **out,
         return IG_ERR_INVALID;
     }
     PQclear(r);
+    r = query(l, SQL_HAS_COSIGS, 0, NULL);
+    l->cosigs = r != NULL && PQntuples(r) == 1 && PQgetlength(r, 0, 0) == 1 &&
+                PQgetvalue(r, 0, 0)[0] == 1;
+    if (r == NULL) {
+        (void)ig_err_set(err, IG_ERR_IO, "%s: %s", url, PGMSG(l));
+        store_log_pg_close(l);
+        return IG_ERR_IO;
+    }
+    PQclear(r);
     *out = l;
     return IG_OK;
 }
@@ -280,7 +315,9 @@ cursor_new(struct store_log_pg *l, enum store_log_table table, const char *arg,
     }
     c->l = l;
     c->table = table;
-    c->sql = scan_sql[table];
+    c->sql = table == STORE_LOG_CHECKPOINTS && l->cosigs
+                 ? SQL_CHECKPOINTS_COSIGS
+                 : scan_sql[table];
     (void)snprintf(c->after, sizeof(c->after), "%" PRId64, INT64_MIN);
     *out = c;
     return IG_OK;
@@ -406,12 +443,8 @@ store_log_pg_checkpoint(struct store_log_pg *l, uint64_t size, char **note,
     *note = NULL;
     (void)snprintf(arg, sizeof(arg), "%" PRIu64,
                    size <= INT64_MAX ? size : (uint64_t)INT64_MAX);
-    r = query(l,
-              size == 0 ? "SELECT size, note FROM checkpoints"
-                          " ORDER BY size DESC LIMIT 1"
-                        : "SELECT size, note FROM checkpoints"
-                          " WHERE size = $1::bigint",
-              size == 0 ? 0 : 1, params);
+    r = query(l, checkpoint_sql[l->cosigs != 0][size > 0], size == 0 ? 0 : 1,
+              params);
     if (r == NULL)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable checkpoints table: "

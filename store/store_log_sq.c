@@ -246,14 +246,44 @@ store_log_sq_close(struct store_log_sq *l)
 
 /* ---- scanning ---- */
 
+/* A checkpoint's note with its witnesses' cosignature lines appended
+   (store.h), ordered by witness name; a NULL note stays NULL. */
+#define COSIGS                                                                 \
+    " || coalesce((SELECT group_concat(line, '') FROM (SELECT line FROM"       \
+    " cosignatures c WHERE c.size = checkpoints.size ORDER BY witness)), '')"
+
+/* Prepare sql, or plain (when not NULL) when sql cannot be (no
+   cosignatures table). */
+static int
+prepare_or(sqlite3 *db, const char *sql, const char *plain, sqlite3_stmt **q)
+{
+    int rc = sqlite3_prepare_v2(db, sql, -1, q, NULL);
+
+    if (rc == SQLITE_OK || plain == NULL)
+        return rc;
+    return sqlite3_prepare_v2(db, plain, -1, q, NULL);
+}
+
 static const char *const scan_sql[] = {
     [STORE_LOG_EVENTS] = "SELECT seq, event, 0 FROM audit_events WHERE "
                          "?1 IS NULL OR instr(event, ?1) > 0 ORDER BY seq",
     [STORE_LOG_LEAF_HASHES] = "SELECT idx, hash, 0 FROM audit_nodes WHERE "
                               "level = 0 ORDER BY idx",
-    [STORE_LOG_CHECKPOINTS] = "SELECT size, note, created_at FROM "
+    [STORE_LOG_CHECKPOINTS] = "SELECT size, note" COSIGS ", created_at FROM "
                               "checkpoints ORDER BY size",
 };
+
+/* One checkpoint: [with cosignatures][0 the latest, 1 by size]. */
+static const char *const checkpoint_sql[2][2] = {
+    {"SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note FROM checkpoints WHERE size = ?1"},
+    {"SELECT size, note" COSIGS " FROM checkpoints ORDER BY size DESC LIMIT 1",
+     "SELECT size, note" COSIGS " FROM checkpoints WHERE size = ?1"}};
+
+/* The checkpoints without their cosignatures: a file of schema 6 or
+   older has no cosignatures table. */
+static const char *const plain_checkpoints =
+    "SELECT size, note, created_at FROM checkpoints ORDER BY size";
 
 static const char *const scan_table[] = {
     [STORE_LOG_EVENTS] = "audit_events",
@@ -279,14 +309,14 @@ store_log_sq_scan(struct store_log_sq *l, enum store_log_table table,
     c->l = l;
     c->table = table;
     /* Without a filter, the plain scan (verify reads every row). */
-    if (sqlite3_prepare_v2(
-            l->db,
-            table == STORE_LOG_LEAVES ||
-                    (table == STORE_LOG_EVENTS && contains == NULL)
-                ? "SELECT seq, event, 0 FROM audit_events "
-                  "ORDER BY seq"
-                : scan_sql[table],
-            -1, &c->q, NULL) != SQLITE_OK) {
+    if (prepare_or(l->db,
+                   table == STORE_LOG_LEAVES ||
+                           (table == STORE_LOG_EVENTS && contains == NULL)
+                       ? "SELECT seq, event, 0 FROM audit_events "
+                         "ORDER BY seq"
+                       : scan_sql[table],
+                   table == STORE_LOG_CHECKPOINTS ? plain_checkpoints : NULL,
+                   &c->q) != SQLITE_OK) {
         free(c);
         if (table == STORE_LOG_CHECKPOINTS)
             return ig_err_set(err, IG_ERR_INVALID,
@@ -363,12 +393,8 @@ store_log_sq_checkpoint(struct store_log_sq *l, uint64_t size, char **note,
     int rc;
 
     *note = NULL;
-    if (sqlite3_prepare_v2(l->db,
-                           size == 0 ? "SELECT size, note FROM checkpoints "
-                                       "ORDER BY size DESC LIMIT 1"
-                                     : "SELECT size, note FROM checkpoints "
-                                       "WHERE size = ?1",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (prepare_or(l->db, checkpoint_sql[1][size > 0],
+                   checkpoint_sql[0][size > 0], &q) != SQLITE_OK)
         return ig_err_set(err, IG_ERR_INVALID,
                           "the database has no readable checkpoints table");
     if (size > 0)

@@ -249,11 +249,14 @@ run_batch(struct store_pg_seq *q, int sign)
     }
     q->before = q->audit;
     store_anchor_after_commit(&q->anchor, 1);
-    if (q->sign_rc == IG_OK)
+    if (q->sign_rc == IG_OK) {
         store_pg_log(q->s, "info", "audit.checkpoint_signed",
                      json_pack("{s:I, s:s}", "size",
                                (json_int_t)q->audit.ckpt_size, "name",
                                o->audit_name));
+        if (o->on_checkpoint != NULL)
+            o->on_checkpoint(o->on_checkpoint_ctx, q->audit.ckpt_size);
+    }
     return IG_OK;
 }
 

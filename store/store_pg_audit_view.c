@@ -29,9 +29,12 @@ static const char SQL_PAGE[] =
 static const char SQL_NAMING[] =
     "SELECT seq, event FROM audit_events WHERE seq > $1"
     " AND strpos(event, $2) > 0 ORDER BY seq LIMIT " STORE_PG_PAGE_ROWS_TEXT;
+/* Each note with its witnesses' cosignature lines (store.h). */
 static const char SQL_CHECKPOINTS[] =
-    "SELECT size, note FROM checkpoints WHERE size > $1 AND size <= $2"
-    " ORDER BY size LIMIT " STORE_PG_PAGE_ROWS_TEXT;
+    "SELECT size, note || coalesce((SELECT string_agg(c.line, '' ORDER BY"
+    " c.witness COLLATE \"C\") FROM cosignatures c WHERE c.size ="
+    " checkpoints.size), '') FROM checkpoints WHERE size > $1 AND"
+    " size <= $2 ORDER BY size LIMIT " STORE_PG_PAGE_ROWS_TEXT;
 
 /* The event of a row as {seq, event}; *ev (borrowed) the parsed object
    or NULL (the raw text is kept as a string: an edited log). */

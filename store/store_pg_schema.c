@@ -2,13 +2,14 @@
  * store_pg_schema.c - the PostgreSQL schema and its versioned migrations.
  *
  * The tables and columns are SQLite's (store_schema.c, as of its
- * migration 5), so that `intentgate store copy` is a copy of rows:
- * INTEGER is BIGINT, BLOB is BYTEA, the sequence numbers are identity
- * columns. Every table that records what happened refuses UPDATE, DELETE
- * and TRUNCATE by trigger (and docs/operations.md has the PDP's role lack
- * the privileges too). The mutable tables are those of replicas' shared
- * working state: the audit queue (emptied by the sequencer), quota
- * counts, approver sessions, failed sign-ins and Slack messages.
+ * migration 5; this migration 2 is its 7), so that `intentgate store
+ * copy` is a copy of rows: INTEGER is BIGINT, BLOB is BYTEA, the sequence
+ * numbers are identity columns. Every table that records what happened
+ * refuses UPDATE, DELETE and TRUNCATE by trigger (and docs/operations.md
+ * has the PDP's role lack the privileges too). The mutable tables are
+ * those of replicas' shared working state: the audit queue (emptied by
+ * the sequencer), quota counts, approver sessions, failed sign-ins and
+ * Slack messages.
  *
  * ig_schema holds the number of migrations applied. Migrations run one
  * replica at a time under the advisory lock STORE_PG_LOCK_MIGRATE, each
@@ -151,7 +152,31 @@ static const char *const schema1[] = {
                     IMMUTABLE("checkpoints"),
     NULL};
 
-static const char *const *const migrations[] = {schema1};
+/* 2: witness cosignatures (store_pg_cosig.c), as SQLite's migration 7:
+   a witness's signature line on a stored checkpoint, one per
+   (checkpoint, witness), immutable like the checkpoint it signs, which
+   must exist when the line goes in (a trigger: store_schema.c says why
+   not a foreign key). */
+static const char *const schema2[] = {
+    "CREATE OR REPLACE FUNCTION ig_cosig_checkpoint() RETURNS trigger"
+    " LANGUAGE plpgsql"
+    " AS $$ BEGIN"
+    " IF NOT EXISTS (SELECT 1 FROM checkpoints WHERE size = NEW.size) THEN"
+    " RAISE EXCEPTION 'no checkpoint of size %', NEW.size;"
+    " END IF; RETURN NEW; END $$;"
+    "CREATE TABLE cosignatures ("
+    " size BIGINT NOT NULL,"
+    " witness TEXT NOT NULL,"
+    " line TEXT NOT NULL,"
+    " created_at BIGINT NOT NULL,"
+    " PRIMARY KEY (size, witness));"
+    "CREATE TRIGGER cosignatures_checkpoint BEFORE INSERT ON cosignatures"
+    " FOR EACH ROW EXECUTE FUNCTION ig_cosig_checkpoint();"
+    "CREATE INDEX cosignatures_witness ON cosignatures(witness, "
+    "size);" IMMUTABLE("cosignatures"),
+    NULL};
+
+static const char *const *const migrations[] = {schema1, schema2};
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

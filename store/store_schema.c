@@ -172,6 +172,27 @@ static const char *const migrations[] = {
     " intent_id TEXT PRIMARY KEY,"
     " channel TEXT NOT NULL,"
     " ts TEXT NOT NULL) WITHOUT ROWID;",
+    /* 7: witness cosignatures (store_cosig.c): each witness's signature
+       line on a stored checkpoint, kept as it came, at most one per
+       (checkpoint, witness), immutable like the checkpoint it signs. The
+       checkpoint must exist when a line is inserted (a trigger, and
+       store_cosig.c checks first); not a foreign key, which would make
+       the checkpoints' rows harder to remove than they are - what the
+       attack tests do to fork a log, and a fork's checkpoint that a
+       stale line then comes with fails its witness's check. The index
+       answers a witness's latest cosigned size. It holds when run twice. */
+    "CREATE TABLE IF NOT EXISTS cosignatures ("
+    " size INTEGER NOT NULL,"
+    " witness TEXT NOT NULL,"
+    " line TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL,"
+    " PRIMARY KEY (size, witness)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS cosignatures_witness ON "
+    "cosignatures(witness, size);"
+    "CREATE TRIGGER IF NOT EXISTS cosignatures_checkpoint BEFORE INSERT ON "
+    "cosignatures WHEN NOT EXISTS (SELECT 1 FROM checkpoints WHERE size = "
+    "NEW.size) BEGIN SELECT RAISE(ABORT, 'no such checkpoint'); "
+    "END;" IMMUTABLE_IF_NEW("cosignatures"),
 };
 
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))

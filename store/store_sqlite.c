@@ -151,8 +151,20 @@ rollback(struct store_sq *s, const struct store_audit_state *saved)
     if (!sqlite3_get_autocommit(s->wdb))
         (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
     s->audit = *saved;
+    s->nckpt_signed = 0;
     store_anchor_after_commit(&s->anchor,
                               0); /* a staged checkpoint note is void */
+}
+
+/* After a commit: tell opts.on_checkpoint of the checkpoints it held. */
+static void
+checkpoints_committed(struct store_sq *s)
+{
+    size_t i, n = s->nckpt_signed;
+
+    s->nckpt_signed = 0;
+    for (i = 0; i < n && s->opts.on_checkpoint != NULL; i++)
+        s->opts.on_checkpoint(s->opts.on_checkpoint_ctx, s->ckpt_signed[i]);
 }
 
 /*
@@ -174,6 +186,7 @@ run_batch(struct store_sq *s, struct store_job *batch)
 
     for (j = batch; j != NULL; j = j->next)
         n++;
+    s->nckpt_signed = 0;
     if (begin(s)) {
         r = run_jobs(s, batch, 0);
         if (r == JOBS_RERUN) {
@@ -185,9 +198,11 @@ run_batch(struct store_sq *s, struct store_job *batch)
          sqlite3_exec(s->wdb, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
     if (!ok)
         rollback(s, &txn_saved);
-    else
+    else {
         store_anchor_after_commit(&s->anchor,
                                   1); /* a checkpoint's note to its file */
+        checkpoints_committed(s);
+    }
     for (j = batch; j != NULL; j = j->next) {
         if (!ok)
             j->status = IG_ERR_IO;

@@ -38,6 +38,10 @@ const char *const store_wstmt_sql[W_COUNT] = {
                    "idx = ?2",
     [W_CHECKPOINT] = "INSERT INTO checkpoints (size, note, created_at) "
                      "VALUES (?1, ?2, ?3)",
+    [W_CKPT_EXISTS] = "SELECT 1 FROM checkpoints WHERE size = ?1",
+    [W_COSIG] = "INSERT INTO cosignatures (size, witness, line, created_at) "
+                "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (size, witness) DO "
+                "NOTHING",
     [W_SAVEPOINT] = "SAVEPOINT job",
     [W_RELEASE] = "RELEASE job",
     [W_ROLLBACK_TO] = "ROLLBACK TO job",
@@ -70,4 +74,8 @@ const char *const store_rstmt_sql[R_COUNT] = {
     [R_CKPT_LATEST] = "SELECT size, note FROM checkpoints ORDER BY size DESC "
                       "LIMIT 1",
     [R_CKPT_SIZE] = "SELECT size, note FROM checkpoints WHERE size = ?1",
+    [R_COSIGS] = "SELECT line FROM cosignatures WHERE size = ?1 "
+                 "ORDER BY witness",
+    [R_COSIG_LATEST] = "SELECT max(size) FROM cosignatures WHERE "
+                       "witness = ?1",
 };

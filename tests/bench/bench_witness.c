@@ -4,13 +4,14 @@
  *
  *   bench_witness config LOGS             print the [log] sections of LOGS
  *                                         bench logs (their vkeys)
- *   bench_witness run URL WITNESS_VKEY LOGS CHECKPOINTS [STEP]
+ *   bench_witness run URL WITNESS_VKEY FIRST LOGS CHECKPOINTS [STEP]
  *
- * `run` drives LOGS logs at once, one thread each (a witness serialises
- * the requests of one log - its check-and-update is atomic per origin -
- * so more logs is more parallel work). Each log grows by STEP leaves
- * (default 100) between checkpoints and sends CHECKPOINTS of them in turn
- * to URL/add-checkpoint, each with the consistency proof from the last,
+ * `run` drives LOGS logs (numbers FIRST, FIRST + 1, ...; each log once per
+ * witness state, since a witness remembers its size) at once, one thread each
+ * (a witness serialises the requests of one log - its check-and-update is
+ * atomic per origin - so more logs is more parallel work). Each log grows by
+ * STEP leaves (default 100) between checkpoints and sends CHECKPOINTS of them
+ * in turn to URL/add-checkpoint, each with the consistency proof from the last,
  * over one keep-alive connection, and checks every answer's cosignature
  * with the witness's vkey. The checkpoints, notes and proofs are made
  * before the clock starts; the clock times the HTTP round trips, during
@@ -215,7 +216,8 @@ run_log(void *arg)
 }
 
 static int
-run(const char *url, const char *vkey, int logs, int ncp, uint64_t step)
+run(const char *url, const char *vkey, int first, int logs, int ncp,
+    uint64_t step)
 {
     struct logrun r[MAX_LOGS];
     pthread_t th[MAX_LOGS];
@@ -231,7 +233,7 @@ run(const char *url, const char *vkey, int logs, int ncp, uint64_t step)
     }
     memset(r, 0, sizeof(r));
     for (i = 0; i < logs; i++) {
-        r[i].id = i;
+        r[i].id = first + i;
         r[i].url = url;
         r[i].wit = &wit;
         r[i].ncp = ncp;
@@ -274,29 +276,42 @@ run(const char *url, const char *vkey, int logs, int ncp, uint64_t step)
     return 0;
 }
 
+static long
+num(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    return *s != '\0' && *end == '\0' ? v : -1;
+}
+
 int
 main(int argc, char **argv)
 {
-    int logs;
+    long logs, first, ncp, step = 100;
 
     if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return 2;
     if (argc == 3 && strcmp(argv[1], "config") == 0) {
-        logs = atoi(argv[2]);
+        logs = num(argv[2]);
         if (logs < 1 || logs > MAX_LOGS)
             return 2;
-        print_config(logs);
+        print_config((int)logs);
         return 0;
     }
-    if ((argc == 6 || argc == 7) && strcmp(argv[1], "run") == 0) {
-        logs = atoi(argv[4]);
-        if (logs < 1 || logs > MAX_LOGS || atoi(argv[5]) < 1)
-            return 2;
-        return run(argv[2], argv[3], logs, atoi(argv[5]),
-                   argc == 7 ? strtoull(argv[6], NULL, 10) : 100);
+    if ((argc == 7 || argc == 8) && strcmp(argv[1], "run") == 0) {
+        first = num(argv[4]);
+        logs = num(argv[5]);
+        ncp = num(argv[6]);
+        if (argc == 8)
+            step = num(argv[7]);
+        if (first >= 0 && logs >= 1 && first + logs <= MAX_LOGS && ncp >= 1 &&
+            ncp <= 1000000 && step >= 1)
+            return run(argv[2], argv[3], (int)first, (int)logs, (int)ncp,
+                       (uint64_t)step);
     }
     fprintf(stderr, "usage: bench_witness config LOGS\n"
-                    "       bench_witness run URL WITNESS_VKEY LOGS "
+                    "       bench_witness run URL WITNESS_VKEY FIRST LOGS "
                     "CHECKPOINTS [STEP]\n");
     return 2;
 }

@@ -5,7 +5,7 @@
 #   tests/bench/bench_witness.sh [BUILD_DIR] [CHECKPOINTS]
 #
 # Starts a witness on a free loopback port with its own key and state in a
-# fresh directory, configured for 8 bench logs, then runs
+# fresh directory, configured for 9 bench logs, then runs
 # BUILD_DIR/tests/bench_witness (tests/bench/bench_witness.c) against it:
 #   1. one log: each request waits for the one before (old = the last
 #      size): the latency of one add-checkpoint and the rate one log gets
@@ -33,7 +33,7 @@ database = $tmp/state.db
 rate = 100000
 
 CONF
-"$bench" config 8 >>"$tmp/witness.conf"
+"$bench" config 9 >>"$tmp/witness.conf"
 vkey=$("$ig" witness vkey --config "$tmp/witness.conf")
 "$ig" witness serve --config "$tmp/witness.conf" 2>"$tmp/log" &
 pid=$!
@@ -46,6 +46,6 @@ done
 [ -n "$port" ] || { echo "the witness did not start" >&2; cat "$tmp/log" >&2; exit 1; }
 url=http://127.0.0.1:$port
 echo "== one log, $n checkpoints in turn"
-"$bench" run "$url" "$vkey" 1 "$n"
+"$bench" run "$url" "$vkey" 0 1 "$n"
 echo "== 8 logs at once, $n checkpoints each"
-"$bench" run "$url" "$vkey" 8 "$n"
+"$bench" run "$url" "$vkey" 1 8 "$n"

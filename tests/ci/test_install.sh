@@ -78,7 +78,8 @@ for f in "$bindir/intentgate" "$bindir/intentgate-executor" \
     "$mandir/man5/intentgate.conf.5" "$docdir/README.md" "$docdir/LICENSE" \
     "$docdir/CHANGELOG.md" "$docdir/CONTRIBUTING.md" "$docdir/operations.md" \
     "$docdir/examples/curl.sh" "$unitdir/intentgate-pdp.service" \
-    "$unitdir/intentgate-executor.service"; do
+    "$unitdir/intentgate-executor.service" \
+    "$unitdir/intentgate-witness.service"; do
     [ -f "$root/$f" ] || bad "not installed: $prefix/$f"
 done
 want=$(cd "$src/policies/bundle" && ls -- *.lua | LC_ALL=C sort)
@@ -111,7 +112,7 @@ for b in intentgate intentgate-executor; do
 done
 
 # ---- the units start the installed binaries ----
-for u in pdp executor; do
+for u in pdp executor witness; do
     f=$root/$unitdir/intentgate-$u.service
     exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$f" 2>/dev/null)
     case $exe in

@@ -19,7 +19,8 @@
 #include "audit_cosig.h"
 
 #define FUZZ_WITNESS "fuzz.example/witness"
-#define FUZZ_TEXT "fuzz.example/log\n5\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"
+#define FUZZ_TEXT                                                              \
+    "fuzz.example/log\n5\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,8 +55,7 @@ check_request(const char *s, size_t n)
     if (req.note < s || req.note + req.note_len != s + n || req.note_len == 0)
         abort();
     ig_buf_init(&b, AUDIT_WITNESS_REQ_MAX + 64);
-    if (audit_witness_req_format(req.old,
-                                 (const unsigned char(*)[32])req.proof,
+    if (audit_witness_req_format(req.old, (const unsigned char(*)[32])req.proof,
                                  req.nproof, req.note, req.note_len,
                                  &b) != IG_OK ||
         b.len != n || memcmp(b.data, s, n) != 0)

@@ -90,8 +90,8 @@ GRANTS = """
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO {pdp};
 GRANT SELECT, INSERT ON intents, decisions, grants, redemptions, outcomes,
-  approvals, votes, resolutions, audit_events, audit_tiles, checkpoints
-  TO {pdp};
+  approvals, votes, resolutions, audit_events, audit_tiles, checkpoints,
+  cosignatures TO {pdp};
 GRANT SELECT, INSERT, UPDATE, DELETE ON audit_queue, counter_counts
   TO {pdp};
 GRANT SELECT ON ig_schema TO {pdp};

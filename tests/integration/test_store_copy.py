@@ -19,6 +19,10 @@ checkpoint at each stop). Then:
              as an attacker holding the database would) fails verification.
   Serve      a PDP started on the copy with the same audit key and anchor
              serves its intents, and its log still verifies.
+  Cosignatures  witnesses' cosignatures (made here, C2SP cosignature/v1
+             with Ed25519) of the SQLite store's checkpoints are copied
+             row for row, and `audit export --checkpoints-out` gives each
+             checkpoint with its cosignature lines, the same from both.
 
 The PostgreSQL server is IG_TEST_PG_URL (a base URL whose user may CREATE
 DATABASE, scripts/pg-cluster.sh); each test makes its own databases, and
@@ -28,6 +32,9 @@ drops them at exit. Without IG_TEST_PG_URL every test fails: none skips.
     INTENTGATE_BIN=build/cli/intentgate python3 tests/integration/test_store_copy.py
 """
 import atexit
+import base64
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -47,7 +54,40 @@ from test_audit_cli import (finish, ig, lifecycle,  # noqa: E402
 EXTRA_INTENTS = 300
 TABLES = ("intents", "decisions", "grants", "redemptions", "outcomes",
           "approvals", "votes", "resolutions", "audit_events", "audit_tiles",
-          "checkpoints", "counter_counts")
+          "checkpoints", "cosignatures", "counter_counts")
+WITNESSES = ("w1.example/copy", "w2.example/copy")
+COSIG_TIME = 1760000000
+
+
+def witness_key_id(name, pk):
+    """C2SP tlog-cosignature: SHA-256(name || 0x0A || 0x04 || key)[:4]."""
+    return hashlib.sha256(name.encode() + b"\n\x04" + pk).digest()[:4]
+
+
+def cosignature(note, name, sk, ts):
+    """name's cosignature/v1 line of a signed checkpoint note."""
+    from cryptography.hazmat.primitives import serialization
+    text = note[:note.index("\n\n") + 1].encode()
+    pk = sk.public_key().public_bytes(serialization.Encoding.Raw,
+                                      serialization.PublicFormat.Raw)
+    msg = b"cosignature/v1\ntime %d\n" % ts + text
+    sig = witness_key_id(name, pk) + ts.to_bytes(8, "big") + sk.sign(msg)
+    return "\u2014 %s %s\n" % (name, base64.b64encode(sig).decode())
+
+
+def check_cosignature(note, line, name, sk):
+    """line is name's valid cosignature of note's text (raises if not)."""
+    from cryptography.hazmat.primitives import serialization
+    text = note[:note.index("\n\n") + 1].encode()
+    pk = sk.public_key().public_bytes(serialization.Encoding.Raw,
+                                      serialization.PublicFormat.Raw)
+    dash, who, b64 = line.rstrip("\n").split(" ")
+    assert dash == "\u2014" and who == name, line
+    sig = base64.b64decode(b64)
+    assert len(sig) == 76 and sig[:4] == witness_key_id(name, pk), line
+    ts = int.from_bytes(sig[4:12], "big")
+    sk.public_key().verify(sig[12:], b"cosignature/v1\ntime %d\n" % ts +
+                           text)
 
 
 def psql(url, sql):
@@ -93,6 +133,31 @@ class Store:
             raise
         self.env = read_env(self.data)
         self.anchor = os.path.join(self.data, "keys", "audit.key.checkpoint")
+        self.cosign()
+
+    def cosign(self):
+        """Both witnesses cosign the first checkpoint, the first witness
+        the last one too: rows as a PDP stores them (store_cosig_put)."""
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+        self.witness_keys = {w: ed25519.Ed25519PrivateKey.generate()
+                             for w in WITNESSES}
+        con = sqlite3.connect(self.db)
+        try:
+            sizes = [r[0] for r in con.execute(
+                "SELECT size FROM checkpoints ORDER BY size")]
+            assert len(sizes) >= 2, sizes
+            self.cosigned = {sizes[0]: WITNESSES, sizes[-1]: WITNESSES[:1]}
+            for size, names in self.cosigned.items():
+                (note,) = con.execute("SELECT note FROM checkpoints WHERE"
+                                      " size = ?", (size,)).fetchone()
+                for w in reversed(names):  # read back by name, not order
+                    con.execute("INSERT INTO cosignatures VALUES (?, ?, ?,"
+                                " ?)", (size, w, cosignature(
+                                    note, w, self.witness_keys[w],
+                                    COSIG_TIME + size), COSIG_TIME))
+            con.commit()
+        finally:
+            con.close()
 
     def rows(self, table):
         con = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True)
@@ -295,6 +360,45 @@ class Tampering(Fixture):
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r"FAILED (leaf_mismatch|root_mismatch) at")
         self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+
+class Cosignatures(Fixture):
+    def test_rows_are_copied_as_stored(self):
+        con = sqlite3.connect(self.store.db)
+        want = ["%d|%s|%s|%d" % (size, w, line.encode().hex(), at)
+                for size, w, line, at in con.execute(
+                    "SELECT size, witness, line, created_at FROM"
+                    " cosignatures ORDER BY size, witness")]
+        con.close()
+        self.assertEqual(len(want), 3)
+        got = psql(self.url, "SELECT size || '|' || witness || '|' ||"
+                   " encode(convert_to(line, 'UTF8'), 'hex') || '|' ||"
+                   " created_at FROM cosignatures ORDER BY size, witness"
+                   " COLLATE \"C\"")
+        self.assertEqual(got, want)
+
+    def test_export_gives_checkpoints_with_their_cosignatures(self):
+        outs = []
+        for db in (self.store.db, self.url):
+            path = os.path.join(self.store.tmp, "ckpts-%d.jsonl" % len(outs))
+            rc, out, err = ig("audit", "export", "--db", db,
+                              "--checkpoints-out", path)
+            self.assertEqual(rc, 0, out + err)
+            with open(path, encoding="utf-8") as f:
+                outs.append(f.read())
+        self.assertEqual(outs[0], outs[1])
+        notes = [json.loads(line) for line in outs[0].splitlines() if line]
+        seen = 0
+        for n in notes:
+            names = self.store.cosigned.get(n["size"], ())
+            sigs = n["note"][n["note"].index("\n\n") + 2:].splitlines(True)
+            # The log's signature, then the witnesses' by name.
+            self.assertEqual(len(sigs), 1 + len(names), n)
+            for name, line in zip(names, sigs[1:]):
+                check_cosignature(n["note"], line, name,
+                                  self.store.witness_keys[name])
+                seen += 1
+        self.assertEqual(seen, 3)
 
 
 class Serve(Fixture):

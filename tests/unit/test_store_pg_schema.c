@@ -18,6 +18,8 @@
 #include "pg_test.h"
 #include "store.h"
 
+#define SCHEMA_VERSION 2 /* store_pg_schema.c's migrations */
+
 static enum ig_status
 open_at(const char *url, struct store **out, struct ig_err *err)
 {
@@ -39,12 +41,14 @@ test_created_then_reopened(void **state)
     (void)state;
     assert_int_equal(open_at(url, &s, &err), IG_OK);
     store_close(s);
-    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"),
+                     SCHEMA_VERSION);
     assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM ig_schema"), 1);
     s = NULL;
     assert_int_equal(open_at(url, &s, &err), IG_OK);
     store_close(s);
-    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"),
+                     SCHEMA_VERSION);
     pg_test_drop(url);
 }
 
@@ -87,7 +91,8 @@ test_concurrent_first_opens(void **state)
             fail_msg("replica %d: %s", i, o[i].err.msg);
     }
     assert_int_equal(pg_test_scalar(url, "SELECT count(*) FROM ig_schema"), 1);
-    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"), 1);
+    assert_int_equal(pg_test_scalar(url, "SELECT version FROM ig_schema"),
+                     SCHEMA_VERSION);
     pg_test_drop(url);
 }
 
@@ -115,9 +120,9 @@ static void
 test_recorded_rows_immutable(void **state)
 {
     static const char *const tables[] = {
-        "intents",      "decisions",   "grants",     "redemptions",
-        "outcomes",     "approvals",   "votes",      "resolutions",
-        "audit_events", "audit_tiles", "checkpoints"};
+        "intents",      "decisions",   "grants",      "redemptions",
+        "outcomes",     "approvals",   "votes",       "resolutions",
+        "audit_events", "audit_tiles", "checkpoints", "cosignatures"};
     char *url = pg_test_db("igt_schema");
     struct store *s = NULL;
     struct ig_err err = {0};
@@ -192,7 +197,7 @@ test_least_privilege_role(void **state)
         "GRANT USAGE ON SCHEMA public TO %s;"
         "GRANT SELECT, INSERT ON intents, decisions, grants, redemptions,"
         " outcomes, approvals, votes, resolutions, audit_events, audit_tiles,"
-        " checkpoints TO %s;"
+        " checkpoints, cosignatures TO %s;"
         "GRANT SELECT, INSERT, UPDATE, DELETE ON audit_queue, counter_counts,"
         " approver_sessions, login_failures, slack_messages TO %s;"
         "GRANT SELECT ON ig_schema TO %s;"
