@@ -254,6 +254,12 @@ enum ig_status cli_audit_witnesses_load(struct cli_audit_witnesses *ws,
                                         const char *const *args, size_t nargs,
                                         uint64_t quorum,
                                         struct ig_err *err) IG_WUR;
+/* IG_ERR_INVALID (err names both) when a witness's public key is one of
+   the log's keys[0..nkeys): the log cosigning itself is no witness. */
+enum ig_status cli_audit_witnesses_not_log(const struct cli_audit_witnesses *ws,
+                                           const struct audit_verifier *keys,
+                                           size_t nkeys,
+                                           struct ig_err *err) IG_WUR;
 /* Search every note that opens with one of keys[0..nkeys) for each
    witness's cosignatures; final is the latest checkpoint (the largest
    that opens; NULL: none), whose cosignatures count for the quorum. */

@@ -464,6 +464,8 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
         st = cli_audit_witnesses_load(r->ws, a->witnesses, a->nwitnesses,
                                       a->witness_quorum, err);
     }
+    if (st == IG_OK && r->ws != NULL)
+        st = cli_audit_witnesses_not_log(r->ws, vs->key, vs->n, err);
     return st;
 }
 

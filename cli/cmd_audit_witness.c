@@ -127,6 +127,27 @@ cli_audit_witnesses_load(struct cli_audit_witnesses *ws,
     return IG_OK;
 }
 
+enum ig_status
+cli_audit_witnesses_not_log(const struct cli_audit_witnesses *ws,
+                            const struct audit_verifier *keys, size_t nkeys,
+                            struct ig_err *err)
+{
+    size_t j, k;
+
+    for (j = 0; j < ws->n; j++)
+        for (k = 0; k < nkeys; k++)
+            if (sodium_memcmp(ws->w[j].key.pk, keys[k].pk,
+                              sizeof(keys[k].pk)) == 0)
+                return ig_err_set(err, IG_ERR_INVALID,
+                                  "--witness %s+%08x is the log's own key "
+                                  "(--key %s+%08x): a log does not witness "
+                                  "itself",
+                                  ws->w[j].key.name,
+                                  (unsigned)ws->w[j].key.key_id, keys[k].name,
+                                  (unsigned)keys[k].key_id);
+    return IG_OK;
+}
+
 /* ---- the search ---- */
 
 /* Whether note holds a signature line by name at all (cheap: most notes

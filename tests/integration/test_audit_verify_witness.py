@@ -22,7 +22,8 @@ checkpoints' notes as the PDP appends the lines it gets.
             with the key id its key has as a log key (0x01) is not its
             cosignature: ignored (missing).
   Usage     quorum 0, over the number of witnesses, without --witness; a
-            log key (type 01) or garbage as --witness; a witness named
+            log key (type 01) or garbage as --witness; the log's own key as
+            a witness key (type 04); a witness named
             twice; more than the limit: exit 2 with one line. A file of
             vkeys (comments, blank lines) names several.
 
@@ -41,6 +42,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import run_tests  # noqa: E402
+import test_audit_cli  # noqa: E402
 from test_audit_cli import (Log, ed25519_public, ed25519_sign, ig,  # noqa: E402
                             tamper_copy)
 
@@ -317,6 +319,18 @@ class VerifyWitness(unittest.TestCase):
         self.assertIn("--witness", self.usage("--witness", "garbage"))
         self.assertIn("named twice", self.usage(*w, "--witness",
                                                 self.w1.vkey))
+        # The log's own key as a witness key (type 04): the log vouching
+        # for itself is no witness.
+        seed = test_audit_cli.audit_secret_seed(self.log.data)
+        own = TestWitness("own.verify.example")
+        own.seed, own.pk = seed, ed25519_public(seed)
+        own.vkey = "%s+%s+%s" % (own.name,
+                                 witness_key_id(own.name, own.pk).hex(),
+                                 base64.b64encode(b"\x04" + own.pk).decode())
+        lines = {self.last["size"]: own.cosign(self.last["note"], self.now)}
+        rc, out, err = self.run_verify(lines, *self.named(own))
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("the log's own key", err)
         many = []
         for i in range(33):
             many += ["--witness", TestWitness("m%d.example" % i).vkey]
