@@ -591,6 +591,28 @@
 #define IG_SLACK_TOTAL_MS 10000L
 #define IG_SLACK_REPLY_MAX (64 * 1024)
 #define IG_SLACK_URL_MAX 2048
+/* The PDP's witness client (pdp/pdp_witness.c, [witness ID] sections):
+   witnesses configured at most; a witness's whole-request timeout and the
+   wait between attempts while it fails, default, least and most (ms);
+   the connect timeout (ms, or the whole-request one when shorter); the
+   largest answer read (beyond it the answer is refused as bad); the
+   longest submission URL with "/add-checkpoint"; the largest file a
+   witness vkey is read from; a repeat of the same failure is logged at
+   most once per this many seconds (it is always counted); the recent
+   checkpoints whose signing time is kept for the lag in seconds. */
+#define IG_WITNESS_MAX 32
+#define IG_WITNESS_TIMEOUT_MS_DEFAULT 10000
+#define IG_WITNESS_TIMEOUT_MS_MIN 10
+#define IG_WITNESS_TIMEOUT_MS_MAX 600000
+#define IG_WITNESS_RETRY_MS_DEFAULT 30000
+#define IG_WITNESS_RETRY_MS_MIN 10
+#define IG_WITNESS_RETRY_MS_MAX 86400000
+#define IG_WITNESS_CONNECT_MS 5000
+#define IG_WITNESS_ANSWER_MAX (64 * 1024)
+#define IG_WITNESS_URL_MAX 2048
+#define IG_WITNESS_VKEY_FILE_MAX 4096
+#define IG_WITNESS_LOG_REPEAT_S 60
+#define IG_WITNESS_SEEN_MAX 64
 /* `serve --dev`: the longest path it writes, its config file and its
    dev.env, in bytes. */
 #define IG_DEV_PATH_MAX 4095

@@ -179,6 +179,26 @@ redact_pointers(const struct pdp_config *c)
     return a;
 }
 
+/* [witness ID] sections as [{"id", "url", "key"}], in file order: who
+   this log asks to cosign its checkpoints. NULL on out-of-memory. */
+static json_t *
+witness_list(const struct pdp_config *c)
+{
+    json_t *a = json_array(), *w;
+    size_t i;
+
+    for (i = 0; a != NULL && i < c->nwitnesses; i++) {
+        w = json_pack("{s:s, s:s, s:s}", "id", c->witnesses[i].id, "url",
+                      c->witnesses[i].url, "key", c->witnesses[i].vkey);
+        /* json_array_append_new steals w (also when it fails). */
+        if (w == NULL || json_array_append_new(a, w) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
 void
 pdp_audit_config_loaded(struct pdp_server *s)
 {
@@ -192,14 +212,14 @@ pdp_audit_config_loaded(struct pdp_server *s)
     /* "o" steals the arrays and the object; a NULL one fails the pack
        (the event is then not written, and that is logged): never an
        event missing a list. */
-    ev = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:{s:s, s:s?, s:o}}",
-                   "type", "config.loaded", "time", now, "path", c->path,
-                   "sha256", hash, "principals", principals_by_role(c),
-                   "approvers", approver_ids(c), "policy_revision",
-                   pol_bundle_revision(s->bundle), "audit", "name",
-                   c->audit_name, "verifier_key",
-                   s->audit_key != NULL ? s->audit_verifier : NULL, "redact",
-                   redact_pointers(c));
+    ev = json_pack(
+        "{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:{s:s, s:s?, s:o, s:o}}", "type",
+        "config.loaded", "time", now, "path", c->path, "sha256", hash,
+        "principals", principals_by_role(c), "approvers", approver_ids(c),
+        "policy_revision", pol_bundle_revision(s->bundle), "audit", "name",
+        c->audit_name, "verifier_key",
+        s->audit_key != NULL ? s->audit_verifier : NULL, "redact",
+        redact_pointers(c), "witnesses", witness_list(c));
     pthread_mutex_unlock(&s->pol_mu);
     pdp_audit_append(s, ev);
 }

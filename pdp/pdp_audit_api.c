@@ -1,7 +1,8 @@
 /*
  * pdp_audit_api.c - the audit log over HTTP, for auditors and admins:
  *
- *   GET /v1/audit/checkpoint                    the latest signed note
+ *   GET /v1/audit/checkpoint                    the latest signed note,
+ *                                               with its cosignatures
  *   GET /v1/audit/leaves?start=&end=            leaves [start, end), NDJSON
  *   GET /v1/audit/proof/inclusion?index=&size=  C2SP tlog-proof text
  *   GET /v1/audit/proof/consistency?old=&new=   one base64 hash a line
@@ -59,22 +60,38 @@ query_u64(struct pdp_req *r, const char *name, int required, uint64_t *out)
     return 1;
 }
 
+/* The latest signed note with its witnesses' cosignature lines appended
+   after the log's signature (still one signed note: a verifier without
+   the witness keys ignores them). */
 static void
 get_checkpoint(struct pdp_req *r)
 {
+    char *note = NULL, *cosigs = NULL;
+    struct ig_buf b;
     enum ig_status st;
     uint64_t size = 0;
-    char *note = NULL;
 
     st = store_checkpoint_get(r->srv->store, 0, &note, &size);
-    if (st == IG_ERR_NOTFOUND)
+    if (st == IG_OK)
+        st = store_cosig_get(r->srv->store, size, &cosigs);
+    if (st == IG_ERR_NOTFOUND) {
         pdp_reply_error(r, 404, "NO_CHECKPOINT", NULL,
                         "no checkpoint has been signed yet");
-    else if (st != IG_OK)
+    } else if (st != IG_OK) {
         store_error(r, st);
-    else
-        pdp_reply_text(r, 200, note, strlen(note), TEXT_PLAIN);
+    } else {
+        ig_buf_init(&b, strlen(note) + strlen(cosigs) + 1);
+        st = ig_buf_adds(&b, note) == IG_OK && ig_buf_adds(&b, cosigs) == IG_OK
+                 ? IG_OK
+                 : IG_ERR_NOMEM;
+        if (st == IG_OK)
+            pdp_reply_text(r, 200, b.data, b.len, TEXT_PLAIN);
+        else
+            pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+        ig_buf_release(&b);
+    }
     free(note);
+    free(cosigs);
 }
 
 static void

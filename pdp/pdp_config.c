@@ -41,6 +41,8 @@ static const struct pdp_cfg_section sections[] = {
     {"slack", 0, 1, pdp_cfg_slack_begin, pdp_cfg_slack_set, NULL},
     {"audit", 0, 1, NULL, pdp_cfg_audit_set, NULL},
     {"limits", 0, 1, NULL, pdp_cfg_limits_set, NULL},
+    {"witness", 1, 0, pdp_cfg_witness_begin, pdp_cfg_witness_set,
+     pdp_cfg_witness_end},
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(*sections))
@@ -61,6 +63,7 @@ pdp_config_free(struct pdp_config *c)
     pdp_cfg_principals_free(c);
     pdp_cfg_appr_free(c);
     pdp_cfg_audit_free(c);
+    pdp_cfg_witness_free(c);
     free(c->trusted_proxies);
     free(c);
 }
@@ -208,7 +211,8 @@ finish(struct pdp_cfg_parse *p)
         return -1;
     p->line = 0;
     if (pdp_cfg_top_finish(p) != 0 || pdp_cfg_limits_finish(p) != 0 ||
-        pdp_cfg_audit_finish(p) != 0 || pdp_cfg_appr_finish(p) != 0)
+        pdp_cfg_audit_finish(p) != 0 || pdp_cfg_appr_finish(p) != 0 ||
+        pdp_cfg_witness_finish(p) != 0)
         return -1;
     return 0;
 }

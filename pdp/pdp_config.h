@@ -53,6 +53,14 @@
  *                                     (the latest signed checkpoint, 0600,
  *                                     outside the database; default: key's
  *                                     path + ".checkpoint")
+ *   [witness w1]                      (a witness that cosigns checkpoints;
+ *                                      up to IG_WITNESS_MAX sections)
+ *   url = https://w1.example/wit      (submission prefix: POST
+ *                                      <url>/add-checkpoint)
+ *   key = w1.example+1234abcd+BA...   (the witness's vkey, type 04, or a
+ *                                      file holding it)
+ *   timeout_ms = 10000                (whole request)
+ *   retry_ms = 30000                  (between attempts while failing)
  *
  * and at the top, for refused requests and client addresses:
  *
@@ -72,8 +80,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit_cosig.h"
 #include "ig_error.h"
 #include "pdp_addr.h"
+
+/* A witness vkey: "<name>+<8 hex>+<base64 of 33 bytes>" and a NUL. */
+#define PDP_WITNESS_VKEY_MAX (AUDIT_NAME_MAX + 1 + 8 + 1 + 44 + 1)
+
+/* [witness ID] (pdp_config_witness.c): where to submit checkpoints and
+   the key that must cosign them. */
+struct pdp_witness_cfg {
+    char *id;  /* the section's ID (metrics and log lines name it) */
+    char *url; /* submission prefix, http(s), without a final '/' */
+    struct audit_witness_key key;
+    char vkey[PDP_WITNESS_VKEY_MAX]; /* key as text, for log lines */
+    int64_t timeout_ms;              /* whole request */
+    int64_t retry_ms;                /* between attempts while failing */
+};
 
 enum pdp_role {
     PDP_ROLE_NONE = 0,
@@ -153,6 +176,11 @@ struct pdp_config {
        what may replace an anchor the database disagrees with
        (enum store_anchor_adopt, store.h). */
     int audit_anchor_adopt;
+
+    /* [witness ID] sections, in file order (at most IG_WITNESS_MAX; key
+       names distinct). */
+    struct pdp_witness_cfg *witnesses;
+    size_t nwitnesses;
 
     /* [limits] (pdp_config_limits.c); defaults in ig_limits.h. */
     int64_t max_connections, max_per_address, request_timeout_ms;

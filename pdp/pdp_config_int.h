@@ -8,6 +8,7 @@
  *   pdp_config_keys.c       top-level keys, [policy], principal sections
  *   pdp_config_approvals.c  [approvals], [approver ID], [slack]
  *   pdp_config_audit.c      [audit]
+ *   pdp_config_witness.c    [witness ID]
  *   pdp_config_limits.c     [limits]
  *   pdp_config_util.c       the parse state's helpers: errors naming the
  *                           line, value parsers, dispatch by key name
@@ -40,6 +41,7 @@ struct pdp_cfg_parse {
     int has_token;                     /* ... and whether it has its token */
     struct pdp_approver *cur_appr;     /* [approver]: the one being read */
     int has_slack;                     /* a [slack] section was read */
+    struct pdp_witness_cfg *cur_wit;   /* [witness]: the one being read */
 };
 
 /* One key of a section: its name and what sets it. The generic setters
@@ -161,6 +163,15 @@ void pdp_cfg_appr_free(struct pdp_config *c);
 int pdp_cfg_audit_set(struct pdp_cfg_parse *p, const char *key, const char *v);
 int pdp_cfg_audit_finish(struct pdp_cfg_parse *p);
 void pdp_cfg_audit_free(struct pdp_config *c);
+
+/* ---- pdp_config_witness.c ---- */
+int pdp_cfg_witness_begin(struct pdp_cfg_parse *p, const char *kind,
+                          const char *id);
+int pdp_cfg_witness_set(struct pdp_cfg_parse *p, const char *key,
+                        const char *v);
+int pdp_cfg_witness_end(struct pdp_cfg_parse *p);
+int pdp_cfg_witness_finish(struct pdp_cfg_parse *p);
+void pdp_cfg_witness_free(struct pdp_config *c);
 
 /* ---- pdp_config_limits.c ---- */
 int pdp_cfg_limits_set(struct pdp_cfg_parse *p, const char *key, const char *v);

@@ -15,7 +15,8 @@
  *   1 services   pdp_audit.c, pdp_policy_rt.c, pdp_answer.c,
  *                pdp_decision.c (block a decision, sign a grant),
  *                pdp_approval_rules.c, pdp_approval.c, pdp_approval_view.c,
- *                pdp_approval_sweep.c, pdp_slack.c - no request in sight
+ *                pdp_approval_sweep.c, pdp_slack.c, pdp_witness_submit.c,
+ *                pdp_witness.c - no request in sight
  *   2 requests   pdp_client.c (who asks, refusals counted), pdp_reply.c
  *                (replies, auth, suspend/resume), pdp_wait.c, pdp_delay.c,
  *                pdp_login.c, pdp_ui_page.c
@@ -90,6 +91,9 @@ struct pdp_server {
     struct ig_signing_key *audit_key;
     char audit_verifier[PDP_AUDIT_VERIFIER_MAX];
     unsigned char *audit_hmac;
+
+    /* The witness client (pdp_witness.c): NULL without [witness]. */
+    struct pdp_witnesses *witnesses;
 };
 
 #define PDP_REPLY_HEADERS 8

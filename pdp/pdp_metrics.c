@@ -201,5 +201,7 @@ pdp_metrics_render(struct pdp_metrics *m, struct ig_buf *out)
         st = render_hist(out, "intentgate_store_commit_seconds",
                          "One group commit, begin to durable.",
                          &m->commit_seconds);
+    if (st == IG_OK && m->more != NULL)
+        st = m->more(m->more_ctx, out);
     return st;
 }

@@ -38,6 +38,10 @@ struct pdp_metrics {
     /* Gauges, read just before rendering (pdp_route.c serve_metrics). */
     atomic_uint_fast64_t connections, connections_cut, waiters, queued;
     atomic_uint_fast64_t in_flight;
+    /* Families rendered after these (the witness client's,
+       pdp_witness_metrics), set before the daemon starts. NULL: none. */
+    enum ig_status (*more)(void *ctx, struct ig_buf *out);
+    void *more_ctx;
 };
 
 void pdp_hist_observe(struct pdp_hist *h, double seconds);

@@ -14,6 +14,7 @@
 
 #include "ig_hash.h"
 #include "ig_limits.h"
+#include "pdp_witness.h"
 
 static void
 observe_commit(void *ctx, double seconds, size_t writes)
@@ -92,7 +93,12 @@ server_free(struct pdp_server *s)
     pdp_delays_free(s->delays);
     /* The last aggregated refusals, while the store still takes them. */
     pdp_refusals_free(s->refusals);
+    /* The witness threads read the store: stopped before it closes. Its
+       last checkpoint (signed by the close) is submitted at the next
+       start. */
+    pdp_witness_stop(s->witnesses);
     store_close(s->store); /* signs the last audit checkpoint */
+    pdp_witness_free(s->witnesses);
     pdp_audit_stop(s);
     pdp_waiters_free(s->waiters);
     pdp_policies_release(s);
@@ -121,6 +127,8 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK ||
         pdp_audit_start(s, err) != IG_OK)
         goto fail;
+    if (pdp_witness_new(c, s->audit_key, &s->witnesses, err) != IG_OK)
+        goto fail;
     memset(&so, 0, sizeof(so));
     so.path = c->database;
     so.synchronous_full = c->synchronous_full;
@@ -134,12 +142,21 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
     so.anchor_adopt = c->audit_anchor_adopt;
     so.log = pdp_log;
     so.max_queue = (size_t)c->max_write_queue;
+    so.on_checkpoint = pdp_witness_on_checkpoint; /* a no-op when NULL */
+    so.on_checkpoint_ctx = s->witnesses;
     if (store_open(&so, &s->store, err) != IG_OK)
         goto fail;
     store_set_observer(s->store, observe_commit, &s->metrics);
     pdp_audit_config_loaded(s);
     if (start_refusals(s, err) != IG_OK)
         goto fail;
+    /* On PostgreSQL only the sequencer signs, and on_checkpoint says when:
+       a replica does not submit at start (pdp_witness.h). */
+    if (pdp_witness_start(s->witnesses, s->store,
+                          !store_is_postgres(c->database), err) != IG_OK)
+        goto fail;
+    s->metrics.more = pdp_witness_metrics;
+    s->metrics.more_ctx = s->witnesses;
     if (pdp_slack_start(s, err) != IG_OK || pdp_approval_start(s, err) != IG_OK)
         goto fail;
     s->max_connections =

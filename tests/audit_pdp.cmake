@@ -40,3 +40,30 @@ if(NOT IG_FUZZ)
   ig_test(store store_pg_audit LIBS igstore)
   set_tests_properties(store.store_pg_audit PROPERTIES LABELS pg TIMEOUT 300)
 endif()
+
+# The witness client in the PDP (issue 18): [witness ID] sections, the
+# add-checkpoint requests and 409 resends, cosignatures on
+# /v1/audit/checkpoint, the witness metrics, and hostile witnesses (fakes on
+# loopback, signing with openssl) that never stall a decision.
+if(NOT IG_FUZZ)
+  ig_test(pdp pdp_config_witness LIBS igpdp)
+  set_tests_properties(pdp.pdp_config_witness PROPERTIES LABELS "unit;witness"
+    TIMEOUT 60)
+  find_program(PYTHON3 python3 REQUIRED)
+  ig_store_test(witness.client
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_client.py)
+  set_tests_properties(witness.client PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS "integration;witness" TIMEOUT 600)
+endif()
+
+# The witness client on PostgreSQL replicas (issue 18): only the sequencer
+# submits, every replica serves the cosignatures, only the sequencer shows
+# the witness metrics. Needs IG_TEST_PG_URL.
+if(NOT IG_FUZZ)
+  add_test(NAME witness.replicas
+    COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_witness_replicas.py)
+  set_tests_properties(witness.replicas PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>;IG_TEST_STORE=postgresql"
+    LABELS "pg;witness" TIMEOUT 300)
+endif()
