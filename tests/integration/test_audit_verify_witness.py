@@ -254,6 +254,24 @@ class VerifyWitness(unittest.TestCase):
                           *self.named(self.w1, self.w2, self.w3))
         self.assertEqual(rc, 4, out + err)
 
+    def test_quorum_wins_over_unsigned(self):
+        # Without the latest checkpoint the newest leaves are unsigned; a
+        # day later that alone is exit 3, with the quorum short too 4.
+        path = os.path.join(self.work, "short.jsonl")
+        with open(path, "w") as f:
+            for c in self.cps[:-1]:
+                f.write(json.dumps(c) + "\n")
+        prev = self.cps[-2]
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                           time.gmtime(self.now + 86400))
+        base = ["audit", "verify", "--leaves", self.leaves, "--checkpoints",
+                path, "--key", self.log.key, "--at", at]
+        rc, out, err = ig(*base)
+        self.assertEqual(rc, 3, out + err)
+        rc, out, err = ig(*base, *self.named(self.w1))
+        self.assertEqual(rc, 4, out + err)
+        self.assertIn("(size %d)" % prev["size"], out)
+
     # ---- forgeries ----
 
     def assert_invalid(self, lines, size, *args):

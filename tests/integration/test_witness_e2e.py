@@ -50,7 +50,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -104,17 +103,11 @@ def sign_checkpoint(key_path, name, size, root):
 
 # ---- witnesses ----
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class Witness:
     """One `intentgate witness serve`, its key, config and state under
-    root/<id>; restartable on the same port."""
+    root/<id>. The first start listens on a port of the kernel's choice
+    (the config's 127.0.0.1:0; the start line names it), restarts on the
+    same one (--listen)."""
 
     def __init__(self, root, wid, log_key):
         self.id = wid
@@ -128,12 +121,12 @@ class Witness:
         os.rename(os.path.join(tmp, "signing.key"), self.key)
         shutil.rmtree(tmp)
         self.name = "witness.test.example/" + wid
-        self.port = free_port()
+        self.port = 0
         self.conf = os.path.join(self.dir, "witness.conf")
         with open(self.conf, "w") as f:
-            f.write("[witness]\nname = %s\nkey = %s\nlisten = 127.0.0.1:%d\n"
+            f.write("[witness]\nname = %s\nkey = %s\nlisten = 127.0.0.1:0\n"
                     "database = %s\nrate = 1000\n\n[log %s]\nkey = %s\n"
-                    % (self.name, self.key, self.port,
+                    % (self.name, self.key,
                        os.path.join(self.dir, "state.db"), NAME, log_key))
         r = subprocess.run([BIN, "witness", "vkey", "--config", self.conf],
                            capture_output=True, text=True)
@@ -150,17 +143,28 @@ class Witness:
         self.runs += 1
         self.log_path = os.path.join(self.dir, "run-%d.log" % self.runs)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [BIN, "witness", "serve", "--config", self.conf],
-            stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+        args = [BIN, "witness", "serve", "--config", self.conf]
+        if self.port:
+            args += ["--listen", "127.0.0.1:%d" % self.port]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                     stderr=log, stdin=subprocess.DEVNULL)
         log.close()
 
         def started():
             if self.proc.poll() is not None:
                 raise AssertionError("witness %s exited:\n%s"
                                      % (self.id, self.log()))
-            return '"witness.started"' in self.log()
-        wait_until(started, "witness %s to start" % self.id, 60)
+            for line in self.log().splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("event") == "witness.started":
+                    return rec["port"]
+            return None
+        port = wait_until(started, "witness %s to start" % self.id, 60)
+        assert self.port in (0, port), (self.port, port)
+        self.port = port
         return self
 
     def log(self):
@@ -308,22 +312,23 @@ class WitnessE2E(unittest.TestCase):
         base = layout_roots()[0]
         WitnessedInstall.witnesses = ()
         self.inst = WitnessedInstall(base)
+        self.srv = self.a = self.b = None
+        self.addCleanup(self.clean)  # also when the rest of setUp fails
         _, pk = secret_key(self.inst.audit_key)
         self.log_vkey = log_vkey(NAME, pk)
         self.a = Witness(self.inst.root, "a", self.log_vkey)
         self.b = Witness(self.inst.root, "b", self.log_vkey)
         self.c = Witness(self.inst.root, "c", self.log_vkey)  # never runs
-        WitnessedInstall.witnesses = (self.a, self.b)
-        self.inst.write_conf()
         self.a.start()
         self.b.start()
-        self.srv = None
+        WitnessedInstall.witnesses = (self.a, self.b)  # their ports known
+        self.inst.write_conf()
 
-    def tearDown(self):
+    def clean(self):
         if self.srv is not None:
             self.srv.stop()
         for w in (self.a, self.b):
-            if w.proc is not None:
+            if w is not None and w.proc is not None:
                 w.proc.kill()
                 w.proc.wait()
         if self.inst.pg_url is not None:
