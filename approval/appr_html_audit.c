@@ -194,6 +194,54 @@ w_event_list(struct appr_w *w, const char *tag, const char *id,
 
 /* ---- the events page ---- */
 
+/* One configured witness: its cosignature on the latest checkpoint. */
+static void
+w_witness(struct appr_w *w, const json_t *wit)
+{
+    const char *state = appr_json_str(wit, "state");
+    const char *when = appr_json_str(wit, "time");
+
+    appr_w_raw(w, "<li class=\"witness\">\n<dl class=\"fields\">\n<dt>Witness"
+                  "</dt><dd class=\"witness-id\">");
+    appr_w_esc(w, appr_json_str(wit, "id"));
+    appr_w_raw(w, "</dd>\n<dt>Key name</dt><dd class=\"witness-name\">");
+    appr_w_esc(w, appr_json_str(wit, "name"));
+    appr_w_raw(w, "</dd>\n<dt>Key ID</dt><dd class=\"witness-key-id\">");
+    appr_w_esc(w, appr_json_str(wit, "key_id"));
+    appr_w_raw(w, "</dd>\n<dt>Latest checkpoint</dt><dd "
+                  "class=\"witness-state\">");
+    if (state != NULL && strcmp(state, "cosigned") == 0)
+        appr_w_raw(w, "cosigned (valid)");
+    else if (state != NULL && strcmp(state, "invalid") == 0)
+        appr_w_raw(w, "<strong>INVALID cosignature</strong>");
+    else
+        appr_w_raw(w, "not cosigned");
+    appr_w_raw(w, "</dd>\n<dt>Cosigned at</dt><dd class=\"witness-time\">");
+    appr_w_esc(w, when != NULL ? when : "-");
+    appr_w_raw(w, "</dd>\n<dt>Last cosigned size</dt><dd "
+                  "class=\"witness-last-size\">");
+    appr_w_int(w, json_object_get(wit, "last_size"), "0");
+    appr_w_raw(w, "</dd>\n</dl>\n</li>\n");
+}
+
+/* The configured witnesses (none: nothing). */
+static void
+w_witnesses(struct appr_w *w, const json_t *view)
+{
+    const json_t *ws = json_object_get(view, "witnesses"), *wit;
+    size_t i;
+
+    if (json_array_size(ws) == 0)
+        return;
+    appr_w_raw(w, "<h3>Witnesses</h3>\n<ul class=\"witnesses\" "
+                  "id=\"witnesses\">\n");
+    json_array_foreach(ws, i, wit)
+    {
+        w_witness(w, wit);
+    }
+    appr_w_raw(w, "</ul>\n");
+}
+
 static void
 w_checkpoint(struct appr_w *w, const json_t *view)
 {
@@ -218,6 +266,7 @@ w_checkpoint(struct appr_w *w, const json_t *view)
         appr_w_raw(w, "<p class=\"muted\" id=\"no-checkpoint\">No checkpoint "
                       "has been signed yet.</p>\n");
     }
+    w_witnesses(w, view);
     appr_w_raw(w, "<p><a id=\"export\" download href=\"" APPR_AUDIT_PATH
                   "/export.jsonl?end=");
     appr_w_int(w, json_object_get(view, "log_size"), "0");
@@ -227,9 +276,15 @@ w_checkpoint(struct appr_w *w, const json_t *view)
                "/checkpoints.jsonl?end=");
     appr_w_int(w, json_object_get(view, "log_size"), "0");
     appr_w_raw(w, "\">its checkpoints</a>, then check them offline "
-                  "with the log's verifier key:</p>\n<pre>intentgate audit "
-                  "verify --leaves log.jsonl --checkpoints checkpoints.jsonl "
-                  "--key KEY</pre>\n</section>\n");
+                  "with the log's verifier key");
+    if (json_array_size(json_object_get(view, "witnesses")) > 0)
+        appr_w_raw(w, " and the witnesses' keys, from their operators");
+    appr_w_raw(w, ":</p>\n<pre>intentgate audit verify --leaves log.jsonl "
+                  "--checkpoints checkpoints.jsonl --key KEY");
+    if (json_array_size(json_object_get(view, "witnesses")) > 0)
+        appr_w_raw(w, " \\\n    --witness WITNESS_KEY ... "
+                      "--witness-quorum K");
+    appr_w_raw(w, "</pre>\n</section>\n");
 }
 
 static void

@@ -9,7 +9,10 @@
  * (its raw text, when it does not parse). The leaf index shown is seq - 1.
  *
  * Element ids the tests rely on: #checkpoint (a <pre> with the latest
- * signed checkpoint), #log-size, #export, #export-checkpoints, #filter,
+ * signed checkpoint and its cosignature lines), #witnesses (li.witness:
+ * dd.witness-id, .witness-name, .witness-key-id, .witness-state,
+ * .witness-time, .witness-last-size), #log-size, #export,
+ * #export-checkpoints, #filter,
  * #type, #intent, #events (li.event, a.intent-link), #older, #empty
  * (events page); #intent-id, #principal, #tenant, #action, #resource,
  * #params, #context, #timeline (li.event) (intent page).
@@ -32,8 +35,14 @@
 /*
  * The events page. view:
  *   log_size         number of events in the log
- *   checkpoint       the latest signed checkpoint's text, or absent
+ *   checkpoint       the latest signed checkpoint's note with the
+ *                    witnesses' cosignature lines, or absent
  *   checkpoint_size  its tree size
+ *   witnesses        [{id, name, key_id (8 hex digits), state ("cosigned",
+ *                    "missing" or "invalid": its cosignature on that
+ *                    checkpoint), time (its timestamp, or absent),
+ *                    last_size (the largest size it cosigned; 0: none)}],
+ *                    one per configured witness (absent: none)
  *   events           [{seq, event}], newest first
  *   type, intent_id  the filters applied (absent: none)
  *   older            the `before` of the next page (absent: last page)

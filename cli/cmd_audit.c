@@ -34,7 +34,10 @@ static const char audit_usage[] =
     "input;\n"
     "verify also 3: everything verifies, but a leaf was left unsigned longer\n"
     "than the PDP's checkpoint_interval + " ACLI_STR(
-        IG_AUDIT_UNSIGNED_MARGIN) " s (see `audit verify --help`).\n";
+        IG_AUDIT_UNSIGNED_MARGIN) " s; 4: it verifies, but fewer than\n"
+                                  "--witness-quorum of the named witnesses "
+                                  "cosigned its latest checkpoint\n"
+                                  "(see `audit verify --help`).\n";
 
 /* ---- dispatch ---- */
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "audit_cosig.h"
 #include "audit_note.h"
 #include "audit_tree.h"
 #include "audit_verify.h"
@@ -210,6 +211,67 @@ void cli_audit_times_leaf(struct cli_audit_times *t, uint64_t index,
 int cli_audit_times_report(const struct cli_audit_times *t, char *why,
                            size_t cap);
 void cli_audit_times_free(struct cli_audit_times *t);
+
+/* ---- verify: the witnesses' cosignatures (cmd_audit_witness.c) ---- */
+
+/* verify's status when the log verifies but fewer than --witness-quorum
+   of the named witnesses cosigned the checkpoint it ends on. */
+#define ACLI_EXIT_QUORUM 4
+
+/* A witness's cosignature on the latest checkpoint. */
+enum { ACLI_COSIG_MISSING = 0, ACLI_COSIG_OK, ACLI_COSIG_INVALID };
+
+struct cli_audit_witness {
+    struct audit_witness_key key;
+    int state;             /* ACLI_COSIG_* on the latest checkpoint */
+    uint64_t ts;           /* its timestamp there (the latest, with several) */
+    int viewed;            /* it validly cosigned some checkpoint: */
+    uint64_t view_size;    /* the largest, */
+    uint64_t view_ts;      /* when */
+    int invalid;           /* a line by its name and key id failed: */
+    uint64_t invalid_size; /* on the largest such checkpoint, */
+    char why[IG_ERR_MSGMAX]; /* why */
+};
+
+struct cli_audit_witnesses {
+    struct cli_audit_witness w[IG_AUDIT_CLI_WITNESSES_MAX];
+    size_t n;
+    size_t quorum;
+    int have_final;                /* a note opened with the log's keys: */
+    struct audit_checkpoint final; /* the largest */
+    size_t cosigned;               /* witnesses with a valid cosignature
+                                      on it */
+};
+
+/*
+ * The witnesses of --witness args[0..nargs): each a vkey (type 04) or a
+ * file of them (one a line; blank and '#' lines skipped); quorum 0 means
+ * every witness. IG_ERR_INVALID with err: a bad key or file, a witness
+ * named twice, a quorum over the number of witnesses; IG_ERR_LIMIT: more
+ * than IG_AUDIT_CLI_WITNESSES_MAX.
+ */
+enum ig_status cli_audit_witnesses_load(struct cli_audit_witnesses *ws,
+                                        const char *const *args, size_t nargs,
+                                        uint64_t quorum,
+                                        struct ig_err *err) IG_WUR;
+/* IG_ERR_INVALID (err names both) when a witness's public key is one of
+   the log's keys[0..nkeys): the log cosigning itself is no witness. */
+enum ig_status cli_audit_witnesses_not_log(const struct cli_audit_witnesses *ws,
+                                           const struct audit_verifier *keys,
+                                           size_t nkeys,
+                                           struct ig_err *err) IG_WUR;
+/* Search every note that opens with one of keys[0..nkeys) for each
+   witness's cosignatures; final is the latest checkpoint (the largest
+   that opens; NULL: none), whose cosignatures count for the quorum. */
+void cli_audit_witnesses_check(struct cli_audit_witnesses *ws,
+                               const struct cli_audit_notes *ns,
+                               const struct audit_verifier *keys, size_t nkeys,
+                               const struct audit_checkpoint *final);
+/* Print one "witness:" line per witness and a "witnesses:" summary. The
+   verdict; why (cap bytes) says what is wrong when it is not MET. */
+enum { ACLI_WITNESS_MET = 0, ACLI_WITNESS_SHORT, ACLI_WITNESS_INVALID };
+int cli_audit_witnesses_report(const struct cli_audit_witnesses *ws, char *why,
+                               size_t cap);
 
 /* ---- output ---- */
 

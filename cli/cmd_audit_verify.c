@@ -23,9 +23,16 @@
 #include "cmd_audit_int.h"
 #include "ig_time.h"
 
+/* The limits in the usage text, as strings. */
+#define WITNESSES_MAX_S ACLI_STR(IG_AUDIT_CLI_WITNESSES_MAX)
+#define INTERVAL_S ACLI_STR(IG_AUDIT_VERIFY_INTERVAL)
+#define MAX_GAP_S ACLI_STR(IG_AUDIT_VERIFY_MAX_GAP)
+#define MARGIN_S ACLI_STR(IG_AUDIT_UNSIGNED_MARGIN)
+
 static const char verify_usage[] =
     "usage: intentgate audit verify --db FILE|URL [--checkpoints FILE] "
     "[--anchor FILE] --key KEY\n"
+    "                               [--witness VKEY ... [--witness-quorum K]]\n"
     "                               [--checkpoint-interval S] [--at TIME] "
     "[--max-gap S]\n"
     "       intentgate audit verify --leaves FILE.jsonl --checkpoints FILE "
@@ -57,99 +64,69 @@ static const char verify_usage[] =
     "                      holding it (default: $INTENTGATE_AUDIT_KEY);\n"
     "                      repeat it for a log whose key was rotated (each\n"
     "                      checkpoint must be signed by one of them)\n"
+    "  --witness VKEY      a witness's verifier key NAME+ID+KEY (type 04,\n"
+    "                      c2sp.org/tlog-cosignature), or a file of them, one\n"
+    "                      a line; repeat it for each witness (at "
+    "most " WITNESSES_MAX_S ")\n"
+    "  --witness-quorum K  how many of the named witnesses must have\n"
+    "                      cosigned the latest checkpoint (default: all)\n"
     "  --checkpoint-interval S  the PDP's checkpoint_interval "
-    "(default " ACLI_STR(
-        IG_AUDIT_VERIFY_INTERVAL) ")\n"
-                                  "  --at TIME           when the copy was "
-                                  "taken (YYYY-MM-DDTHH:MM:SSZ;\n"
-                                  "                      default now)\n"
-                                  "  --max-gap S         report gaps between "
-                                  "events longer than S seconds\n"
-                                  "                      (default " ACLI_STR(
-                                      IG_AUDIT_VERIFY_MAX_GAP) "; 0: none)\n"
-                                                               "\n"
-                                                               "Prints the "
-                                                               "counts "
-                                                               "(leaves, "
-                                                               "checkpoints, "
-                                                               "checkpoints "
-                                                               "checked), the\n"
-                                                               "leaves' times "
-                                                               "with gaps over "
-                                                               "--max-gap, "
-                                                               "times going "
-                                                               "back, "
-                                                               "checkpoints\n"
-                                                               "signed late, "
-                                                               "and the first "
-                                                               "failure: its "
-                                                               "kind "
-                                                               "(bad_signature,"
-                                                               "\n"
-                                                               "bad_checkpoint,"
-                                                               " fork, "
-                                                               "root_mismatch, "
-                                                               "truncated, "
-                                                               "missing_leaf,\n"
-                                                               "leaf_mismatch, "
-                                                               "bad_tile) "
-                                                               "and the leaf "
-                                                               "index or "
-                                                               "checkpoint "
-                                                               "size it "
-                                                               "concerns.\n"
-                                                               "\n"
-                                                               "Exit status: 0 "
-                                                               "everything "
-                                                               "verifies; 1 a "
-                                                               "failure (also "
-                                                               "when there is "
-                                                               "no\n"
-                                                               "checkpoint at "
-                                                               "all), or an "
-                                                               "I/O error; 2 "
-                                                               "bad arguments "
-                                                               "or unreadable\n"
-                                                               "input; 3 "
-                                                               "everything "
-                                                               "verifies but a "
-                                                               "leaf is not "
-                                                               "covered by "
-                                                               "any\n"
-                                                               "checkpoint "
-                                                               "although it "
-                                                               "was logged "
-                                                               "more than "
-                                                               "checkpoint_"
-                                                               "interval "
-                                                               "+ " ACLI_STR(
-                                                                   IG_AUDIT_UNSIGNED_MARGIN) " s\n"
-                                                                                             "before --at (a running PDP signs within the interval and everything at\n"
-                                                                                             "a clean stop: the leaf was added behind its back, or the PDP stopped\n"
-                                                                                             "without signing).\n";
+    "(default " INTERVAL_S ")\n"
+    "  --at TIME           when the copy was taken (YYYY-MM-DDTHH:MM:SSZ;\n"
+    "                      default now)\n"
+    "  --max-gap S         report gaps between events longer than S seconds\n"
+    "                      (default " MAX_GAP_S "; 0: none)\n"
+    "\n"
+    "Prints the counts (leaves, checkpoints, checkpoints checked), the\n"
+    "leaves' times with gaps over --max-gap, times going back, checkpoints\n"
+    "signed late, and the first failure: its kind (bad_signature,\n"
+    "bad_checkpoint, fork, root_mismatch, truncated, missing_leaf,\n"
+    "leaf_mismatch, bad_tile) and the leaf index or checkpoint size it "
+    "concerns.\n"
+    "With --witness, one line per witness: whether it cosigned the latest\n"
+    "checkpoint (the largest size read: the database's notes, --checkpoints\n"
+    "and --anchor carry the cosignature lines), missing, or INVALID, and its\n"
+    "view: the largest size it validly cosigned, and when.\n"
+    "\n"
+    "Exit status: 0 everything verifies; 1 a failure (also when there is no\n"
+    "checkpoint at all, or a cosignature by a named witness that does not\n"
+    "verify: a forgery, or a line copied from another checkpoint), or an\n"
+    "I/O error; 2 bad arguments or unreadable input;\n"
+    "3 everything verifies but a leaf is not covered by any checkpoint\n"
+    "although it was logged more than checkpoint_interval + " MARGIN_S " s\n"
+    "before --at (a running PDP signs within the interval and everything at\n"
+    "a clean stop: the leaf was added behind its back, or the PDP stopped\n"
+    "without signing);\n"
+    "4 everything verifies but fewer than --witness-quorum of the named\n"
+    "witnesses cosigned the latest checkpoint (4 wins over 3).\n";
 
 struct verify_args {
     const char *db, *leaves, *checkpoints, *anchor;
-    const char *interval, *at, *max_gap;
+    const char *interval, *at, *max_gap, *quorum;
     const char *keys[IG_AUDIT_CLI_KEYS_MAX];
     size_t nkeys;
+    const char *witnesses[IG_AUDIT_CLI_WITNESSES_MAX];
+    size_t nwitnesses;
+    uint64_t witness_quorum; /* 0: every witness */
     struct cli_audit_times_opts t;
 };
 
-/* --key KEY, repeatable: *i moves past it. 1, 0 (another argument), -1. */
+/* A repeatable option `name` (--key, --witness) into list[*n], at most
+   max: *i moves past it. 1, 0 (another argument), -1. */
 static int
-key_opt(int argc, char **argv, int *i, struct verify_args *a)
+list_opt(int argc, char **argv, int *i, const char *name, const char **list,
+         size_t *n, size_t max)
 {
     const char *v = NULL;
-    int r = cli_audit_opt(argv[0], argc, argv, i, "--key", &v);
+    int r = cli_audit_opt(argv[0], argc, argv, i, name, &v);
 
     if (r <= 0)
         return r;
-    if (a->nkeys == IG_AUDIT_CLI_KEYS_MAX) {
-        cli_error(argv[0], "at most %d --key options", IG_AUDIT_CLI_KEYS_MAX);
+    if (*n == max) {
+        cli_error(argv[0], "at most %zu %s options", max, name);
         return -1;
     }
-    a->keys[a->nkeys++] = v;
+    list[(*n)++] = v;
     return 1;
 }
 
@@ -183,9 +160,15 @@ verify_opt(int argc, char **argv, int *i, struct verify_args *a)
         (r = cli_audit_opt(cmd, argc, argv, i, "--checkpoint-interval",
                            &a->interval)) != 0 ||
         (r = cli_audit_opt(cmd, argc, argv, i, "--at", &a->at)) != 0 ||
-        (r = cli_audit_opt(cmd, argc, argv, i, "--max-gap", &a->max_gap)) != 0)
+        (r = cli_audit_opt(cmd, argc, argv, i, "--max-gap", &a->max_gap)) !=
+            0 ||
+        (r = cli_audit_opt(cmd, argc, argv, i, "--witness-quorum",
+                           &a->quorum)) != 0 ||
+        (r = list_opt(argc, argv, i, "--witness", a->witnesses, &a->nwitnesses,
+                      IG_AUDIT_CLI_WITNESSES_MAX)) != 0)
         return r;
-    return key_opt(argc, argv, i, a);
+    return list_opt(argc, argv, i, "--key", a->keys, &a->nkeys,
+                    IG_AUDIT_CLI_KEYS_MAX);
 }
 
 static int
@@ -209,6 +192,19 @@ verify_args(int argc, char **argv, struct verify_args *a)
     }
     if (a->leaves != NULL && a->checkpoints == NULL) {
         cli_error(cmd, "--leaves needs --checkpoints FILE");
+        return -1;
+    }
+    if (a->quorum != NULL && a->nwitnesses == 0) {
+        cli_error(cmd, "--witness-quorum needs --witness VKEY");
+        return -1;
+    }
+    if (a->quorum != NULL &&
+        (cli_audit_u64(a->quorum, &a->witness_quorum) != 0 ||
+         a->witness_quorum == 0)) {
+        cli_error(cmd,
+                  "--witness-quorum %s: expected a number of witnesses "
+                  "(1 or more)",
+                  a->quorum);
         return -1;
     }
     a->t.at = ig_time_now();
@@ -283,6 +279,9 @@ struct verify_run {
     uint64_t queued;                /* PostgreSQL: events not yet in the log */
     int anchored;                   /* the anchor's note was read */
     struct audit_checkpoint anchor; /* its claim (size 0 if unreadable) */
+    struct cli_audit_witnesses *ws; /* --witness; NULL without */
+    int have_best;                  /* a note opened with the keys: */
+    struct audit_checkpoint best;   /* the latest (largest) */
 };
 
 static int
@@ -304,13 +303,51 @@ failed(const char *cmd, const struct verify_run *r)
     return CLI_EXIT_FAIL;
 }
 
+/* The witnesses' lines, when --witness named some: their verdict
+   (ACLI_WITNESS_*), why says what is wrong. */
+static int
+witnesses(const struct verify_run *r, char *why, size_t cap)
+{
+    return r->ws != NULL ? cli_audit_witnesses_report(r->ws, why, cap)
+                         : ACLI_WITNESS_MET;
+}
+
+/* The result line and the status, once the log itself verified. */
+static int
+verdict(const char *cmd, int late, const char *why, int wv, const char *wwhy)
+{
+    (void)printf("result:      %s%s\n",
+                 wv == ACLI_WITNESS_INVALID ? "FAILED bad_cosignature: "
+                 : wv == ACLI_WITNESS_SHORT ? "QUORUM NOT MET: "
+                 : late                     ? "UNSIGNED"
+                                            : "ok",
+                 wv != ACLI_WITNESS_MET ? wwhy : "");
+    if (fflush(stdout) != 0) {
+        cli_error(cmd, "cannot write to standard output");
+        return CLI_EXIT_FAIL;
+    }
+    if (wv == ACLI_WITNESS_INVALID) {
+        cli_error(cmd, "verification failed: %s", wwhy);
+        return CLI_EXIT_FAIL;
+    }
+    if (wv == ACLI_WITNESS_SHORT) {
+        cli_error(cmd, "witness quorum not met: %s", wwhy);
+        return ACLI_EXIT_QUORUM;
+    }
+    if (late) {
+        cli_error(cmd, "unsigned leaves: %s", why);
+        return ACLI_EXIT_UNSIGNED;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int
 report(const char *cmd, const struct verify_run *r)
 {
     const struct audit_report *rep = &r->rep;
-    struct audit_checkpoint best;
-    char why[320];
-    int have = latest(&r->ns, &r->vs, &best), late;
+    const struct audit_checkpoint *best = &r->best;
+    char why[320], wwhy[IG_ERR_MSGMAX + 2 * AUDIT_NAME_MAX];
+    int have = r->have_best, late, wv;
 
     (void)printf("log:         %s\n", r->vs.key[0].name);
     (void)printf("leaves:      %llu\n", (unsigned long long)rep->leaves);
@@ -326,6 +363,9 @@ report(const char *cmd, const struct verify_run *r)
     if (r->anchored)
         print_checkpoint("anchor:", &r->anchor, r->a.anchor);
     late = cli_audit_times_report(r->times, why, sizeof(why));
+    if (have)
+        print_checkpoint("latest:", best, NULL);
+    wv = witnesses(r, wwhy, sizeof(wwhy));
     if (rep->failure != AUDIT_OK)
         return failed(cmd, r);
     if (rep->checkpoints == 0) {
@@ -334,22 +374,11 @@ report(const char *cmd, const struct verify_run *r)
         cli_error(cmd, "verification failed: the log has no checkpoint");
         return CLI_EXIT_FAIL;
     }
-    if (have)
-        print_checkpoint("latest:", &best, NULL);
-    if (have && rep->leaves > best.size)
+    if (have && rep->leaves > best->size)
         (void)printf("unsigned:    %llu leaves after the latest checkpoint "
                      "(not yet covered by a signature)\n",
-                     (unsigned long long)(rep->leaves - best.size));
-    (void)printf("result:      %s\n", late ? "UNSIGNED" : "ok");
-    if (fflush(stdout) != 0) {
-        cli_error(cmd, "cannot write to standard output");
-        return CLI_EXIT_FAIL;
-    }
-    if (late) {
-        cli_error(cmd, "unsigned leaves: %s", why);
-        return ACLI_EXIT_UNSIGNED;
-    }
-    return CLI_EXIT_OK;
+                     (unsigned long long)(rep->leaves - best->size));
+    return verdict(cmd, late, why, wv, wwhy);
 }
 
 /* The blank line ending a note's text, or NULL. */
@@ -429,18 +458,26 @@ verify_inputs(struct verify_run *r, struct ig_err *err)
         st = cli_audit_notes_read_file(&r->ns, a->checkpoints, err);
     if (st == IG_OK && a->anchor != NULL)
         st = read_anchor(r, err);
+    if (st == IG_OK && a->nwitnesses > 0) {
+        if ((r->ws = malloc(sizeof(*r->ws))) == NULL)
+            return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+        st = cli_audit_witnesses_load(r->ws, a->witnesses, a->nwitnesses,
+                                      a->witness_quorum, err);
+    }
+    if (st == IG_OK && r->ws != NULL)
+        st = cli_audit_witnesses_not_log(r->ws, vs->key, vs->n, err);
     return st;
 }
 
 static enum ig_status
 run(struct verify_run *r, struct ig_err *err)
 {
-    struct audit_checkpoint best;
     enum ig_status st;
 
     if ((st = verify_inputs(r, err)) != IG_OK)
         return st;
-    r->a.t.signed_size = latest(&r->ns, &r->vs, &best) ? best.size : 0;
+    r->have_best = latest(&r->ns, &r->vs, &r->best);
+    r->a.t.signed_size = r->have_best ? r->best.size : 0;
     if ((st = cli_audit_times_new(&r->a.t, &r->ns, &r->times, err)) != IG_OK)
         return st;
     if ((st = cli_audit_vset_start(&r->vs, &r->ns)) != IG_OK)
@@ -452,6 +489,9 @@ run(struct verify_run *r, struct ig_err *err)
              : cli_audit_leaves_file(r->a.leaves, &r->vs, r->times, err);
     if (st == IG_OK)
         cli_audit_vset_end(&r->vs, &r->rep);
+    if (st == IG_OK && r->ws != NULL)
+        cli_audit_witnesses_check(r->ws, &r->ns, r->vs.key, r->vs.n,
+                                  r->have_best ? &r->best : NULL);
     return st;
 }
 
@@ -486,6 +526,7 @@ cli_audit_verify(int argc, char **argv)
     cli_audit_vset_free(&r->vs);
     store_log_close(r->db);
     cli_audit_notes_release(&r->ns);
+    free(r->ws);
     free(r);
     return rc;
 }

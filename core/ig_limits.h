@@ -396,11 +396,14 @@
 /* `intentgate audit`: the longest leaf read from an export line or the
    database (an event holding a whole intent binding and its own fields),
    the most checkpoints one verification reads, the most --key options
-   (a log's keys over its rotations), the longest `"key":"value"` text an
-   event is looked up by, and one CSV reasons cell of `audit export`. */
+   (a log's keys over its rotations), the most witnesses one verification
+   names (--witness; c2sp.org/tlog-policy recommends supporting 32), the
+   longest `"key":"value"` text an event is looked up by, and one CSV
+   reasons cell of `audit export`. */
 #define IG_AUDIT_CLI_LEAF_MAX (IG_CANON_MAX_BYTES + 64 * 1024)
 #define IG_AUDIT_CLI_CHECKPOINTS_MAX (1u << 20)
 #define IG_AUDIT_CLI_KEYS_MAX 8
+#define IG_AUDIT_CLI_WITNESSES_MAX 32
 #define IG_AUDIT_CLI_NEEDLE_MAX 128
 #define IG_AUDIT_CLI_REASONS_MAX 4096
 /* `intentgate audit show`: the text of one event's block, and the events

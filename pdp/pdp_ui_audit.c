@@ -10,6 +10,12 @@
  *   GET /ui/audit/checkpoints.jsonl  the checkpoints as JSONL (?end=N:
  *                                    those of size <= N), as an attachment
  *
+ * The head of /ui/audit shows the latest checkpoint with its witnesses'
+ * cosignature lines (store_cosig_get) and, for each configured [witness],
+ * whether its cosignature there is valid (audit_cosig_find under its
+ * configured key), its time, and the largest size it cosigned
+ * (store_cosig_latest).
+ *
  * Same sign-in as the approval pages (pdp_ui.c: the ig_session cookie);
  * an approver sees these pages only when one of its groups is "auditors"
  * (others get 403). Nothing here writes: every read goes through the
@@ -26,7 +32,9 @@
 #include <string.h>
 
 #include "appr_html_audit.h"
+#include "audit_cosig.h"
 #include "ig_limits.h"
+#include "ig_time.h"
 #include "pdp_approval.h"
 #include "pdp_ui_int.h"
 #include "store_audit_view.h"
@@ -138,11 +146,94 @@ arg_count(struct aui *u, const char *name, int64_t *out)
 
 /* ---- the pages ---- */
 
-/* view.checkpoint, view.checkpoint_size and view.log_size. */
+/* One configured witness's view of the latest checkpoint (full: its note
+   with the cosignature lines, NULL when none) as an object for the page. */
+static json_t *
+witness_view(struct aui *u, const struct pdp_witness_cfg *w, const char *full)
+{
+    char kid[9], when[IG_TIME_STRLEN + 1];
+    const char *state = "missing";
+    uint64_t ts = 0, last = 0;
+    struct ig_err e;
+    enum ig_status st = IG_ERR_NOTFOUND;
+
+    if (full != NULL)
+        st = audit_cosig_find(full, strlen(full), &w->key, &ts, &e);
+    if (st == IG_OK)
+        state = "cosigned";
+    else if (st != IG_ERR_NOTFOUND)
+        state = "invalid";
+    if (store_cosig_latest(u->r->srv->store, w->key.name, &last) != IG_OK)
+        last = 0;
+    (void)snprintf(kid, sizeof(kid), "%08x", (unsigned)w->key.key_id);
+    if (st != IG_OK || ts > (uint64_t)INT64_MAX ||
+        ig_time_format((int64_t)ts, when) != IG_OK)
+        when[0] = '\0';
+    /* "s*" skips an absent time. */
+    return json_pack("{s:s, s:s, s:s, s:s, s:s*, s:I}", "id", w->id, "name",
+                     w->key.name, "key_id", kid, "state", state, "time",
+                     when[0] != '\0' ? when : NULL, "last_size",
+                     (json_int_t)last);
+}
+
+/* view.witnesses: each configured witness on the latest checkpoint. */
+static enum ig_status
+add_witnesses(struct aui *u, json_t *view, const char *full)
+{
+    const struct pdp_config *cfg = u->r->srv->cfg;
+    json_t *ws;
+    size_t i;
+
+    if (cfg->nwitnesses == 0)
+        return IG_OK;
+    /* set_new steals ws: the view holds it. */
+    if ((ws = json_array()) == NULL ||
+        json_object_set_new(view, "witnesses", ws) != 0)
+        return IG_ERR_NOMEM;
+    for (i = 0; i < cfg->nwitnesses; i++)
+        if (json_array_append_new(
+                ws, witness_view(u, &cfg->witnesses[i], full)) != 0)
+            return IG_ERR_NOMEM;
+    return IG_OK;
+}
+
+/* The note with the cosignature lines of its checkpoint appended (the
+   lines stay "" when the store has none). *full malloc'd. */
+static enum ig_status
+with_cosignatures(struct aui *u, const char *note, uint64_t size, char **full)
+{
+    char *lines = NULL;
+    size_t n, m;
+    enum ig_status st;
+
+    *full = NULL;
+    st = store_cosig_get(u->r->srv->store, size, &lines);
+    if (st == IG_ERR_NOTFOUND) {
+        st = IG_OK;
+        lines = NULL;
+    }
+    if (st != IG_OK)
+        return st;
+    n = strlen(note);
+    m = lines != NULL ? strlen(lines) : 0;
+    if ((*full = malloc(n + m + 1)) == NULL) {
+        free(lines);
+        return IG_ERR_NOMEM;
+    }
+    memcpy(*full, note, n);
+    if (m > 0)
+        memcpy(*full + n, lines, m);
+    (*full)[n + m] = '\0';
+    free(lines);
+    return IG_OK;
+}
+
+/* view.checkpoint (with its cosignature lines), view.checkpoint_size,
+   view.log_size and view.witnesses. */
 static enum ig_status
 add_head(struct aui *u, json_t *view)
 {
-    char *note = NULL;
+    char *note = NULL, *full = NULL;
     uint64_t size = 0;
     int64_t n = 0;
     json_t *head = NULL;
@@ -153,14 +244,19 @@ add_head(struct aui *u, json_t *view)
     st = store_checkpoint_get(u->r->srv->store, 0, &note, &size);
     if (st == IG_ERR_NOTFOUND)
         st = IG_OK;
+    if (st == IG_OK && note != NULL)
+        st = with_cosignatures(u, note, size, &full);
     /* "s*" skips a NULL note. */
     if (st == IG_OK &&
         ((head = json_pack("{s:I, s:s*, s:I}", "log_size", (json_int_t)n,
-                           "checkpoint", note, "checkpoint_size",
+                           "checkpoint", full, "checkpoint_size",
                            (json_int_t)size)) == NULL ||
          json_object_update(view, head) != 0))
         st = IG_ERR_NOMEM;
+    if (st == IG_OK)
+        st = add_witnesses(u, view, full);
     json_decref(head);
+    free(full);
     free(note);
     return st;
 }

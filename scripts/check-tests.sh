@@ -17,7 +17,10 @@ EXPECTED = ("ui.browser", "audit.interop", "cli.approvals", "agent.examples",
             "cli.git", "executor.git_gateway", "executor.git_upstream",
             "executor.mcp_fixture", "executor.mcp_conformance_fixture",
             "executor.mcp_gateway", "executor.mcp_conformance_gateway",
-            "executor.mcp_bridge", "executor.mcp_attack", "pdp.replicas")
+            "executor.mcp_bridge", "executor.mcp_attack", "pdp.replicas",
+            "witness.integration", "witness.client", "witness.client.pg",
+            "witness.replicas", "witness.e2e", "witness.e2e.pg",
+            "witness.verify", "witness.attack")
 # The suites that run on both stores (tests/CMakeLists.txt ig_store_test).
 BOTH_STORES = ("pdp.integration", "pdp.redeem_integration", "pdp.limits",
                "pdp.refusals_integration", "approval.integration",

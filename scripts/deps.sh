@@ -39,7 +39,8 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 
 # What the whole test suite needs on top: clang for the fuzzers,
 # clang-format 14 for the style check, python3 for the integration tests,
-# openssl for their independent signature check,
+# openssl and python3-cryptography (Ed25519) for their independent
+# signature checks,
 # bubblewrap for the executor's sandbox, curl for the CLI tests, git for
 # `intentgate git`'s tests (and its `git http-backend`), chromium
 # (and a font) for the approval pages' browser test. That test drives
@@ -53,6 +54,7 @@ IG_RUNTIME_PACKAGES=(build-essential cmake pkg-config
 # (scripts/pg-cluster.sh; its package starts no cluster of its own in a
 # container, and the test cluster picks a free port besides).
 IG_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format python3 openssl
+    python3-cryptography
     bubblewrap curl git chromium fonts-dejavu-core man-db groff-base binutils
     postgresql-15)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

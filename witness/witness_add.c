@@ -129,6 +129,8 @@ kept_note(const char *note, size_t len, size_t text_len,
 
     if (ig_buf_add(out, note, text_len + 1) != IG_OK)
         return IG_ERR_NOMEM;
+    /* One line per key: the same checkpoint with a line repeated is the
+       same checkpoint (and must not be kept twice as evidence). */
     for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
          p = nl + 1)
         for (i = 0; i < l->nkeys; i++)
@@ -136,6 +138,7 @@ kept_note(const char *note, size_t len, size_t text_len,
                 is_log_line(p, (size_t)(nl - p), &l->keys[i])) {
                 if (ig_buf_add(out, p, (size_t)(nl - p) + 1) != IG_OK)
                     return IG_ERR_NOMEM;
+                signed_by &= ~(1u << i);
                 break;
             }
     return IG_OK;

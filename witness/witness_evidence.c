@@ -7,13 +7,13 @@
  * the log's own signature lines, verified), the request's old size and
  * proof, the cosigned note it conflicts with, and when it came. Rows never
  * change (triggers refuse UPDATE and DELETE). The same note is kept once
- * per origin (its SHA-256 is unique). An origin keeps at most evidence_max
- * rows of each reason: whoever holds the log's old checkpoints (a witness
- * serves each one it cosigns) can replay them with a wrong old size or a
- * bad proof, and must not fill the disk - nor the room kept for a fork,
- * two checkpoints of one size with different roots, the one row that
- * proves misbehaviour on its own. Past the cap the rows are only counted,
- * in evidence_dropped.
+ * per origin (the SHA-256 of its text is unique). An origin keeps at most
+ * evidence_max rows of each reason: whoever holds the log's old checkpoints (a
+ * witness serves each one it cosigns) can replay them with a wrong old size or
+ * a bad proof, and must not fill the disk - nor the room kept for a fork, two
+ * checkpoints of one size with different roots, the one row that proves
+ * misbehaviour on its own. Past the cap the rows are only counted, in
+ * evidence_dropped.
  */
 #include <sodium.h>
 #include <stdlib.h>
@@ -157,7 +157,9 @@ witness_evidence_put(struct witness_state *s, const struct witness_submit *in,
     int k;
 
     *outcome = 0;
-    ig_sha256(in->kept, in->kept_len, h);
+    /* Once per checkpoint: its text, whatever signature lines came on
+       it (a line repeated, another trusted key's). */
+    ig_sha256(in->kept, in->text_len, h);
     k = known(s, in->origin, h, err);
     if (k != 0)
         return k < 0 ? IG_ERR_IO : IG_OK;

@@ -19,6 +19,12 @@
 #      and the ratio of the two: figures that compare with other servers
 # and prints the server's peak RSS. Each request is a distinct
 # payments.refund of 42 (ALLOW) with a unique idempotency key.
+#
+# IG_BENCH_WITNESSES=N (set, even to 0): the audit log is signed, a
+# checkpoint every 1,000 leaves, and N `intentgate witness serve` on
+# loopback cosign each one (the PDP's [witness] client): compare N=0 with
+# N=2 for what witnesses cost the decisions. The witnesses' cosigned sizes
+# are printed at the end.
 set -euo pipefail
 build=${1:-build/release}
 secs=${2:-10}
@@ -29,8 +35,54 @@ for f in "$ig" "$loadgen"; do
 done
 
 tmp=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+wpids=()
+trap 'kill "$pid" "${wpids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 "$ig" keygen --out "$tmp/keys" >/dev/null
+extra=
+if [ -n "${IG_BENCH_WITNESSES+set}" ]; then
+    "$ig" keygen --out "$tmp/keys/audit" >/dev/null
+    vkey=$(python3 - "$tmp/keys/audit/signing.pub" <<'PY'
+import base64, hashlib, sys
+pk = base64.urlsafe_b64decode(open(sys.argv[1]).read().strip()[len("k4.public."):] + "==")
+name = b"bench.example/audit"
+kid = hashlib.sha256(name + b"\n\x01" + pk).digest()[:4]
+print("%s+%s+%s" % (name.decode(), kid.hex(), base64.b64encode(b"\x01" + pk).decode()))
+PY
+)
+    extra="[audit]
+name = bench.example/audit
+key = keys/audit/signing.key
+checkpoint_every = 1000
+"
+    for i in $(seq 1 "$IG_BENCH_WITNESSES"); do
+        mkdir -p "$tmp/w$i"
+        "$ig" keygen --out "$tmp/w$i/keys" >/dev/null
+        cat >"$tmp/w$i/witness.conf" <<WCONF
+[witness]
+name = bench.example/w$i
+key = $tmp/w$i/keys/signing.key
+listen = 127.0.0.1:0
+database = $tmp/w$i/state.db
+rate = 1000
+[log bench.example/audit]
+key = $vkey
+WCONF
+        "$ig" witness serve --config "$tmp/w$i/witness.conf" 2>"$tmp/w$i/log" &
+        wpids+=($!)
+        wport=
+        for _ in $(seq 100); do
+            wport=$(grep -o '"port": *[0-9]*' "$tmp/w$i/log" | grep -o '[0-9]*$' || true)
+            [ -n "$wport" ] && break
+            sleep 0.1
+        done
+        [ -n "$wport" ] || { cat "$tmp/w$i/log" >&2; exit 1; }
+        extra="$extra[witness w$i]
+url = http://127.0.0.1:$wport
+key = $("$ig" witness vkey --config "$tmp/w$i/witness.conf")
+retry_ms = 1000
+"
+    done
+fi
 mkdir "$tmp/policies"
 cp "$(dirname "$0")/../../policies/bundle/"*.lua "$tmp/policies/"
 agent="igt_bench_agent_$RANDOM$RANDOM"
@@ -51,6 +103,7 @@ token_sha256 = $(h "$agent")
 [executor bench-exec]
 actions = payments.
 token_sha256 = $(h "$exec_tok")
+$extra
 CONF
 "$ig" serve --config "$tmp/ig.conf" 2>"$tmp/server.log" &
 pid=$!
@@ -128,4 +181,4 @@ fi
 echo "== server"
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
 curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
-    grep -E '^intentgate_(decisions_total|store_commit_(seconds_(sum|count)|writes_total)|policy_eval_seconds_(sum|count))' || true
+    grep -E '^intentgate_(witness_(cosigned_size|lag_leaves|failures_total)|decisions_total|store_commit_(seconds_(sum|count)|writes_total)|policy_eval_seconds_(sum|count))' || true

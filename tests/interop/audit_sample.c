@@ -3,14 +3,28 @@
  * checking it with another implementation (tests/interop/
  * verify_checkpoint.mjs) and for seeding the fuzzers.
  *
- *   audit_sample DIR          a fresh key; N leaves, a checkpoint, a proof
+ *   audit_sample DIR          a fresh key; N leaves, a checkpoint, a proof,
+ *                             the checkpoint cosigned by two witnesses
  *   audit_sample --fuzz DIR   the fixed fuzz key (seed 32 x 0x42, name
  *                             fuzz.example/log) and leaves "leaf <i>";
  *                             seed files for fuzz_note and fuzz_proof
+ *   audit_sample --cosign SEED_HEX NAME TIME FILE
+ *                             print the cosignature line (c2sp.org/
+ *                             tlog-cosignature) of the checkpoint text in
+ *                             FILE (a note: the text before its last
+ *                             blank line) by the key of SEED_HEX as NAME
+ *   audit_sample --check-cosig WVKEY_FILE NOTE_FILE
+ *                             find the witness's valid cosignature in the
+ *                             note (audit_cosig_find): "OK <time>", exit 0
  *
  * Files (normal mode): vkey (the verifier key), leaves.jsonl (one leaf a
  * line), checkpoint (the signed checkpoint of all leaves), leaf (the bytes
- * of leaf INDEX), proof.tlog-proof (its C2SP tlog-proof), index.
+ * of leaf INDEX), proof.tlog-proof (its C2SP tlog-proof), index; w1.vkey
+ * and w2.vkey (witness keys of the fixed seeds 32 x 0x01 and 32 x 0x02,
+ * named w1.interop.example and w2.interop.example: the same in every
+ * directory), checkpoint.cosigned (checkpoint with both witnesses' lines,
+ * at times W1_TIME and W2_TIME), checkpoint.prev (the signed checkpoint
+ * of all leaves but the last).
  */
 #include <inttypes.h>
 #include <sodium.h>
@@ -18,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit_cosig.h"
 #include "audit_mem.h"
 #include "audit_note.h"
 #include "ig_b64.h"
@@ -27,6 +42,10 @@
 #define INDEX 5
 #define LOG "interop.example/intentgate"
 #define FUZZ_LOG "fuzz.example/log"
+#define W1 "w1.interop.example"
+#define W2 "w2.interop.example"
+#define W1_TIME 1764000000u
+#define W2_TIME 1764000001u
 
 static void
 die(const char *what)
@@ -49,15 +68,15 @@ write_file(const char *dir, const char *name, const void *p, size_t n)
         die(path);
 }
 
+/* The key of a 32-byte seed. */
 static struct ig_signing_key *
-fuzz_key(void)
+seed_key(const unsigned char seed[32])
 {
-    unsigned char seed[32], pk[32], sk[64];
+    unsigned char pk[32], sk[64];
     char paserk[IG_PASERK_SECRET_STRLEN + 1];
     struct ig_signing_key *k = NULL;
     size_t n;
 
-    memset(seed, 0x42, sizeof(seed));
     if (crypto_sign_seed_keypair(pk, sk, seed) != 0)
         die("seed");
     memcpy(paserk, "k4.secret.", 10);
@@ -67,6 +86,146 @@ fuzz_key(void)
     sodium_memzero(sk, sizeof(sk));
     sodium_memzero(paserk, sizeof(paserk));
     return k;
+}
+
+static struct ig_signing_key *
+fill_key(unsigned char byte)
+{
+    unsigned char seed[32];
+
+    memset(seed, byte, sizeof(seed));
+    return seed_key(seed);
+}
+
+static struct ig_signing_key *
+fuzz_key(void)
+{
+    return fill_key(0x42);
+}
+
+/* A whole file into b (NUL-terminated). */
+static void
+read_file(const char *path, struct ig_buf *b)
+{
+    char chunk[4096];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        die(path);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (ig_buf_add(b, chunk, n) != IG_OK)
+            die("file too large");
+    if (ferror(f) || fclose(f) != 0 || ig_buf_addc(b, '\0') != IG_OK)
+        die(path);
+    b->len--;
+}
+
+/* The text of a note: up to and with the newline before its last blank
+   line (the whole input when there is none). */
+static size_t
+note_text_len(const char *note, size_t len)
+{
+    size_t i;
+
+    for (i = len; i >= 2; i--)
+        if (note[i - 1] == '\n' && note[i - 2] == '\n')
+            return i - 1;
+    return len;
+}
+
+/* --cosign SEED_HEX NAME TIME FILE */
+static int
+cosign_main(char **argv)
+{
+    unsigned char seed[32];
+    struct ig_signing_key *k;
+    struct ig_buf note, line;
+    unsigned long long ts;
+    size_t n;
+    char *end;
+
+    if (sodium_hex2bin(seed, sizeof(seed), argv[2], strlen(argv[2]), NULL, &n,
+                       NULL) != 0 ||
+        n != sizeof(seed))
+        die("--cosign: the seed is 64 hex digits");
+    ts = strtoull(argv[4], &end, 10);
+    if (*end != '\0' || ts == 0)
+        die("--cosign: bad time");
+    k = seed_key(seed);
+    ig_buf_init(&note, AUDIT_NOTE_MAX + 1);
+    ig_buf_init(&line, AUDIT_COSIG_LINE_MAX + 1);
+    read_file(argv[5], &note);
+    if (audit_cosig_sign(note.data, note_text_len(note.data, note.len), argv[3],
+                         k, ts, &line) != IG_OK ||
+        fwrite(line.data, 1, line.len, stdout) != line.len)
+        die("--cosign");
+    ig_buf_release(&line);
+    ig_buf_release(&note);
+    ig_signing_key_free(k);
+    sodium_memzero(seed, sizeof(seed));
+    return 0;
+}
+
+/* --check-cosig WVKEY_FILE NOTE_FILE */
+static int
+check_main(char **argv)
+{
+    struct audit_witness_key w;
+    struct ig_buf vkey, note;
+    struct ig_err err;
+    uint64_t ts = 0;
+    enum ig_status st;
+
+    ig_buf_init(&vkey, 4096);
+    ig_buf_init(&note, AUDIT_NOTE_MAX + 1);
+    read_file(argv[2], &vkey);
+    read_file(argv[3], &note);
+    ig_err_clear(&err);
+    st = audit_witness_key_parse(vkey.data, vkey.len, &w, &err);
+    if (st == IG_OK)
+        st = audit_cosig_find(note.data, note.len, &w, &ts, &err);
+    if (st == IG_OK)
+        (void)printf("OK %llu\n", (unsigned long long)ts);
+    else
+        (void)printf("FAIL %s: %s\n", ig_strerror(st), err.msg);
+    ig_buf_release(&vkey);
+    ig_buf_release(&note);
+    return st == IG_OK ? 0 : 1;
+}
+
+/* w*.vkey and checkpoint.cosigned. */
+static void
+write_cosigned(const char *dir, const struct ig_buf *note)
+{
+    static const struct {
+        unsigned char seed;
+        const char *name, *file;
+        uint64_t ts;
+    } ws[] = {{0x01, W1, "w1.vkey", W1_TIME}, {0x02, W2, "w2.vkey", W2_TIME}};
+    struct ig_signing_key *k;
+    struct ig_public_key pub;
+    struct ig_buf out;
+    char vkey[256];
+    size_t i, text = note_text_len(note->data, note->len);
+
+    ig_buf_init(&out, AUDIT_NOTE_MAX);
+    if (ig_buf_add(&out, note->data, note->len) != IG_OK)
+        die("cosigned");
+    for (i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+        k = fill_key(ws[i].seed);
+        ig_signing_key_public(k, &pub);
+        if (audit_witness_key_format(ws[i].name, pub.pk, vkey,
+                                     sizeof(vkey) - 1) != IG_OK ||
+            audit_cosig_sign(note->data, text, ws[i].name, k, ws[i].ts, &out) !=
+                IG_OK)
+            die("cosign");
+        (void)snprintf(vkey + strlen(vkey), sizeof(vkey) - strlen(vkey), "\n");
+        write_file(dir, ws[i].file, vkey, strlen(vkey));
+        ig_signing_key_free(k);
+    }
+    write_file(dir, "checkpoint.cosigned", out.data, out.len);
+    ig_buf_release(&out);
 }
 
 /* The leaf text of index i. */
@@ -136,9 +295,15 @@ main(int argc, char **argv)
     uint64_t i, s;
     size_t len;
 
+    if (argc >= 2 && ig_crypto_init() != IG_OK)
+        die("init");
+    if (argc == 6 && strcmp(argv[1], "--cosign") == 0)
+        return cosign_main(argv);
+    if (argc == 4 && strcmp(argv[1], "--check-cosig") == 0)
+        return check_main(argv);
     if (argc != 2 && !fuzz)
         die("usage: audit_sample [--fuzz] DIR");
-    if (ig_crypto_init() != IG_OK || audit_mem_new(&m) != IG_OK)
+    if (audit_mem_new(&m) != IG_OK)
         die("init");
     if (fuzz)
         k = fuzz_key();
@@ -183,6 +348,14 @@ main(int argc, char **argv)
         ig_buf_init(&note, AUDIT_NOTE_MAX);
         sign_checkpoint(k, name, NLEAVES, m, &note);
         write_file(dir, "checkpoint", note.data, note.len);
+        write_cosigned(dir, &note);
+        ig_buf_release(&note);
+        ig_buf_init(&note, AUDIT_NOTE_MAX);
+        sign_checkpoint(k, name, NLEAVES - 1, m, &note);
+        write_file(dir, "checkpoint.prev", note.data, note.len);
+        ig_buf_release(&note);
+        ig_buf_init(&note, AUDIT_NOTE_MAX);
+        sign_checkpoint(k, name, NLEAVES, m, &note);
         len = leaf_text(fuzz, INDEX, text, sizeof(text));
         write_file(dir, "leaf", text, len);
         write_proof(dir, "proof.tlog-proof", INDEX, NLEAVES, m, note.data);

@@ -1,11 +1,17 @@
 #!/usr/bin/env node
 // verify_checkpoint.mjs - an independent verifier of intentgate's signed
-// checkpoints and tlog-proofs, written from the specs, sharing no code
-// with the C library: C2SP signed-note and tlog-checkpoint, the Go
-// sumdb/note verifier key form, C2SP tlog-proof, and RFC 6962 / RFC 9162
-// Merkle inclusion proofs. Node.js built-ins only (node:crypto Ed25519).
+// checkpoints, tlog-proofs and witness cosignatures, written from the
+// specs, sharing no code with the C library: C2SP signed-note and
+// tlog-checkpoint, the Go sumdb/note verifier key form, C2SP tlog-proof,
+// RFC 6962 / RFC 9162 Merkle inclusion proofs, and C2SP tlog-cosignature
+// (cosignature/v1, Ed25519, key type 0x04). Node.js built-ins only
+// (node:crypto Ed25519).
 //
 //   node verify_checkpoint.mjs VKEY CHECKPOINT [PROOF LEAF]
+//                              [--witness WVKEY]... [--quorum K]
+//   node verify_checkpoint.mjs --vectors FILE.json
+//   node verify_checkpoint.mjs --cosign SEED_HEX NAME TIME CHECKPOINT
+//   node verify_checkpoint.mjs --witness-vkey SEED_HEX NAME
 //
 // Each argument is a file name, or "-" for standard input (one of them at
 // most). VKEY holds "<name>+<8 hex key id>+<base64(0x01 || key)>". The
@@ -13,9 +19,26 @@
 // name as its origin. With PROOF (a c2sp.org/tlog-proof@v1 file) and LEAF
 // (the leaf's exact bytes), the proof's own checkpoint must verify the
 // same way and name the same tree, and the leaf must be included at the
-// proof's index. Prints one line; exits 0 when everything holds, else 1.
+// proof's index. With --witness (a file holding a witness's vkey,
+// "<name>+<id>+<base64(0x04 || key)>"; repeatable), at least K (default:
+// all) of the named witnesses must have a valid cosignature line on the
+// checkpoint; a line by a named witness's name and key id that does not
+// verify fails the whole check. Each witness counts once.
+//
+// --vectors checks this file's parsing and message building against the
+// C2SP documents' examples (tests/vectors/audit/cosignature.json).
+// --cosign prints the cosignature line of CHECKPOINT's text by the
+// Ed25519 key of a 32-byte seed, as NAME at TIME; --witness-vkey prints
+// that key's witness vkey: the C library must accept both, byte for byte.
+// Prints one line; exits 0 when everything holds, else 1.
 
-import { createHash, createPublicKey, verify } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  verify,
+} from "node:crypto";
 import { readFileSync } from "node:fs";
 
 class Fail extends Error {}
@@ -42,7 +65,9 @@ const b64 = (s, what) => {
 const validName = (n) =>
   n.length > 0 && !/[\s+\u0000-\u001f\u007f-\u00a0]/u.test(n);
 
-function parseVerifierKey(text) {
+// A vkey of the given signature type: 0x01 a log's note key, 0x04 a
+// witness's cosignature/v1 key (c2sp.org/signed-note, tlog-cosignature).
+function parseVerifierKey(text, type = 0x01) {
   const s = text.trim();
   const i = s.indexOf("+");
   const j = i < 0 ? -1 : s.indexOf("+", i + 1);
@@ -51,8 +76,8 @@ function parseVerifierKey(text) {
   if (!validName(name)) fail("verifier key: bad name");
   if (!/^[0-9a-fA-F]{8}$/.test(hex)) fail("verifier key: bad key id");
   const raw = b64(s.slice(j + 1), "verifier key");
-  if (raw.length !== 33 || raw[0] !== 0x01)
-    fail("verifier key: not an Ed25519 key");
+  if (raw.length !== 33 || raw[0] !== type)
+    fail(`verifier key: not an Ed25519 key of type 0x0${type}`);
   const pk = raw.subarray(1);
   const id = sha256(Buffer.from(name + "\n", "utf8"), raw).subarray(0, 4);
   if (id.readUInt32BE(0) !== parseInt(hex, 16))
@@ -61,7 +86,7 @@ function parseVerifierKey(text) {
     key: { kty: "OKP", crv: "Ed25519", x: pk.toString("base64url") },
     format: "jwk",
   });
-  return { name, id: id.readUInt32BE(0), key };
+  return { name, id: id.readUInt32BE(0), key, pk };
 }
 
 // A signed note: returns its text (with the final newline) once a line by
@@ -93,6 +118,79 @@ function openNote(buf, v) {
   }
   if (!ok) fail(`note: no signature by ${v.name}`);
   return text;
+}
+
+// The signature lines of a note (after its last blank line), as
+// [name, bytes]: openNote has checked their shape.
+function noteSignatures(buf) {
+  const note = buf.toString("utf8");
+  const sigs = note.slice(note.lastIndexOf("\n\n") + 2, -1);
+  return sigs.split("\n").map((line) => {
+    const [, name, sig64] = /^\u2014 (\S+) (\S+)$/u.exec(line);
+    return [name, b64(sig64, "signature")];
+  });
+}
+
+// ---- c2sp.org/tlog-cosignature, cosignature/v1 (Ed25519) ----
+
+const TS_MAX = 2n ** 63n - 1n;
+
+// The signed message: a header line, a timestamp line (decimal, no leading
+// zeros), then the whole checkpoint text with its final newline.
+const cosigMessage = (ts, text) =>
+  Buffer.from(`cosignature/v1\ntime ${ts}\n${text}`, "utf8");
+
+// A cosignature's 76 bytes: key id (4), timestamp (u64 big-endian), sig.
+function splitCosig(sig) {
+  if (sig.length !== 4 + 8 + 64) fail("cosignature: not 76 bytes");
+  const ts = sig.readBigUInt64BE(4);
+  if (ts > TS_MAX) fail("cosignature: timestamp over 2^63 - 1");
+  return { id: sig.readUInt32BE(0), ts, sig: sig.subarray(12) };
+}
+
+// How witness w saw the checkpoint text: the latest timestamp of its
+// valid lines, or null when no line is w's (name and key id). A line of
+// w's that fails is a forgery or a copy from another checkpoint: fail.
+function witnessed(sigs, text, w) {
+  let best = null;
+  for (const [name, sig] of sigs) {
+    if (name !== w.name || sig.length < 4 || sig.readUInt32BE(0) !== w.id)
+      continue;
+    const c = splitCosig(sig);
+    if (!verify(null, cosigMessage(c.ts, text), w.key, c.sig))
+      fail(`cosignature: invalid cosignature by ${w.name}`);
+    if (best === null || c.ts > best) best = c.ts;
+  }
+  return best;
+}
+
+const ed25519Seed = (hex) => {
+  if (!/^[0-9a-f]{64}$/.test(hex)) fail("seed: want 64 hex digits");
+  const der = Buffer.concat([
+    Buffer.from("302e020100300506032b657004220420", "hex"), // PKCS#8 Ed25519
+    Buffer.from(hex, "hex"),
+  ]);
+  const key = createPrivateKey({ key: der, format: "der", type: "pkcs8" });
+  const pk = Buffer.from(createPublicKey(key).export({ format: "jwk" }).x,
+                         "base64url");
+  return { key, pk };
+};
+
+// A witness vkey: name, the key id over 0x04 || key, base64(0x04 || key).
+function witnessVkey(name, pk) {
+  const raw = Buffer.concat([Buffer.from([0x04]), pk]);
+  const id = sha256(Buffer.from(name + "\n", "utf8"), raw).subarray(0, 4);
+  return `${name}+${id.toString("hex")}+${raw.toString("base64")}`;
+}
+
+function cosignLine(seedHex, name, ts, text) {
+  const { key, pk } = ed25519Seed(seedHex);
+  const w = parseVerifierKey(witnessVkey(name, pk), 0x04);
+  const head = Buffer.alloc(12);
+  head.writeUInt32BE(w.id, 0);
+  head.writeBigUInt64BE(ts, 4);
+  const sig = sign(null, cosigMessage(ts, text), key);
+  return `\u2014 ${name} ${Buffer.concat([head, sig]).toString("base64")}`;
 }
 
 function parseCheckpoint(text, v) {
@@ -159,14 +257,95 @@ function verifyInclusion(leafHash, index, size, proof, root) {
   return sn === 0n && r.equals(root);
 }
 
-function main(args) {
-  if (args.length !== 2 && args.length !== 4)
-    fail("usage: verify_checkpoint.mjs VKEY CHECKPOINT [PROOF LEAF]");
+// The C2SP documents' examples, as tests/vectors/audit/cosignature.json
+// holds them.
+function checkVectors(file) {
+  const v = JSON.parse(read(file).toString("utf8"));
+  const [, name, sig64] = /^\u2014 (\S+) (\S+)$/u.exec(v.c2sp_cosig_line);
+  const c = splitCosig(b64(sig64, "c2sp cosignature"));
+  if (name !== "witness.example.com/w1" ||
+      c.id !== parseInt(v.c2sp_cosig_key_id, 16) ||
+      c.ts !== BigInt(v.c2sp_cosig_time))
+    fail("vectors: the C2SP example cosignature reads differently");
+  if (!cosigMessage(c.ts, v.c2sp_checkpoint_text)
+           .equals(Buffer.from(v.c2sp_signed_message, "utf8")))
+    fail("vectors: the signed message is not the C2SP example's");
+  const [, , log64] = /^\u2014 (\S+) (\S+)$/u.exec(v.c2sp_log_line);
+  try {
+    splitCosig(b64(log64, "c2sp log signature"));
+    fail("vectors: a 68-byte note signature read as a cosignature");
+  } catch (e) {
+    if (!(e instanceof Fail) || e.message.startsWith("vectors")) throw e;
+  }
+  const w = parseVerifierKey(v.witness_vkey_ok, 0x04);
+  if (w.id !== parseInt(v.witness_vkey_ok_key_id, 16) ||
+      witnessVkey(w.name, w.pk) !== v.witness_vkey_ok)
+    fail("vectors: the published witness vkey does not round-trip");
+  for (const bad of [v.vkey_log_type, ...v.vkeys_bad]) {
+    let ok = true;
+    try {
+      parseVerifierKey(bad, 0x04);
+    } catch (e) {
+      if (!(e instanceof Fail)) throw e;
+      ok = false;
+    }
+    if (ok) fail(`vectors: accepted the bad witness vkey ${bad}`);
+  }
+  const f = splitCosig(b64(v.formats_cosig_b64, "formats cosignature"));
+  if (f.id !== parseInt(v.formats_cosig_key_id, 16) ||
+      f.ts !== BigInt(v.formats_cosig_time))
+    fail("vectors: the transparency-dev/formats cosignature reads differently");
+  return "OK: the C2SP and transparency-dev examples read as published";
+}
+
+// The note's text (up to and with the newline before its last blank line).
+const noteText = (buf) => {
+  const note = buf.toString("utf8");
+  const split = note.lastIndexOf("\n\n");
+  return split < 0 ? note : note.slice(0, split + 1);
+};
+
+function main(all) {
+  if (all[0] === "--vectors" && all.length === 2) return checkVectors(all[1]);
+  if (all[0] === "--witness-vkey" && all.length === 3)
+    return witnessVkey(all[2], ed25519Seed(all[1]).pk);
+  if (all[0] === "--cosign" && all.length === 5) {
+    if (!/^[1-9][0-9]*$/.test(all[3])) fail("cosign: bad time");
+    return cosignLine(all[1], all[2], BigInt(all[3]), noteText(read(all[4])));
+  }
+  const args = [], wfiles = [];
+  let quorum = null;
+  for (let i = 0; i < all.length; i++) {
+    if (all[i] === "--witness" && i + 1 < all.length) wfiles.push(all[++i]);
+    else if (all[i] === "--quorum" && i + 1 < all.length) quorum = all[++i];
+    else args.push(all[i]);
+  }
+  if ((args.length !== 2 && args.length !== 4) ||
+      (quorum !== null && (wfiles.length === 0 || !/^[1-9][0-9]*$/.test(quorum))))
+    fail("usage: verify_checkpoint.mjs VKEY CHECKPOINT [PROOF LEAF] " +
+         "[--witness WVKEY]... [--quorum K]");
   if (args.filter((a) => a === "-").length > 1)
     fail("only one argument may be standard input");
   const v = parseVerifierKey(read(args[0]).toString("utf8"));
-  const cp = parseCheckpoint(openNote(read(args[1]), v), v);
+  const note = read(args[1]);
+  const text = openNote(note, v);
+  const cp = parseCheckpoint(text, v);
   let msg = `OK: ${cp.origin} size ${cp.size} root ${cp.root.toString("base64")}`;
+  if (wfiles.length > 0) {
+    const ws = wfiles.map((f) => parseVerifierKey(read(f).toString("utf8"), 0x04));
+    const seen = new Set();
+    for (const w of ws) {
+      if (seen.has(`${w.name}+${w.id}`)) fail(`witness ${w.name} named twice`);
+      seen.add(`${w.name}+${w.id}`);
+    }
+    const sigs = noteSignatures(note);
+    const got = ws.filter((w) => witnessed(sigs, text, w) !== null);
+    const k = quorum === null ? ws.length : Number(quorum);
+    if (k > ws.length) fail(`quorum ${k} of ${ws.length} witnesses`);
+    if (got.length < k)
+      fail(`cosignatures: ${got.length} of ${ws.length} witnesses, ${k} needed`);
+    msg += `; cosigned by ${got.map((w) => w.name).join(", ")}`;
+  }
   if (args.length === 4) {
     const p = parseProof(read(args[2]));
     const pcp = parseCheckpoint(openNote(p.note, v), v);
