@@ -316,6 +316,11 @@ audit_cosig_verify_line(const char *line, size_t len, const char *text,
                           "cosignature by %s+%08" PRIx32
                           ": its time is over 2^63 - 1",
                           w->name, w->key_id);
+    if (t == 0) /* tlog-witness: "MUST NOT omit the timestamp" */
+        return ig_err_set(err, IG_ERR_CRYPTO,
+                          "cosignature by %s+%08" PRIx32
+                          ": its time is 0 (a witness must timestamp it)",
+                          w->name, w->key_id);
     if (!text_ok(text, text_len))
         return ig_err_set(err, IG_ERR_INVALID,
                           "cosignature: not checkpoint text");

@@ -108,7 +108,8 @@ enum ig_status audit_cosig_line_info(const char *line, size_t len,
  * cosignature of text[0..text_len). IG_OK with *ts its timestamp: it is
  * w's (name and key id) and verifies. IG_ERR_NOTFOUND: a well-formed line
  * of another key. IG_ERR_CRYPTO: w's name and key id but not a valid
- * cosignature (wrong length, timestamp over 2^63 - 1, bad signature).
+ * cosignature (wrong length, timestamp 0 - tlog-witness forbids it - or
+ * over 2^63 - 1, bad signature).
  * IG_ERR_INVALID: not a signature line. err says which.
  */
 enum ig_status audit_cosig_verify_line(const char *line, size_t len,

@@ -321,6 +321,25 @@ test_refusals(void **state)
     line = cosign(k, WIT, text, (uint64_t)INT64_MAX);
     assert_int_equal(verify(line, text, &w, &ts), IG_OK);
     assert_int_equal(ts, (uint64_t)INT64_MAX);
+    /* A valid signature over time 0 is still refused: tlog-witness says a
+       cosignature must not omit the time. */
+    {
+        unsigned char sig[AUDIT_COSIG_BYTES];
+        struct ig_buf m = BUF;
+
+        assert_int_equal(audit_cosig_message(0, text, strlen(text), &m), IG_OK);
+        memset(sig, 0, sizeof(sig));
+        sig[0] = (unsigned char)(w.key_id >> 24);
+        sig[1] = (unsigned char)(w.key_id >> 16);
+        sig[2] = (unsigned char)(w.key_id >> 8);
+        sig[3] = (unsigned char)w.key_id;
+        ig_signing_key_sign(k, sig + 12, (const unsigned char *)m.data, m.len);
+        sodium_bin2base64(b64, sizeof(b64), sig, sizeof(sig),
+                          sodium_base64_VARIANT_ORIGINAL);
+        (void)snprintf(buf, sizeof(buf), "\xe2\x80\x94 %s %s", WIT, b64);
+        assert_int_equal(verify(buf, text, &w, &ts), IG_ERR_CRYPTO);
+        ig_buf_release(&m);
+    }
     /* Not checkpoint text: no newline at the end, a blank line inside. */
     assert_int_equal(audit_cosig_sign("a\n1", 3, WIT, k, 1, &b),
                      IG_ERR_INVALID);
