@@ -23,9 +23,7 @@
 #include <string.h>
 
 #include "audit_int.h"
-#include "ig_hash.h"
 #include "ig_limits.h"
-#include "ig_text.h"
 
 #define HEADER "cosignature/v1\ntime "
 #define HEADER_LEN (sizeof(HEADER) - 1)
@@ -37,14 +35,7 @@
 uint32_t
 audit_cosig_key_id(const char *name, const unsigned char pk[32])
 {
-    static const unsigned char sep[2] = {'\n', AUDIT_COSIG_TYPE};
-    unsigned char tail[2 + 32], h[IG_SHA256_BYTES];
-
-    memcpy(tail, sep, sizeof(sep));
-    memcpy(tail + sizeof(sep), pk, 32);
-    ig_sha256_2(name, strlen(name), tail, sizeof(tail), h);
-    return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 |
-           (uint32_t)h[3];
+    return audit_vkey_id(name, AUDIT_COSIG_TYPE, pk);
 }
 
 enum ig_status
@@ -64,81 +55,18 @@ enum ig_status
 audit_witness_key_format(const char *name, const unsigned char pk[32],
                          char *out, size_t cap)
 {
-    unsigned char raw[33];
-    char b64[AUDIT_B64_LEN(33) + 1];
-    int n;
-
-    if (!audit_name_valid(name))
-        return IG_ERR_INVALID;
-    raw[0] = AUDIT_COSIG_TYPE;
-    memcpy(raw + 1, pk, 32);
-    audit_b64_encode(raw, sizeof(raw), b64, sizeof(b64));
-    n = snprintf(out, cap, "%s+%08" PRIx32 "+%s", name,
-                 audit_cosig_key_id(name, pk), b64);
-    if (n < 0 || (size_t)n >= cap)
-        return IG_ERR_INVALID;
-    return IG_OK;
+    return audit_vkey_format(name, AUDIT_COSIG_TYPE, pk, out, cap);
 }
 
 enum ig_status
 audit_witness_key_parse(const char *text, size_t len,
                         struct audit_witness_key *out, struct ig_err *err)
 {
-    const char *p1, *p2, *end;
-    unsigned char raw[33];
-    char name[AUDIT_NAME_MAX + 1];
-    uint32_t id = 0;
-    size_t name_len, n;
-    int i, d;
-
     memset(out, 0, sizeof(*out));
-    while (len > 0 && (text[0] == ' ' || text[0] == '\t' || text[0] == '\r' ||
-                       text[0] == '\n')) {
-        text++;
-        len--;
-    }
-    while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' ||
-                       text[len - 1] == '\r' || text[len - 1] == '\n'))
-        len--;
-    end = text + len;
-    p1 = memchr(text, '+', len);
-    p2 = p1 ? memchr(p1 + 1, '+', (size_t)(end - p1 - 1)) : NULL;
-    if (p2 == NULL)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "witness key: want <name>+<key id>+<key>");
-    name_len = (size_t)(p1 - text);
-    if (name_len == 0 || name_len > AUDIT_NAME_MAX)
-        return ig_err_set(err, IG_ERR_INVALID, "witness key: bad key name");
-    memcpy(name, text, name_len);
-    name[name_len] = '\0';
-    if (!audit_name_valid(name) || strlen(name) != name_len)
-        return ig_err_set(err, IG_ERR_INVALID, "witness key: bad key name");
-    if (p2 - p1 - 1 != 8)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "witness key: key id is not 8 hex digits");
-    for (i = 0; i < 8; i++) {
-        d = ig_hex_digit(p1[1 + i]);
-        if (d < 0)
-            return ig_err_set(err, IG_ERR_INVALID,
-                              "witness key: key id is not 8 hex digits");
-        id = id << 4 | (uint32_t)d;
-    }
-    if (audit_b64_decode(p2 + 1, (size_t)(end - p2 - 1), raw, sizeof(raw),
-                         &n) != IG_OK ||
-        n != sizeof(raw))
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "witness key: key is not base64 of 33 bytes");
-    if (raw[0] != AUDIT_COSIG_TYPE)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "witness key: not an Ed25519 cosignature key "
-                          "(type %u, want 4)",
-                          (unsigned)raw[0]);
-    if (audit_witness_key_init(out, name, raw + 1) != IG_OK ||
-        out->key_id != id) {
-        memset(out, 0, sizeof(*out));
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "witness key: key id does not match name and key");
-    }
+    if (audit_vkey_parse(text, len, AUDIT_COSIG_TYPE, "witness key", out->name,
+                         out->pk, err) != IG_OK)
+        return IG_ERR_INVALID;
+    out->key_id = audit_cosig_key_id(out->name, out->pk);
     return IG_OK;
 }
 

@@ -46,6 +46,22 @@ int audit_text_valid(const char *s, size_t len, int allow_nl);
 int audit_next_line(const char *s, size_t len, size_t *pos, const char **line,
                     size_t *n);
 
+/* Signed-note verifier keys of any type (audit_note.c): the key id
+   SHA-256(name || "\n" || type || pk)[:4]; the vkey
+   "<name>+<hex id>+<base64(type || pk)>" written and parsed. The parser
+   ignores surrounding white space, wants exactly `type` and the id that
+   matches; its messages start with `what`. IG_ERR_INVALID (name and pk
+   zeroed). */
+uint32_t audit_vkey_id(const char *name, unsigned char type,
+                       const unsigned char pk[32]);
+enum ig_status audit_vkey_format(const char *name, unsigned char type,
+                                 const unsigned char pk[32], char *out,
+                                 size_t cap) IG_WUR;
+enum ig_status audit_vkey_parse(const char *text, size_t len,
+                                unsigned char type, const char *what,
+                                char *name, unsigned char pk[32],
+                                struct ig_err *err) IG_WUR;
+
 /*
  * Split a signed note (audit_note.c): the text is note[0 .. *text_len)
  * (with its final newline), the signature lines sigs[0 .. *sigs_len)

@@ -70,16 +70,22 @@ audit_name_valid(const char *name)
 /* ---- keys ---- */
 
 uint32_t
-audit_key_id(const char *name, const unsigned char pk[32])
+audit_vkey_id(const char *name, unsigned char type, const unsigned char pk[32])
 {
-    static const unsigned char sep[2] = {'\n', SIG_ALG_ED25519};
     unsigned char tail[2 + 32], h[IG_SHA256_BYTES];
 
-    memcpy(tail, sep, sizeof(sep));
-    memcpy(tail + sizeof(sep), pk, 32);
+    tail[0] = '\n';
+    tail[1] = type;
+    memcpy(tail + 2, pk, 32);
     ig_sha256_2(name, strlen(name), tail, sizeof(tail), h);
     return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 |
            (uint32_t)h[3];
+}
+
+uint32_t
+audit_key_id(const char *name, const unsigned char pk[32])
+{
+    return audit_vkey_id(name, SIG_ALG_ED25519, pk);
 }
 
 enum ig_status
@@ -96,8 +102,8 @@ audit_verifier_init(struct audit_verifier *v, const char *name,
 }
 
 enum ig_status
-audit_verifier_format(const char *name, const unsigned char pk[32], char *out,
-                      size_t cap)
+audit_vkey_format(const char *name, unsigned char type,
+                  const unsigned char pk[32], char *out, size_t cap)
 {
     unsigned char raw[33];
     char b64[AUDIT_B64_LEN(33) + 1];
@@ -105,14 +111,21 @@ audit_verifier_format(const char *name, const unsigned char pk[32], char *out,
 
     if (!audit_name_valid(name))
         return IG_ERR_INVALID;
-    raw[0] = SIG_ALG_ED25519;
+    raw[0] = type;
     memcpy(raw + 1, pk, 32);
     audit_b64_encode(raw, sizeof(raw), b64, sizeof(b64));
-    n = snprintf(out, cap, "%s+%08" PRIx32 "+%s", name, audit_key_id(name, pk),
-                 b64);
+    n = snprintf(out, cap, "%s+%08" PRIx32 "+%s", name,
+                 audit_vkey_id(name, type, pk), b64);
     if (n < 0 || (size_t)n >= cap)
         return IG_ERR_INVALID;
     return IG_OK;
+}
+
+enum ig_status
+audit_verifier_format(const char *name, const unsigned char pk[32], char *out,
+                      size_t cap)
+{
+    return audit_vkey_format(name, SIG_ALG_ED25519, pk, out, cap);
 }
 
 static int
@@ -122,8 +135,9 @@ is_ws(char c)
 }
 
 enum ig_status
-audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
-                     struct ig_err *err)
+audit_vkey_parse(const char *text, size_t len, unsigned char type,
+                 const char *what, char *name, unsigned char pk[32],
+                 struct ig_err *err)
 {
     const char *p1, *p2, *end;
     unsigned char raw[33];
@@ -131,7 +145,8 @@ audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
     size_t name_len, n;
     int i, d;
 
-    memset(out, 0, sizeof(*out));
+    memset(name, 0, AUDIT_NAME_MAX + 1);
+    memset(pk, 0, 32);
     while (len > 0 && is_ws(text[0])) {
         text++;
         len--;
@@ -142,38 +157,50 @@ audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
     p1 = memchr(text, '+', len);
     p2 = p1 ? memchr(p1 + 1, '+', (size_t)(end - p1 - 1)) : NULL;
     if (p2 == NULL)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "verifier key: want <name>+<key id>+<key>");
+        return ig_err_set(err, IG_ERR_INVALID, "%s: want <name>+<key id>+<key>",
+                          what);
     name_len = (size_t)(p1 - text);
     if (!name_valid_n(text, name_len))
-        return ig_err_set(err, IG_ERR_INVALID, "verifier key: bad key name");
+        return ig_err_set(err, IG_ERR_INVALID, "%s: bad key name", what);
     if (p2 - p1 - 1 != 8)
-        return ig_err_set(err, IG_ERR_INVALID,
-                          "verifier key: key id is not 8 hex digits");
+        return ig_err_set(err, IG_ERR_INVALID, "%s: key id is not 8 hex digits",
+                          what);
     for (i = 0; i < 8; i++) {
         d = ig_hex_digit(p1[1 + i]);
         if (d < 0)
             return ig_err_set(err, IG_ERR_INVALID,
-                              "verifier key: key id is not 8 hex digits");
+                              "%s: key id is not 8 hex digits", what);
         id = id << 4 | (uint32_t)d;
     }
     if (audit_b64_decode(p2 + 1, (size_t)(end - p2 - 1), raw, sizeof(raw),
                          &n) != IG_OK ||
         n != sizeof(raw))
         return ig_err_set(err, IG_ERR_INVALID,
-                          "verifier key: key is not base64 of 33 bytes");
-    if (raw[0] != SIG_ALG_ED25519)
+                          "%s: key is not base64 of 33 bytes", what);
+    if (raw[0] != type)
         return ig_err_set(err, IG_ERR_INVALID,
-                          "verifier key: not an Ed25519 key (type %u)",
-                          (unsigned)raw[0]);
-    memcpy(out->name, text, name_len);
-    memcpy(out->pk, raw + 1, 32);
-    out->key_id = audit_key_id(out->name, out->pk);
-    if (out->key_id != id) {
-        memset(out, 0, sizeof(*out));
+                          "%s: not an Ed25519 %s key (type %u, want %u)", what,
+                          type == SIG_ALG_ED25519 ? "note" : "cosignature",
+                          (unsigned)raw[0], (unsigned)type);
+    memcpy(name, text, name_len);
+    if (audit_vkey_id(name, type, raw + 1) != id) {
+        memset(name, 0, AUDIT_NAME_MAX + 1);
         return ig_err_set(err, IG_ERR_INVALID,
-                          "verifier key: key id does not match name and key");
+                          "%s: key id does not match name and key", what);
     }
+    memcpy(pk, raw + 1, 32);
+    return IG_OK;
+}
+
+enum ig_status
+audit_verifier_parse(const char *text, size_t len, struct audit_verifier *out,
+                     struct ig_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (audit_vkey_parse(text, len, SIG_ALG_ED25519, "verifier key", out->name,
+                         out->pk, err) != IG_OK)
+        return IG_ERR_INVALID;
+    out->key_id = audit_key_id(out->name, out->pk);
     return IG_OK;
 }
 
