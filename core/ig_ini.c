@@ -171,3 +171,17 @@ ig_ini_read(const char *path, const struct ig_ini_handler *h, void *ctx,
     free(text);
     return st;
 }
+
+int
+ig_ini_verror(struct ig_err *err, const char *path, int line, const char *fmt,
+              va_list ap)
+{
+    char msg[IG_ERR_MSGMAX];
+
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (line > 0)
+        (void)ig_err_set(err, IG_ERR_INVALID, "%s:%d: %s", path, line, msg);
+    else
+        (void)ig_err_set(err, IG_ERR_INVALID, "%s: %s", path, msg);
+    return -1;
+}

@@ -20,6 +20,7 @@
 #ifndef IG_INI_H
 #define IG_INI_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "ig_error.h"
@@ -59,5 +60,14 @@ enum ig_status ig_ini_parse(const char *name, const char *text, size_t len,
  */
 enum ig_status ig_ini_read(const char *path, const struct ig_ini_handler *h,
                            void *ctx, struct ig_err *err) IG_WUR;
+
+/*
+ * A caller's own error about a config file, in the reader's shape: "PATH:
+ * LINE: message" (line > 0) or "PATH: message", IG_ERR_INVALID in err.
+ * Returns -1, so that a config's checks can say
+ * `return their_error(...)`.
+ */
+int ig_ini_verror(struct ig_err *err, const char *path, int line,
+                  const char *fmt, va_list ap) IG_PRINTF(4, 0);
 
 #endif

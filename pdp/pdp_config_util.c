@@ -11,23 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_ini.h"
 #include "ig_limits.h"
 
 int
 pdp_cfg_error(struct pdp_cfg_parse *p, const char *fmt, ...)
 {
-    char msg[IG_ERR_MSGMAX];
     va_list ap;
+    int r;
 
     va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    r = ig_ini_verror(p->err, p->path, p->line, fmt, ap);
     va_end(ap);
-    if (p->line > 0)
-        (void)ig_err_set(p->err, IG_ERR_INVALID, "%s:%d: %s", p->path, p->line,
-                         msg);
-    else
-        (void)ig_err_set(p->err, IG_ERR_INVALID, "%s: %s", p->path, msg);
-    return -1;
+    return r;
 }
 
 int
