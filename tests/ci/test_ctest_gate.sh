@@ -61,14 +61,15 @@ if(NOT PLANT STREQUAL "unregistered")
             executor.git_gateway executor.git_upstream executor.mcp_fixture
             executor.mcp_conformance_fixture executor.mcp_gateway
             executor.mcp_conformance_gateway executor.mcp_bridge
-            executor.mcp_attack)
+            executor.mcp_attack witness.integration witness.verify
+            witness.attack)
     add_test(NAME \${t} COMMAND sh -c "exit 0")
   endforeach()
 endif()
 # The suites that run on both stores, and their .pg variants.
 set(both pdp.integration pdp.redeem_integration pdp.limits
     pdp.refusals_integration approval.integration audit.pdp_integration
-    agent.submit agent.examples hook.integration)
+    agent.submit agent.examples hook.integration witness.client witness.e2e)
 foreach(t \${both})
   add_test(NAME \${t} COMMAND sh -c "exit 0")
   set_tests_properties(\${t} PROPERTIES ENVIRONMENT IG_TEST_STORE=sqlite)
@@ -80,9 +81,10 @@ foreach(t \${both})
     endif()
   endif()
 endforeach()
-add_test(NAME pdp.replicas COMMAND sh -c "exit 0")
-set_tests_properties(pdp.replicas PROPERTIES
-  ENVIRONMENT IG_TEST_STORE=postgresql)
+foreach(t pdp.replicas witness.replicas)
+  add_test(NAME \${t} COMMAND sh -c "exit 0")
+  set_tests_properties(\${t} PROPERTIES ENVIRONMENT IG_TEST_STORE=postgresql)
+endforeach()
 if(PLANT STREQUAL "py_skip")
   add_test(NAME py.skip COMMAND python3 \${CMAKE_SOURCE_DIR}/suite.py
            \${R}/tests/integration skip)
