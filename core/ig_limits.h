@@ -613,6 +613,10 @@
 #define IG_WITNESS_VKEY_FILE_MAX 4096
 #define IG_WITNESS_LOG_REPEAT_S 60
 #define IG_WITNESS_SEEN_MAX 64
+/* At a clean stop, how long the PDP waits for its witnesses to cosign the
+   last checkpoint (pdp_witness_flush); a witness that is down is not
+   waited for. */
+#define IG_WITNESS_STOP_FLUSH_MS 1500
 /* `serve --dev`: the longest path it writes, its config file and its
    dev.env, in bytes. */
 #define IG_DEV_PATH_MAX 4095

@@ -93,9 +93,10 @@ server_free(struct pdp_server *s)
     pdp_delays_free(s->delays);
     /* The last aggregated refusals, while the store still takes them. */
     pdp_refusals_free(s->refusals);
-    /* The witness threads read the store: stopped before it closes. Its
-       last checkpoint (signed by the close) is submitted at the next
-       start. */
+    /* The last checkpoint, signed now and sent to the witnesses (for a
+       moment: pdp_witness_flush); then their threads, which read the
+       store, stop before it closes. */
+    pdp_witness_flush(s->witnesses, IG_WITNESS_STOP_FLUSH_MS / 1000.0);
     pdp_witness_stop(s->witnesses);
     store_close(s->store); /* signs the last audit checkpoint */
     pdp_witness_free(s->witnesses);

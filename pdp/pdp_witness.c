@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ig_time.h"
 #include "pdp.h"
@@ -158,6 +159,7 @@ witness_main(void *arg)
         w->wake = 0;
         (void)pthread_mutex_unlock(&w->mu);
         failing = run_once(w) != 0;
+        atomic_store(&w->failing, failing);
         if (failing)
             retry_at = ig_time_mono() + (double)w->cfg->retry_ms / 1000.0;
         (void)pthread_mutex_lock(&w->mu);
@@ -187,6 +189,39 @@ pdp_witness_on_checkpoint(void *ctx, uint64_t size)
     seen_add(ws, size, ig_time_now());
     for (i = 0; i < ws->n; i++)
         wake(&ws->w[i]);
+}
+
+void
+pdp_witness_flush(struct pdp_witnesses *ws, double seconds)
+{
+    struct timespec tick = {0, 10 * 1000000L};
+    double deadline = ig_time_mono() + seconds;
+    uint64_t size = 0, latest = 0;
+    char *note = NULL;
+    size_t i, waiting;
+
+    if (ws == NULL || ws->store == NULL || !atomic_load(&ws->active))
+        return;
+    /* Sign what the log holds now (on_checkpoint wakes the threads).
+       Not IG_OK: nothing new since the last checkpoint, or not this
+       replica's to sign - the latest checkpoint is what counts. */
+    if (store_audit_sign(ws->store, &size) != IG_OK)
+        size = 0;
+    if (store_checkpoint_get(ws->store, 0, &note, &latest) != IG_OK)
+        return;
+    free(note);
+    do {
+        for (i = 0, waiting = 0; i < ws->n; i++)
+            if (atomic_load(&ws->w[i].cosigned) < latest &&
+                !atomic_load(&ws->w[i].failing))
+                waiting++;
+        if (waiting == 0)
+            return;
+        (void)nanosleep(&tick, NULL);
+    } while (ig_time_mono() < deadline);
+    pdp_log("warning", "witness.stop_unwitnessed",
+            json_pack("{s:I, s:I}", "size", (json_int_t)latest, "witnesses",
+                      (json_int_t)waiting));
 }
 
 /* ---- start and stop ---- */

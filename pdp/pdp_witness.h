@@ -10,6 +10,7 @@
  *                                     NULL when none is configured
  *   store_opts.on_checkpoint = pdp_witness_on_checkpoint, ctx w
  *   pdp_witness_start(w, store, at_start)   one thread per witness
+ *   pdp_witness_flush(w, seconds)     at stop, before pdp_witness_stop
  *   pdp_witness_stop(w)               before store_close: joins them
  *   pdp_witness_free(w)               after store_close (which may still
  *                                     call on_checkpoint: a no-op then)
@@ -52,6 +53,18 @@ enum ig_status pdp_witness_start(struct pdp_witnesses *w, struct store *s,
    and committed. Wakes every witness thread; never blocks on the network
    or the store. ctx is the struct pdp_witnesses (NULL: nothing). */
 void pdp_witness_on_checkpoint(void *ctx, uint64_t size);
+
+/*
+ * At stop, while the store is open: sign a checkpoint of what the log
+ * holds now (store_audit_sign) and wait, at most `seconds`, until every
+ * witness whose last attempt did not fail has cosigned the latest
+ * checkpoint - so that a copy of the database taken after a clean stop
+ * ends on a witnessed checkpoint. A witness that is down fails at once
+ * and is not waited for. Logs witness.stop_unwitnessed (warning) when
+ * the time ran out. Nothing on a process that does not submit (a
+ * PostgreSQL replica that is not the sequencer). NULL is fine.
+ */
+void pdp_witness_flush(struct pdp_witnesses *w, double seconds);
 
 /* Stop and join the threads; a request in flight is cut within about a
    second. NULL is fine. */

@@ -51,7 +51,8 @@ struct pdp_witness_one {
     int64_t last_logged; /* when (ig_time_now) */
     uint64_t not_logged; /* repeats counted since, not logged */
 
-    /* Read by /metrics. */
+    /* Read by /metrics (and by pdp_witness_flush). */
+    atomic_int failing;            /* its last attempt failed */
     atomic_uint_fast64_t cosigned; /* the largest size it cosigned */
     atomic_uint_fast64_t fails[PDP_WFAIL_N];
 };

@@ -399,17 +399,20 @@ class WitnessE2E(unittest.TestCase):
             inst.lifecycle(self.srv, "two-a", 1)
         s1 = size_of(self.wait_latest_cosigned(self.srv, self.a, self.b))
         inst.lifecycle(self.srv, "two", 3)
+        # Witness a is killed (-9) and b stopped before run 2 stops: the
+        # checkpoint signed at that stop reaches neither (a clean stop
+        # does not wait for a witness that is down).
+        self.a.kill()
+        self.b.stop()
         finish(self.srv)
         self.srv = None
         fork_db = None
         if not pg.on_postgres():
             fork_db = os.path.join(inst.root, "fork.db")
             shutil.copy(inst.db, fork_db)
-        # Witness a restarts (kill -9): it keeps S1. Witness b is down.
-        self.a.kill()
+        # Witness a restarts: it keeps S1. Witness b stays down.
         self.a.start()
         self.assertEqual(shown_size(self.a.show()), s1)
-        self.b.stop()
         self.srv = inst.start()
         if pg.on_postgres():
             inst.lifecycle(self.srv, "three-a", 1)
@@ -493,12 +496,32 @@ class WitnessE2E(unittest.TestCase):
                           "--checkpoints", cps, "--key", self.log_vkey,
                           "--witness", self.a.vkey, "--witness", self.b.vkey)
         self.assertIn("quorum 2 met", out)
+        # Both witnesses stop before run 3 does, so that they still hold
+        # S2 when test_fork shows them the fork of S2 (a clean stop would
+        # have them cosign run 3's last checkpoint).
+        self.a.stop()
+        self.b.stop()
         finish(self.srv)
         self.srv = None
+        self.a.start()
+        self.b.start()
         return s1, s2, fork_db, note
 
     def test_honest(self):
         self.honest_verified()
+
+    def test_a_clean_stop_is_witnessed(self):
+        """A clean stop signs a last checkpoint and waits a moment for the
+        witnesses to cosign it: a copy of the database taken after the
+        stop verifies with the quorum."""
+        inst = self.inst
+        srv = inst.run_once("one", 3)
+        log = srv.log()
+        self.assertIn('"server.stopped"', log)
+        self.assertNotIn("witness.stop_unwitnessed", log)
+        rc, out, err = self.verify(inst.store, self.a, self.b, quorum=2)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("quorum 2 met", out)
 
     def test_witness_serves_what_it_cosigned(self):
         """GET <witness>/<hex SHA-256(origin)>/checkpoint: the checkpoint
