@@ -33,7 +33,9 @@ class McpAgent:
 
     def raw(self, method, body, headers, multi=()):
         """One request to /mcp; multi: (name, value) headers sent as given,
-        so a header may repeat."""
+        so a header may repeat. Status 0: the server cut the connection
+        (refusing a request too large to read) before an answer could be
+        read."""
         host, port = self.hostport()
         c = http.client.HTTPConnection(host, port, timeout=60)
         c.putrequest(method, "/mcp", skip_host=True,
@@ -42,9 +44,16 @@ class McpAgent:
             c.putheader(k, v)
         if body is not None:
             c.putheader("Content-Length", str(len(body)))
-        c.endheaders(body)
-        r = c.getresponse()
-        data = r.read()
+        try:
+            c.endheaders(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # answered and closed before all was sent: read it
+        try:
+            r = c.getresponse()
+            data = r.read()
+        except (ConnectionResetError, http.client.RemoteDisconnected):
+            c.close()
+            return 0, {}, b""  # cut before any answer could be read
         hdrs = {k.lower(): v for k, v in r.getheaders()}
         c.close()
         return r.status, hdrs, data
