@@ -1,63 +1,55 @@
 /*
- * cmd_policy.c - `intentgate policy test DIR`: run a policy bundle's tests.
- *
- * Loads DIR as a bundle (pol_bundle_load: every policy must compile and
- * return a function), prints its revision, then runs every *_test.lua case
- * against it (pol_bundle_test), one line per case on standard output.
- * Exit status: 0 all passed, 1 a case failed, 2 bad usage or a bundle that
- * does not load (one line on stderr says why, with file and line).
+ * cmd_policy.c - `intentgate policy SUBCOMMAND`: the policy author's
+ * tools. This file only dispatches; each subcommand lives in its own file
+ * (cmd_policy_int.h).
  */
-#include "cli.h"
+#include "cmd_policy_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "pol.h"
+struct policy_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *what;
+};
 
-static const char policy_usage[] =
-    "usage: intentgate policy test DIR\n"
-    "\n"
-    "Load the policy bundle in DIR (its *.lua files) and run the cases its\n"
-    "*_test.lua files return, printing one line per case and a summary.\n"
-    "Each test file returns an array of cases:\n"
-    "  { name = \"...\", intent = { action = \"git.push\", ... },\n"
-    "    expect = \"ALLOW\" | \"ESCALATE\" | \"BLOCK\",\n"
-    "    reasons = { \"CODE\", ... },   -- optional, compared as a set\n"
-    "    counts = { [\"key\"] = n } }    -- optional, what count(key) returns\n"
-    "\n"
-    "Exit status: 0 all cases passed, 1 a case failed, 2 bad arguments or a\n"
-    "bundle that does not load.\n";
+static const struct policy_cmd policy_cmds[] = {
+    {"test", cli_policy_test, "run a bundle's test cases (policy test DIR)"},
+    {NULL, NULL, NULL},
+};
+
+static void
+policy_usage(FILE *f)
+{
+    const struct policy_cmd *c;
+
+    (void)fputs("usage: intentgate policy SUBCOMMAND ...\n\n", f);
+    for (c = policy_cmds; c->name != NULL; c++)
+        (void)fprintf(f, "  %-8s %s\n", c->name, c->what);
+    (void)fputs("\nintentgate policy SUBCOMMAND --help tells more.\n", f);
+}
 
 int
 cli_policy(int argc, char **argv)
 {
-    struct pol_bundle *b = NULL;
-    struct ig_err err;
-    int failed, rc = CLI_EXIT_USAGE;
+    const struct policy_cmd *c;
 
-    if (cli_wants_help(argc, argv)) {
-        (void)fputs(policy_usage, stdout);
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+         strcmp(argv[1], "help") == 0)) {
+        policy_usage(stdout);
         return CLI_EXIT_OK;
     }
-    if (argc != 3 || strcmp(argv[1], "test") != 0) {
-        cli_error(argv[0], "expected `policy test DIR` (see --help)");
+    if (argc < 2) {
+        cli_error(argv[0], "expected a subcommand: policy test|... "
+                           "(see policy --help)");
         return CLI_EXIT_USAGE;
     }
-    ig_err_clear(&err);
-    if (pol_bundle_load(argv[2], NULL, &b, &err) != IG_OK) {
-        cli_error(argv[0], "%s", err.msg);
-        return CLI_EXIT_USAGE;
-    }
-    (void)printf("bundle %s revision %s\n", argv[2], pol_bundle_revision(b));
-    failed = pol_bundle_test(b, stdout, &err);
-    if (fflush(stdout) != 0) {
-        cli_error(argv[0], "cannot write to standard output");
-        rc = CLI_EXIT_FAIL;
-    } else if (failed < 0) {
-        cli_error(argv[0], "%s", err.msg);
-    } else {
-        rc = failed == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    }
-    pol_bundle_unref(b);
-    return rc;
+    for (c = policy_cmds; c->name != NULL; c++)
+        if (strcmp(argv[1], c->name) == 0)
+            return c->fn(argc - 1, argv + 1);
+    cli_error(argv[0], "unknown subcommand `policy %s` (see policy --help)",
+              argv[1]);
+    return CLI_EXIT_USAGE;
 }

@@ -68,8 +68,13 @@ expect 2 "missing dir exits 2" "$ig" policy test "$tmp/nonexistent"
 expect 2 "no arguments exits 2" "$ig" policy
 expect 2 "unknown subcommand exits 2" "$ig" policy run "$tmp/good"
 expect 0 "--help" "$ig" policy --help
+grep -q '^  test ' "$tmp/out" || {
+    echo "FAIL --help: the test subcommand is not listed" >&2
+    fails=$((fails + 1))
+}
+expect 0 "test --help" "$ig" policy test --help
 grep -q 'usage: intentgate policy test DIR' "$tmp/out" || {
-    echo "FAIL --help: no usage line" >&2
+    echo "FAIL test --help: no usage line" >&2
     fails=$((fails + 1))
 }
 [ "$fails" -eq 0 ] || exit 1
