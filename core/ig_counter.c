@@ -141,14 +141,13 @@ add_hits(struct ig_counter *c, struct entry *e, int64_t now, int64_t n)
         e->b[e->len - 1].hits += n;
         return 0;
     }
+    if (e->len == e->cap &&
+        c->nbuckets + (e->cap ? e->cap : 8) > c->max_buckets)
+        evict_idle(c, now, e); /* old buckets everywhere; e may shrink */
     if (e->len == e->cap) {
         ncap = e->cap ? e->cap * 2 : 8;
         if (c->nbuckets + (ncap - e->cap) > c->max_buckets)
-            evict_idle(c, now, e); /* old buckets everywhere */
-        if (e->len == e->cap && c->nbuckets + (ncap - e->cap) > c->max_buckets)
             return -1;
-    }
-    if (e->len == e->cap) {
         nb = realloc(e->b, ncap * sizeof(*nb));
         if (nb == NULL)
             return -1;
