@@ -37,6 +37,12 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     add_test(NAME policy.cli
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_cli.sh
               $<TARGET_FILE:intentgate>)
+    # `policy eval`: the explain output for each example policy.
+    add_test(NAME policy.eval
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_eval.sh
+              $<TARGET_FILE:intentgate> ${IG_POLICY_BUNDLE_DIR})
+    set_tests_properties(policy.eval PROPERTIES LABELS integration
+      TIMEOUT 120)
   endif()
 endif()
 
