@@ -30,6 +30,7 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
   target_link_libraries(test_policy_trace PRIVATE igpolicy PkgConfig::CMOCKA)
   add_test(NAME policy.trace COMMAND test_policy_trace)
+  set_tests_properties(policy.trace PROPERTIES LABELS unit TIMEOUT 120)
 
   if(TARGET intentgate)
     add_test(NAME policy.bundle
