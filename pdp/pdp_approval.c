@@ -252,6 +252,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
 {
     const json_t *b = json_object_get(rec, "binding");
     char msg[POL_MESSAGE_MAX];
+    char *trace = NULL;
     json_t *in;
 
     ig_uuid4(o->decision_id);
@@ -272,11 +273,21 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
                            "out of memory building the re-evaluation");
         return 0;
     }
-    if (pdp_policies_eval_traced(s, in, &o->d, o->revision, &o->trace) != 0) {
+    if (pdp_policies_eval_traced(s, in, &o->d, o->revision, &trace) != 0) {
+        free(trace);
         json_decref(in);
         return -1; /* the store failed: the vote is refused, unrecorded */
     }
     json_decref(in);
+    /* Canonical text we made: parsing it back fails only out of memory,
+       and a decision must not be recorded without its trace. */
+    if (trace != NULL) {
+        o->trace = json_loads(trace, 0, NULL);
+        free(trace);
+        if (o->trace == NULL)
+            pdp_decision_block(&o->d, "POLICY_ERROR",
+                               "out of memory recording the policy trace");
+    }
     if (o->d.verdict == POL_ESCALATE)
         pdp_decision_block(
             &o->d, "APPROVAL_NOT_SUFFICIENT",

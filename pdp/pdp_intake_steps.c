@@ -232,21 +232,14 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
     char msg[POL_MESSAGE_MAX];
     int64_t ttl;
     const char *action;
-    json_t *trace = NULL;
 
+    /* op->trace_text is freed with op, also after a 503. */
     if (pdp_policies_eval_traced(r->srv, op->binding, d, op->revision,
-                                 &trace) != 0) {
-        json_decref(trace);
+                                 &op->trace_text) != 0) {
         pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
                         "the policies' count() could not be read from the "
                         "store; nothing was recorded; try again");
         return -1;
-    }
-    if (trace != NULL) {
-        op->trace_text = pdp_json_text(trace);
-        json_decref(trace);
-        if (op->trace_text == NULL)
-            return internal(r, "out of memory");
     }
     action = json_string_value(json_object_get(op->binding, "action"));
     if (d->verdict == POL_ALLOW) {

@@ -222,6 +222,20 @@ thread_trace(void)
     return t;
 }
 
+/* t as canonical JSON text (malloc'd); NULL on out of memory. */
+static char *
+trace_text(const struct pol_trace *t)
+{
+    struct ig_buf b;
+
+    ig_buf_init(&b, IG_CANON_MAX_BYTES);
+    if (pol_trace_canon(t, &b) != IG_OK) {
+        ig_buf_release(&b);
+        return NULL;
+    }
+    return ig_buf_take(&b, NULL);
+}
+
 int
 pdp_policies_eval(struct pdp_server *s, const json_t *intent,
                   struct pol_decision *out, char revision[IG_HASH_STRLEN + 1])
@@ -232,7 +246,7 @@ pdp_policies_eval(struct pdp_server *s, const json_t *intent,
 int
 pdp_policies_eval_traced(struct pdp_server *s, const json_t *intent,
                          struct pol_decision *out,
-                         char revision[IG_HASH_STRLEN + 1], json_t **trace)
+                         char revision[IG_HASH_STRLEN + 1], char **trace)
 {
     struct ig_err err;
     struct pol_engine *e;
@@ -270,7 +284,7 @@ pdp_policies_eval_traced(struct pdp_server *s, const json_t *intent,
     pdp_hist_observe(&s->metrics.policy_seconds, pdp_mono_seconds() - t0);
     (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s",
                    pol_bundle_revision(pol_engine_bundle(e)));
-    if (t != NULL && (*trace = pol_trace_json(t)) == NULL)
+    if (t != NULL && (*trace = trace_text(t)) == NULL)
         pdp_decision_block(out, "POLICY_ERROR",
                            "out of memory recording the policy trace");
     if (out->verdict == POL_BLOCK && out->nreasons > 0) {

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ig_buf.h"
 #include "ig_error.h"
 #include "ig_limits.h"
 
@@ -183,6 +184,15 @@ const char *pol_trace_verdict_name(enum pol_trace_verdict v);
  */
 json_t *pol_trace_json(const struct pol_trace *t) IG_WUR;
 json_t *pol_trace_entry_json(const struct pol_trace *t, size_t i) IG_WUR;
+
+/*
+ * The same array appended to b as canonical JSON text (RFC 8785, what
+ * ig_canon_write makes of pol_trace_json), without building it in
+ * jansson first: what the PDP embeds in every intent.decided. IG_OK,
+ * IG_ERR_LIMIT at b's cap, IG_ERR_NOMEM.
+ */
+enum ig_status pol_trace_canon(const struct pol_trace *t,
+                               struct ig_buf *b) IG_WUR;
 
 /*
  * Run every `*_test.lua` in the bundle's dir against the bundle and print

@@ -237,23 +237,28 @@ pol_run(lua_State *L)
 {
     struct pol_run_ctx *c = lua_touserdata(L, 1);
     struct pol_engine *e = c->e;
+    int64_t now;
     size_t i;
 
     e->vm.file = "intent";
     pol_push_json(L, c->intent);                     /* 2 */
     lua_rawgetp(L, LUA_REGISTRYINDEX, &pol_key_fns); /* 3 */
+    if (c->trace != NULL)
+        c->t0 = pol_now_ns();
     for (i = 0; i < e->b->nfiles; i++) {
         e->vm.file = e->b->files[i].name;
         c->cur = i;
-        if (c->trace != NULL)
-            c->t0 = pol_now_ns();
         lua_rawgeti(L, 3, (lua_Integer)i + 1);
         lua_pushvalue(L, 2);
         lua_call(L, 1, 1);
         if (c->trace != NULL) {
+            /* One clock read per file: where this one ends, the next
+               starts (folding this verdict counts towards the next). */
+            now = pol_now_ns();
             if (e->vm.sticky != POL_OK)
                 return 0; /* failed, then caught: the file fails */
-            pol_trace_put(c->trace, L, -1, e->vm.file, pol_now_ns() - c->t0);
+            pol_trace_put(c->trace, L, -1, e->vm.file, now - c->t0);
+            c->t0 = now;
         }
         c->st = pol_acc_add(&c->acc, L, -1, e->vm.file, c->msg, sizeof(c->msg));
         if (c->st != POL_OK)

@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_canon.h"
+
 #define POL_VERDICT_MT "intentgate.verdict"
 
 struct pol_vobj {
@@ -550,4 +552,32 @@ pol_trace_json(const struct pol_trace *t)
         }
     }
     return a;
+}
+
+enum ig_status
+pol_trace_canon(const struct pol_trace *t, struct ig_buf *b)
+{
+    struct ig_canon_obj o;
+    enum ig_status st = ig_buf_addc(b, '[');
+    char reasons[POL_REASON_MAX + 8];
+    const struct pol_trace_entry *x;
+    size_t i;
+
+    for (i = 0; st == IG_OK && i < t->n; i++) {
+        x = &t->e[i];
+        /* A reason is ^[A-Z][A-Z0-9_]*$ (checked when the verdict was
+           made, or ours): nothing in it to escape. */
+        (void)snprintf(reasons, sizeof(reasons),
+                       x->reason[0] != '\0' ? "[\"%s\"]" : "[]", x->reason);
+        if (i > 0)
+            st = ig_buf_addc(b, ',');
+        if (st != IG_OK)
+            break;
+        ig_canon_obj_begin(&o, b, NULL);
+        ig_canon_obj_str(&o, "policy", x->policy);
+        ig_canon_obj_raw(&o, "reasons", reasons, strlen(reasons));
+        ig_canon_obj_str(&o, "verdict", pol_trace_verdict_name(x->verdict));
+        st = ig_canon_obj_end(&o);
+    }
+    return st == IG_OK ? ig_buf_addc(b, ']') : st;
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ig_canon.h"
+
 /* A bundle of files, an engine, a trace and the last decision. */
 struct tt {
     char *dir;
@@ -63,14 +65,24 @@ tt_eval(struct tt *x, const char *intent)
     json_decref(v);
 }
 
-/* The trace as compact JSON must be want. */
+/* The trace as compact JSON must be want, and pol_trace_canon must write
+   what ig_canon_write makes of pol_trace_json. */
 static void
 tt_expect_json(const struct tt *x, const char *want)
 {
     json_t *j = pol_trace_json(x->t);
+    struct ig_buf a, b;
     char *s;
 
     assert_non_null(j);
+    ig_buf_init(&a, 1 << 20);
+    ig_buf_init(&b, 1 << 20);
+    assert_int_equal(ig_canon_write(j, &a, NULL), IG_OK);
+    assert_int_equal(pol_trace_canon(x->t, &b), IG_OK);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    ig_buf_release(&a);
+    ig_buf_release(&b);
     s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     assert_non_null(s);
     if (strcmp(s, want) != 0)
@@ -311,6 +323,32 @@ test_trace_time(void **state)
     tt_close(&x);
 }
 
+/* pol_trace_canon at the buffer's cap: IG_ERR_LIMIT, never a short
+   array passed off as whole. */
+static void
+test_trace_canon_cap(void **state)
+{
+    const char *files[] = {"a.lua", "return function(i) return ALLOW end",
+                           "b.lua", "return function(i) return BLOCK 'B' end",
+                           NULL};
+    struct ig_buf b;
+    struct tt x;
+
+    (void)state;
+    tt_open(&x, files, NULL, 1);
+    tt_eval(&x, pt_intent("x", NULL));
+    ig_buf_init(&b, 40);
+    assert_int_equal(pol_trace_canon(x.t, &b), IG_ERR_LIMIT);
+    ig_buf_release(&b);
+    pol_engine_eval_traced(x.e, NULL, &x.d, x.t);
+    ig_buf_init(&b, 8);
+    assert_int_equal(pol_trace_canon(x.t, &b), IG_OK);
+    assert_int_equal(b.len, 2);
+    assert_memory_equal(b.data, "[]", 2);
+    ig_buf_release(&b);
+    tt_close(&x);
+}
+
 static void
 test_trace_names(void **state)
 {
@@ -364,6 +402,7 @@ main(void)
         cmocka_unit_test(test_trace_not_a_file),
         cmocka_unit_test(test_trace_outlives_engine),
         cmocka_unit_test(test_trace_time),
+        cmocka_unit_test(test_trace_canon_cap),
         cmocka_unit_test(test_trace_names),
         cmocka_unit_test(test_trace_example_bundle),
     };
