@@ -303,7 +303,7 @@ appr_w_trace(struct appr_w *w, const char *id, const json_t *trace)
     const json_t *x, *reasons;
     size_t i, j;
 
-    appr_w_raw(w, "<ol class=\"trace\"");
+    appr_w_raw(w, "<div class=\"trace\"");
     if (id != NULL) {
         appr_w_raw(w, " id=\"");
         appr_w_raw(w, id);
@@ -312,7 +312,7 @@ appr_w_trace(struct appr_w *w, const char *id, const json_t *trace)
     appr_w_raw(w, ">");
     json_array_foreach(trace, i, x)
     {
-        appr_w_raw(w, "<li><code class=\"policy\">");
+        appr_w_raw(w, "<div class=\"trace-line\"><code class=\"policy\">");
         appr_w_value(w, json_object_get(x, "policy"));
         appr_w_raw(w, "</code> \xE2\x86\x92 <span class=\"verdict ");
         appr_w_raw(w, verdict_class(appr_json_str(x, "verdict")));
@@ -326,11 +326,12 @@ appr_w_trace(struct appr_w *w, const char *id, const json_t *trace)
             appr_w_value(w, json_array_get(reasons, j));
             appr_w_raw(w, "</code>");
         }
-        appr_w_raw(w, "</li>");
+        appr_w_raw(w, "</div>");
     }
     if (json_array_size(trace) == 0)
-        appr_w_raw(w, "<li class=\"muted\">no policy had an opinion</li>");
-    appr_w_raw(w, "</ol>\n");
+        appr_w_raw(w, "<div class=\"trace-line muted\">no policy had an "
+                      "opinion</div>");
+    appr_w_raw(w, "</div>\n");
 }
 
 const char *

@@ -45,7 +45,8 @@ void appr_w_field(struct appr_w *w, const char *label, const char *id,
 void appr_w_segment(struct appr_w *w, const char *s);
 
 /* An explain trace ([{policy, verdict, reasons}], intent.decided's
-   "trace") as <ol class="trace" id=id>, one <li> per policy:
+   "trace") as <div class="trace" id=id>, one div.trace-line per policy
+   (not a list: it sits inside the audit pages' event lists):
    "git.lua → ESCALATE PROTECTED_BRANCH"; every value escaped, the
    verdict's class chosen from a fixed list. id is trusted markup, or
    NULL for none. */

@@ -74,6 +74,18 @@ EXAMPLES = [
 ]
 
 
+def trace_text(body, ident):
+    """The text of the trace block with id ident (div.trace, its lines
+    div.trace-line: the block ends at the first '</div>' and a newline),
+    or None."""
+    m = re.search(r'<div class="trace" id="%s">(.*?)</div>\n' % ident, body,
+                  re.S)
+    if m is None:
+        return None
+    return html.unescape(re.sub(r"</div>", "\n", re.sub(
+        r"<(?!/div)[^>]+>", "", m.group(1))))
+
+
 def ig(*args):
     p = subprocess.run([BIN] + [str(a) for a in args], capture_output=True,
                        timeout=120)
@@ -218,33 +230,36 @@ class Trace(unittest.TestCase):
         self.assertEqual(b.login().status, 303)
         path = "/ui/approvals/" + body["approval"]["id"]
         # PostgreSQL sequences the event after the reply: wait for it.
-        page = wait_until(lambda: (lambda r: r if r.element("trace")
+        page = wait_until(lambda: (lambda r: r if trace_text(r.body, "trace")
                                    else None)(b.get(path)),
                           "the trace on the approval page")
         self.assertEqual(page.status, 200)
         self.assertNotIn("<script", page.body.lower())
         self.assertIn(html.escape(XSS, quote=True), page.body)
         self.assertIn("Why: policy", page.body)
-        trace = page.text("trace")
+        trace = trace_text(page.body, "trace")
         self.assertIn("refund.lua \u2192 ALLOW", trace)
         self.assertIn("zz_note.lua \u2192 ESCALATE NOTE_REVIEW", trace)
         self.assertIn('class="verdict verdict-escalate"', page.body)
-        self.assertIsNone(page.element("resolution-trace"))
+        self.assertIsNone(trace_text(page.body, "resolution-trace"))
 
         self.approve(body)
         page = wait_until(
-            lambda: (lambda r: r if r.element("resolution-trace")
+            lambda: (lambda r: r if trace_text(r.body, "resolution-trace")
                      else None)(b.get(path)),
             "the re-evaluation's trace on the page")
         self.assertIn("zz_note.lua \u2192 ALLOW",
-                      page.text("resolution-trace"))
+                      trace_text(page.body, "resolution-trace"))
         self.assertNotIn("<script", page.body.lower())
 
         # The auditors' timeline (dev-approver is in group auditors).
         r = b.get("/ui/audit/intents/" + body["intent_id"])
         self.assertEqual(r.status, 200, r.body)
         self.assertNotIn("<script", r.body.lower())
-        self.assertEqual(r.body.count('<ol class="trace">'), 2, r.body)
+        self.assertEqual(r.body.count('<div class="trace">'), 2, r.body)
+        # The trace is no list: the timeline (a list) stays one element.
+        timeline = r.element("timeline")
+        self.assertIn("approval.resolved", timeline)
         self.assertIn("NOTE_REVIEW", r.body)
 
 

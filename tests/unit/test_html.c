@@ -470,18 +470,21 @@ test_detail_trace(void **state)
     s = page_detail(view, NULL, NULL, NULL);
     assert_inert(s);
     assert_has(s, "<h3>Why: policy \xE2\x86\x92 verdict</h3>\n"
-                  "<ol class=\"trace\" id=\"trace\"><li><code class=\"policy\">"
+                  "<div class=\"trace\" id=\"trace\"><div class=\"trace-line\">"
+                  "<code class=\"policy\">"
                   "refund.lua</code> \xE2\x86\x92 <span class=\"verdict "
                   "verdict-escalate\">ESCALATE</span> <code class=\"reason\">"
-                  "AMOUNT_NEEDS_APPROVAL</code></li>");
-    assert_has(s, "<li><code class=\"policy\">quota.lua</code> \xE2\x86\x92 "
-                  "<span class=\"verdict verdict-allow\">ALLOW</span></li>");
+                  "AMOUNT_NEEDS_APPROVAL</code></div>");
+    assert_has(s, "<div class=\"trace-line\"><code class=\"policy\">quota.lua"
+                  "</code> \xE2\x86\x92 <span class=\"verdict verdict-allow\">"
+                  "ALLOW</span></div>");
     assert_has(s, "<code class=\"policy\">" XSS_TEXT "</code>");
     assert_has(s, "<span class=\"verdict verdict-other\">x&quot; "
                   "onload=</span> <code class=\"reason\">&lt;b&gt;</code>, "
                   "<code class=\"reason\">R2</code>");
-    assert_has(s, "<ol class=\"trace\" id=\"resolution-trace\">"
-                  "<li class=\"muted\">no policy had an opinion</li></ol>");
+    assert_has(s, "<div class=\"trace\" id=\"resolution-trace\">"
+                  "<div class=\"trace-line muted\">no policy had an opinion"
+                  "</div></div>");
     free(s);
     json_decref(view);
 }
