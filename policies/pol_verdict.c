@@ -424,6 +424,19 @@ pol_trace_free(struct pol_trace *t)
     free(t);
 }
 
+/* Copy s into dst (cap bytes), truncated: cheaper than snprintf on the
+   evaluation path. */
+static void
+pol_trace_copy(char *dst, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
 static void
 pol_trace_append(struct pol_trace *t, const char *file,
                  enum pol_trace_verdict v, const char *reason, int64_t ns)
@@ -435,16 +448,19 @@ pol_trace_append(struct pol_trace *t, const char *file,
     x = &t->e[t->n++];
     x->verdict = v;
     x->ns = ns;
-    (void)snprintf(x->reason, sizeof(x->reason), "%s", reason);
-    (void)snprintf(x->policy, sizeof(x->policy), "%s", file);
+    pol_trace_copy(x->reason, sizeof(x->reason), reason);
+    pol_trace_copy(x->policy, sizeof(x->policy), file);
 }
 
 void
 pol_trace_put(struct pol_trace *t, lua_State *L, int idx, const char *file,
               int64_t ns)
 {
-    const struct pol_vobj *o = luaL_testudata(L, idx, POL_VERDICT_MT);
+    const struct pol_vobj *o;
 
+    if (lua_type(L, idx) != LUA_TUSERDATA) /* nil, most files: quick */
+        return;
+    o = luaL_testudata(L, idx, POL_VERDICT_MT);
     if (o != NULL)
         pol_trace_append(t, file, (enum pol_trace_verdict)o->verdict, o->reason,
                          ns);
