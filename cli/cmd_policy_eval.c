@@ -125,6 +125,11 @@ parse_args(int argc, char **argv, struct eval_opts *o)
         cli_error(CMD, "expected --bundle DIR and --intent FILE (see --help)");
         return -1;
     }
+    if (o->settings != NULL && strcmp(o->settings, "-") == 0 &&
+        strcmp(o->intent, "-") == 0) {
+        cli_error(CMD, "--intent and --settings cannot both read stdin");
+        return -1;
+    }
     if (o->format == NULL)
         o->format = "text";
     if (strcmp(o->format, "text") != 0 && strcmp(o->format, "json") != 0) {

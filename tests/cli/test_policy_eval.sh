@@ -228,6 +228,8 @@ bad "approval not an object" "approval must be an object" \
 bad "intent too large" "intent" --bundle "$bundle" --intent "$tmp/huge.json"
 bad "settings not an object" "must be a JSON object" --bundle "$bundle" \
     --intent "$i" --settings "$tmp/array.json"
+bad "stdin twice" "both read stdin" --bundle "$bundle" --intent - \
+    --settings -
 bad "count without =" "KEY=N" --bundle "$bundle" --intent "$i" --count k
 bad "count empty key" "KEY=N" --bundle "$bundle" --intent "$i" --count =3
 bad "count negative" "whole number" --bundle "$bundle" --intent "$i" \
