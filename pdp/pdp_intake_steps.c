@@ -233,7 +233,9 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
     int64_t ttl;
     const char *action;
 
-    if (pdp_policies_eval(r->srv, op->binding, d, op->revision) != 0) {
+    /* op->trace_text is freed with op, also after a 503. */
+    if (pdp_policies_eval_traced(r->srv, op->binding, d, op->revision,
+                                 &op->trace_text) != 0) {
         pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
                         "the policies' count() could not be read from the "
                         "store; nothing was recorded; try again");
@@ -394,6 +396,8 @@ event_decided(struct pdp_intake_op *op, const char *verdict)
     ig_canon_obj_str(&o, "policy_revision", op->revision);
     ig_canon_obj_raw(&o, "reasons", op->reasons_text, strlen(op->reasons_text));
     ig_canon_obj_str(&o, "time", op->created);
+    if (op->trace_text != NULL) /* the agent's answer never carries it */
+        ig_canon_obj_raw(&o, "trace", op->trace_text, strlen(op->trace_text));
     ig_canon_obj_str(&o, "type", "intent.decided");
     return take_text(ig_canon_obj_end(&o), &out, &op->event_text[1]);
 }

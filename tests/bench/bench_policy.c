@@ -13,6 +13,11 @@
  * instead: run it under `valgrind --tool=callgrind` with two RUNS values
  * and divide the difference in instructions by the difference in
  * evaluations (RUNS + RUNS / 10 + 100 each, with the warm-up).
+ *
+ * IG_BENCH_TRACE=1 times pol_engine_eval_traced() with a reused trace (what
+ * the server does), IG_BENCH_TRACE=json also writes its canonical text each
+ * time (pol_trace_canon, what intent.decided embeds): compare with a run
+ * without it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,30 @@ bench_count(void *ctx, const char *key, int64_t window)
     (void)key;
     (void)window;
     return 1;
+}
+
+static void
+die(const char *what)
+{
+    (void)fprintf(stderr, "bench_policy: %s\n", what);
+    exit(1);
+}
+
+/* IG_BENCH_TRACE: the reused trace (NULL: not traced), and 1 when its
+   JSON text is made too. */
+static struct pol_trace *bench_trace;
+static int bench_trace_json;
+static struct ig_buf bench_text; /* its text, IG_BENCH_TRACE=json */
+
+static void
+bench_eval(struct pol_engine *e, const json_t *intent, struct pol_decision *d)
+{
+    pol_engine_eval_traced(e, intent, d, bench_trace);
+    if (bench_trace_json) {
+        ig_buf_reset(&bench_text);
+        if (pol_trace_canon(bench_trace, &bench_text) != IG_OK)
+            die("pol_trace_canon failed");
+    }
 }
 
 static double
@@ -48,13 +77,6 @@ cmp_double(const void *a, const void *b)
 }
 
 static void
-die(const char *what)
-{
-    (void)fprintf(stderr, "bench_policy: %s\n", what);
-    exit(1);
-}
-
-static void
 bench_one(struct pol_engine *e, const char *name, const char *text,
           enum pol_verdict want, double *t, long runs)
 {
@@ -67,7 +89,7 @@ bench_one(struct pol_engine *e, const char *name, const char *text,
     if (intent == NULL)
         die(je.text);
     for (i = 0; i < runs / 10 + 100; i++)
-        pol_engine_eval(e, intent, &d);
+        bench_eval(e, intent, &d);
     if (d.verdict != want) {
         (void)fprintf(stderr, "bench_policy: %s: got %s %s (%s)\n", name,
                       pol_verdict_name(d.verdict),
@@ -76,7 +98,7 @@ bench_one(struct pol_engine *e, const char *name, const char *text,
     }
     for (i = 0; i < runs; i++) {
         t0 = now_ns();
-        pol_engine_eval(e, intent, &d);
+        bench_eval(e, intent, &d);
         t[i] = now_ns() - t0;
     }
     qsort(t, (size_t)runs, sizeof(t[0]), cmp_double);
@@ -112,14 +134,24 @@ main(int argc, char **argv)
         die("RUNS must be a number from 100 to 100000000");
     if (argc > 2)
         dir = argv[2];
+    if (getenv("IG_BENCH_TRACE") != NULL) {
+        bench_trace = pol_trace_new();
+        bench_trace_json = strcmp(getenv("IG_BENCH_TRACE"), "json") == 0;
+        ig_buf_init(&bench_text, 1 << 20);
+        if (bench_trace == NULL)
+            die("out of memory");
+    }
     t = malloc((size_t)runs * sizeof(*t));
     if (t == NULL)
         die("out of memory");
     if (pol_bundle_load(dir, NULL, &b, &err) != IG_OK ||
         pol_engine_new(b, NULL, bench_count, NULL, &e, &err) != IG_OK)
         die(err.msg);
-    (void)printf("bundle %s (%s), %ld runs each\n", dir, pol_bundle_revision(b),
-                 runs);
+    (void)printf("bundle %s (%s), %ld runs each%s\n", dir,
+                 pol_bundle_revision(b), runs,
+                 bench_trace == NULL ? ""
+                 : bench_trace_json  ? ", traced + JSON"
+                                     : ", traced");
     bench_one(e, "payments.refund ALLOW",
               BINDING("payments.refund", "orders/ord_10293",
                       "{\"amount\":42.5,\"currency\":\"EUR\","
@@ -151,6 +183,8 @@ main(int argc, char **argv)
               BINDING("git.push", "repo/acme/app",
                       "{\"refs\":[\"refs/heads/main\"]}"),
               POL_BLOCK, t, runs);
+    pol_trace_free(bench_trace);
+    ig_buf_release(&bench_text);
     pol_engine_free(e);
     pol_bundle_unref(b);
     free(t);

@@ -437,6 +437,58 @@ test_detail_labels_claims(void **state)
     json_decref(view);
 }
 
+/* The explain trace: "Why: policy -> verdict" for the escalation and the
+   re-evaluation; every value escaped (a hostile log, or a future policy
+   name rule, must not inject markup), the verdict's class from a fixed
+   list only. */
+static void
+test_detail_trace(void **state)
+{
+    json_t *view = load(view_json);
+    char *s;
+    (void)state;
+
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_null(strstr(s, "id=\"trace\""));
+    assert_null(strstr(s, "Why: policy"));
+    free(s);
+    assert_int_equal(
+        json_object_set_new(
+            json_object_get(view, "decision"), "trace",
+            load("[{\"policy\":\"refund.lua\",\"verdict\":\"ESCALATE\","
+                 "\"reasons\":[\"AMOUNT_NEEDS_APPROVAL\"]},"
+                 "{\"policy\":\"quota.lua\",\"verdict\":\"ALLOW\","
+                 "\"reasons\":[]},"
+                 "{\"policy\":\"" XSS "\",\"verdict\":\"x\\\" onload=\","
+                 "\"reasons\":[\"<b>\",\"R2\"]}]")),
+        0);
+    assert_int_equal(json_object_set_new(view, "resolution",
+                                         load("{\"result\":\"APPROVED\","
+                                              "\"decision\":\"ALLOW\","
+                                              "\"reasons\":[],\"trace\":[]}")),
+                     0);
+    s = page_detail(view, NULL, NULL, NULL);
+    assert_inert(s);
+    assert_has(s, "<h3>Why: policy \xE2\x86\x92 verdict</h3>\n"
+                  "<div class=\"trace\" id=\"trace\"><div class=\"trace-line\">"
+                  "<code class=\"policy\">"
+                  "refund.lua</code> \xE2\x86\x92 <span class=\"verdict "
+                  "verdict-escalate\">ESCALATE</span> <code class=\"reason\">"
+                  "AMOUNT_NEEDS_APPROVAL</code></div>");
+    assert_has(s, "<div class=\"trace-line\"><code class=\"policy\">quota.lua"
+                  "</code> \xE2\x86\x92 <span class=\"verdict verdict-allow\">"
+                  "ALLOW</span></div>");
+    assert_has(s, "<code class=\"policy\">" XSS_TEXT "</code>");
+    assert_has(s, "<span class=\"verdict verdict-other\">x&quot; "
+                  "onload=</span> <code class=\"reason\">&lt;b&gt;</code>, "
+                  "<code class=\"reason\">R2</code>");
+    assert_has(s, "<div class=\"trace\" id=\"resolution-trace\">"
+                  "<div class=\"trace-line muted\">no policy had an opinion"
+                  "</div></div>");
+    free(s);
+    json_decref(view);
+}
+
 static void
 test_error_page(void **state)
 {
@@ -496,6 +548,7 @@ main(void)
         cmocka_unit_test(test_detail_page),
         cmocka_unit_test(test_detail_cannot_vote),
         cmocka_unit_test(test_detail_labels_claims),
+        cmocka_unit_test(test_detail_trace),
         cmocka_unit_test(test_error_page),
         cmocka_unit_test(test_page_cap),
         cmocka_unit_test(test_stylesheet),
