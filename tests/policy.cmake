@@ -21,6 +21,19 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
   target_link_libraries(test_policy PRIVATE igpolicy PkgConfig::CMOCKA)
   add_test(NAME policy.unit COMMAND test_policy)
 
+  # `policy test --coverage`: the instrumenter and the differential tests.
+  add_executable(test_policy_cover
+    unit/test_policy_cover.c
+    unit/policy_util.c
+    unit/testutil.c)
+  target_include_directories(test_policy_cover PRIVATE unit)
+  target_compile_definitions(test_policy_cover PRIVATE
+    IG_VECTORS_DIR="${IG_VECTORS_DIR}"
+    IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
+  target_link_libraries(test_policy_cover PRIVATE igpolicy PkgConfig::CMOCKA)
+  add_test(NAME policy.cover COMMAND test_policy_cover)
+  set_tests_properties(policy.cover PROPERTIES LABELS unit TIMEOUT 120)
+
   if(TARGET intentgate)
     add_test(NAME policy.bundle
       COMMAND intentgate policy test ${IG_POLICY_BUNDLE_DIR})
