@@ -258,8 +258,9 @@ pol_error_text(lua_State *L, const char *file, char *msg, size_t msgsz)
 enum pol_status
 pol_vm_pcall(struct pol_vm *vm, int nargs, int nres, char *msg, size_t msgsz)
 {
-    const char *file = vm->file != NULL ? vm->file : "policy";
     int st = lua_pcall(vm->L, nargs, nres, 0);
+    /* The file that failed: the call itself moves vm->file along. */
+    const char *file = vm->file != NULL ? vm->file : "policy";
     char text[64];
 
     if (vm->sticky == POL_OK && (vm->mem_refused || st == LUA_ERRMEM)) {

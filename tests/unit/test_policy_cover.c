@@ -401,6 +401,34 @@ test_report_exact(void **state)
     pt_rmdir(dir);
 }
 
+/* A failing policy's message names that policy, on the engine's very
+   first failing run too (the file was once taken before the call: the
+   message then began with the last file loaded, "c.lua: b.lua:2: boom"). */
+static void
+test_error_names_the_failing_file(void **state)
+{
+    const char *files[] = {"a.lua", "return function(i) return nil end\n",
+                           "b.lua",
+                           "return function(i)\n  error('boom')\nend\n",
+                           "c.lua", "return function(i) return nil end\n",
+                           NULL};
+    char *dir = pt_bundle_dir(files);
+    struct pol_bundle *b = pt_load(dir, NULL);
+    struct pol_engine *e = pt_engine(b, NULL, NULL, NULL);
+    struct pol_decision d;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        pt_eval(e, pt_intent("x.y", NULL), &d);
+        pt_expect(&d, POL_BLOCK, "POLICY_ERROR", NULL);
+        assert_string_equal(d.message, "b.lua:2: boom");
+    }
+    pol_engine_free(e);
+    pol_bundle_unref(b);
+    pt_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -412,6 +440,7 @@ main(void)
         cmocka_unit_test(test_example_bundle_same_decisions),
         cmocka_unit_test(test_hostile_same_decisions),
         cmocka_unit_test(test_report_exact),
+        cmocka_unit_test(test_error_names_the_failing_file),
     };
 
     return cmocka_run_group_tests_name("policy coverage", tests, NULL, NULL);
