@@ -89,8 +89,7 @@ pol_newline(struct pol_lex *x)
     int c = pol_cur(x, 0);
 
     x->i++;
-    if ((pol_cur(x, 0) == '\n' || pol_cur(x, 0) == '\r') &&
-        pol_cur(x, 0) != c)
+    if ((pol_cur(x, 0) == '\n' || pol_cur(x, 0) == '\r') && pol_cur(x, 0) != c)
         x->i++;
     x->line++;
 }
@@ -171,7 +170,8 @@ pol_number_skip(struct pol_lex *x)
     const char *expo = "Ee";
     int c;
 
-    if (pol_cur(x, 0) == '0' && (pol_cur(x, 1) == 'x' || pol_cur(x, 1) == 'X')) {
+    if (pol_cur(x, 0) == '0' &&
+        (pol_cur(x, 1) == 'x' || pol_cur(x, 1) == 'X')) {
         expo = "Pp";
         x->i += 2;
     }
@@ -269,7 +269,8 @@ pol_tok_is(const struct pol_lex *x, const char *kw)
 {
     size_t n = strlen(kw);
 
-    return x->tk == TK_NAME && x->len == n && memcmp(x->s + x->start, kw, n) == 0;
+    return x->tk == TK_NAME && x->len == n &&
+           memcmp(x->s + x->start, kw, n) == 0;
 }
 
 /* Stop instrumenting: the file is covered by lines only. */

@@ -32,8 +32,8 @@
 struct pol_cfile {
     char *name;
     struct pol_cover_src src;
-    int branches;   /* probes compiled and counted */
-    char why[160];  /* why branches are not counted */
+    int branches;              /* probes compiled and counted */
+    char why[160];             /* why branches are not counted */
     unsigned char *exec, *run; /* [nlines + 1] */
     int *seen;      /* [nlines + 1]: 1 + lastline of a function met there */
     uint64_t *hits; /* [nprobes + 1] */
@@ -269,8 +269,7 @@ pol_cfile_init(struct pol_cfile *f, const struct pol_file *pf)
     f->run = calloc(n, 1);
     f->seen = calloc(n, sizeof(*f->seen));
     f->hits = calloc(f->src.nprobes + 1, sizeof(*f->hits));
-    if (f->exec == NULL || f->run == NULL || f->seen == NULL ||
-        f->hits == NULL)
+    if (f->exec == NULL || f->run == NULL || f->seen == NULL || f->hits == NULL)
         return IG_ERR_NOMEM;
     return IG_OK;
 }
@@ -330,8 +329,7 @@ pol_coverage_mismatch(struct pol_coverage *c, const char *file,
                       const char *name)
 {
     if (c->mismatches++ == 0)
-        (void)snprintf(c->mismatch, sizeof(c->mismatch), "%s: %s", file,
-                       name);
+        (void)snprintf(c->mismatch, sizeof(c->mismatch), "%s: %s", file, name);
 }
 
 /* ---- the report ---- */
@@ -406,14 +404,16 @@ pol_print_branches(const struct pol_cfile *f, FILE *out)
     for (i = 0; i < f->src.nconds; i++) {
         k = &f->src.conds[i];
         if (f->hits[k->then_probe] == 0) {
-            (void)fprintf(out, "%s%d `%s` true%s", first ? "  branch not taken: " : ", ",
-                          k->line, k->elseif ? "elseif" : "if",
+            (void)fprintf(out, "%s%d `%s` true%s",
+                          first ? "  branch not taken: " : ", ", k->line,
+                          k->elseif ? "elseif" : "if",
                           said_t++ ? "" : " (no case entered it)");
             first = 0;
         }
         if (!pol_cond_false(f, i)) {
-            (void)fprintf(out, "%s%d `%s` false%s", first ? "  branch not taken: " : ", ",
-                          k->line, k->elseif ? "elseif" : "if",
+            (void)fprintf(out, "%s%d `%s` false%s",
+                          first ? "  branch not taken: " : ", ", k->line,
+                          k->elseif ? "elseif" : "if",
                           said_f++ ? "" : " (no case skipped it)");
             first = 0;
         }

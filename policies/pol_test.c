@@ -489,8 +489,8 @@ pol_same_decision(const struct pol_decision *a, const struct pol_decision *b)
 
 /* Coverage: run the case again in the watched engine and compare. */
 static void
-pol_case_cover(struct pol_runner *r, const char *file,
-               const struct pol_case *c, const struct pol_decision *d)
+pol_case_cover(struct pol_runner *r, const char *file, const struct pol_case *c,
+               const struct pol_decision *d)
 {
     struct pol_decision cd;
 

@@ -160,8 +160,7 @@ pol_hook(lua_State *L, lua_Debug *ar)
         if (vm->steps_left > 0 && pol_now_us() <= vm->deadline_us) {
             if (vm->steps_left < vm->hook_count) {
                 vm->hook_count = (int)vm->steps_left;
-                lua_sethook(L, pol_hook, lua_gethookmask(L),
-                            vm->hook_count);
+                lua_sethook(L, pol_hook, lua_gethookmask(L), vm->hook_count);
             }
             return;
         }
@@ -321,8 +320,7 @@ pol_watch_chunk(lua_State *L)
 }
 
 static int
-pol_load_text(struct pol_vm *vm, const char *src, size_t len,
-              const char *name)
+pol_load_text(struct pol_vm *vm, const char *src, size_t len, const char *name)
 {
     char chunk[LUA_IDSIZE];
 

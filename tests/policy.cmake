@@ -57,3 +57,11 @@ if(TARGET igpolicy AND IG_FUZZ)
   target_link_libraries(fuzz_polhelpers PRIVATE igpolicy)
   target_link_options(fuzz_polhelpers PRIVATE -fsanitize=fuzzer)
 endif()
+
+# The coverage instrumenter on arbitrary bytes: lines kept, insertions
+# only, and what compiled still compiles.
+if(TARGET igpolicy AND IG_FUZZ)
+  add_executable(fuzz_pol_cover fuzz/fuzz_pol_cover.c)
+  target_link_libraries(fuzz_pol_cover PRIVATE igpolicy)
+  target_link_options(fuzz_pol_cover PRIVATE -fsanitize=fuzzer)
+endif()

@@ -267,8 +267,7 @@ test_example_bundle_same_decisions(void **state)
         if (!json_is_object(json_object_get(file, "branches")))
             fail_msg("%s: branches not counted: %s",
                      json_string_value(json_object_get(file, "file")),
-                     json_string_value(
-                         json_object_get(file, "branches_note")));
+                     json_string_value(json_object_get(file, "branches_note")));
     }
     t = json_object_get(json_object_get(j, "total"), "lines");
     run = json_integer_value(json_object_get(t, "run"));
@@ -332,8 +331,8 @@ static const char pc_hostile_test[] =
 static void
 test_hostile_same_decisions(void **state)
 {
-    const char *files[] = {"h.lua",      pc_hostile, "h_test.lua",
-                           pc_hostile_test, NULL};
+    const char *files[] = {"h.lua", pc_hostile, "h_test.lua", pc_hostile_test,
+                           NULL};
     char *dir = pt_bundle_dir(files);
     json_t *j, *br;
 
@@ -367,7 +366,8 @@ test_report_exact(void **state)
         "end\n",
         "p_test.lua",
         "return {{ name = 'a', intent = { action = 'a' }, expect = 'ALLOW' },\n"
-        "        { name = 'c', intent = { action = 'c' }, expect = 'BLOCK' }}\n",
+        "        { name = 'c', intent = { action = 'c' }, expect = 'BLOCK' "
+        "}}\n",
         "q.lua",
         "local __igcov = 1\nreturn function(i) return nil end\n",
         NULL};
@@ -407,11 +407,11 @@ test_report_exact(void **state)
 static void
 test_error_names_the_failing_file(void **state)
 {
-    const char *files[] = {"a.lua", "return function(i) return nil end\n",
-                           "b.lua",
-                           "return function(i)\n  error('boom')\nend\n",
-                           "c.lua", "return function(i) return nil end\n",
-                           NULL};
+    const char *files[] = {
+        "a.lua", "return function(i) return nil end\n",
+        "b.lua", "return function(i)\n  error('boom')\nend\n",
+        "c.lua", "return function(i) return nil end\n",
+        NULL};
     char *dir = pt_bundle_dir(files);
     struct pol_bundle *b = pt_load(dir, NULL);
     struct pol_engine *e = pt_engine(b, NULL, NULL, NULL);
