@@ -40,6 +40,11 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
     add_test(NAME policy.cli
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_cli.sh
               $<TARGET_FILE:intentgate>)
+    add_test(NAME policy.coverage
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_coverage.sh
+              $<TARGET_FILE:intentgate> ${IG_POLICY_BUNDLE_DIR})
+    set_tests_properties(policy.coverage PROPERTIES LABELS integration
+      TIMEOUT 120)
   endif()
 endif()
 
