@@ -280,6 +280,59 @@ appr_w_segment(struct appr_w *w, const char *s)
     }
 }
 
+/* The class of a trace verdict: from this list only, never the text. */
+static const char *
+verdict_class(const char *v)
+{
+    static const char *const known[] = {"ALLOW", "BLOCK", "ESCALATE", "ERROR",
+                                        "LIMIT"};
+    static const char *const cls[] = {"verdict-allow", "verdict-block",
+                                      "verdict-escalate", "verdict-error",
+                                      "verdict-limit"};
+    size_t i;
+
+    for (i = 0; v != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(v, known[i]) == 0)
+            return cls[i];
+    return "verdict-other";
+}
+
+void
+appr_w_trace(struct appr_w *w, const char *id, const json_t *trace)
+{
+    const json_t *x, *reasons;
+    size_t i, j;
+
+    appr_w_raw(w, "<ol class=\"trace\"");
+    if (id != NULL) {
+        appr_w_raw(w, " id=\"");
+        appr_w_raw(w, id);
+        appr_w_raw(w, "\"");
+    }
+    appr_w_raw(w, ">");
+    json_array_foreach(trace, i, x)
+    {
+        appr_w_raw(w, "<li><code class=\"policy\">");
+        appr_w_value(w, json_object_get(x, "policy"));
+        appr_w_raw(w, "</code> \xE2\x86\x92 <span class=\"verdict ");
+        appr_w_raw(w, verdict_class(appr_json_str(x, "verdict")));
+        appr_w_raw(w, "\">");
+        appr_w_value(w, json_object_get(x, "verdict"));
+        appr_w_raw(w, "</span>");
+        reasons = json_object_get(x, "reasons");
+        for (j = 0; j < json_array_size(reasons); j++) {
+            appr_w_raw(w, j > 0 ? ", <code class=\"reason\">"
+                                : " <code class=\"reason\">");
+            appr_w_value(w, json_array_get(reasons, j));
+            appr_w_raw(w, "</code>");
+        }
+        appr_w_raw(w, "</li>");
+    }
+    if (json_array_size(trace) == 0)
+        appr_w_raw(w, "<li class=\"muted\">no policy had an opinion</li>");
+    appr_w_raw(w, "</ol>\n");
+}
+
 const char *
 appr_json_str(const json_t *o, const char *k)
 {

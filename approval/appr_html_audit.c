@@ -32,11 +32,10 @@ static const char *const event_types[] = {
 
 /* Fields shown first, in this order (then the others). */
 static const char *const first_fields[] = {
-    "principal", "tenant",          "approver", "vote",
-    "decision",  "reasons",         "message",  "result",
-    "outcome",   "executor",        "channel",  "comment",
-    "code",      "approval",        "grant",    "jti",
-    "detail",    "policy_revision",
+    "principal",       "tenant", "approver", "vote",    "decision", "reasons",
+    "message",         "trace",  "result",   "outcome", "executor", "channel",
+    "comment",         "code",   "approval", "grant",   "jti",      "detail",
+    "policy_revision",
 };
 
 /* Fields the layout shows elsewhere. */
@@ -85,7 +84,9 @@ w_event_field(struct appr_w *w, const char *k, const json_t *v)
     appr_w_raw(w, "</dt><dd class=\"field-");
     appr_w_segment(w, k);
     appr_w_raw(w, "\">");
-    if (flat) {
+    if (strcmp(k, "trace") == 0 && json_is_array(v)) {
+        appr_w_trace(w, NULL, v);
+    } else if (flat) {
         for (i = 0; i < json_array_size(v); i++) {
             appr_w_raw(w, i > 0 ? ", <code>" : "<code>");
             appr_w_value(w, json_array_get(v, i));

@@ -44,6 +44,13 @@ void appr_w_field(struct appr_w *w, const char *label, const char *id,
    escaped for an attribute. */
 void appr_w_segment(struct appr_w *w, const char *s);
 
+/* An explain trace ([{policy, verdict, reasons}], intent.decided's
+   "trace") as <ol class="trace" id=id>, one <li> per policy:
+   "git.lua → ESCALATE PROTECTED_BRANCH"; every value escaped, the
+   verdict's class chosen from a fixed list. id is trusted markup, or
+   NULL for none. */
+void appr_w_trace(struct appr_w *w, const char *id, const json_t *trace);
+
 /* <!doctype> to <main>: title (escaped) and the header with p's approver
    and a logout form (p or p->approver_id NULL: no header user). */
 void appr_w_begin(struct appr_w *w, const struct appr_page *p,

@@ -7,7 +7,8 @@
  * escaping writers. Element ids and classes are the contract the browser
  * tests and the stylesheet rely on: #approver #password #login (login),
  * a.approval-link (list), #status #action #resource #params #principal
- * #operators #requested-by #tenant #context #reasons #message #policy-revision
+ * #operators #requested-by #tenant #context #reasons #message #trace
+ * #resolution-trace #policy-revision
  * #intent-hash #created-at #expires-at #votes #flash #error #approve #deny
  * #comment (detail).
  */
@@ -272,7 +273,12 @@ w_why(struct appr_w *w, const json_t *view)
     w_reasons(w, "reasons", json_object_get(d, "reasons"));
     appr_w_raw(w, "<p id=\"message\" class=\"message\">");
     appr_w_lines(w, json_object_get(d, "message"));
-    appr_w_raw(w, "</p>\n</section>\n");
+    appr_w_raw(w, "</p>\n");
+    if (json_is_array(json_object_get(d, "trace"))) {
+        appr_w_raw(w, "<h3>Why: policy \xE2\x86\x92 verdict</h3>\n");
+        appr_w_trace(w, "trace", json_object_get(d, "trace"));
+    }
+    appr_w_raw(w, "</section>\n");
     if (json_is_object(res)) {
         appr_w_raw(w, "<section class=\"card\" id=\"resolution\">\n"
                       "<h2>Outcome</h2>\n<dl class=\"fields\">\n");
@@ -285,6 +291,11 @@ w_why(struct appr_w *w, const json_t *view)
         appr_w_raw(w, "</dd>\n</dl>\n");
         if (json_array_size(json_object_get(res, "reasons")) > 0)
             w_reasons(w, "resolution-reasons", json_object_get(res, "reasons"));
+        if (json_is_array(json_object_get(res, "trace"))) {
+            appr_w_raw(w, "<h3>Re-evaluation: policy \xE2\x86\x92 "
+                          "verdict</h3>\n");
+            appr_w_trace(w, "resolution-trace", json_object_get(res, "trace"));
+        }
         appr_w_raw(w, "</section>\n");
     }
     appr_w_raw(w, "<section class=\"card claims\">\n<h2>Context, claimed "

@@ -29,7 +29,8 @@ static const char show_usage[] =
     "\n"
     "Print the timeline of one intent from the audit log's leaves: who asked\n"
     "(principal, tenant), what exactly (action, resource, params, context),\n"
-    "which policy revision decided what and why, each vote (who, when,\n"
+    "which policy revision decided what and why (and which policy file\n"
+    "returned which verdict: the trace), each vote (who, when,\n"
     "comment, channel), the resolution, the grant (jti, audience, expiry),\n"
     "its redemption and the execution's outcome. Each line starts with the\n"
     "event's leaf index, which `audit proof` takes.\n"
@@ -193,6 +194,48 @@ header(struct sw *w, const char *id, const json_t *received)
 
 /* ---- one line per event ---- */
 
+/*
+ * The explain trace: one line per policy that had an opinion, in the
+ * order they ran, "  git.lua  ESCALATE  PROTECTED_BRANCH" (columns
+ * aligned; names and reasons are the log's text, shown safe).
+ */
+static void
+trace_lines(struct sw *w, const json_t *trace)
+{
+    size_t i, j, n, width = 0, vwidth = 0;
+    const json_t *x, *reasons;
+
+    json_array_foreach(trace, i, x)
+    {
+        n = json_string_length(json_object_get(x, "policy"));
+        width = n > width && n <= 64 ? n : width;
+        n = json_string_length(json_object_get(x, "verdict"));
+        vwidth = n > vwidth && n <= 16 ? n : vwidth;
+    }
+    sw_cont(w);
+    sw_raw(w, json_array_size(trace) == 0 ? "trace: no policy had an opinion"
+                                          : "trace:");
+    json_array_foreach(trace, i, x)
+    {
+        sw_cont(w);
+        sw_raw(w, "  ");
+        sw_field(w, x, "policy");
+        sw_pad(w, json_string_length(json_object_get(x, "policy")), width);
+        sw_raw(w, "  ");
+        sw_field(w, x, "verdict");
+        reasons = json_object_get(x, "reasons");
+        if (json_array_size(reasons) == 0)
+            continue;
+        sw_pad(w, json_string_length(json_object_get(x, "verdict")), vwidth);
+        sw_raw(w, "  ");
+        for (j = 0; j < json_array_size(reasons); j++) {
+            if (j > 0)
+                sw_raw(w, ", ");
+            sw_value(w, json_array_get(reasons, j));
+        }
+    }
+}
+
 static void
 decided(struct sw *w, const json_t *ev)
 {
@@ -213,6 +256,8 @@ decided(struct sw *w, const json_t *ev)
         sw_raw(w, "message: ");
         sw_field(w, ev, "message");
     }
+    if (json_is_array(json_object_get(ev, "trace")))
+        trace_lines(w, json_object_get(ev, "trace"));
     if (json_is_object(appr)) {
         sw_cont(w);
         sw_raw(w, "approval ");

@@ -66,6 +66,16 @@ enum ig_status pdp_approval_get(struct pdp_server *s, const char *approval_id,
                                 const struct pdp_approver *a,
                                 json_t **out) IG_WUR;
 
+/*
+ * Add the explain traces to view (pdp_approval_get's): decision.trace from
+ * the intent.decided that asked for this approval, resolution.trace from
+ * the one at quorum, read from the audit log (a scan of its events: the
+ * web page of one request only, never the list). A trace the log does not
+ * hold yet (PostgreSQL sequences events after the reply) or cannot be read
+ * is left out (the page then shows none); nothing else depends on it.
+ */
+void pdp_approval_add_traces(struct pdp_server *s, json_t *view);
+
 /* The same view without an approver's fields or read check, by intent
    id: what the Slack notifier posts to the channel the operator chose.
    Never for an answer to an approver. */

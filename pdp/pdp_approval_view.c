@@ -18,6 +18,7 @@
 #include "ig_json.h"
 #include "pdp_approval_int.h"
 #include "pdp_int.h"
+#include "store_audit_view.h"
 
 static const char *
 jstr(const json_t *o, const char *k)
@@ -164,6 +165,49 @@ view_of(struct pdp_server *s, const json_t *rec, const struct pdp_approver *a)
 fail:
     json_decref(v);
     return NULL;
+}
+
+/* 1 when v is the string s. */
+static int
+str_is(const json_t *v, const char *s)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
+
+void
+pdp_approval_add_traces(struct pdp_server *s, json_t *view)
+{
+    const char *aid = jstr(view, "approval_id");
+    json_t *events = NULL, *first = NULL, *last = NULL, *ev;
+    const json_t *res = json_object_get(view, "resolution");
+    size_t i;
+
+    if (aid == NULL || jstr(view, "intent_id") == NULL ||
+        store_audit_intent_events(s->store, jstr(view, "intent_id"), &events) !=
+            IG_OK)
+        return;
+    for (i = 0; i < json_array_size(events); i++) {
+        ev = json_object_get(json_array_get(events, i), "event");
+        if (!json_is_object(ev) || jstr(ev, "type") == NULL ||
+            strcmp(jstr(ev, "type"), "intent.decided") != 0 ||
+            !json_is_array(json_object_get(ev, "trace")))
+            continue;
+        if (first == NULL &&
+            str_is(
+                json_object_get(json_object_get(ev, "approval"), "approval_id"),
+                aid))
+            first = json_object_get(ev, "trace");
+        else if (str_is(json_object_get(ev, "approval_id"), aid))
+            last = json_object_get(ev, "trace");
+    }
+    /* json_object_set adds a reference; a trace that cannot be added is
+       left out, as one the log does not hold. */
+    if (first != NULL)
+        (void)json_object_set(json_object_get(view, "decision"), "trace",
+                              first);
+    if (last != NULL && json_is_object(res))
+        (void)json_object_set(ig_json_unconst(res), "trace", last);
+    json_decref(events);
 }
 
 /* The view of intent_id's approval for a; with check, only when a may

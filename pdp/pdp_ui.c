@@ -388,6 +388,7 @@ detail_page(struct ui *u, const char *id, unsigned int status,
                    "This request cannot be read right now.");
         return;
     }
+    pdp_approval_add_traces(u->r->srv, view);
     ig_buf_init(&b, APPR_HTML_MAX_BYTES);
     st = appr_html_detail(&b, &u->page, view,
                           refused == NULL && voted != NULL &&

@@ -99,3 +99,12 @@ add_test(NAME pdp.pg_attack_open
 set_tests_properties(pdp.pg_attack_open PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   LABELS "integration;pg" TIMEOUT 600)
+
+# The explain trace end to end: recorded in intent.decided (at intake and
+# at quorum), never in the agent's answer, shown by `audit show`, the
+# approval page and the audit pages, escaped.
+ig_store_test(pdp.trace_integration
+  ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_trace.py)
+set_tests_properties(pdp.trace_integration PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  LABELS integration TIMEOUT 300)

@@ -34,6 +34,17 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
   add_test(NAME policy.cover COMMAND test_policy_cover)
   set_tests_properties(policy.cover PROPERTIES LABELS unit TIMEOUT 120)
 
+  # The explain trace (pol_engine_eval_traced).
+  add_executable(test_policy_trace unit/test_policy_trace.c
+    unit/policy_util.c unit/testutil.c)
+  target_include_directories(test_policy_trace PRIVATE unit)
+  target_compile_definitions(test_policy_trace PRIVATE
+    IG_VECTORS_DIR="${IG_VECTORS_DIR}"
+    IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
+  target_link_libraries(test_policy_trace PRIVATE igpolicy PkgConfig::CMOCKA)
+  add_test(NAME policy.trace COMMAND test_policy_trace)
+  set_tests_properties(policy.trace PROPERTIES LABELS unit TIMEOUT 120)
+
   if(TARGET intentgate)
     add_test(NAME policy.bundle
       COMMAND intentgate policy test ${IG_POLICY_BUNDLE_DIR})
@@ -44,6 +55,12 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_coverage.sh
               $<TARGET_FILE:intentgate> ${IG_POLICY_BUNDLE_DIR})
     set_tests_properties(policy.coverage PROPERTIES LABELS integration
+      TIMEOUT 120)
+    # `policy eval`: the explain output for each example policy.
+    add_test(NAME policy.eval
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_eval.sh
+              $<TARGET_FILE:intentgate> ${IG_POLICY_BUNDLE_DIR})
+    set_tests_properties(policy.eval PROPERTIES LABELS integration
       TIMEOUT 120)
   endif()
 endif()
