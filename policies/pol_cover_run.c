@@ -211,10 +211,15 @@ pol_cov_line(void *ctx, lua_State *L, lua_Debug *ar)
     struct pol_cfile *f;
     int fi;
 
-    if (!lua_getinfo(L, "Sl", ar) || ar->currentline <= 0)
+    if (!lua_getinfo(L, "Sl", ar) || ar->currentline <= 0 ||
+        ar->source[0] != '=')
         return;
-    if (ar->source != c->last_src) {
-        fi = ar->source[0] == '=' ? pol_cov_file(c, ar->source + 1) : -1;
+    /* The source string of the last event is a fast path, checked by
+       name too: after a rebuilt state another file's name may sit at the
+       same address. */
+    if (ar->source != c->last_src || c->last_file < 0 ||
+        strcmp(ar->source + 1, c->files[c->last_file].name) != 0) {
+        fi = pol_cov_file(c, ar->source + 1);
         c->last_src = ar->source;
         c->last_file = fi;
     }
