@@ -429,6 +429,122 @@ test_error_names_the_failing_file(void **state)
     pt_rmdir(dir);
 }
 
+/* The watch is what turns the line hook and the probes on: an engine
+   built and run without it (the server's) never calls it, one built and
+   run with it does. */
+struct pc_calls {
+    int file, line;
+};
+
+static int
+pc_w_file(void *ctx, const char *name)
+{
+    ((struct pc_calls *)ctx)->file++;
+    return strcmp(name, "p.lua") == 0 ? 0 : -1;
+}
+
+static const char *
+pc_w_source(void *ctx, int file, size_t *len)
+{
+    (void)ctx;
+    (void)file;
+    (void)len;
+    return NULL;
+}
+
+static void
+pc_w_line(void *ctx, lua_State *L, lua_Debug *ar)
+{
+    (void)L;
+    (void)ar;
+    ((struct pc_calls *)ctx)->line++;
+}
+
+static void
+pc_w_reach(void *ctx, lua_State *L, int file, int idx)
+{
+    (void)ctx;
+    (void)L;
+    (void)file;
+    (void)idx;
+}
+
+static void
+test_watch_only_when_set(void **state)
+{
+    const char *files[] = {"p.lua", "return function(i)\n  return ALLOW\nend\n",
+                           NULL};
+    char *dir = pt_bundle_dir(files);
+    struct pol_bundle *b = pt_load(dir, NULL);
+    struct pc_calls calls = {0, 0};
+    struct pol_vm_watch w;
+    struct pol_engine *e;
+    struct pol_decision d;
+
+    (void)state;
+    memset(&w, 0, sizeof(w));
+    w.ctx = &calls;
+    w.file = pc_w_file;
+    w.source = pc_w_source;
+    w.line = pc_w_line;
+    w.reach = pc_w_reach;
+    e = pt_engine(b, NULL, NULL, NULL);
+    pt_eval(e, pt_intent("x.y", NULL), &d);
+    pt_expect(&d, POL_ALLOW, NULL, NULL);
+    assert_int_equal(calls.file + calls.line, 0);
+    pol_engine_free(e);
+    pol_vm_watch(&w);
+    e = pt_engine(b, NULL, NULL, NULL);
+    assert_int_equal(calls.file, 1);
+    calls.line = 0;
+    pt_eval(e, pt_intent("x.y", NULL), &d);
+    assert_true(calls.line >= 1);
+    pol_vm_watch(NULL);
+    calls.line = 0;
+    pt_eval(e, pt_intent("x.y", NULL), &d);
+    pt_expect(&d, POL_ALLOW, NULL, NULL);
+    assert_int_equal(calls.line, 0);
+    pol_engine_free(e);
+    pol_bundle_unref(b);
+    pt_rmdir(dir);
+}
+
+/* An instrumented file Lua refuses (the probe's local is the 201st of
+   the main chunk) falls back to lines only, and decides the same. */
+static void
+test_fallback_when_instrumented_fails(void **state)
+{
+    static char src[8192];
+    const char *files[] = {"p.lua", src, "p_test.lua",
+                           "return {{ name = 'a', intent = { action = 'a' },\n"
+                           "          expect = 'ALLOW' }}\n",
+                           NULL};
+    json_t *j, *f;
+    size_t o = 0;
+    char *dir;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 200; i++)
+        o += (size_t)snprintf(src + o, sizeof(src) - o, "local v%d = %d\n", i,
+                              i);
+    (void)snprintf(src + o, sizeof(src) - o,
+                   "return function(i) if v1 == 1 then return ALLOW end "
+                   "end\n");
+    dir = pt_bundle_dir(files);
+    j = pc_run(dir, NULL, 0);
+    f = json_array_get(json_object_get(j, "files"), 0);
+    assert_true(json_is_null(json_object_get(f, "branches")));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(f, "branches_note")),
+               "instrumented source: p.lua:"));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(f, "lines"), "run")),
+        201);
+    json_decref(j);
+    pt_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -441,6 +557,8 @@ main(void)
         cmocka_unit_test(test_hostile_same_decisions),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_error_names_the_failing_file),
+        cmocka_unit_test(test_watch_only_when_set),
+        cmocka_unit_test(test_fallback_when_instrumented_fails),
     };
 
     return cmocka_run_group_tests_name("policy coverage", tests, NULL, NULL);
