@@ -545,6 +545,50 @@ test_fallback_when_instrumented_fails(void **state)
     pt_rmdir(dir);
 }
 
+/* A case that leaves garbage alive makes the engine rebuild its state
+   (pol_eval.c); the coverage engine is rebuilt instrumented and watched
+   too, so the cases after it still count. */
+static void
+test_rebuilt_state_still_counted(void **state)
+{
+    const char *files[] = {
+        "p.lua",
+        "local keep = {}\n"
+        "return function(intent)\n"
+        "  if intent.action == 'x.garbage' then\n"
+        "    for i = 1, 100 do keep[i] = string.rep('x', 60000) .. i end\n"
+        "    error('kept')\n"
+        "  elseif intent.action == 'x.after' then\n"
+        "    if #keep == 0 then return ALLOW end\n"
+        "    return BLOCK{reason = 'NOT_REBUILT'}\n"
+        "  end\n"
+        "end\n",
+        "p_test.lua",
+        "return {\n"
+        "  { name = 'garbage', intent = { action = 'x.garbage' },\n"
+        "    expect = 'BLOCK', reasons = { 'POLICY_ERROR' } },\n"
+        "  { name = 'after', intent = { action = 'x.after' },\n"
+        "    expect = 'ALLOW' },\n"
+        "}\n",
+        NULL};
+    char *dir = pt_bundle_dir(files);
+    json_t *j, *f;
+
+    (void)state;
+    j = pc_run(dir, NULL, 0);
+    f = json_array_get(json_object_get(j, "files"), 0);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(f, "branches"), "taken")),
+                     4);
+    /* only the line a state that was not rebuilt would run */
+    assert_int_equal(
+        json_integer_value(json_array_get(
+            json_object_get(json_object_get(f, "lines"), "not_run"), 0)),
+        8);
+    json_decref(j);
+    pt_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -559,6 +603,7 @@ main(void)
         cmocka_unit_test(test_error_names_the_failing_file),
         cmocka_unit_test(test_watch_only_when_set),
         cmocka_unit_test(test_fallback_when_instrumented_fails),
+        cmocka_unit_test(test_rebuilt_state_still_counted),
     };
 
     return cmocka_run_group_tests_name("policy coverage", tests, NULL, NULL);
