@@ -37,6 +37,8 @@ struct pol_blk {
     int has_else; /* if */
     size_t first; /* if: its first condition */
     size_t last;  /* if: its latest condition */
+    size_t paren; /* function: 1 + offset of its "(", 0 before it */
+    int pline;    /* function: line of its "(" */
 };
 
 struct pol_lex {
@@ -52,7 +54,7 @@ struct pol_lex {
     size_t copied; /* source bytes copied to out */
     struct pol_blk *stk;
     size_t depth, stkcap;
-    size_t condcap;
+    size_t condcap, fncap;
     int fndepth;
     int nomem;
     struct pol_cover_src *r;
@@ -396,6 +398,30 @@ pol_if_word(struct pol_lex *x, struct pol_blk *t)
     }
 }
 
+/* The function block t closes at the current `end`: remember its text. */
+static void
+pol_add_fn(struct pol_lex *x, const struct pol_blk *t)
+{
+    struct pol_cover_src *r = x->r;
+    struct pol_cover_fn *f;
+
+    if (t->paren == 0)
+        return;
+    if (r->nfns == x->fncap) {
+        f = realloc(r->fns, (x->fncap * 2 + 8) * sizeof(*f));
+        if (f == NULL) {
+            x->nomem = 1;
+            return;
+        }
+        r->fns = f;
+        x->fncap = x->fncap * 2 + 8;
+    }
+    f = &r->fns[r->nfns++];
+    f->from = t->paren - 1;
+    f->to = x->i;
+    f->line = t->pline;
+}
+
 static void
 pol_end_word(struct pol_lex *x, struct pol_blk *t)
 {
@@ -407,8 +433,10 @@ pol_end_word(struct pol_lex *x, struct pol_blk *t)
         pol_close_chain(x, t, ++x->r->nprobes);
         pol_insert(x, x->start, 1, x->r->nprobes);
     }
-    if (t->kind == BLK_FN)
+    if (t->kind == BLK_FN) {
         x->fndepth--;
+        pol_add_fn(x, t);
+    }
     x->depth--;
 }
 
@@ -482,7 +510,12 @@ pol_scan(struct pol_lex *x)
             continue; /* keep marking lines, stop placing probes */
         if (x->tk == TK_NAME)
             pol_word(x);
-        else if (x->tk == TK_DOTS && x->fndepth == 0)
+        else if (x->tk == TK_OTHER && x->s[x->start] == '(' && x->depth > 0 &&
+                 x->stk[x->depth - 1].kind == BLK_FN &&
+                 x->stk[x->depth - 1].paren == 0) {
+            x->stk[x->depth - 1].paren = x->start + 1;
+            x->stk[x->depth - 1].pline = x->tline;
+        } else if (x->tk == TK_DOTS && x->fndepth == 0)
             pol_give_up(x, "the main chunk uses `...`");
     }
     x->tline = x->line;
@@ -532,5 +565,6 @@ pol_cover_src_release(struct pol_cover_src *s)
     free(s->text);
     free(s->conds);
     free(s->quiet);
+    free(s->fns);
     memset(s, 0, sizeof(*s));
 }

@@ -33,12 +33,19 @@ struct pol_cover_cond {
     size_t next;       /* 1 + index of the chain's next condition; 0 none */
 };
 
+/* A function of the source: from its parameter list's "(" to its "end". */
+struct pol_cover_fn {
+    size_t from, to; /* byte offsets, to just past the "end" */
+    int line;        /* line of the "(" */
+};
+
 /*
  * An instrumented file. text is the source with probes added - the same
  * lines, each with text inserted and nothing removed - or NULL when the
  * instrumenter could not place every block (why says where); quiet marks
  * the lines holding nothing but `end`, `else`, `then`, `do` or `;`, which
- * coverage does not count (the probes give some of them code).
+ * coverage does not count (the probes give some of them code); fns lists
+ * the functions, so their lines can be known before any is created.
  */
 struct pol_cover_src {
     char *text;
@@ -48,6 +55,10 @@ struct pol_cover_src {
     size_t nprobes; /* probes are numbered 1..nprobes */
     int nlines;
     unsigned char *quiet; /* [nlines + 1] */
+    /* every function whose block closed (filled even when text is NULL,
+       for the blocks matched before the instrumenter stopped) */
+    struct pol_cover_fn *fns;
+    size_t nfns;
     char why[128];
 };
 

@@ -7,11 +7,14 @@
  *   - executable lines are the union of Lua's `activelines` of every
  *     function met: each chunk's main function, every Lua function
  *     reachable from what the chunk returned (upvalues and tables,
- *     recursively, with a visited set), and every function a line event
- *     is seen in. A nested function that is never created is counted from
- *     its enclosing function's lines only (Lua has no way to list a
- *     function's inner functions before they exist). Lines holding only
- *     `end`, `else`, `then`, `do` or `;` are not counted;
+ *     recursively, with a visited set), every function a line event is
+ *     seen in, and - so that a function no case ever creates still shows
+ *     its lines - every function the instrumenter found, compiled alone
+ *     on its own lines in a bare state (only its closure is created). A
+ *     function inside a file the instrumenter could not finish is counted
+ *     from its enclosing function's lines only when it was not matched
+ *     before the instrumenter stopped. Lines holding only `end`, `else`,
+ *     `then`, `do` or `;` are not counted;
  *   - run lines are the line events of the policy files;
  *   - branches come from the probes pol_cover.c inserted: a condition
  *     was true when its `then` probe ran, false when the chain's else
@@ -21,6 +24,7 @@
  */
 #include "pol_cover.h"
 
+#include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,6 +263,64 @@ pol_coverage_watch(struct pol_coverage *c, struct pol_vm_watch *w)
     w->probe = pol_cov_probe;
 }
 
+static void
+pol_fn_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    (void)luaL_error(L, "too long");
+}
+
+/* Protected: compile function i of f alone (on its own lines) and merge
+   its active lines. Only a closure is created, in a bare state (no
+   libraries), under a count hook: nothing of the policy runs. */
+static int
+pol_fn_lines(lua_State *L)
+{
+    struct pol_cfile *f = lua_touserdata(L, 1);
+    const struct pol_file *pf = lua_touserdata(L, 2);
+    const struct pol_cover_fn *fn = &f->src.fns[lua_tointeger(L, 3)];
+    luaL_Buffer b;
+    lua_Debug ar;
+    int i;
+
+    luaL_buffinit(L, &b);
+    for (i = 1; i < fn->line; i++)
+        luaL_addchar(&b, '\n');
+    luaL_addstring(&b, "return function");
+    luaL_addlstring(&b, pf->src + fn->from, fn->to - fn->from);
+    luaL_pushresult(&b);
+    if (luaL_loadbufferx(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=f",
+                         "t") != LUA_OK)
+        return 0;
+    lua_sethook(L, pol_fn_hook, LUA_MASKCOUNT, 100);
+    lua_call(L, 0, 1);
+    lua_sethook(L, NULL, 0, 0);
+    if (lua_isfunction(L, -1) && !lua_iscfunction(L, -1) &&
+        lua_getinfo(L, ">L", &ar))
+        pol_merge_lines(f, L);
+    return 0;
+}
+
+/* The lines of every function of f, created or not. */
+static void
+pol_cfile_fns(struct pol_cfile *f, const struct pol_file *pf)
+{
+    lua_State *L;
+    size_t i;
+
+    if (f->src.nfns == 0 || (L = luaL_newstate()) == NULL)
+        return;
+    for (i = 0; i < f->src.nfns; i++) {
+        lua_settop(L, 0);
+        lua_pushcfunction(L, pol_fn_lines);
+        lua_pushlightuserdata(L, f);
+        lua_pushlightuserdata(L, (void *)(uintptr_t)pf);
+        lua_pushinteger(L, (lua_Integer)i);
+        (void)lua_pcall(L, 3, 0, 0);
+    }
+    lua_close(L);
+}
+
 static enum ig_status
 pol_cfile_init(struct pol_cfile *f, const struct pol_file *pf)
 {
@@ -276,6 +338,7 @@ pol_cfile_init(struct pol_cfile *f, const struct pol_file *pf)
     f->hits = calloc(f->src.nprobes + 1, sizeof(*f->hits));
     if (f->exec == NULL || f->run == NULL || f->seen == NULL || f->hits == NULL)
         return IG_ERR_NOMEM;
+    pol_cfile_fns(f, pf);
     return IG_OK;
 }
 

@@ -589,6 +589,45 @@ test_rebuilt_state_still_counted(void **state)
     pt_rmdir(dir);
 }
 
+/* A function no case creates still shows its lines (each function is
+   compiled alone for its lines), methods and varargs included; nothing
+   of it runs while its lines are read. */
+static void
+test_uncreated_functions_counted(void **state)
+{
+    const char *files[] = {"p.lua",
+                           "local t = { m = {} }\n"
+                           "local function unused(x)\n"
+                           "  local y = x + 1\n"
+                           "  return function(...)\n"
+                           "    return select('#', ...) + y\n"
+                           "  end\n"
+                           "end\n"
+                           "function t.m:method(a)\n"
+                           "  error('never')\n"
+                           "end\n"
+                           "return function(i) return nil end\n",
+                           "p_test.lua",
+                           "return {{ name = 'a', intent = { action = 'a' }, "
+                           "expect = 'BLOCK' }}\n",
+                           NULL};
+    char *dir = pt_bundle_dir(files);
+    json_t *j, *nr;
+    char *dump;
+
+    (void)state;
+    j = pc_run(dir, NULL, 0);
+    nr = json_object_get(
+        json_object_get(json_array_get(json_object_get(j, "files"), 0),
+                        "lines"),
+        "not_run");
+    dump = json_dumps(nr, JSON_COMPACT);
+    assert_string_equal(dump, "[3,5,9]");
+    free(dump);
+    json_decref(j);
+    pt_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -604,6 +643,7 @@ main(void)
         cmocka_unit_test(test_watch_only_when_set),
         cmocka_unit_test(test_fallback_when_instrumented_fails),
         cmocka_unit_test(test_rebuilt_state_still_counted),
+        cmocka_unit_test(test_uncreated_functions_counted),
     };
 
     return cmocka_run_group_tests_name("policy coverage", tests, NULL, NULL);
