@@ -9,6 +9,7 @@
  *     every line break is at the same line, every message keeps its line),
  *     and each insertion is one of the three probe shapes;
  *   - every condition points at probes that exist, and its chain ends;
+ *   - every function span runs from a "(" to an "end";
  *   - when the input compiles as Lua, the instrumented text compiles too
  *     (unless Lua runs out of one of its own limits, which only a file at
  *     the edge of them meets).
@@ -115,6 +116,20 @@ fz_check_conds(const struct pol_cover_src *r)
     }
 }
 
+/* Every function span runs from a "(" to an "end", on a real line. */
+static void
+fz_check_fns(const struct pol_cover_src *r, const char *in, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < r->nfns; i++)
+        if (r->fns[i].from + 4 > r->fns[i].to || r->fns[i].to > n ||
+            in[r->fns[i].from] != '(' ||
+            memcmp(in + r->fns[i].to - 3, "end", 3) != 0 ||
+            r->fns[i].line < 1 || r->fns[i].line > r->nlines)
+            abort();
+}
+
 static int
 fz_compiles(const char *s, size_t n, const char **msg)
 {
@@ -140,6 +155,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (r.nlines != fz_lines(in, size))
         abort();
+    fz_check_fns(&r, in, size);
     if (r.text == NULL) {
         if (r.why[0] == '\0')
             abort();
