@@ -7,14 +7,14 @@
  *   - executable lines are the union of Lua's `activelines` of every
  *     function met: each chunk's main function, every Lua function
  *     reachable from what the chunk returned (upvalues and tables,
- *     recursively, with a visited set), every function a line event is
- *     seen in, and - so that a function no case ever creates still shows
- *     its lines - every function the instrumenter found, compiled alone
- *     on its own lines in a bare state (only its closure is created). A
- *     function inside a file the instrumenter could not finish is counted
- *     from its enclosing function's lines only when it was not matched
- *     before the instrumenter stopped. Lines holding only `end`, `else`,
- *     `then`, `do` or `;` are not counted;
+ *     recursively, with a visited set), and - so that a function no case
+ *     ever creates still shows its lines - every function the
+ *     instrumenter found, compiled alone on its own lines in a bare state
+ *     (only its closure is created). In a file the instrumenter could not
+ *     finish, the functions after the point where it stopped are counted
+ *     when a line event is seen in them, else from their enclosing
+ *     function's lines only. Lines holding only `end`, `else`, `then`,
+ *     `do` or `;` are not counted;
  *   - run lines are the line events of the policy files;
  *   - branches come from the probes pol_cover.c inserted: a condition
  *     was true when its `then` probe ran, false when the chain's else
@@ -233,7 +233,11 @@ pol_cov_line(void *ctx, lua_State *L, lua_Debug *ar)
     if (ar->currentline > f->src.nlines)
         return;
     f->run[ar->currentline] = 1;
-    if (ar->linedefined >= 0 && ar->linedefined <= f->src.nlines &&
+    /* A file the instrumenter finished has every function's lines
+       already; only the others need them here (a table in the policy's
+       own heap, inside its run). */
+    if (f->src.text == NULL && ar->linedefined >= 0 &&
+        ar->linedefined <= f->src.nlines &&
         f->seen[ar->linedefined] != ar->lastlinedefined + 1 &&
         lua_getinfo(L, "L", ar)) {
         f->seen[ar->linedefined] = ar->lastlinedefined + 1;
