@@ -203,4 +203,37 @@ enum ig_status pol_trace_canon(const struct pol_trace *t,
  */
 int pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err);
 
+/* ---- coverage of a bundle's policies by its tests (test runner only) ---- */
+
+/* Which lines and if/elseif branches of each policy file the cases ran. */
+struct pol_coverage;
+
+/*
+ * pol_bundle_test, and with cov non-NULL also coverage: every case is
+ * decided by the same plain engine (same lines, same result), then run
+ * again in a second engine whose policies carry branch probes and a line
+ * hook (pol_cover.h), which only observes. *cov is then a new report (free
+ * with pol_coverage_free), NULL when -1 is returned. A case the two
+ * engines decide differently is a bug the report names; it never changes
+ * the result. Not thread safe with another coverage run on this thread.
+ */
+int pol_bundle_test_cover(struct pol_bundle *b, FILE *out,
+                          struct pol_coverage **cov, struct ig_err *err);
+
+/*
+ * The report, per policy file in name order (test files are not
+ * reported), as text:
+ *   coverage git.lua: lines 41/44 (93%), branches 17/20 (85%)
+ *     not run: 57, 58, 88
+ *     branch not taken: 61 `if` false (no case skipped it), 73 `elseif` true
+ *   total: lines 380/402 (94.5%), branches 130/151 (86.1%)
+ * or as JSON ({"files":[{"file","lines":{"run","total","not_run":[..]},
+ * "branches":{"taken","total","not_taken":[{"line","kind","outcome"}]}
+ * or null with "branches_note"}],"total":{...},"mismatches":N}; NULL on
+ * out-of-memory). free(NULL) is fine.
+ */
+void pol_coverage_print(const struct pol_coverage *c, FILE *out);
+json_t *pol_coverage_json(const struct pol_coverage *c);
+void pol_coverage_free(struct pol_coverage *c);
+
 #endif

@@ -15,6 +15,13 @@
  * the output ("ok   FILE: NAME" or "FAIL FILE: NAME: expected ..., got
  * ..."), then "N passed, M failed". A test file that fails to run, or a
  * malformed case, counts as a failure.
+ *
+ * With coverage (pol_bundle_test_cover), a second engine is built while
+ * the coverage collector watches this thread (pol_cover.h): its policies
+ * carry branch probes and its runs a line hook. Each case is decided by
+ * the plain engine, exactly as without coverage, and then run again in
+ * the watched one, whose decision is only compared: a difference is a bug
+ * the report names, never a changed result.
  */
 #include "pol.h"
 
@@ -23,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pol_cover.h"
 #include "pol_int.h"
 
 struct pol_case {
@@ -46,6 +54,17 @@ struct pol_suite {
 
 struct pol_counter {
     const struct pol_case *cur;
+};
+
+/* One test run: the engines, the counter, the coverage and the tally. */
+struct pol_runner {
+    struct pol_engine *e;  /* decides every case */
+    struct pol_engine *ce; /* coverage: watched, only compared */
+    struct pol_counter k;
+    struct pol_coverage *cov;
+    struct pol_vm_watch w;
+    FILE *out;
+    int passed, failed;
 };
 
 static const char *const pol_case_fields[] = {"name",    "intent", "expect",
@@ -454,22 +473,55 @@ pol_same_reasons(const struct pol_case *c, const struct pol_decision *d)
     return 1;
 }
 
+static int
+pol_same_decision(const struct pol_decision *a, const struct pol_decision *b)
+{
+    size_t i;
+
+    if (a->verdict != b->verdict || a->nreasons != b->nreasons ||
+        strcmp(a->message, b->message) != 0)
+        return 0;
+    for (i = 0; i < a->nreasons; i++)
+        if (strcmp(a->reasons[i], b->reasons[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Coverage: run the case again in the watched engine and compare. */
+static void
+pol_case_cover(struct pol_runner *r, const char *file, const struct pol_case *c,
+               const struct pol_decision *d)
+{
+    struct pol_decision cd;
+
+    if (r->ce == NULL)
+        return;
+    r->k.cur = c;
+    pol_vm_watch(&r->w);
+    pol_engine_eval(r->ce, json_array_get(c->holder, 0), &cd);
+    pol_vm_watch(NULL);
+    r->k.cur = NULL;
+    if (!pol_same_decision(d, &cd))
+        pol_coverage_mismatch(r->cov, file, c->name);
+}
+
 /* Evaluate one case and print its line; 1 when it failed. */
 static int
-pol_case_run(struct pol_engine *e, struct pol_counter *k, const char *file,
-             const struct pol_case *c, FILE *out)
+pol_case_run(struct pol_runner *r, const char *file, const struct pol_case *c)
 {
     char want[POL_MAX_REASONS * POL_REASON_MAX], got[sizeof(want)];
     struct pol_decision d;
+    FILE *out = r->out;
 
     if (c->error[0] != '\0') {
         (void)fprintf(out, "FAIL %s: %s: bad test case: %s\n", file, c->name,
                       c->error);
         return 1;
     }
-    k->cur = c;
-    pol_engine_eval(e, json_array_get(c->holder, 0), &d);
-    k->cur = NULL;
+    r->k.cur = c;
+    pol_engine_eval(r->e, json_array_get(c->holder, 0), &d);
+    r->k.cur = NULL;
+    pol_case_cover(r, file, c, &d);
     if (d.verdict == c->expect &&
         (!c->has_reasons || pol_same_reasons(c, &d))) {
         (void)fprintf(out, "ok   %s: %s\n", file, c->name);
@@ -487,8 +539,7 @@ pol_case_run(struct pol_engine *e, struct pol_counter *k, const char *file,
 }
 
 static void
-pol_test_file(struct pol_vm *vm, struct pol_engine *e, struct pol_counter *k,
-              const struct pol_file *f, FILE *out, int *failed, int *passed)
+pol_test_file(struct pol_vm *vm, struct pol_runner *r, const struct pol_file *f)
 {
     struct pol_suite s;
     enum pol_status st;
@@ -510,14 +561,14 @@ pol_test_file(struct pol_vm *vm, struct pol_engine *e, struct pol_counter *k,
         memcpy(msg, s.msg, sizeof(msg));
     }
     if (st != POL_OK) {
-        (void)fprintf(out, "FAIL %s: %s\n", f->name, msg);
-        (*failed)++;
+        (void)fprintf(r->out, "FAIL %s: %s\n", f->name, msg);
+        r->failed++;
     }
     for (i = 0; st == POL_OK && i < s.ncases; i++) {
-        if (pol_case_run(e, k, f->name, &s.cases[i], out))
-            (*failed)++;
+        if (pol_case_run(r, f->name, &s.cases[i]))
+            r->failed++;
         else
-            (*passed)++;
+            r->passed++;
     }
     for (i = 0; i < s.ncases; i++) {
         json_decref(s.cases[i].holder);
@@ -528,40 +579,81 @@ pol_test_file(struct pol_vm *vm, struct pol_engine *e, struct pol_counter *k,
     lua_gc(vm->L, LUA_GCCOLLECT);
 }
 
-int
-pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err)
+/* Coverage: the collector and the watched engine (r->ce stays NULL and
+   the report says why when that engine cannot be built). */
+static int
+pol_cover_start(struct pol_runner *r, struct pol_bundle *b,
+                const struct pol_limits *lim, struct ig_err *err)
 {
-    struct pol_counter k = {NULL};
-    struct pol_engine *e = NULL;
+    struct ig_err cerr;
+    enum ig_status st;
+
+    if (pol_coverage_new(b->files, b->nfiles, &r->cov) != IG_OK) {
+        (void)ig_err_set(err, IG_ERR_NOMEM, "coverage: out of memory");
+        return -1;
+    }
+    pol_coverage_watch(r->cov, &r->w);
+    ig_err_clear(&cerr);
+    pol_vm_watch(&r->w);
+    st = pol_engine_new(b, lim, pol_test_count, &r->k, &r->ce, &cerr);
+    pol_vm_watch(NULL);
+    if (st != IG_OK)
+        pol_coverage_fail(r->cov, cerr.msg);
+    return 0;
+}
+
+int
+pol_bundle_test_cover(struct pol_bundle *b, FILE *out,
+                      struct pol_coverage **cov, struct ig_err *err)
+{
+    struct pol_runner r;
     struct pol_vm vm;
-    int failed = 0, passed = 0;
     struct pol_limits lim;
     size_t i;
 
+    if (cov != NULL)
+        *cov = NULL;
     if (b->ntests == 0) {
         (void)ig_err_set(err, IG_ERR_NOTFOUND,
                          "%s: no *_test.lua files (a bundle must be tested)",
                          b->dir);
         return -1;
     }
+    memset(&r, 0, sizeof(r));
+    r.out = out;
     /* The server's budgets, but a wall clock 20 times longer: it is the
        backstop, the instruction budget the rule, and a loaded machine (a
        CI runner, the PDP starting beside other work) must not turn a
        descheduled case into a failed bundle that refuses to start. */
     pol_limits_default(&lim);
     lim.wall_microseconds *= 20;
-    if (pol_engine_new(b, &lim, pol_test_count, &k, &e, err) != IG_OK)
+    if (pol_engine_new(b, &lim, pol_test_count, &r.k, &r.e, err) != IG_OK)
         return -1;
+    if (cov != NULL && pol_cover_start(&r, b, &lim, err) != 0) {
+        pol_engine_free(r.e);
+        return -1;
+    }
     /* The files that list the cases run under the same budgets: with the
        server's 50 ms a loaded machine could fail a long case table. */
     if (pol_vm_open(&vm, &lim, b->settings, NULL, NULL, err) != IG_OK) {
-        pol_engine_free(e);
+        pol_engine_free(r.ce);
+        pol_engine_free(r.e);
+        pol_coverage_free(r.cov);
         return -1;
     }
     for (i = 0; i < b->ntests; i++)
-        pol_test_file(&vm, e, &k, &b->tests[i], out, &failed, &passed);
-    (void)fprintf(out, "%d passed, %d failed\n", passed, failed);
+        pol_test_file(&vm, &r, &b->tests[i]);
+    (void)fprintf(out, "%d passed, %d failed\n", r.passed, r.failed);
     pol_vm_close(&vm);
-    pol_engine_free(e);
-    return failed;
+    pol_engine_free(r.ce);
+    pol_engine_free(r.e);
+    if (cov != NULL)
+        *cov = r.cov;
+    return r.failed;
+}
+
+int
+pol_bundle_test(struct pol_bundle *b, FILE *out, struct ig_err *err)
+{
+    return pol_bundle_test_cover(b, out, NULL, err);
 }

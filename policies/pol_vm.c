@@ -17,6 +17,13 @@
  *     _ENV upvalue is set to the environment the sandbox (pol_sandbox.c)
  *     installed with pol_vm_set_env(); the chunk name is "=FILE" so
  *     messages read "FILE:LINE: ...".
+ *   - Coverage (the test runner only, pol_cover.h): a thread-local watch.
+ *     While one is set, runs also get a line hook - the one hook function
+ *     dispatches on ar->event, and line events never touch the budget -
+ *     and a covered file is loaded from its instrumented source, wrapped
+ *     so the chunk receives its probe as `...` and what it returns is
+ *     shown to the watch. With no watch (the server) the only cost is one
+ *     thread-local read per run.
  * The environment itself - which functions a policy sees - is built one
  * layer up, in pol_sandbox.c, from the helpers that use this file.
  */
@@ -28,7 +35,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "pol_cover.h"
+
 static char pol_key_env; /* registry key of the sandbox environment */
+
+static _Thread_local const struct pol_vm_watch *pol_watch;
+
+void
+pol_vm_watch(const struct pol_vm_watch *w)
+{
+    pol_watch = w;
+}
 
 void
 pol_limits_default(struct pol_limits *l)
@@ -133,13 +150,17 @@ pol_hook(lua_State *L, lua_Debug *ar)
     struct pol_vm *vm = pol_vm_of(L);
     char where[LUA_IDSIZE + 32];
 
-    (void)ar;
+    if (ar->event == LUA_HOOKLINE) {
+        if (pol_watch != NULL)
+            pol_watch->line(pol_watch->ctx, L, ar);
+        return;
+    }
     if (vm->sticky == POL_OK) {
         vm->steps_left -= vm->hook_count;
         if (vm->steps_left > 0 && pol_now_us() <= vm->deadline_us) {
             if (vm->steps_left < vm->hook_count) {
                 vm->hook_count = (int)vm->steps_left;
-                lua_sethook(L, pol_hook, LUA_MASKCOUNT, vm->hook_count);
+                lua_sethook(L, pol_hook, lua_gethookmask(L), vm->hook_count);
             }
             return;
         }
@@ -198,7 +219,9 @@ pol_vm_begin(struct pol_vm *vm)
                           ? INT64_MAX
                           : now + vm->lim.wall_microseconds;
     vm->budget_on = 1;
-    lua_sethook(vm->L, pol_hook, LUA_MASKCOUNT, vm->hook_count);
+    lua_sethook(vm->L, pol_hook,
+                LUA_MASKCOUNT | (pol_watch != NULL ? LUA_MASKLINE : 0),
+                vm->hook_count);
 }
 
 void
@@ -234,8 +257,9 @@ pol_error_text(lua_State *L, const char *file, char *msg, size_t msgsz)
 enum pol_status
 pol_vm_pcall(struct pol_vm *vm, int nargs, int nres, char *msg, size_t msgsz)
 {
-    const char *file = vm->file != NULL ? vm->file : "policy";
     int st = lua_pcall(vm->L, nargs, nres, 0);
+    /* The file that failed: the call itself moves vm->file along. */
+    const char *file = vm->file != NULL ? vm->file : "policy";
     char text[64];
 
     if (vm->sticky == POL_OK && (vm->mem_refused || st == LUA_ERRMEM)) {
@@ -255,23 +279,86 @@ pol_vm_pcall(struct pol_vm *vm, int nargs, int nres, char *msg, size_t msgsz)
     return POL_FAIL_ERROR;
 }
 
+/* A covered file's probe: count it, give its instructions back. */
+static int
+pol_watch_probe(lua_State *L)
+{
+    struct pol_vm *vm = pol_vm_of(L);
+
+    if (vm->budget_on)
+        vm->steps_left += POL_COVER_PROBE_COST;
+    if (pol_watch != NULL && lua_isinteger(L, 1))
+        pol_watch->probe(pol_watch->ctx,
+                         (int)lua_tointeger(L, lua_upvalueindex(1)),
+                         lua_tointeger(L, 1));
+    return 0;
+}
+
+/* A covered chunk: show it to the watch, run it (with its probe when
+   instrumented), show the watch what it returned. */
+static int
+pol_watch_chunk(lua_State *L)
+{
+    int fi = (int)lua_tointeger(L, lua_upvalueindex(2));
+    int probed = lua_toboolean(L, lua_upvalueindex(3));
+    int i, n;
+
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    if (pol_watch != NULL)
+        pol_watch->reach(pol_watch->ctx, L, fi, 1);
+    lua_pushvalue(L, 1);
+    if (probed) {
+        lua_pushinteger(L, fi);
+        lua_pushcclosure(L, pol_watch_probe, 1);
+    }
+    lua_call(L, probed, LUA_MULTRET);
+    n = lua_gettop(L) - 1;
+    for (i = 2; pol_watch != NULL && i <= n + 1; i++)
+        pol_watch->reach(pol_watch->ctx, L, fi, i);
+    return n;
+}
+
+static int
+pol_load_text(struct pol_vm *vm, const char *src, size_t len, const char *name)
+{
+    char chunk[LUA_IDSIZE];
+
+    (void)snprintf(chunk, sizeof(chunk), "=%s", name);
+    return luaL_loadbufferx(vm->L, src, len, chunk, "t");
+}
+
 enum pol_status
 pol_vm_load(struct pol_vm *vm, const struct pol_file *f, char *msg,
             size_t msgsz)
 {
-    char chunk[LUA_IDSIZE];
-    int st;
+    const struct pol_vm_watch *w = pol_watch;
+    const char *isrc = NULL;
+    size_t ilen = 0;
+    int st, fi = w != NULL ? w->file(w->ctx, f->name) : -1;
 
-    (void)snprintf(chunk, sizeof(chunk), "=%s", f->name);
-    st = luaL_loadbufferx(vm->L, f->src, f->len, chunk, "t");
-    if (st != LUA_OK) {
-        pol_error_text(vm->L, f->name, msg, msgsz);
+    if (fi >= 0 && (isrc = w->source(w->ctx, fi, &ilen)) != NULL &&
+        pol_load_text(vm, isrc, ilen, f->name) != LUA_OK) {
+        w->fallback(w->ctx, fi, lua_tostring(vm->L, -1));
         lua_pop(vm->L, 1);
-        return st == LUA_ERRMEM ? POL_FAIL_LIMIT : POL_FAIL_ERROR;
+        isrc = NULL;
+    }
+    if (isrc == NULL) {
+        st = pol_load_text(vm, f->src, f->len, f->name);
+        if (st != LUA_OK) {
+            pol_error_text(vm->L, f->name, msg, msgsz);
+            lua_pop(vm->L, 1);
+            return st == LUA_ERRMEM ? POL_FAIL_LIMIT : POL_FAIL_ERROR;
+        }
     }
     lua_rawgetp(vm->L, LUA_REGISTRYINDEX, &pol_key_env);
     if (lua_setupvalue(vm->L, -2, 1) == NULL)
         lua_pop(vm->L, 1);
+    if (fi >= 0) {
+        lua_pushinteger(vm->L, fi);
+        lua_pushboolean(vm->L, isrc != NULL);
+        lua_pushcclosure(vm->L, pol_watch_chunk, 3);
+    }
     return POL_OK;
 }
 

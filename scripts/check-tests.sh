@@ -20,7 +20,8 @@ EXPECTED = ("ui.browser", "audit.interop", "cli.approvals", "agent.examples",
             "executor.mcp_bridge", "executor.mcp_attack", "pdp.replicas",
             "witness.integration", "witness.client", "witness.client.pg",
             "witness.replicas", "witness.e2e", "witness.e2e.pg",
-            "witness.verify", "witness.attack")
+            "witness.verify", "witness.attack", "policy.cover",
+            "policy.coverage")
 # The suites that run on both stores (tests/CMakeLists.txt ig_store_test).
 BOTH_STORES = ("pdp.integration", "pdp.redeem_integration", "pdp.limits",
                "pdp.refusals_integration", "approval.integration",

@@ -50,6 +50,9 @@ local cases = {
   -- Relative and home paths mean nothing without a directory the agent
   -- cannot choose: asked about, whatever the context says.
   outside("relative path", write("src/main.c", CWD)),
+  -- A "." or empty component is never below a root, whatever the roots.
+  outside("a ./ component, any roots", read("/tmp/./x")),
+  outside("an empty component, any roots", read("/tmp//x")),
   outside("dot-relative path", write("./README.md", CWD)),
   outside("relative path with context.cwd = /", write("a.c", "/")),
   outside("home directory", write("~/notes.txt", CWD)),

@@ -12,6 +12,14 @@ local function blocked(name, url, reason)
   return { name = name, intent = intent, expect = "BLOCK", reasons = {reason} }
 end
 
+-- The intent as re-evaluated after one approval by a member of group.
+local function approved_by(intent, group)
+  intent.approval = { approval_id = "a-1", groups = { group }, quorum = 1,
+                      approvals = { { approver = "alice", groups = { group },
+                                      comment = "", at = 0 } } }
+  return intent
+end
+
 return {
   { name = "allowlisted host", intent = get("https://api.github.com/repos"),
     expect = "ALLOW" },
@@ -50,6 +58,12 @@ return {
     intent = { action = "http.request", resource = "https://api.github.com/x",
                params = { method = "GET", url = "https://api.github.com/x" } },
     expect = "ALLOW" },
+  { name = "unknown host approved by security",
+    intent = approved_by(get("https://example.com/"), "security"),
+    expect = "ALLOW" },
+  { name = "unknown host approved by the wrong group",
+    intent = approved_by(get("https://example.com/"), "finance"),
+    expect = "ESCALATE", reasons = {"HOST_NOT_ALLOWLISTED"} },
   { name = "unknown host", intent = get("https://example.com/"),
     expect = "ESCALATE", reasons = {"HOST_NOT_ALLOWLISTED"} },
   { name = "look-alike host", intent = get("https://api.github.com.evil.io/"),

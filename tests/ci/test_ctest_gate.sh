@@ -62,7 +62,7 @@ if(NOT PLANT STREQUAL "unregistered")
             executor.mcp_conformance_fixture executor.mcp_gateway
             executor.mcp_conformance_gateway executor.mcp_bridge
             executor.mcp_attack witness.integration witness.verify
-            witness.attack)
+            witness.attack policy.cover policy.coverage)
     add_test(NAME \${t} COMMAND sh -c "exit 0")
   endforeach()
 endif()

@@ -1,0 +1,2 @@
+if a then  b()end
+if c then end

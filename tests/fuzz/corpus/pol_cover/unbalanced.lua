@@ -1,0 +1,3 @@
+end
+if a then else else end
+until x

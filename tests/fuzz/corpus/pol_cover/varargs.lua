@@ -1,0 +1,2 @@
+return function(...) if ... then end end
+local n = select("#", ...)
