@@ -16,6 +16,8 @@ struct policy_cmd {
 
 static const struct policy_cmd policy_cmds[] = {
     {"test", cli_policy_test, "run a bundle's test cases (policy test DIR)"},
+    {"replay", cli_policy_replay,
+     "re-evaluate a database's recorded decisions under a new bundle"},
     {NULL, NULL, NULL},
 };
 

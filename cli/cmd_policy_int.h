@@ -9,5 +9,6 @@
 #include "cli.h"
 
 int cli_policy_test(int argc, char **argv);
+int cli_policy_replay(int argc, char **argv);
 
 #endif
