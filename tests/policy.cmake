@@ -81,3 +81,10 @@ if(TARGET igstore AND IG_BENCH AND NOT IG_FUZZ)
   add_executable(bench_replay_gen bench/bench_replay_gen.c)
   target_link_libraries(bench_replay_gen PRIVATE igstore)
 endif()
+
+# The intent at an approval's quorum, built once for the PDP and a replay
+# (pdp/pdp_approval_intent.h): both ways agree; hostile texts refused.
+if(TARGET igpdp AND NOT IG_FUZZ)
+  ig_test(pdp replay_row LIBS igpdp)
+  set_tests_properties(pdp.replay_row PROPERTIES LABELS unit TIMEOUT 60)
+endif()

@@ -150,13 +150,13 @@ class Replay(unittest.TestCase):
                                     agent)[1]["state"] == "BLOCKED",
                    "the sweeper to expire the 300 refund")
         srv.advance(61)
-        # A quota burst across a --since boundary: 3 intents, then 5 two
+        # A quota burst across a --since boundary: 3 intents, then 5 ten
         # seconds later: the last 3 of those are over the quota of 5.
         cls.burst = []
         for i in range(3):
             cls.burst.append(sub(srv, "shell.exec", "local",
                                  {"argv": ["echo", str(i)]}, "ALLOW"))
-        srv.advance(2)
+        srv.advance(10)
         cls.t_burst2 = srv.now()
         for i in range(5):
             cls.burst.append(sub(srv, "shell.exec", "local",
@@ -327,9 +327,10 @@ class Replay(unittest.TestCase):
         rc, doc = self.summary("--until", since, bundle=self.changed, want=1)
         self.assertEqual(doc["summary"]["replayed"], 5 + 1 + 7 + 3)
         rc, doc = self.summary("--since", rfc3339(self.t_start),
-                               "--until", rfc3339(self.t_start + 1),
+                               "--until", rfc3339(self.t_start + 61),
                                "--action", "payments.refund",
                                bundle=self.changed, want=1)
+        # The refunds (the votes came 61 s later).
         self.assertEqual(doc["summary"]["replayed"], 5)
 
     def test_bad_usage(self):
