@@ -7,6 +7,7 @@
 #ifndef CLI_REPLAY_H
 #define CLI_REPLAY_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -54,15 +55,49 @@ enum ig_status replay_engine_new(struct pol_bundle *b, int trace,
 void replay_engine_free(struct replay_engine *e);
 
 /*
- * Replay decision d: evaluate the intent its policies saw, at its
- * decided_at (so count() sees the history of the replay so far), apply
- * the server's handling of the verdict and compare with the recorded one.
- * A decision no policy made (denied, expired) is not evaluated; a row
- * that does not parse is REPLAY_UNREADABLE. Never fails.
+ * One recorded decision, read and made ready to evaluate: what the report
+ * shows of it (copied: the store's row is gone by then), and the intent
+ * its policies saw (NULL when it is not evaluated: a denial, an expiry,
+ * an unreadable row - r.kind says which).
  */
-void replay_decision(struct replay_engine *e,
-                     const struct store_log_decision *d,
-                     struct replay_result *out);
+struct replay_row {
+    int64_t seq, decided_at;
+    char *intent_id, *action, *resource; /* NULL when missing */
+    int at_quorum;
+    json_t *intent;
+    struct replay_result r; /* r.from: the recorded decision */
+};
+
+/*
+ * Prepare decision d into row (no engine needed: any thread): the
+ * recorded verdict, and the intent as the server built it - the binding,
+ * and at an approval's quorum the approval rebuilt from the recorded
+ * requirements and votes (pdp_approval_intent.h). A row that does not
+ * parse is REPLAY_UNREADABLE with why. -1 only when out of memory.
+ */
+int replay_prepare(const struct store_log_decision *d, struct replay_row *row);
+
+/*
+ * Evaluate a prepared row (when it has an intent) at its decided_at, so
+ * count() sees the history of the replay so far, apply the server's
+ * handling of the verdict and set row->r.kind by comparing with the
+ * recorded one. Never fails. Rows must come in the order they were made.
+ */
+void replay_evaluate(struct replay_engine *e, struct replay_row *row);
+
+/* Free what row holds; it can be prepared again. */
+void replay_row_release(struct replay_row *row);
+
+/*
+ * Run the scan c through replay_prepare on a thread of its own, and hand
+ * each prepared row, in order, to fn(ctx, row) on the calling thread (fn
+ * evaluates and reports; the row is released after it). 0 when the scan
+ * ended; -1 when it failed (err says why); -2 when fn returned non-zero
+ * (the scan is stopped); -3 out of memory (or no thread).
+ */
+int replay_pipe_run(struct store_log_cursor *c,
+                    int (*fn)(void *ctx, struct replay_row *row), void *ctx,
+                    struct ig_err *err);
 
 /* ---- the report ---- */
 
@@ -78,11 +113,9 @@ struct replay_report *replay_report_new(enum replay_format fmt, FILE *out,
                                         const char *revision,
                                         struct ig_err *err);
 
-/* Count r for decision d (reported: in range and matching --action).
-   -1 when out of memory or a write failed. */
-int replay_report_add(struct replay_report *rp,
-                      const struct store_log_decision *d,
-                      const struct replay_result *r);
+/* Count row (reported: in range and matching --action). -1 when out of
+   memory or a write failed. */
+int replay_report_add(struct replay_report *rp, const struct replay_row *row);
 
 /* Write the summary and tables (and for text the changes kept) and
    free. -1 when a write failed. */

@@ -177,17 +177,109 @@ same_reasons(const struct replay_verdict *a, const struct replay_verdict *b)
     qsort(y, b->nreasons, sizeof(y[0]), cmp_code);
     /* As sets: duplicates count once. */
     for (i = 0; i < a->nreasons; i++)
-        if (i == 0 || strcmp(x[i], x[i - 1]) != 0)
-            memmove(x[n++], x[i], sizeof(x[0]));
+        if (i == 0 || strcmp(x[i], x[n - 1]) != 0) {
+            if (n != i)
+                memcpy(x[n], x[i], sizeof(x[0]));
+            n++;
+        }
     for (j = 0; j < b->nreasons; j++)
-        if (j == 0 || strcmp(y[j], y[j - 1]) != 0)
-            memmove(y[m++], y[j], sizeof(y[0]));
+        if (j == 0 || strcmp(y[j], y[m - 1]) != 0) {
+            if (m != j)
+                memcpy(y[m], y[j], sizeof(y[0]));
+            m++;
+        }
     if (n != m)
         return 0;
     for (i = 0; i < n; i++)
         if (strcmp(x[i], y[i]) != 0)
             return 0;
     return 1;
+}
+
+/* ---- preparing ---- */
+
+static char *
+dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+/* What is decided without evaluating: 1 (out->kind set), or 0. */
+static int
+not_evaluated(const struct store_log_decision *d, struct replay_result *out)
+{
+    if (d->intent_id == NULL || d->action == NULL || d->resource == NULL) {
+        unreadable(out, "no intent row for this decision", NULL);
+        return 1;
+    }
+    if (recorded(d, &out->from, out) != 0)
+        return 1;
+    if (!d->later)
+        return 0;
+    if (d->approval_id == NULL || d->result == NULL) {
+        unreadable(out, "a later decision without an ended approval", NULL);
+        return 1;
+    }
+    if (strcmp(d->result, "DENIED") == 0) {
+        out->kind = REPLAY_DENIED;
+        return 1;
+    }
+    if (strcmp(d->result, "EXPIRED") == 0) {
+        out->kind = REPLAY_EXPIRED;
+        return 1;
+    }
+    if (strcmp(d->result, "APPROVED") != 0) {
+        unreadable(out,
+                   "the approval's result is not APPROVED, DENIED or "
+                   "EXPIRED",
+                   NULL);
+        return 1;
+    }
+    return 0;
+}
+
+int
+replay_prepare(const struct store_log_decision *d, struct replay_row *row)
+{
+    struct ig_err err;
+    enum ig_status st;
+
+    memset(row, 0, sizeof(*row));
+    row->seq = d->seq;
+    row->decided_at = d->decided_at;
+    row->at_quorum = d->later;
+    if ((d->intent_id != NULL &&
+         (row->intent_id = dup_or_null(d->intent_id)) == NULL) ||
+        (d->action != NULL && (row->action = dup_or_null(d->action)) == NULL) ||
+        (d->resource != NULL &&
+         (row->resource = dup_or_null(d->resource)) == NULL)) {
+        replay_row_release(row);
+        return -1;
+    }
+    if (not_evaluated(d, &row->r))
+        return 0;
+    ig_err_clear(&err);
+    st = pdp_approval_intent_parse(d->binding, d->binding_len,
+                                   d->later ? d->approval_id : NULL,
+                                   d->requirements, d->requirements_len,
+                                   d->votes, d->votes_len, &row->intent, &err);
+    if (st == IG_ERR_NOMEM) {
+        replay_row_release(row);
+        return -1;
+    }
+    if (st != IG_OK)
+        unreadable(&row->r, "the intent", err.msg);
+    return 0;
+}
+
+void
+replay_row_release(struct replay_row *row)
+{
+    free(row->intent_id);
+    free(row->action);
+    free(row->resource);
+    json_decref(row->intent);
+    memset(row, 0, sizeof(*row));
 }
 
 /* ---- evaluating ---- */
@@ -215,50 +307,13 @@ evaluate(struct replay_engine *e, const json_t *intent, int at_quorum,
 }
 
 void
-replay_decision(struct replay_engine *e, const struct store_log_decision *d,
-                struct replay_result *out)
+replay_evaluate(struct replay_engine *e, struct replay_row *row)
 {
-    struct ig_err err;
-    json_t *intent = NULL;
+    struct replay_result *out = &row->r;
 
-    memset(out, 0, sizeof(*out));
-    if (d->intent_id == NULL || d->action == NULL || d->resource == NULL) {
-        unreadable(out, "no intent row for this decision", NULL);
-        return;
-    }
-    if (recorded(d, &out->from, out) != 0)
-        return;
-    if (d->later) {
-        if (d->approval_id == NULL || d->result == NULL) {
-            unreadable(out, "a later decision without an ended approval", NULL);
-            return;
-        }
-        if (strcmp(d->result, "DENIED") == 0) {
-            out->kind = REPLAY_DENIED;
-            return;
-        }
-        if (strcmp(d->result, "EXPIRED") == 0) {
-            out->kind = REPLAY_EXPIRED;
-            return;
-        }
-        if (strcmp(d->result, "APPROVED") != 0) {
-            unreadable(out,
-                       "the approval's result is not APPROVED, DENIED "
-                       "or EXPIRED",
-                       NULL);
-            return;
-        }
-    }
-    ig_err_clear(&err);
-    if (pdp_approval_intent_parse(
-            d->binding, d->binding_len, d->later ? d->approval_id : NULL,
-            d->requirements, d->requirements_len, d->votes, d->votes_len,
-            &intent, &err) != IG_OK) {
-        unreadable(out, "the intent", err.msg);
-        return;
-    }
-    evaluate(e, intent, d->later, d->decided_at, &out->to, out);
-    json_decref(intent);
+    if (row->intent == NULL)
+        return; /* decided by replay_prepare */
+    evaluate(e, row->intent, row->at_quorum, row->decided_at, &out->to, out);
     if (out->from.verdict != out->to.verdict)
         out->kind = REPLAY_VERDICT;
     else if (!same_reasons(&out->from, &out->to))

@@ -335,7 +335,7 @@ tally_reasons(struct replay_report *rp, const struct replay_result *r)
 
 /* One changed decision in rp's format into rp->line. */
 static enum ig_status
-change_line(struct replay_report *rp, const struct store_log_decision *d,
+change_line(struct replay_report *rp, const struct replay_row *d,
             const struct replay_result *r)
 {
     const char *kind = r->kind == REPLAY_VERDICT ? "verdict" : "reasons";
@@ -418,9 +418,9 @@ change_line(struct replay_report *rp, const struct store_log_decision *d,
 }
 
 int
-replay_report_add(struct replay_report *rp, const struct store_log_decision *d,
-                  const struct replay_result *r)
+replay_report_add(struct replay_report *rp, const struct replay_row *d)
 {
+    const struct replay_result *r = &d->r;
     char key[1024];
     int n;
 

@@ -234,15 +234,31 @@ load_bundle(const struct replay_args *a)
     return b;
 }
 
-/* 1 when d is reported: in the range and of the action asked for. */
+struct run_ctx {
+    const struct replay_args *a;
+    struct replay_engine *e;
+    struct replay_report *rp;
+};
+
+/* 1 when row is reported: in the range and of the action asked for. */
 static int
-reported(const struct replay_args *a, const struct store_log_decision *d)
+reported(const struct replay_args *a, const struct replay_row *row)
 {
-    if (a->has_since && d->decided_at < a->since)
+    if (a->has_since && row->decided_at < a->since)
         return 0; /* only warms the counters */
     return a->action == NULL ||
-           (d->action != NULL &&
-            strncmp(d->action, a->action, strlen(a->action)) == 0);
+           (row->action != NULL &&
+            strncmp(row->action, a->action, strlen(a->action)) == 0);
+}
+
+/* One prepared row, in order: evaluate, report. */
+static int
+one(void *ctx, struct replay_row *row)
+{
+    struct run_ctx *x = ctx;
+
+    replay_evaluate(x->e, row);
+    return reported(x->a, row) ? replay_report_add(x->rp, row) : 0;
 }
 
 /* Replay every decision of the scan; CLI exit status. */
@@ -250,32 +266,31 @@ static int
 run(const struct replay_args *a, struct store_log *log, struct replay_engine *e,
     struct replay_report *rp)
 {
+    struct run_ctx x = {a, e, rp};
     struct store_log_cursor *c = NULL;
-    struct store_log_decision d;
-    struct replay_result r;
     struct ig_err err;
-    enum ig_status st;
     int64_t from = INT64_MIN;
+    int rc;
 
     if (a->has_since)
         from = a->since > INT64_MIN + IG_STORE_COUNT_WINDOW_MAX
                    ? a->since - IG_STORE_COUNT_WINDOW_MAX
                    : INT64_MIN;
     ig_err_clear(&err);
-    st = store_log_scan_decisions(log, from, a->until, &c, &err);
-    while (st == IG_OK &&
-           (st = store_log_next_decision(c, &d, &err)) == IG_OK) {
-        replay_decision(e, &d, &r);
-        if (reported(a, &d) && replay_report_add(rp, &d, &r) != 0) {
-            store_log_cursor_free(c);
-            cli_error(CMD, "cannot write the report (out of memory?)");
-            return CLI_EXIT_FAIL;
-        }
-    }
-    store_log_cursor_free(c);
-    if (st != IG_ERR_NOTFOUND) {
+    if (store_log_scan_decisions(log, from, a->until, &c, &err) != IG_OK) {
         cli_error(CMD, "%s", err.msg);
         return EXIT_DB;
+    }
+    rc = replay_pipe_run(c, one, &x, &err);
+    store_log_cursor_free(c);
+    if (rc == -2) {
+        cli_error(CMD, "cannot write the report: standard output failed, "
+                       "or out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    if (rc != 0) {
+        cli_error(CMD, "%s", err.msg);
+        return rc == -3 ? CLI_EXIT_FAIL : EXIT_DB;
     }
     return CLI_EXIT_OK;
 }
