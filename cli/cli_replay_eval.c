@@ -28,6 +28,7 @@
 #include "ig_counter.h"
 #include "ig_json.h"
 #include "ig_limits.h"
+#include "ig_time.h"
 #include "pdp_approval_intent.h"
 #include "pdp_decision.h"
 
@@ -106,6 +107,32 @@ code_valid(const char *s, size_t n)
     return 1;
 }
 
+/* 1 when v, recorded for d, is the server's BLOCK NO_EXECUTOR (the
+   policies allowed; no executor was configured for the action), not a
+   policy's own BLOCK{reason = "NO_EXECUTOR"}: the reason code alone
+   cannot tell (policy authors choose codes), the message the server
+   writes with it can (pdp_intake_steps.c, pdp_approval.c). */
+static int
+server_no_executor(const struct store_log_decision *d,
+                   const struct replay_verdict *v)
+{
+    char want[POL_MESSAGE_MAX];
+
+    if (v->verdict != POL_BLOCK || v->nreasons == 0 ||
+        strcmp(v->reasons[0], "NO_EXECUTOR") != 0 || d->message == NULL)
+        return 0;
+    if (d->later)
+        (void)snprintf(want, sizeof(want),
+                       "approved, but no configured executor handles %s",
+                       d->action);
+    else
+        (void)snprintf(want, sizeof(want),
+                       "policy allowed %s but no configured executor "
+                       "handles it",
+                       d->action);
+    return strcmp(d->message, want) == 0;
+}
+
 /* The recorded decision and reasons into v: 0, or -1 with out unreadable. */
 static int
 recorded(const struct store_log_decision *d, struct replay_verdict *v,
@@ -144,10 +171,9 @@ recorded(const struct store_log_decision *d, struct replay_verdict *v,
         unreadable(out, "the reasons are not a list of reason codes", NULL);
         return -1;
     }
-    /* BLOCK NO_EXECUTOR was the policies' ALLOW, blocked for the server's
-       config: compare what the policies said. */
-    if (v->verdict == POL_BLOCK && v->nreasons > 0 &&
-        strcmp(v->reasons[0], "NO_EXECUTOR") == 0) {
+    /* The server's BLOCK NO_EXECUTOR was the policies' ALLOW, blocked for
+       the server's config: compare what the policies said. */
+    if (server_no_executor(d, v)) {
         v->verdict = POL_ALLOW;
         memmove(v->reasons[0], v->reasons[1],
                 (v->nreasons - 1) * sizeof(v->reasons[0]));
@@ -208,7 +234,8 @@ dup_or_null(const char *s)
 static int
 not_evaluated(const struct store_log_decision *d, struct replay_result *out)
 {
-    if (d->intent_id == NULL || d->action == NULL || d->resource == NULL) {
+    if (d->intent_id == NULL || d->action == NULL || d->resource == NULL ||
+        d->intent_hash == NULL) {
         unreadable(out, "no intent row for this decision", NULL);
         return 1;
     }
@@ -238,6 +265,70 @@ not_evaluated(const struct store_log_decision *d, struct replay_result *out)
     return 0;
 }
 
+/* 0 when the decision's time is one the PDP could have recorded: its
+   intent's created_at a time up to a day from now, the first decision at
+   that very second (the PDP writes both from one clock reading), one at
+   quorum within the longest approval after it. Else -1, out unreadable.
+   (A time far off would move the replay's quota clock with it.) */
+static int
+times_valid(const struct store_log_decision *d, struct replay_result *out)
+{
+    int64_t now = ig_time_now();
+
+    if (d->created_at < 1 || d->created_at > now + 86400) {
+        unreadable(out,
+                   "the intent's created_at is not a time the PDP "
+                   "could have recorded",
+                   NULL);
+        return -1;
+    }
+    if (d->later ? d->decided_at < d->created_at ||
+                       d->decided_at - d->created_at > IG_APPROVAL_TTL_MAX
+                 : d->decided_at != d->created_at) {
+        unreadable(out,
+                   d->later ? "decided_at is not within the approval's "
+                              "longest life after the intent"
+                            : "decided_at is not the intent's created_at",
+                   NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when member key of binding b is the string s exactly (no NUL). */
+static int
+member_is(const json_t *b, const char *key, const char *s)
+{
+    const json_t *v = json_object_get(b, key);
+
+    return json_is_string(v) && json_string_length(v) == strlen(s) &&
+           strcmp(json_string_value(v), s) == 0;
+}
+
+/* 0 when the binding is the intent row's: its id, action, resource and
+   creation time. Else -1, out unreadable naming the field. */
+static int
+binding_matches(const struct store_log_decision *d, const json_t *b,
+                struct replay_result *out)
+{
+    char created[IG_TIME_STRLEN + 1];
+    const char *bad = NULL;
+
+    if (!member_is(b, "intent_id", d->intent_id))
+        bad = "intent_id";
+    else if (!member_is(b, "action", d->action))
+        bad = "action";
+    else if (!member_is(b, "resource", d->resource))
+        bad = "resource";
+    else if (ig_time_format(d->created_at, created) != IG_OK ||
+             !member_is(b, "created_at", created))
+        bad = "created_at";
+    if (bad == NULL)
+        return 0;
+    unreadable(out, "the binding is not its intent row's", bad);
+    return -1;
+}
+
 int
 replay_prepare(const struct store_log_decision *d, struct replay_row *row)
 {
@@ -256,10 +347,10 @@ replay_prepare(const struct store_log_decision *d, struct replay_row *row)
         replay_row_release(row);
         return -1;
     }
-    if (not_evaluated(d, &row->r))
+    if (not_evaluated(d, &row->r) || times_valid(d, &row->r) != 0)
         return 0;
     ig_err_clear(&err);
-    st = pdp_approval_intent_parse(d->binding, d->binding_len,
+    st = pdp_approval_intent_parse(d->binding, d->binding_len, d->intent_hash,
                                    d->later ? d->approval_id : NULL,
                                    d->requirements, d->requirements_len,
                                    d->votes, d->votes_len, &row->intent, &err);
@@ -269,6 +360,10 @@ replay_prepare(const struct store_log_decision *d, struct replay_row *row)
     }
     if (st != IG_OK)
         unreadable(&row->r, "the intent", err.msg);
+    else if (binding_matches(d, row->intent, &row->r) != 0) {
+        json_decref(row->intent);
+        row->intent = NULL;
+    }
     return 0;
 }
 

@@ -11,7 +11,8 @@
  *   new decision's trace), then "summary", "by_action", "by_reason",
  *   "unreadable".
  * - csv: one line per changed decision after a header line, every field
- *   quoted (RFC 4180).
+ *   quoted (RFC 4180), one that starts with = + - or @ behind a ' (a
+ *   spreadsheet would run it as a formula).
  *
  * Every text that came from an agent or the database (intent ids,
  * actions, resources, the row errors) goes through cli_show.h's escapers:
@@ -184,6 +185,10 @@ add_csv(struct replay_report *rp, const char *s, char sep)
     st = cli_text_safe(&tmp, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
     if (st == IG_OK)
         st = ig_buf_addc(&rp->line, '"');
+    /* A spreadsheet reads a field starting with one of these as a formula,
+       quoted or not (OWASP's CSV injection): a leading ' makes it text. */
+    if (st == IG_OK && tmp.len > 0 && strchr("=+-@", tmp.data[0]) != NULL)
+        st = ig_buf_addc(&rp->line, '\'');
     for (i = 0; st == IG_OK && i < tmp.len; i++)
         st = tmp.data[i] == '"' ? ig_buf_adds(&rp->line, "\"\"")
                                 : ig_buf_addc(&rp->line, tmp.data[i]);

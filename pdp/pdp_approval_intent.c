@@ -118,10 +118,11 @@ strings(const json_t *v)
     return 1;
 }
 
-/* One recorded vote, checked, with its groups parsed and voted_at an
-   integer: a new object in *out. */
+/* One recorded vote, checked (for intent_hash when not NULL), with its
+   groups parsed and voted_at an integer: a new object in *out. */
 static enum ig_status
-vote(const json_t *v, size_t i, json_t **out, struct ig_err *err)
+vote(const json_t *v, size_t i, const char *intent_hash, json_t **out,
+     struct ig_err *err)
 {
     const json_t *g = json_object_get(v, "groups"), *at;
     json_t *groups = NULL;
@@ -137,6 +138,11 @@ vote(const json_t *v, size_t i, json_t **out, struct ig_err *err)
                           "vote %zu is not {approver, vote, comment, groups, "
                           "voted_at}",
                           i + 1);
+    if (intent_hash != NULL &&
+        (jstr(v, "intent_hash") == NULL ||
+         strcmp(jstr(v, "intent_hash"), intent_hash) != 0))
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "vote %zu is for another intent hash", i + 1);
     if (!json_is_string(g) ||
         parse("vote's groups", json_string_value(g), json_string_length(g),
               &groups, err) != IG_OK ||
@@ -156,7 +162,8 @@ vote(const json_t *v, size_t i, json_t **out, struct ig_err *err)
 
 /* The votes text as checked vote objects: a new array in *out. */
 static enum ig_status
-votes_of(const char *text, size_t len, json_t **out, struct ig_err *err)
+votes_of(const char *text, size_t len, const char *intent_hash, json_t **out,
+         struct ig_err *err)
 {
     json_t *raw = NULL, *list = json_array(), *v, *x;
     enum ig_status st = IG_OK;
@@ -172,7 +179,7 @@ votes_of(const char *text, size_t len, json_t **out, struct ig_err *err)
     {
         if (st != IG_OK)
             break;
-        if ((st = vote(x, i, &v, err)) == IG_OK &&
+        if ((st = vote(x, i, intent_hash, &v, err)) == IG_OK &&
             json_array_append_new(list, v) != 0) /* steals v */
             st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
@@ -187,9 +194,10 @@ votes_of(const char *text, size_t len, json_t **out, struct ig_err *err)
 
 enum ig_status
 pdp_approval_intent_parse(const char *binding, size_t binding_len,
-                          const char *approval_id, const char *requirements,
-                          size_t requirements_len, const char *votes,
-                          size_t votes_len, json_t **out, struct ig_err *err)
+                          const char *intent_hash, const char *approval_id,
+                          const char *requirements, size_t requirements_len,
+                          const char *votes, size_t votes_len, json_t **out,
+                          struct ig_err *err)
 {
     json_t *b = NULL, *req = NULL, *list = NULL;
     enum ig_status st;
@@ -215,7 +223,7 @@ pdp_approval_intent_parse(const char *binding, size_t binding_len,
                         "quorum}");
         goto out;
     }
-    if ((st = votes_of(votes, votes_len, &list, err)) != IG_OK)
+    if ((st = votes_of(votes, votes_len, intent_hash, &list, err)) != IG_OK)
         goto out;
     if ((*out = pdp_approval_intent(b, approval_id, req, list, NULL)) == NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");

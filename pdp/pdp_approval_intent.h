@@ -36,16 +36,20 @@ json_t *pdp_approval_intent(const json_t *binding, const char *approval_id,
  * policies saw: the binding (a JSON object); for a decision made at an
  * approval's quorum (approval_id not NULL) the binding plus approval,
  * from the requirements ({groups: [strings], quorum: number}) and the
- * votes (a JSON array of {approver, vote, comment, groups, voted_at} with
- * groups the stored text of a JSON array of strings; NULL: none). Every
+ * votes (a JSON array of {approver, vote, comment, groups, voted_at,
+ * intent_hash} with groups the stored text of a JSON array of strings;
+ * NULL: none; when intent_hash is not NULL every vote must be for that
+ * hash, as the PDP counts only those). Every
  * text is parsed as the store parses it (ig_json_parse, its limits) and
  * checked for its shape. IG_OK with *out (a new reference);
  * IG_ERR_INVALID or IG_ERR_LIMIT with err naming which text is wrong and
  * why; IG_ERR_NOMEM. Thread safe.
  */
-enum ig_status pdp_approval_intent_parse(
-    const char *binding, size_t binding_len, const char *approval_id,
-    const char *requirements, size_t requirements_len, const char *votes,
-    size_t votes_len, json_t **out, struct ig_err *err) IG_WUR;
+enum ig_status
+pdp_approval_intent_parse(const char *binding, size_t binding_len,
+                          const char *intent_hash, const char *approval_id,
+                          const char *requirements, size_t requirements_len,
+                          const char *votes, size_t votes_len, json_t **out,
+                          struct ig_err *err) IG_WUR;
 
 #endif

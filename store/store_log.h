@@ -174,6 +174,8 @@ struct store_log_decision {
     int64_t seq;        /* decisions.seq: the order decisions were made in */
     int64_t decided_at; /* seconds */
     const char *intent_id, *action, *resource; /* the intent's row */
+    const char *intent_hash;                   /* the intent's row */
+    int64_t created_at;                        /* the intent's row */
     const char *binding;                       /* the intent binding, JSON */
     size_t binding_len;
     const char *decision; /* ALLOW, ESCALATE, BLOCK */
@@ -190,7 +192,7 @@ struct store_log_decision {
     size_t requirements_len;
     /* A JSON array of the request's votes in the order they were cast:
        [{"approver", "vote", "comment", "groups" (the stored text: a JSON
-       array as a string), "voted_at"}]. NULL when none. */
+       array as a string), "voted_at", "intent_hash"}]. NULL when none. */
     const char *votes;
     size_t votes_len;
 };

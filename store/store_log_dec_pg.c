@@ -38,8 +38,10 @@ static const char SQL_DECISIONS[] =
     " d.later::int, a.approval_id, a.requirements, r.result,"
     " CASE WHEN d.later THEN (SELECT json_agg(json_build_object("
     "  'approver', v.approver, 'vote', v.vote, 'comment', v.comment,"
-    "  'groups', v.groups, 'voted_at', v.voted_at) ORDER BY v.seq)::text"
-    "  FROM votes v WHERE v.intent_seq = d.intent_seq) END"
+    "  'groups', v.groups, 'voted_at', v.voted_at, 'intent_hash',"
+    "  v.intent_hash) ORDER BY v.seq)::text"
+    "  FROM votes v WHERE v.intent_seq = d.intent_seq) END,"
+    " i.created_at, i.intent_hash"
     " FROM (SELECT x.seq, x.intent_seq, x.decision, x.reasons, x.message,"
     "  x.policy_revision, x.decided_at, EXISTS (SELECT 1 FROM decisions y"
     "  WHERE y.intent_seq = x.intent_seq AND y.seq < x.seq) AS later"
@@ -106,7 +108,7 @@ next_page(struct store_log_pg_dcursor *c, struct ig_err *err)
     c->row = c->rows = 0;
     c->res = PQexecParams(pg, SQL_DECISIONS, 3, NULL, params, NULL, NULL, 0);
     if (c->res == NULL || PQresultStatus(c->res) != PGRES_TUPLES_OK ||
-        PQnfields(c->res) != 15) {
+        PQnfields(c->res) != 17) {
         PQclear(c->res);
         c->res = NULL;
         return ig_err_set(err, IG_ERR_IO, "reading decisions: %s",
@@ -152,6 +154,8 @@ store_log_pg_next_decision(struct store_log_pg_dcursor *c,
     d->requirements = text(r, i, 12, &d->requirements_len);
     d->result = text(r, i, 13, NULL);
     d->votes = text(r, i, 14, &d->votes_len);
+    d->created_at = num(r, i, 15);
+    d->intent_hash = text(r, i, 16, NULL);
     return IG_OK;
 }
 

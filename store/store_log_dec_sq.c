@@ -31,8 +31,10 @@ static const char SQL_DECISIONS[] =
     " d.later, a.approval_id, a.requirements, r.result,"
     " CASE WHEN d.later THEN (SELECT json_group_array(json_object("
     "  'approver', v.approver, 'vote', v.vote, 'comment', v.comment,"
-    "  'groups', v.groups, 'voted_at', v.voted_at)) FROM (SELECT * FROM"
-    "  votes v WHERE v.intent_seq = d.intent_seq ORDER BY v.seq) v) END"
+    "  'groups', v.groups, 'voted_at', v.voted_at, 'intent_hash',"
+    "  v.intent_hash)) FROM (SELECT * FROM"
+    "  votes v WHERE v.intent_seq = d.intent_seq ORDER BY v.seq) v) END,"
+    " i.created_at, i.intent_hash"
     " FROM (SELECT x.seq, x.intent_seq, x.decision, x.reasons, x.message,"
     "  x.policy_revision, x.decided_at, EXISTS (SELECT 1 FROM decisions y"
     "  WHERE y.intent_seq = x.intent_seq AND y.seq < x.seq) AS later"
@@ -103,6 +105,8 @@ store_log_sq_next_decision(struct store_log_sq_dcursor *c,
     d->requirements = text(q, 12, &d->requirements_len);
     d->result = text(q, 13, NULL);
     d->votes = text(q, 14, &d->votes_len);
+    d->created_at = sqlite3_column_int64(q, 15);
+    d->intent_hash = text(q, 16, NULL);
     return IG_OK;
 }
 

@@ -5,7 +5,8 @@
  * and the votes - all of which an edited database hands over as anything.
  *
  * Input: one flag byte (bit 0: the decision was made at quorum, so an
- * approval is rebuilt), then the binding, requirements and votes texts
+ * approval is rebuilt; bit 1: the votes must be for intent hash
+ * "sha256:00"), then the binding, requirements and votes texts
  * separated by 0xff bytes (a byte UTF-8 never holds: each text may still
  * hold any other, NUL included). Beyond not crashing or leaking, an
  * accepted row must give what the policies rely on: an object; with an
@@ -102,16 +103,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *p = data + (size > 0), *end = data + size;
     const char *binding, *req, *votes;
     size_t blen, rlen, vlen;
-    int quorum = size > 0 && (data[0] & 1);
+    unsigned flags = size > 0 ? data[0] : 0;
+    int quorum = (flags & 1) != 0;
     struct ig_err err;
     json_t *in = NULL;
 
     binding = part(&p, end, &blen);
     req = part(&p, end, &rlen);
     votes = part(&p, end, &vlen);
-    if (pdp_approval_intent_parse(binding, blen, quorum ? "a-1" : NULL, req,
-                                  rlen, vlen > 0 ? votes : NULL, vlen, &in,
-                                  &err) == IG_OK) {
+    if (pdp_approval_intent_parse(
+            binding, blen, (flags & 2) ? "sha256:00" : NULL,
+            quorum ? "a-1" : NULL, req, rlen, vlen > 0 ? votes : NULL, vlen,
+            &in, &err) == IG_OK) {
         check(in, vlen > 0 ? votes : NULL, vlen, quorum);
         json_decref(in);
     } else if (in != NULL) {

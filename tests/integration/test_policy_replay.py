@@ -41,6 +41,26 @@ import pg  # noqa: E402
 from harness import BIN, Server, run_tests, wait_until  # noqa: E402
 
 QUOTA = 5  # the server's quota_per_minute here
+# Replayed decisions in the recording (record() says which).
+REPLAYED = 5 + 1 + 7 + 4 + 8
+# A policy of the recording's bundle: the server's own reason codes
+# returned by a policy (not the server's: compared as the BLOCKs they are),
+# and an ALLOW for an action no executor handles (the server's BLOCK
+# NO_EXECUTOR: compared as the policies' ALLOW).
+SERVER_CODES_POLICY = """
+return function(intent)
+  if intent.action == "payments.own_no_executor" then
+    return BLOCK{reason = "NO_EXECUTOR", message = "the policy's own"}
+  end
+  if intent.action == "payments.own_not_sufficient" then
+    return BLOCK{reason = "APPROVAL_NOT_SUFFICIENT"}
+  end
+  if intent.action == "noexec.thing" then
+    return ALLOW
+  end
+  return nil
+end
+"""
 SETTINGS = {"quota_per_minute": QUOTA}
 NEW_REFUND_TESTS = """
 local function refund(amount)
@@ -74,6 +94,9 @@ class Replay(unittest.TestCase):
         with open(conf, "w") as f:
             f.write(text.replace("quota_per_minute = 6000",
                                  "quota_per_minute = %d" % QUOTA))
+        with open(os.path.join(srv.data, "policies", "zz_codes.lua"),
+                  "w") as f:
+            f.write(SERVER_CODES_POLICY)
         cls.srv = srv = Server.dev(tmp=srv.tmp, clock=True)
         try:
             cls.record(srv)
@@ -113,7 +136,9 @@ class Replay(unittest.TestCase):
         sub = cls.submit
         # Refunds: pass, escalate (approved later, denied later, left to
         # expire), block.
-        cls.t_start = srv.now()
+        # (A second early: the server's time(NULL) is a coarse clock that
+        # may still say the second before Python's time.time().)
+        cls.t_start = srv.now() - 1
         sub(srv, "payments.refund", "orders/1", {"amount": 50}, "ALLOW")
         cls.r500 = sub(srv, "payments.refund", "orders/2", {"amount": 500},
                        "ESCALATE")
@@ -150,6 +175,17 @@ class Replay(unittest.TestCase):
                                     agent)[1]["state"] == "BLOCKED",
                    "the sweeper to expire the 300 refund")
         srv.advance(61)
+        # The server's reason codes: a policy's own, and the server's.
+        b = sub(srv, "payments.own_no_executor", "x", {}, "BLOCK")
+        assert b["reasons"] == ["NO_EXECUTOR"], b
+        b = sub(srv, "payments.own_not_sufficient", "x", {}, "BLOCK")
+        assert b["reasons"] == ["APPROVAL_NOT_SUFFICIENT"], b
+        b = sub(srv, "noexec.thing", "x", {}, "BLOCK")
+        assert b["reasons"] == ["NO_EXECUTOR"], b
+        # A resource a spreadsheet would take for a formula.
+        cls.rformula = sub(srv, "payments.refund", "=1+2", {"amount": 400},
+                           "ESCALATE")
+        srv.advance(61)
         # A quota burst across a --since boundary: 3 intents, then 5 ten
         # seconds later: the last 3 of those are over the quota of 5.
         cls.burst = []
@@ -157,7 +193,7 @@ class Replay(unittest.TestCase):
             cls.burst.append(sub(srv, "shell.exec", "local",
                                  {"argv": ["echo", str(i)]}, "ALLOW"))
         srv.advance(10)
-        cls.t_burst2 = srv.now()
+        cls.t_burst2 = srv.now() - 1
         for i in range(5):
             cls.burst.append(sub(srv, "shell.exec", "local",
                                  {"argv": ["echo", "b%d" % i]},
@@ -226,8 +262,9 @@ class Replay(unittest.TestCase):
         self.assertEqual(s["approval_expired"], 3, s)
         self.assertEqual(s["unreadable"], 0, s)
         # Every decision that policies made: 5 refunds + the quorum
-        # decision + 7 others + 8 in the burst.
-        self.assertEqual(s["replayed"], 5 + 1 + 7 + 8, s)
+        # decision + 7 others + 3 with the server's codes and a refund + 8
+        # in the burst.
+        self.assertEqual(s["replayed"], REPLAYED, s)
         self.assertEqual(s["unchanged"], s["replayed"])
         self.assertTrue(doc["revision"].startswith("sha256:"))
         rc, out, _ = self.replay(want=0)
@@ -256,10 +293,11 @@ class Replay(unittest.TestCase):
     # ---- (b) one rule changed ----
 
     def test_one_rule_changed(self):
-        want = sorted([self.r500["intent_id"], self.r300["intent_id"]])
+        want = sorted([self.r500["intent_id"], self.r300["intent_id"],
+                       self.rformula["intent_id"]])
         rc, doc = self.summary(bundle=self.changed, want=1)
         s = doc["summary"]
-        self.assertEqual((s["verdict_changed"], s["reasons_changed"]), (2, 0),
+        self.assertEqual((s["verdict_changed"], s["reasons_changed"]), (3, 0),
                          s)
         self.assertEqual(sorted(c["intent_id"] for c in doc["changes"]), want)
         for c in doc["changes"]:
@@ -272,22 +310,25 @@ class Replay(unittest.TestCase):
                            "reasons": []}, c["to"]["trace"])
         self.assertEqual(doc["by_action"], [{"action": "payments.refund",
                                              "from": "ESCALATE",
-                                             "to": "ALLOW", "count": 2}])
+                                             "to": "ALLOW", "count": 3}])
         self.assertEqual(doc["by_reason"], [{"reason": "REFUND_NEEDS_APPROVAL",
-                                             "change": "lost", "count": 2}])
+                                             "change": "lost", "count": 3}])
         # text
         rc, out, _ = self.replay(bundle=self.changed, want=1)
-        self.assertRegex(out, r"verdict changed +2\n")
-        self.assertRegex(out, r"\n +2  payments\.refund  ESCALATE -> ALLOW\n")
-        self.assertRegex(out, r"\n +2  -REFUND_NEEDS_APPROVAL\n")
+        self.assertRegex(out, r"verdict changed +3\n")
+        self.assertRegex(out, r"\n +3  payments\.refund  ESCALATE -> ALLOW\n")
+        self.assertRegex(out, r"\n +3  -REFUND_NEEDS_APPROVAL\n")
         for iid in want:
-            self.assertRegex(out, r"\n  \d+ %s payments\.refund orders/\d: "
+            self.assertRegex(out, r"\n  \d+ %s payments\.refund \S+: "
                              r"ESCALATE \[REFUND_NEEDS_APPROVAL\] -> ALLOW "
                              r"\[\]\n" % iid)
         # csv
         rc, out, _ = self.replay(bundle=self.changed, fmt="csv", want=1)
         rows = list(csv.DictReader(io.StringIO(out)))
         self.assertEqual(sorted(r["intent_id"] for r in rows), want)
+        # The formula is text in a spreadsheet.
+        self.assertEqual(sorted(r["resource"] for r in rows),
+                         ["'=1+2", "orders/2", "orders/4"])
         for r in rows:
             self.assertEqual((r["action"], r["change"], r["from"],
                               r["from_reasons"], r["to"], r["to_reasons"]),
@@ -304,10 +345,10 @@ class Replay(unittest.TestCase):
     # ---- (c) --since, --until, --action ----
 
     def test_action_filters_what_is_reported(self):
-        rc, doc = self.summary("--action", "payments.", bundle=self.changed,
-                               want=1)
-        self.assertEqual(doc["summary"]["verdict_changed"], 2)
-        self.assertEqual(doc["summary"]["replayed"], 6, doc["summary"])
+        rc, doc = self.summary("--action", "payments.refund",
+                               bundle=self.changed, want=1)
+        self.assertEqual(doc["summary"]["verdict_changed"], 3)
+        self.assertEqual(doc["summary"]["replayed"], 7, doc["summary"])
         rc, doc = self.summary("--action", "shell.", bundle=self.changed,
                                want=0)
         self.assertEqual(doc["summary"]["replayed"], 9, doc["summary"])
@@ -325,7 +366,7 @@ class Replay(unittest.TestCase):
         # Up to the burst's second part: the two refunds change, nothing
         # of the burst's end is seen.
         rc, doc = self.summary("--until", since, bundle=self.changed, want=1)
-        self.assertEqual(doc["summary"]["replayed"], 5 + 1 + 7 + 3)
+        self.assertEqual(doc["summary"]["replayed"], REPLAYED - 5)
         rc, doc = self.summary("--since", rfc3339(self.t_start),
                                "--until", rfc3339(self.t_start + 61),
                                "--action", "payments.refund",
@@ -385,7 +426,7 @@ class Replay(unittest.TestCase):
         os.chmod(ro, stat.S_IRUSR | stat.S_IXUSR)
         try:
             rc, doc = self.summary(db=os.path.join(ro, "copy.db"), want=0)
-            self.assertEqual(doc["summary"]["replayed"], 21)
+            self.assertEqual(doc["summary"]["replayed"], REPLAYED)
             self.assertEqual(os.listdir(ro), ["copy.db"])
         finally:
             os.chmod(ro, stat.S_IRWXU)
@@ -393,35 +434,57 @@ class Replay(unittest.TestCase):
     # ---- (e) hostile rows ----
 
     def hostile_copy(self):
-        """A copy of the database with three hostile rows added (the
-        stores refuse UPDATE and DELETE, not INSERT): an intent whose
-        binding is not JSON, one whose binding is 2 MiB, and a decision
-        with garbage reasons for an existing intent. Its location and a
-        cleanup function."""
+        """A copy of the database with hostile rows added (the stores
+        refuse UPDATE and DELETE, not INSERT). Each is an intent (id,
+        created_at, binding) with one decision at created_at, or, for
+        garbage reasons, a decision of an existing intent. Returns its
+        location, a cleanup function and the list of what each row's
+        report must say."""
         on_pg = self.srv.on_postgres()
+        t = self.t_end + 10
+
+        def binding(iid, resource="local", created=t):
+            return json.dumps({"action": "shell.exec", "intent_id": iid,
+                               "resource": resource, "principal": "p",
+                               "tenant": "t", "params": {"argv": ["pwd"]},
+                               "context": {},
+                               "created_at": rfc3339(created),
+                               "expires_at": rfc3339(created + 60),
+                               "version": "intentgate.intent/1"})
+
         huge = ("'{\"pad\": \"' || repeat('a', 2097152) || '\"}'" if on_pg
                 else "'%s'" % json.dumps({"pad": "a" * (2 << 20)}))
-        inserts = [
-            ("INSERT INTO intents (intent_id, principal, tenant, action, "
-             "resource, intent_hash, binding, created_at, expires_at) VALUES "
-             "('bad-1', 'p', 't', 'shell.exec', 'local', 'h', "
-             "'{not json\x01', 1, 2)"),
-            ("INSERT INTO intents (intent_id, principal, tenant, action, "
-             "resource, intent_hash, binding, created_at, expires_at) VALUES "
-             "('bad-2', 'p', 't', 'shell.exec', 'local', 'h', %s, 1, 2)"
-             % huge),
+        rows = [  # (intent_id, binding SQL, created_at, what is said)
+            ("bad-1", "'{not json'", t, "the intent: the binding is not JSON"),
+            ("bad-2", huge, t, "the intent: the binding is not JSON"),
+            ("bad-3", "'%s'" % binding("bad-3", created=253402300799),
+             253402300799, "the intent's created_at is not a time"),
+            ("bad-4", "'%s'" % binding("bad-4"), -1,
+             "the intent's created_at is not a time"),
+            ("bad-5", "'%s'" % binding("bad-5", "local\\u0000x"), t,
+             "the binding is not its intent row's: resource"),
+            ("bad-6", "'%s'" % binding("bad-6", created=t - 5), t,
+             "the binding is not its intent row's: created_at"),
         ]
-        decisions = [
-            ("(SELECT seq FROM intents WHERE intent_id = 'bad-1')", "[]"),
-            ("(SELECT seq FROM intents WHERE intent_id = 'bad-2')", "[]"),
-            ("(SELECT min(seq) FROM intents)", '{"garbage": [1, 2]}'),
-        ]
-        for seq, reasons in decisions:
+        inserts = []
+        for iid, text, created, _ in rows:
+            inserts.append(
+                "INSERT INTO intents (intent_id, principal, tenant, action, "
+                "resource, intent_hash, binding, created_at, expires_at) "
+                "VALUES ('%s', 'p', 't', 'shell.exec', 'local', 'h', %s, "
+                "%d, %d)" % (iid, text, created, created + 60))
             inserts.append(
                 "INSERT INTO decisions (intent_seq, decision_id, decision, "
                 "reasons, message, policy_revision, decided_at) VALUES "
-                "(%s, 'd', 'BLOCK', '%s', 'm', 'r', %d)"
-                % (seq, reasons, self.t_end + 10))
+                "((SELECT seq FROM intents WHERE intent_id = '%s'), 'd', "
+                "'ALLOW', '[]', 'm', 'r', %d)" % (iid, created))
+        inserts.append(
+            "INSERT INTO decisions (intent_seq, decision_id, decision, "
+            "reasons, message, policy_revision, decided_at) VALUES "
+            "((SELECT min(seq) FROM intents), 'd', 'BLOCK', "
+            "'{\"garbage\": [1, 2]}', 'm', 'r', %d)" % t)
+        says = [r[3] for r in rows] + ["the reasons are not a list of "
+                                       "reason codes"]
         if on_pg:
             name = "%s_h%s" % (pg.dbname(self.db)[:40], secrets.token_hex(3))
             base = pg.base_url()
@@ -429,8 +492,9 @@ class Replay(unittest.TestCase):
                     % (name, pg.dbname(self.db)))
             url = pg.with_dbname(base, name)
             for sql in inserts:
-                pg.psql(url, sql.replace("\x01", ""))
-            return url, lambda: pg.psql(base, 'DROP DATABASE "%s"' % name)
+                pg.psql(url, sql)
+            return url, lambda: pg.psql(base, 'DROP DATABASE "%s"' % name), \
+                says
         path = os.path.join(self.work, "hostile.db")
         shutil.copy(self.db, path)
         db = sqlite3.connect(path)
@@ -438,26 +502,55 @@ class Replay(unittest.TestCase):
             db.execute(sql)
         db.commit()
         db.close()
-        return path, lambda: os.remove(path)
+        return path, lambda: os.remove(path), says
 
     def test_hostile_rows(self):
-        where, cleanup = self.hostile_copy()
+        where, cleanup, says = self.hostile_copy()
         try:
             rc, out, err = self.replay(db=where, want=3)
-            self.assertRegex(out, r"unreadable rows +3\n")
-            self.assertRegex(out, r"\n  \d+: the intent: the binding is not "
-                             r"JSON: ")
-            self.assertRegex(out, r"\n  \d+: the reasons are not a list of "
-                             r"reason codes\n")
+            self.assertRegex(out, r"unreadable rows +%d\n" % len(says))
+            listed = re.findall(r"\n  \d+: (.*)", out.split(
+                "unreadable rows (seq")[1])
+            self.assertEqual(len(listed), len(says), out)
+            for got, want in zip(listed, says):
+                self.assertTrue(got.startswith(want), (got, want))
             for ch in out:
                 self.assertTrue(ch == "\n" or ord(ch) >= 0x20, repr(ch))
             rc, doc = self.summary(db=where, want=3)
-            self.assertEqual(doc["summary"]["unreadable"], 3)
-            self.assertEqual(len(doc["unreadable"]), 3)
-            self.assertEqual(doc["summary"]["replayed"], 21)
+            self.assertEqual(doc["summary"]["unreadable"], len(says))
+            self.assertEqual(len(doc["unreadable"]), len(says))
+            self.assertEqual(doc["summary"]["replayed"], REPLAYED)
+            self.assertEqual(doc["changes"], [])
+            # Unreadable rows are listed whatever the filters.
+            rc, doc = self.summary("--action", "payments.", db=where, want=3)
+            self.assertEqual(doc["summary"]["unreadable"], len(says))
             rc, out, err = self.replay(db=where, fmt="csv", want=3)
         finally:
             cleanup()
+
+    # ---- the server's own codes ----
+
+    def test_server_codes_from_a_policy_are_blocks(self):
+        """A policy's own BLOCK NO_EXECUTOR stays a BLOCK; the server's
+        NO_EXECUTOR is the policies' ALLOW: a bundle where the policy
+        file no longer answers reports both the right way."""
+        bundle = os.path.join(self.work, "no_codes")
+        shutil.copytree(self.bundle, bundle)
+        os.remove(os.path.join(bundle, "zz_codes.lua"))
+        rc, doc = self.summary(bundle=bundle, want=1)
+        got = {c["action"]: (c["from"]["decision"], c["from"]["reasons"],
+                             c["to"]["decision"], c["to"]["reasons"])
+               for c in doc["changes"]}
+        self.assertEqual(got, {
+            "payments.own_no_executor": ("BLOCK", ["NO_EXECUTOR"], "BLOCK",
+                                         ["NO_POLICY_MATCHED"]),
+            "payments.own_not_sufficient": ("BLOCK",
+                                            ["APPROVAL_NOT_SUFFICIENT"],
+                                            "BLOCK", ["NO_POLICY_MATCHED"]),
+            "noexec.thing": ("ALLOW", [], "BLOCK", ["NO_POLICY_MATCHED"]),
+        })
+        self.assertEqual(doc["summary"]["reasons_changed"], 2)
+        self.assertEqual(doc["summary"]["verdict_changed"], 1)
 
 
 if __name__ == "__main__":

@@ -33,15 +33,17 @@ parse(const char *s)
     return v;
 }
 
+static const char *hash_wanted; /* what row() checks the votes for */
+
 static enum ig_status
 row(const char *binding, const char *approval_id, const char *req,
     const char *votes, json_t **out, struct ig_err *err)
 {
     ig_err_clear(err);
     return pdp_approval_intent_parse(
-        binding, binding != NULL ? strlen(binding) : 0, approval_id, req,
-        req != NULL ? strlen(req) : 0, votes, votes != NULL ? strlen(votes) : 0,
-        out, err);
+        binding, binding != NULL ? strlen(binding) : 0, hash_wanted,
+        approval_id, req, req != NULL ? strlen(req) : 0, votes,
+        votes != NULL ? strlen(votes) : 0, out, err);
 }
 
 /* The PDP's way (recorded votes + the deciding one) and the replay's way
@@ -189,6 +191,29 @@ test_huge_binding_is_refused(void **state)
     free(big);
 }
 
+/* A vote for another intent hash (the PDP never counts one): refused
+   when the intent's hash is given. */
+static void
+test_vote_for_another_hash(void **state)
+{
+    static const char votes[] =
+        "[{\"approver\":\"a\",\"vote\":\"APPROVE\",\"comment\":\"\","
+        "\"groups\":\"[]\",\"voted_at\":1,\"intent_hash\":\"sha256:01\"}]";
+    struct ig_err err;
+    json_t *in = NULL;
+
+    (void)state;
+    hash_wanted = "sha256:02";
+    assert_int_equal(row(BINDING, "ap-1", REQ, votes, &in, &err),
+                     IG_ERR_INVALID);
+    assert_null(in);
+    assert_non_null(strstr(err.msg, "another intent hash"));
+    hash_wanted = "sha256:01";
+    assert_int_equal(row(BINDING, "ap-1", REQ, votes, &in, &err), IG_OK);
+    json_decref(in);
+    hash_wanted = NULL;
+}
+
 /* No votes recorded (NULL): an empty list, not an error. */
 static void
 test_no_votes_is_an_empty_list(void **state)
@@ -213,6 +238,7 @@ main(void)
         cmocka_unit_test(test_hostile_rows_are_refused),
         cmocka_unit_test(test_huge_binding_is_refused),
         cmocka_unit_test(test_no_votes_is_an_empty_list),
+        cmocka_unit_test(test_vote_for_another_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
