@@ -40,6 +40,12 @@ struct replay_result {
     const struct pol_trace *trace; /* the new decision's, when traced */
 };
 
+/* The replay's quota counter holds at most this many buckets (16 bytes
+   each: 256 MiB): 16 times the server's default (ig_counter.h), since a
+   replay runs offline, alone, and must not fail a count() the server
+   could answer. */
+#define REPLAY_COUNTER_BUCKETS ((size_t)1 << 24)
+
 /* The replay's engine: the bundle with its own quota counter. */
 struct replay_engine;
 

@@ -62,6 +62,9 @@ replay_engine_new(struct pol_bundle *b, int trace, struct replay_engine **out,
         replay_engine_free(e);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
+    /* Offline, a big database may need more than the server's budget:
+       replay_engine's own (cli_replay.h). */
+    ig_counter_set_max_buckets(e->counter, REPLAY_COUNTER_BUCKETS);
     st = pol_engine_new(b, NULL, count_hit, e, &e->eng, err);
     if (st != IG_OK) {
         replay_engine_free(e);

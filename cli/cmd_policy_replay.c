@@ -31,6 +31,7 @@
 #include "ig_json.h"
 #include "ig_limits.h"
 #include "ig_time.h"
+#include "pdp_config.h"
 #include "pol.h"
 #include "store_log.h"
 
@@ -40,7 +41,7 @@
 static const char replay_usage[] =
     "usage: intentgate policy replay --db FILE|URL --bundle DIR\n"
     "         [--since T] [--until T] [--action PREFIX]\n"
-    "         [--format text|json|csv] [--settings FILE]\n"
+    "         [--format text|json|csv] [--settings FILE | --config FILE]\n"
     "\n"
     "Evaluate every decision recorded in the database again under the\n"
     "bundle in DIR (loaded and its tests run first, like the server does),\n"
@@ -57,13 +58,17 @@ static const char replay_usage[] =
     "  --format F            text (default), json, or csv\n"
     "  --settings FILE       a JSON object given to the bundle as `config`\n"
     "                        (the server's [policy] settings)\n"
+    "  --config FILE         or: the server's config file, its [policy]\n"
+    "                        settings read as the server reads them\n"
+    "Without either the bundle sees no settings: give the server's, or\n"
+    "quota decisions (config.quota_per_minute) will differ.\n"
     "\n"
     "Exit status: 0 nothing changes, 1 some decisions change, 2 bad usage\n"
     "or a bundle refused, 3 the database cannot be read or has rows that\n"
     "do not parse.\n";
 
 struct replay_args {
-    const char *db, *bundle, *action, *settings;
+    const char *db, *bundle, *action, *settings, *config;
     int64_t since, until;
     int has_since;
     enum replay_format fmt;
@@ -117,6 +122,8 @@ option(struct replay_args *a, const char *opt, const char *val)
         a->action = val;
     else if (strcmp(opt, "--settings") == 0)
         a->settings = val;
+    else if (strcmp(opt, "--config") == 0)
+        a->config = val;
     else if (strcmp(opt, "--since") == 0 || strcmp(opt, "--until") == 0) {
         if (parse_time(val, opt[2] == 's' ? &a->since : &a->until) != 0) {
             cli_error(CMD,
@@ -150,6 +157,11 @@ parse_args(int argc, char **argv, struct replay_args *a)
             return -1;
     if (a->db == NULL || a->bundle == NULL) {
         cli_error(CMD, "--db and --bundle are required (see --help)");
+        return -1;
+    }
+    if (a->settings != NULL && a->config != NULL) {
+        cli_error(CMD, "--settings and --config both give the settings: "
+                       "name one");
         return -1;
     }
     if (a->has_since && a->since >= a->until) {
@@ -191,6 +203,26 @@ read_settings(const char *path, int *bad)
     return v;
 }
 
+/* The [policy] settings of the server's config file, or NULL (an error:
+ *bad set). */
+static json_t *
+config_settings(const char *path, int *bad)
+{
+    struct pdp_config *c = NULL;
+    struct ig_err err;
+    json_t *v;
+
+    ig_err_clear(&err);
+    if (pdp_config_load(path, &c, &err) != IG_OK) {
+        cli_error(CMD, "--config: %s", err.msg);
+        *bad = 1;
+        return NULL;
+    }
+    v = json_incref(c->policy_settings);
+    pdp_config_free(c);
+    return v;
+}
+
 /* The bundle, loaded and tested as the server does; NULL when refused. */
 static struct pol_bundle *
 load_bundle(const struct replay_args *a)
@@ -203,7 +235,9 @@ load_bundle(const struct replay_args *a)
     FILE *f;
     int bad, failed = -1;
 
-    settings = read_settings(a->settings, &bad);
+    bad = 0;
+    settings = a->config != NULL ? config_settings(a->config, &bad)
+                                 : read_settings(a->settings, &bad);
     if (bad)
         return NULL;
     ig_err_clear(&err);

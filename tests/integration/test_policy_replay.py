@@ -104,6 +104,7 @@ class Replay(unittest.TestCase):
             srv.stop()
         cls.db = srv.store()
         cls.bundle = os.path.join(srv.data, "policies")
+        cls.conf = conf
         cls.settings = cls.write("settings.json", json.dumps(SETTINGS))
         cls.changed = cls.changed_bundle()
 
@@ -270,6 +271,9 @@ class Replay(unittest.TestCase):
         rc, out, _ = self.replay(want=0)
         self.assertRegex(out, r"verdict changed +0\n")
         self.assertRegex(out, r"approval denied +1\n")
+        # The server's config file gives the same settings.
+        rc, doc = self.summary("--config", self.conf, settings=False, want=0)
+        self.assertEqual(doc["summary"]["unchanged"], REPLAYED)
         rc, out, _ = self.replay(fmt="csv", want=0)
         self.assertEqual(out.splitlines(),
                          ["seq,intent_id,action,resource,decided_at,change,"
@@ -381,7 +385,8 @@ class Replay(unittest.TestCase):
                 (["--format", "xml"], "--format"),
                 (["--since", "100", "--until", "50"], "before --until"),
                 (["--bogus", "1"], "unknown option"),
-                (["--action"], "needs a value")):
+                (["--action"], "needs a value"),
+                (["--config", self.conf], "name one")):
             rc, out, err = self.replay(*args, want=2)
             self.assertIn(what, err)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
