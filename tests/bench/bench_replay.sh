@@ -14,8 +14,11 @@
 #   2. the bundle with one rule changed (refund.lua's auto-approval limit
 #      100 -> 600, its tests adjusted): the refunds of 500 that escalated
 #      now pass, about 10% of the decisions (exit 1).
-# For each it prints the wall time, the CPU time and decisions per second
-# of wall time. Use a RelWithDebInfo or Release build without sanitizers
+# For each it prints the wall time, the CPU time (both of the replay's
+# threads: one reads and parses, one evaluates) and decisions per second
+# of wall time. Measured on the 2-core machine of issue 19 while other
+# builds ran on it (load 5.5-7): 1M decisions in 31-48 s wall, 26-31 s
+# CPU. Use a RelWithDebInfo or Release build without sanitizers
 # (configure with IG_BENCH=ON, the default). The database is kept in
 # $BENCH_DIR (default: a temporary directory, removed at exit); with
 # BENCH_REUSE=1 an existing $BENCH_DIR/replay.db is used as it is.
