@@ -105,6 +105,29 @@ int replay_pipe_run(struct store_log_cursor *c,
                     int (*fn)(void *ctx, struct replay_row *row), void *ctx,
                     struct ig_err *err);
 
+/* ---- counting by text (cli_replay_tally.c) ---- */
+
+struct replay_tally_slot {
+    char *key; /* NULL: empty */
+    uint64_t n;
+};
+
+/* A map from text keys to counts; zeroed is empty. */
+struct replay_tally {
+    struct replay_tally_slot *slot;
+    size_t cap, used; /* cap a power of two */
+};
+
+/* Count one more of key (copied). -1 when out of memory. */
+int replay_tally_add(struct replay_tally *t, const char *key);
+
+/* Move the used slots to the front of t->slot, most counted first (ties
+   by key), and say how many: t is then only read, and freed. */
+size_t replay_tally_sorted(struct replay_tally *t);
+
+/* Free the keys and slots. */
+void replay_tally_free(struct replay_tally *t);
+
 /* ---- the report ---- */
 
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };

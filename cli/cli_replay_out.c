@@ -17,8 +17,8 @@
  * Every text that came from an agent or the database (intent ids,
  * actions, resources, the row errors) goes through cli_show.h's escapers:
  * no control, bidi or invisible character reaches a terminal, and
- * malformed UTF-8 shows as U+FFFD. The tables are hash maps (open
- * addressing, grown at half full) keyed by text.
+ * malformed UTF-8 shows as U+FFFD. The tables are counting maps
+ * (cli_replay_tally.c).
  */
 #include "cli_replay.h"
 
@@ -34,106 +34,6 @@
 #define UNREADABLE_KEPT 100 /* rows listed; the rest only counted */
 #define LINE_MAX_BYTES (1u << 20)
 
-/* ---- a counting map ---- */
-
-struct tally_slot {
-    char *key; /* NULL: empty */
-    uint64_t n;
-};
-
-struct tally {
-    struct tally_slot *slot;
-    size_t cap, used; /* cap a power of two */
-};
-
-static uint64_t
-hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-    while (*s != '\0')
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static int
-tally_grow(struct tally *t)
-{
-    size_t cap = t->cap == 0 ? 64 : t->cap * 2, i, j;
-    struct tally_slot *s = calloc(cap, sizeof(*s));
-
-    if (s == NULL)
-        return -1;
-    for (i = 0; i < t->cap; i++) {
-        if (t->slot[i].key == NULL)
-            continue;
-        for (j = hash(t->slot[i].key) & (cap - 1); s[j].key != NULL;
-             j = (j + 1) & (cap - 1))
-            ;
-        s[j] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = s;
-    t->cap = cap;
-    return 0;
-}
-
-static int
-tally_add(struct tally *t, const char *key)
-{
-    size_t i;
-
-    if ((t->used + 1) * 2 > t->cap && tally_grow(t) != 0)
-        return -1;
-    for (i = hash(key) & (t->cap - 1); t->slot[i].key != NULL;
-         i = (i + 1) & (t->cap - 1))
-        if (strcmp(t->slot[i].key, key) == 0) {
-            t->slot[i].n++;
-            return 0;
-        }
-    if ((t->slot[i].key = strdup(key)) == NULL)
-        return -1;
-    t->slot[i].n = 1;
-    t->used++;
-    return 0;
-}
-
-static void
-tally_free(struct tally *t)
-{
-    size_t i;
-
-    for (i = 0; i < t->cap; i++)
-        free(t->slot[i].key);
-    free(t->slot);
-}
-
-static int
-by_count(const void *a, const void *b)
-{
-    const struct tally_slot *x = a, *y = b;
-
-    if (x->n != y->n)
-        return x->n > y->n ? -1 : 1;
-    return strcmp(x->key, y->key);
-}
-
-/* The used slots, most counted first (slot array reordered in place:
-   the map is not used after this). */
-static size_t
-tally_sorted(struct tally *t)
-{
-    size_t i, n = 0;
-
-    for (i = 0; i < t->cap; i++)
-        if (t->slot[i].key != NULL)
-            t->slot[n++] = t->slot[i];
-    for (i = n; i < t->cap; i++)
-        t->slot[i].key = NULL;
-    qsort(t->slot, n, sizeof(t->slot[0]), by_count);
-    return n;
-}
-
 /* ---- the report ---- */
 
 struct replay_report {
@@ -141,8 +41,8 @@ struct replay_report {
     FILE *out, *changes; /* changes: text's temporary file */
     char *db, *bundle, *revision;
     uint64_t count[REPLAY_NKINDS];
-    struct tally by_action; /* "action\037FROM\037TO" */
-    struct tally by_reason; /* "+CODE" gained, "-CODE" lost */
+    struct replay_tally by_action; /* "action\037FROM\037TO" */
+    struct replay_tally by_reason; /* "+CODE" gained, "-CODE" lost */
     struct {
         int64_t seq;
         char why[256];
@@ -289,8 +189,8 @@ replay_report_free(struct replay_report *rp)
         return;
     if (rp->changes != NULL)
         (void)fclose(rp->changes);
-    tally_free(&rp->by_action);
-    tally_free(&rp->by_reason);
+    replay_tally_free(&rp->by_action);
+    replay_tally_free(&rp->by_reason);
     ig_buf_release(&rp->line);
     free(rp->db);
     free(rp->bundle);
@@ -326,13 +226,13 @@ tally_reasons(struct replay_report *rp, const struct replay_result *r)
     for (i = 0; i < r->to.nreasons; i++)
         if (!has(&r->from, r->to.reasons[i])) {
             (void)snprintf(key, sizeof(key), "+%s", r->to.reasons[i]);
-            if (tally_add(&rp->by_reason, key) != 0)
+            if (replay_tally_add(&rp->by_reason, key) != 0)
                 return -1;
         }
     for (i = 0; i < r->from.nreasons; i++)
         if (!has(&r->to, r->from.reasons[i])) {
             (void)snprintf(key, sizeof(key), "-%s", r->from.reasons[i]);
-            if (tally_add(&rp->by_reason, key) != 0)
+            if (replay_tally_add(&rp->by_reason, key) != 0)
                 return -1;
         }
     return 0;
@@ -443,7 +343,7 @@ replay_report_add(struct replay_report *rp, const struct replay_row *d)
                  pol_verdict_name(r->from.verdict),
                  pol_verdict_name(r->to.verdict));
     if (n < 0 || (size_t)n >= sizeof(key) ||
-        tally_add(&rp->by_action, key) != 0 || tally_reasons(rp, r) != 0)
+        replay_tally_add(&rp->by_action, key) != 0 || tally_reasons(rp, r) != 0)
         return -1;
     if (change_line(rp, d, r) != IG_OK)
         return -1;
@@ -504,8 +404,8 @@ split_key(char *key, char **from, char **to)
 static enum ig_status
 tables(struct replay_report *rp)
 {
-    size_t na = tally_sorted(&rp->by_action), nr = tally_sorted(&rp->by_reason),
-           i;
+    size_t na = replay_tally_sorted(&rp->by_action),
+           nr = replay_tally_sorted(&rp->by_reason), i;
     int json = rp->fmt == REPLAY_JSON;
     enum ig_status st = IG_OK;
     char *from, *to, *key;
