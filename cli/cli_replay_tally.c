@@ -92,6 +92,7 @@ replay_tally_sorted(struct replay_tally *t)
             t->slot[n++] = t->slot[i];
     for (i = n; i < t->cap; i++)
         t->slot[i].key = NULL;
-    qsort(t->slot, n, sizeof(t->slot[0]), by_count);
+    if (n > 1) /* an empty map has no slots (NULL) */
+        qsort(t->slot, n, sizeof(t->slot[0]), by_count);
     return n;
 }
