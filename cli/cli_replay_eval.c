@@ -335,6 +335,7 @@ binding_matches(const struct store_log_decision *d, const json_t *b,
 int
 replay_prepare(const struct store_log_decision *d, struct replay_row *row)
 {
+    struct pdp_approval_texts t;
     struct ig_err err;
     enum ig_status st;
 
@@ -353,10 +354,16 @@ replay_prepare(const struct store_log_decision *d, struct replay_row *row)
     if (not_evaluated(d, &row->r) || times_valid(d, &row->r) != 0)
         return 0;
     ig_err_clear(&err);
-    st = pdp_approval_intent_parse(d->binding, d->binding_len, d->intent_hash,
-                                   d->later ? d->approval_id : NULL,
-                                   d->requirements, d->requirements_len,
-                                   d->votes, d->votes_len, &row->intent, &err);
+    t.binding = d->binding;
+    t.binding_len = d->binding_len;
+    t.approval_id = d->later ? d->approval_id : NULL;
+    t.requirements = d->requirements;
+    t.requirements_len = d->requirements_len;
+    t.votes = d->votes;
+    t.votes_len = d->votes_len;
+    t.intent_hash = d->intent_hash;
+    t.decided_at = d->decided_at;
+    st = pdp_approval_intent_parse(&t, &row->intent, &err);
     if (st == IG_ERR_NOMEM) {
         replay_row_release(row);
         return -1;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ig_json.h"
+#include "ig_limits.h"
 
 static const char *
 jstr(const json_t *o, const char *k)
@@ -192,29 +193,61 @@ votes_of(const char *text, size_t len, const char *intent_hash, json_t **out,
     return IG_OK;
 }
 
+/* The votes of an approved request as the PDP leaves them (see the
+   header): 0, or IG_ERR_INVALID with err. */
+static enum ig_status
+approved_votes(const json_t *list, const json_t *req, int64_t decided_at,
+               struct ig_err *err)
+{
+    double q = json_number_value(json_object_get(req, "quorum"));
+    size_t n = json_array_size(list), i;
+    json_t *v;
+
+    if (q != floor(q) || q < 1 || q > IG_POLICY_QUORUM_MAX)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "the approval's quorum is not 1 to %d",
+                          IG_POLICY_QUORUM_MAX);
+    if (n != (size_t)q)
+        return ig_err_set(err, IG_ERR_INVALID,
+                          "%zu votes for an approval of quorum %d", n, (int)q);
+    json_array_foreach(list, i, v)
+    {
+        json_int_t at = json_integer_value(json_object_get(v, "voted_at"));
+
+        if (!is_approve(v))
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "vote %zu of an approved request is not "
+                              "APPROVE",
+                              i + 1);
+        if (at > decided_at || (i + 1 == n && at != decided_at))
+            return ig_err_set(err, IG_ERR_INVALID,
+                              "vote %zu was not cast by the decision it "
+                              "made",
+                              i + 1);
+    }
+    return IG_OK;
+}
+
 enum ig_status
-pdp_approval_intent_parse(const char *binding, size_t binding_len,
-                          const char *intent_hash, const char *approval_id,
-                          const char *requirements, size_t requirements_len,
-                          const char *votes, size_t votes_len, json_t **out,
+pdp_approval_intent_parse(const struct pdp_approval_texts *t, json_t **out,
                           struct ig_err *err)
 {
     json_t *b = NULL, *req = NULL, *list = NULL;
     enum ig_status st;
 
     *out = NULL;
-    if ((st = parse("binding", binding, binding_len, &b, err)) != IG_OK)
+    if ((st = parse("binding", t->binding, t->binding_len, &b, err)) != IG_OK)
         goto out;
     if (!json_is_object(b)) {
         st = ig_err_set(err, IG_ERR_INVALID, "the binding is not an object");
         goto out;
     }
-    if (approval_id == NULL) {
+    if (t->approval_id == NULL) {
         *out = b;
         return IG_OK;
     }
-    if ((st = parse("approval's requirements", requirements, requirements_len,
-                    &req, err)) != IG_OK)
+    if ((st = parse("approval's requirements", t->requirements,
+                    t->requirements_len, &req, err)) != IG_OK)
         goto out;
     if (!json_is_object(req) || !strings(json_object_get(req, "groups")) ||
         !json_is_number(json_object_get(req, "quorum"))) {
@@ -223,9 +256,12 @@ pdp_approval_intent_parse(const char *binding, size_t binding_len,
                         "quorum}");
         goto out;
     }
-    if ((st = votes_of(votes, votes_len, intent_hash, &list, err)) != IG_OK)
+    if ((st = votes_of(t->votes, t->votes_len, t->intent_hash, &list, err)) !=
+            IG_OK ||
+        (st = approved_votes(list, req, t->decided_at, err)) != IG_OK)
         goto out;
-    if ((*out = pdp_approval_intent(b, approval_id, req, list, NULL)) == NULL)
+    if ((*out = pdp_approval_intent(b, t->approval_id, req, list, NULL)) ==
+        NULL)
         st = ig_err_set(err, IG_ERR_NOMEM, "out of memory");
 out:
     json_decref(b);

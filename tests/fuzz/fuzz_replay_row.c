@@ -10,7 +10,8 @@
  * separated by 0xff bytes (a byte UTF-8 never holds: each text may still
  * hold any other, NUL included). Beyond not crashing or leaking, an
  * accepted row must give what the policies rely on: an object; with an
- * approval, approval.approvals holds exactly the APPROVE votes, each
+ * approval, approval.approvals holds exactly the votes (all APPROVE),
+ * as many as approval.quorum, the last at DECIDED_AT, each
  * {approver: string, groups: array of strings, comment: string, at:
  * integer}, and approval.groups is an array of strings. A broken property
  * aborts.
@@ -21,6 +22,9 @@
 
 #include "ig_json.h"
 #include "pdp_approval_intent.h"
+
+/* When the decision at quorum was made (the seeds' deciding vote). */
+#define DECIDED_AT 1796252520
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -85,7 +89,12 @@ check(const json_t *in, const char *votes, size_t votes_len, int quorum)
     list = json_object_get(ap, "approvals");
     if (!json_is_object(ap) || !all_strings(json_object_get(ap, "groups")) ||
         !json_is_array(list) ||
-        json_array_size(list) != approvals_in(votes, votes_len))
+        json_array_size(list) != approvals_in(votes, votes_len) ||
+        (double)json_array_size(list) !=
+            json_number_value(json_object_get(ap, "quorum")) ||
+        json_integer_value(json_object_get(
+            json_array_get(list, json_array_size(list) - 1), "at")) !=
+            DECIDED_AT)
         abort();
     json_array_foreach(list, i, x)
     {
@@ -111,10 +120,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     binding = part(&p, end, &blen);
     req = part(&p, end, &rlen);
     votes = part(&p, end, &vlen);
-    if (pdp_approval_intent_parse(
-            binding, blen, (flags & 2) ? "sha256:00" : NULL,
-            quorum ? "a-1" : NULL, req, rlen, vlen > 0 ? votes : NULL, vlen,
-            &in, &err) == IG_OK) {
+    memset(&t, 0, sizeof(t));
+    t.binding = binding;
+    t.binding_len = blen;
+    t.approval_id = quorum ? "a-1" : NULL;
+    t.requirements = req;
+    t.requirements_len = rlen;
+    t.votes = vlen > 0 ? votes : NULL;
+    t.votes_len = vlen;
+    t.intent_hash = (flags & 2) ? "sha256:00" : NULL;
+    t.decided_at = DECIDED_AT;
+    if (pdp_approval_intent_parse(&t, &in, &err) == IG_OK) {
         check(in, vlen > 0 ? votes : NULL, vlen, quorum);
         json_decref(in);
     } else if (in != NULL) {

@@ -33,30 +33,44 @@ parse(const char *s)
     return v;
 }
 
-static const char *hash_wanted; /* what row() checks the votes for */
+static const char *hash_wanted;  /* what row() checks the votes for */
+static int64_t decided_at = 102; /* and when the decision was made */
+
+/* A vote as the store's scan gives it (groups a text). */
+#define VOTE(who, how, at)                                                     \
+    "{\"approver\":\"" who "\",\"vote\":\"" how "\",\"comment\":\"\","         \
+    "\"groups\":\"[\\\"finance\\\"]\",\"voted_at\":" #at "}"
 
 static enum ig_status
 row(const char *binding, const char *approval_id, const char *req,
     const char *votes, json_t **out, struct ig_err *err)
 {
+    struct pdp_approval_texts t;
+
+    memset(&t, 0, sizeof(t));
+    t.binding = binding;
+    t.binding_len = binding != NULL ? strlen(binding) : 0;
+    t.approval_id = approval_id;
+    t.requirements = req;
+    t.requirements_len = req != NULL ? strlen(req) : 0;
+    t.votes = votes;
+    t.votes_len = votes != NULL ? strlen(votes) : 0;
+    t.intent_hash = hash_wanted;
+    t.decided_at = decided_at;
     ig_err_clear(err);
-    return pdp_approval_intent_parse(
-        binding, binding != NULL ? strlen(binding) : 0, hash_wanted,
-        approval_id, req, req != NULL ? strlen(req) : 0, votes,
-        votes != NULL ? strlen(votes) : 0, out, err);
+    return pdp_approval_intent_parse(&t, out, err);
 }
 
-/* The PDP's way (recorded votes + the deciding one) and the replay's way
-   (all recorded, groups as stored texts) give the same intent. */
+/* The PDP's way (the recorded votes and the deciding one) and the
+   replay's way (all recorded, groups as stored texts) give the same
+   intent. */
 static void
 test_pdp_and_replay_agree(void **state)
 {
     json_t *b = parse(BINDING), *req = parse(REQ);
     json_t *recorded = parse("[{\"approver\":\"ann\",\"vote\":\"APPROVE\","
                              "\"comment\":\"ok\",\"groups\":[\"finance\"],"
-                             "\"voted_at\":100},{\"approver\":\"bob\","
-                             "\"vote\":\"DENY\",\"comment\":\"\",\"groups\":"
-                             "[\"dba\"],\"voted_at\":101}]");
+                             "\"voted_at\":100}]");
     json_t *deciding = json_pack(
         "{s:s, s:s, s:s, s:[s], s:I}", "approver", "cat", "vote", "APPROVE",
         "comment", "", "groups", "finance", "voted_at", (json_int_t)102);
@@ -71,17 +85,14 @@ test_pdp_and_replay_agree(void **state)
     assert_non_null(pdp);
     assert_int_equal(
         row(BINDING, "ap-1", REQ,
-            "[{\"approver\":\"ann\",\"vote\":\"APPROVE\",\"comment\":\"ok\","
-            "\"groups\":\"[\\\"finance\\\"]\",\"voted_at\":100},"
-            "{\"approver\" : \"bob\", \"vote\" : \"DENY\", \"comment\" : \"\","
-            " \"groups\" : \"[\\\"dba\\\"]\", \"voted_at\" : 101},"
-            "{\"approver\":\"cat\",\"vote\":\"APPROVE\",\"comment\":\"\","
-            "\"groups\":\"[\\\"finance\\\"]\",\"voted_at\":102}]",
+            "[{\"approver\" : \"ann\", \"vote\" : \"APPROVE\", \"comment\" :"
+            " \"ok\", \"groups\" : \"[\\\"finance\\\"]\", \"voted_at\" : "
+            "100}," VOTE("cat", "APPROVE", 102) "]",
             &replay, &err),
         IG_OK);
     assert_true(json_equal(pdp, replay));
     list = json_object_get(json_object_get(replay, "approval"), "approvals");
-    assert_int_equal(json_array_size(list), 2); /* bob's DENY left out */
+    assert_int_equal(json_array_size(list), 2);
     assert_string_equal(
         json_string_value(json_object_get(json_array_get(list, 1), "approver")),
         "cat");
@@ -95,6 +106,34 @@ test_pdp_and_replay_agree(void **state)
     json_decref(req);
     json_decref(recorded);
     json_decref(deciding);
+}
+
+/* The builder lists only APPROVE votes, in their order. */
+static void
+test_builder_lists_approvals_only(void **state)
+{
+    json_t *b = parse(BINDING), *req = parse(REQ), *in, *list;
+    json_t *votes = json_pack(
+        "[{s:s, s:s, s:s, s:[], s:I}, {s:s, s:s, s:s, s:[s], s:I}]", "approver",
+        "bob", "vote", "DENY", "comment", "", "groups", "voted_at",
+        (json_int_t)1, "approver", "ann", "vote", "APPROVE", "comment", "",
+        "groups", "finance", "voted_at", (json_int_t)2);
+
+    (void)state;
+    in = pdp_approval_intent(b, "ap-1", req, votes, NULL);
+    assert_non_null(in);
+    list = json_object_get(json_object_get(in, "approval"), "approvals");
+    assert_int_equal(json_array_size(list), 1);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(list, 0), "approver")),
+        "ann");
+    /* A vote without an approver: no intent at all, never a short list. */
+    json_object_del(json_array_get(votes, 1), "approver");
+    assert_null(pdp_approval_intent(b, "ap-1", req, votes, NULL));
+    json_decref(in);
+    json_decref(votes);
+    json_decref(b);
+    json_decref(req);
 }
 
 static void
@@ -128,6 +167,23 @@ test_hostile_rows_are_refused(void **state)
         {BINDING, "{\"groups\":[1],\"quorum\":1}", "[]", "requirements are"},
         {BINDING, "{\"groups\":[],\"quorum\":\"2\"}", "[]", "requirements"},
         {BINDING, REQ, "{}", "votes are not a list"},
+        /* What the PDP leaves of an approved request (quorum 2 here). */
+        {BINDING, REQ, "[" VOTE("a", "APPROVE", 102) "]",
+         "1 votes for an approval of quorum 2"},
+        {BINDING, REQ,
+         "[" VOTE("a", "DENY", 100) "," VOTE("b", "APPROVE", 102) "]",
+         "vote 1 of an approved request is not APPROVE"},
+        {BINDING, REQ,
+         "[" VOTE("a", "APPROVE", 103) "," VOTE("b", "APPROVE", 102) "]",
+         "vote 1 was not cast by the decision"},
+        {BINDING, REQ,
+         "[" VOTE("a", "APPROVE", 100) "," VOTE("b", "APPROVE", 101) "]",
+         "vote 2 was not cast by the decision"},
+        {BINDING, "{\"groups\":[],\"quorum\":0}", "[]", "quorum is not 1 to"},
+        {BINDING, "{\"groups\":[],\"quorum\":17}", "[]", "quorum is not 1 to"},
+        {BINDING, "{\"groups\":[],\"quorum\":1.5}", "[]", "quorum is not 1 to"},
+        {BINDING, "{\"groups\":[],\"quorum\":1e300}", "[]",
+         "quorum is not 1 to"},
         {BINDING, REQ, "[1]", "vote 1 is not"},
         {BINDING, REQ,
          "[{\"approver\":\"a\",\"vote\":\"APPROVE\",\"comment\":\"\","
@@ -198,35 +254,36 @@ test_vote_for_another_hash(void **state)
 {
     static const char votes[] =
         "[{\"approver\":\"a\",\"vote\":\"APPROVE\",\"comment\":\"\","
-        "\"groups\":\"[]\",\"voted_at\":1,\"intent_hash\":\"sha256:01\"}]";
+        "\"groups\":\"[]\",\"voted_at\":102,\"intent_hash\":\"sha256:01\"}]";
+    static const char req1[] = "{\"groups\":[\"finance\"],\"quorum\":1}";
     struct ig_err err;
     json_t *in = NULL;
 
     (void)state;
     hash_wanted = "sha256:02";
-    assert_int_equal(row(BINDING, "ap-1", REQ, votes, &in, &err),
+    assert_int_equal(row(BINDING, "ap-1", req1, votes, &in, &err),
                      IG_ERR_INVALID);
     assert_null(in);
     assert_non_null(strstr(err.msg, "another intent hash"));
     hash_wanted = "sha256:01";
-    assert_int_equal(row(BINDING, "ap-1", REQ, votes, &in, &err), IG_OK);
+    assert_int_equal(row(BINDING, "ap-1", req1, votes, &in, &err), IG_OK);
     json_decref(in);
     hash_wanted = NULL;
 }
 
-/* No votes recorded (NULL): an empty list, not an error. */
+/* No votes recorded (NULL) for an approved request: refused, the PDP
+   records the deciding vote with the decision. */
 static void
-test_no_votes_is_an_empty_list(void **state)
+test_no_votes_is_refused(void **state)
 {
     struct ig_err err;
     json_t *in = NULL;
 
     (void)state;
-    assert_int_equal(row(BINDING, "ap-1", REQ, NULL, &in, &err), IG_OK);
-    assert_int_equal(json_array_size(json_object_get(
-                         json_object_get(in, "approval"), "approvals")),
-                     0);
-    json_decref(in);
+    assert_int_equal(row(BINDING, "ap-1", REQ, NULL, &in, &err),
+                     IG_ERR_INVALID);
+    assert_null(in);
+    assert_non_null(strstr(err.msg, "0 votes"));
 }
 
 int
@@ -234,10 +291,11 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pdp_and_replay_agree),
+        cmocka_unit_test(test_builder_lists_approvals_only),
         cmocka_unit_test(test_first_decision_is_the_binding),
         cmocka_unit_test(test_hostile_rows_are_refused),
         cmocka_unit_test(test_huge_binding_is_refused),
-        cmocka_unit_test(test_no_votes_is_an_empty_list),
+        cmocka_unit_test(test_no_votes_is_refused),
         cmocka_unit_test(test_vote_for_another_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
