@@ -114,6 +114,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t blen, rlen, vlen;
     unsigned flags = size > 0 ? data[0] : 0;
     int quorum = (flags & 1) != 0;
+    struct pdp_approval_texts t;
     struct ig_err err;
     json_t *in = NULL;
 
