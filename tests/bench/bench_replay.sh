@@ -22,6 +22,11 @@
 # (configure with IG_BENCH=ON, the default). The database is kept in
 # $BENCH_DIR (default: a temporary directory, removed at exit); with
 # BENCH_REUSE=1 an existing $BENCH_DIR/replay.db is used as it is.
+#
+# With BENCH_PG_URL (a postgresql:// URL without a password, on a server
+# where this user may create databases) the same two replays run on a
+# PostgreSQL store too: a database replay_bench_PID is made there, filled
+# (the generator's PostgreSQL mode) and dropped at the end.
 set -euo pipefail
 build=${1:?usage: bench_replay.sh BUILD_DIR [N]}
 n=${2:-1000000}
@@ -88,3 +93,19 @@ echo "== replay, example bundle (no change expected)"
 run same 0 "$src/policies/bundle"
 echo "== replay, one rule changed (refund auto-approval 100 -> 600)"
 run changed 1 "$changed"
+
+if [ -n "${BENCH_PG_URL:-}" ]; then
+    name=replay_bench_$$
+    base=${BENCH_PG_URL%%\?*}
+    pgdb=${base%/*}/$name
+    psql -X -q -d "$BENCH_PG_URL" -c "CREATE DATABASE $name"
+    trap 'psql -X -q -d "$BENCH_PG_URL" -c "DROP DATABASE IF EXISTS $name";
+          [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"' EXIT
+    echo "== generating $n decisions into PostgreSQL $pgdb"
+    "$gen" "$pgdb" "$n"
+    db=$pgdb
+    echo "== PostgreSQL: replay, example bundle (no change expected)"
+    run pg_same 0 "$src/policies/bundle"
+    echo "== PostgreSQL: replay, one rule changed"
+    run pg_changed 1 "$changed"
+fi

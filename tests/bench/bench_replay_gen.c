@@ -17,7 +17,13 @@
  * agents, 20 decisions a second. Every recorded decision is what the
  * example bundle decides, so replaying it with that bundle reports no
  * change.
+ *
+ * PATH may be a postgresql:// URL of an empty database: the store makes
+ * its schema, then the same mix goes in as a few INSERT ... SELECT over
+ * generate_series (the kind by intent number modulo 20 instead of the
+ * pseudo-random sequence; the quorum decisions after all first ones).
  */
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@
 #include "ig_key.h"
 #include "ig_time.h"
 #include "store.h"
+#include "store_pg_int.h"
 
 #define BASE_TIME 1796000000 /* 2026-11-30 */
 #define AGENTS 1000
@@ -211,6 +218,128 @@ out:
     return rc;
 }
 
+/* The kinds by n % 20, in PostgreSQL: (idx, action, resource, params,
+   decision, reasons). */
+static const char PG_KINDS[] =
+    "CREATE TEMP TABLE k (idx int, action text, resource text, params text,"
+    " decision text, reasons text);"
+    "INSERT INTO k SELECT i, 'shell.exec', 'local',"
+    " '{\"argv\":[\"echo\",\"hello\"]}', 'ALLOW', '[]'"
+    " FROM generate_series(0, 7) i;"
+    "INSERT INTO k SELECT i, 'payments.refund', 'orders/1',"
+    " '{\"amount\":50,\"currency\":\"EUR\"}', 'ALLOW', '[]'"
+    " FROM generate_series(8, 10) i;"
+    "INSERT INTO k SELECT i, 'payments.refund', 'orders/2',"
+    " '{\"amount\":500,\"currency\":\"EUR\"}', 'ESCALATE',"
+    " '[\"REFUND_NEEDS_APPROVAL\"]' FROM generate_series(11, 12) i;"
+    "INSERT INTO k SELECT i, 'git.push', 'repo',"
+    " '{\"refs\":[\"refs/heads/main\"]}', 'BLOCK', '[\"PROTECTED_BRANCH\"]'"
+    " FROM generate_series(13, 14) i;"
+    "INSERT INTO k SELECT i, 'file.read', '/etc/passwd', '{}', 'BLOCK',"
+    " '[\"SENSITIVE_PATH\"]' FROM generate_series(15, 16) i;"
+    "INSERT INTO k SELECT i, 'http.request', 'http://10.0.0.1/', '{}',"
+    " 'BLOCK', '[\"PRIVATE_ADDRESS\"]' FROM generate_series(17, 18) i;"
+    "INSERT INTO k VALUES (19, 'payments.refund', 'orders/3',"
+    " '{\"amount\":5000,\"currency\":\"EUR\"}', 'BLOCK',"
+    " '[\"AMOUNT_OVER_LIMIT\"]');";
+
+#define PG_TIME(x)                                                             \
+    "to_char(to_timestamp(" x ") AT TIME ZONE 'UTC', "                         \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/* $1: how many intents. */
+static const char *const PG_FILL[] = {
+    "INSERT INTO intents (seq, intent_id, principal, tenant, action,"
+    " resource, intent_hash, binding, created_at, expires_at)"
+    " SELECT g, 'i-' || g, 'agent-' || (g % 1000), 'bench', k.action,"
+    " k.resource, 'sha256:00', json_build_object('action', k.action,"
+    " 'context', '{}'::json, 'created_at', " PG_TIME(
+        "t.t") ", 'expires_at', " PG_TIME("t.t + 60") ", 'intent_id', 'i-' || "
+                                                      "g, 'params', "
+                                                      "k.params::json,"
+                                                      " 'principal', 'agent-' "
+                                                      "|| (g % 1000), "
+                                                      "'resource', k.resource, "
+                                                      "'tenant',"
+                                                      " 'bench', 'version', "
+                                                      "'intentgate.intent/"
+                                                      "1')::text, t.t, t.t + 60"
+                                                      " FROM "
+                                                      "generate_series(1, "
+                                                      "$1::bigint) g"
+                                                      " JOIN k ON k.idx = g % "
+                                                      "20"
+                                                      " CROSS JOIN LATERAL "
+                                                      "(SELECT 1796000000 + g "
+                                                      "/ 20 AS t) t",
+    "INSERT INTO approvals (intent_seq, approval_id, requirements,"
+    " created_at, expires_at) SELECT seq, intent_id,"
+    " '{\"groups\":[\"finance\"],\"quorum\":1}', created_at,"
+    " created_at + 900 FROM intents WHERE seq % 20 IN (11, 12)",
+    "INSERT INTO votes (intent_seq, approver, vote, comment, channel, groups,"
+    " intent_hash, voted_at) SELECT seq, 'alice', CASE WHEN seq % 2 = 0 THEN"
+    " 'APPROVE' ELSE 'DENY' END, 'ok', 'api', '[\"finance\"]', 'sha256:00',"
+    " created_at + 1 FROM intents WHERE seq % 20 IN (11, 12)",
+    "INSERT INTO resolutions (intent_seq, result, resolved_at) SELECT seq,"
+    " CASE WHEN seq % 2 = 0 THEN 'APPROVED' ELSE 'DENIED' END,"
+    " created_at + 1 FROM intents WHERE seq % 20 IN (11, 12)",
+    "INSERT INTO decisions (intent_seq, decision_id, decision, reasons,"
+    " message, policy_revision, decided_at)"
+    " SELECT seq, 'd', decision, reasons, '', 'sha256:00', at FROM ("
+    " SELECT i.seq, 0 AS n, k.decision, k.reasons, i.created_at AS at"
+    " FROM intents i JOIN k ON k.idx = i.seq % 20"
+    " UNION ALL SELECT i.seq, 1, CASE WHEN i.seq % 2 = 0 THEN 'ALLOW' ELSE"
+    " 'BLOCK' END, CASE WHEN i.seq % 2 = 0 THEN '[]' ELSE"
+    " '[\"APPROVAL_DENIED\"]' END, i.created_at + 1 FROM intents i"
+    " WHERE i.seq % 20 IN (11, 12)) x ORDER BY seq, n",
+};
+
+static int
+fill_pg(const char *url, long long n)
+{
+    char count[24];
+    const char *params[1] = {count};
+    struct ig_err err;
+    PGconn *pg = store_pg_connect(url, &err);
+    PGresult *r;
+    size_t i;
+    int rc = -1;
+
+    if (pg == NULL) {
+        (void)fprintf(stderr, "bench_replay_gen: %s\n", err.msg);
+        return -1;
+    }
+    /* 1 in 10 intents makes two decisions: N decisions are N/1.1
+       intents. */
+    (void)snprintf(count, sizeof(count), "%lld", n * 10 / 11);
+    r = PQexec(pg, "SET statement_timeout = 0");
+    PQclear(r);
+    r = PQexec(pg, PG_KINDS);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        goto out;
+    for (i = 0; i < sizeof(PG_FILL) / sizeof(PG_FILL[0]); i++) {
+        PQclear(r);
+        r = PQexecParams(pg, PG_FILL[i], i == 0 ? 1 : 0, NULL,
+                         i == 0 ? params : NULL, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            goto out;
+    }
+    PQclear(r);
+    r = PQexec(pg, "SELECT (SELECT count(*) FROM intents),"
+                   " (SELECT count(*) FROM decisions)");
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        (void)printf("%s intents, %s decisions\n", PQgetvalue(r, 0, 0),
+                     PQgetvalue(r, 0, 1));
+        rc = 0;
+    }
+out:
+    if (rc != 0)
+        (void)fprintf(stderr, "bench_replay_gen: %s", PQerrorMessage(pg));
+    PQclear(r);
+    PQfinish(pg);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,5 +359,7 @@ main(int argc, char **argv)
         return 1;
     }
     store_close(s);
+    if (store_is_postgres(argv[1]))
+        return fill_pg(argv[1], n) == 0 ? 0 : 1;
     return fill(argv[1], n) == 0 ? 0 : 1;
 }
