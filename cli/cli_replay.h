@@ -1,8 +1,11 @@
 /*
  * cli_replay.h - the parts of `intentgate policy replay`
- * (cmd_policy_replay.c): evaluating one recorded decision again under a
- * new bundle (cli_replay_eval.c) and reporting what changed
- * (cli_replay_out.c).
+ * (cmd_policy_replay.c): preparing one recorded decision and evaluating
+ * it again under a new bundle (cli_replay_eval.c), the two stages on two
+ * threads with the order kept (cli_replay_pipe.c), and reporting what
+ * changed (cli_replay_out.c, its counting maps in cli_replay_tally.c).
+ * Private to the command; nothing here is thread safe except as
+ * replay_pipe_run says.
  */
 #ifndef CLI_REPLAY_H
 #define CLI_REPLAY_H

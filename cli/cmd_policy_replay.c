@@ -6,9 +6,10 @@
  * The bundle is loaded and its tests run first, as the server does at
  * start (a bundle whose tests fail is refused). The database is read
  * offline and read-only (store/store_log.h: never written, nothing left
- * beside it), one scan of the decisions in the order they were made;
- * each is replayed (cli_replay_eval.c) and counted in the report
- * (cli_replay_out.c). With --since, the decisions of the count window
+ * beside it), one scan of the decisions in the order they were made,
+ * read and prepared on a thread of its own while this one evaluates them
+ * in order (cli_replay_pipe.c, cli_replay_eval.c) and counts them in the
+ * report (cli_replay_out.c). With --since, the decisions of the count window
  * before it are replayed too, unreported, so that quotas start with the
  * history they had; --action filters what is reported, not what is
  * counted.
