@@ -16,9 +16,11 @@
 #      now pass, about 10% of the decisions (exit 1).
 # For each it prints the wall time, the CPU time (both of the replay's
 # threads: one reads and parses, one evaluates) and decisions per second
-# of wall time. Measured on the 2-core machine of issue 19 while other
-# builds ran on it (load 5.5-7): 1M decisions in 31-48 s wall, 26-31 s
-# CPU. Use a RelWithDebInfo or Release build without sanitizers
+# of wall time. Measured on the 2-core machine of issue 19 (shared with
+# other builds), 1M decisions: SQLite 23-24 s wall at load 1-4 (24-26 s
+# CPU), 31-48 s at load 5-7; PostgreSQL (local, vacuumed) 26-30 s wall -
+# 75 s for the first read of a freshly loaded, unvacuumed database, where
+# every page read also sets its hint bits. Use a RelWithDebInfo or Release build without sanitizers
 # (configure with IG_BENCH=ON, the default). The database is kept in
 # $BENCH_DIR (default: a temporary directory, removed at exit); with
 # BENCH_REUSE=1 an existing $BENCH_DIR/replay.db is used as it is.

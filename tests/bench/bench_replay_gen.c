@@ -21,7 +21,8 @@
  * PATH may be a postgresql:// URL of an empty database: the store makes
  * its schema, then the same mix goes in as a few INSERT ... SELECT over
  * generate_series (the kind by intent number modulo 20 instead of the
- * pseudo-random sequence; the quorum decisions after all first ones).
+ * pseudo-random sequence; the quorum decisions after all first ones),
+ * and the database is vacuumed and analysed as one in use would be.
  */
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -324,6 +325,13 @@ fill_pg(const char *url, long long n)
         if (PQresultStatus(r) != PGRES_COMMAND_OK)
             goto out;
     }
+    /* As a database in use would be: vacuumed (visibility and hint
+       bits set) and analysed, not read for the first time by the
+       replay. */
+    PQclear(r);
+    r = PQexec(pg, "VACUUM ANALYZE");
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        goto out;
     PQclear(r);
     r = PQexec(pg, "SELECT (SELECT count(*) FROM intents),"
                    " (SELECT count(*) FROM decisions)");
