@@ -11,6 +11,7 @@
 #define CLI_REPLAY_H
 
 #include <jansson.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -115,10 +116,14 @@ struct replay_tally_slot {
     uint64_t n;
 };
 
-/* A map from text keys to counts; zeroed is empty. */
+/* A map from text keys to counts; zeroed is empty. Keys are hashed with
+   SipHash under a random key drawn at the first add (libsodium must be
+   initialised: ig_crypto_init), so texts an agent chose (its actions)
+   cannot be picked to collide. */
 struct replay_tally {
     struct replay_tally_slot *slot;
     size_t cap, used; /* cap a power of two */
+    unsigned char key[crypto_shorthash_KEYBYTES];
 };
 
 /* Count one more of key (copied). -1 when out of memory. */

@@ -1,9 +1,11 @@
 /*
  * cli_replay_tally.c - the counting maps of a replay's report
  * (cli_replay.h): text keys to counts, open addressing with linear
- * probing (FNV-1a), grown to twice the size at half full, so a count is
- * one hash and a short probe whatever the number of keys (an edited
- * database may hold a million distinct actions).
+ * probing, grown to twice the size at half full, so a count is one hash
+ * and a short probe whatever the number of keys (a database may hold a
+ * million distinct actions). The hash is SipHash (crypto_shorthash) under
+ * a key drawn at random for each map: the keys are texts agents chose,
+ * and an unkeyed hash would let one pick actions that all collide.
  */
 #include "cli_replay.h"
 
@@ -11,13 +13,16 @@
 #include <string.h>
 
 static uint64_t
-hash(const char *s)
+hash(const struct replay_tally *t, const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    unsigned char h[crypto_shorthash_BYTES];
+    uint64_t v = 0;
+    size_t i;
 
-    while (*s != '\0')
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
+    crypto_shorthash(h, (const unsigned char *)s, strlen(s), t->key);
+    for (i = 0; i < sizeof(h); i++)
+        v = v << 8 | h[i];
+    return v;
 }
 
 static int
@@ -28,10 +33,12 @@ grow(struct replay_tally *t)
 
     if (s == NULL)
         return -1;
+    if (t->cap == 0) /* the first add: nothing hashed under the key yet */
+        randombytes_buf(t->key, sizeof(t->key));
     for (i = 0; i < t->cap; i++) {
         if (t->slot[i].key == NULL)
             continue;
-        for (j = hash(t->slot[i].key) & (cap - 1); s[j].key != NULL;
+        for (j = hash(t, t->slot[i].key) & (cap - 1); s[j].key != NULL;
              j = (j + 1) & (cap - 1))
             ;
         s[j] = t->slot[i];
@@ -49,7 +56,7 @@ replay_tally_add(struct replay_tally *t, const char *key)
 
     if ((t->used + 1) * 2 > t->cap && grow(t) != 0)
         return -1;
-    for (i = hash(key) & (t->cap - 1); t->slot[i].key != NULL;
+    for (i = hash(t, key) & (t->cap - 1); t->slot[i].key != NULL;
          i = (i + 1) & (t->cap - 1))
         if (strcmp(t->slot[i].key, key) == 0) {
             t->slot[i].n++;

@@ -30,6 +30,7 @@
 #include "cli_replay.h"
 #include "ig_buf.h"
 #include "ig_json.h"
+#include "ig_key.h"
 #include "ig_limits.h"
 #include "ig_time.h"
 #include "pdp_config.h"
@@ -350,7 +351,13 @@ cli_policy_replay(int argc, char **argv)
         (void)fputs(replay_usage, stdout);
         return CLI_EXIT_OK;
     }
-    if (parse_args(argc, argv, &a) != 0 || (b = load_bundle(&a)) == NULL)
+    if (parse_args(argc, argv, &a) != 0)
+        return CLI_EXIT_USAGE;
+    if (ig_crypto_init() != IG_OK) { /* the report's keyed hashes */
+        cli_error(CMD, "cannot initialise libsodium");
+        return CLI_EXIT_FAIL;
+    }
+    if ((b = load_bundle(&a)) == NULL)
         return CLI_EXIT_USAGE;
     ig_err_clear(&err);
     if (replay_engine_new(b, a.fmt == REPLAY_JSON, &e, &err) != IG_OK) {
