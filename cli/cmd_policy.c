@@ -17,6 +17,8 @@ struct policy_cmd {
 static const struct policy_cmd policy_cmds[] = {
     {"test", cli_policy_test, "run a bundle's test cases (policy test DIR)"},
     {"eval", cli_policy_eval, "decide one intent offline and say why"},
+    {"replay", cli_policy_replay,
+     "re-evaluate a database's recorded decisions under a new bundle"},
     {NULL, NULL, NULL},
 };
 

@@ -10,5 +10,6 @@
 
 int cli_policy_test(int argc, char **argv);
 int cli_policy_eval(int argc, char **argv);
+int cli_policy_replay(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@
 
 #include "ig_limits.h"
 #include "pdp_approval_int.h"
+#include "pdp_approval_intent.h"
 #include "pdp_decision.h"
 #include "pdp_int.h"
 
@@ -152,69 +153,27 @@ groups_json(const struct pdp_approver *a)
     return g;
 }
 
-/* The APPROVE votes recorded so far and v's, as the policies see them:
-   [{approver, groups, comment, at}]. NULL on out-of-memory: the policies
-   never see a list missing a vote. */
+/* The intent the policies see at quorum (pdp_approval_intent.h): the
+   binding plus approval, from the votes recorded so far and v's, cast at
+   now. NULL on out-of-memory: the policies never see a list missing a
+   vote. */
 static json_t *
-approvals_json(const json_t *votes, const struct pdp_vote *v)
-{
-    json_t *list = json_array(), *x;
-    size_t i;
-
-    if (list == NULL)
-        return NULL;
-    json_array_foreach(votes, i, x)
-    {
-        if (strcmp(jstr(x, "vote") ? jstr(x, "vote") : "", "APPROVE") != 0)
-            continue;
-        /* json_array_append_new steals; "O" adds references. */
-        if (json_array_append_new(
-                list,
-                json_pack(
-                    "{s:s, s:O, s:s, s:I}", "approver", jstr(x, "approver"),
-                    "groups", json_object_get(x, "groups"), "comment",
-                    jstr(x, "comment") ? jstr(x, "comment") : "", "at",
-                    json_integer_value(json_object_get(x, "voted_at")))) != 0)
-            goto fail;
-    }
-    /* json_array_append_new steals; "o" steals the groups. */
-    if (json_array_append_new(
-            list, json_pack("{s:s, s:o, s:s, s:I}", "approver", v->approver->id,
-                            "groups", groups_json(v->approver), "comment",
-                            v->comment != NULL ? v->comment : "", "at",
-                            (json_int_t)ig_time_now())) == 0)
-        return list;
-fail:
-    json_decref(list);
-    return NULL;
-}
-
-/* The intent the policies see at quorum: the binding plus approval
-   ({approval_id, groups, quorum, approvals}). NULL on out-of-memory. */
-static json_t *
-reeval_intent(const json_t *rec, const struct pdp_vote *v)
+reeval_intent(const json_t *rec, const struct pdp_vote *v, int64_t now)
 {
     const json_t *ap = json_object_get(rec, "approval");
-    const json_t *req = json_object_get(ap, "requirements");
-    json_t *in = json_deep_copy(json_object_get(rec, "binding"));
-    json_t *list = approvals_json(json_object_get(ap, "votes"), v);
+    json_t *in, *deciding;
 
-    if (in == NULL || list == NULL) {
-        json_decref(in);
-        json_decref(list);
+    /* "o" steals the groups (a NULL one fails the pack). */
+    deciding = json_pack("{s:s, s:s, s:s, s:o, s:I}", "approver",
+                         v->approver->id, "vote", "APPROVE", "comment",
+                         v->comment != NULL ? v->comment : "", "groups",
+                         groups_json(v->approver), "voted_at", (json_int_t)now);
+    if (deciding == NULL)
         return NULL;
-    }
-    /* json_object_set_new steals the approval object; "O" adds
-       references, "o" steals list. */
-    if (json_object_set_new(
-            in, "approval",
-            json_pack("{s:s, s:O, s:O, s:o}", "approval_id", v->approval_id,
-                      "groups", json_object_get(req, "groups"), "quorum",
-                      json_object_get(req, "quorum"), "approvals", list)) !=
-        0) {
-        json_decref(in);
-        return NULL;
-    }
+    in = pdp_approval_intent(json_object_get(rec, "binding"), v->approval_id,
+                             json_object_get(ap, "requirements"),
+                             json_object_get(ap, "votes"), deciding);
+    json_decref(deciding);
     return in;
 }
 
@@ -267,7 +226,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     if (approvals < quorum)
         return 0;
     o->result = "APPROVED";
-    in = reeval_intent(rec, v);
+    in = reeval_intent(rec, v, now);
     if (in == NULL) {
         pdp_decision_block(&o->d, "POLICY_ERROR",
                            "out of memory building the re-evaluation");

@@ -55,11 +55,11 @@ cmake --build build/fuzz -j"$jobs" --target fuzz_json fuzz_token fuzz_intake fuz
     fuzz_verify fuzz_form fuzz_slack fuzz_note fuzz_proof fuzz_hook fuzz_scrub \
     fuzz_spool fuzz_polhelpers fuzz_xff fuzz_leaf fuzz_ini fuzz_http_answer \
     fuzz_git_pkt fuzz_pins fuzz_mcp_rpc fuzz_sse fuzz_witness fuzz_witness_add \
-    fuzz_pol_cover >/dev/null
+    fuzz_pol_cover fuzz_replay_row >/dev/null
 scripts/run-fuzzers.sh build/fuzz/tests tests/fuzz/corpus "$fuzz_seconds" \
     json token intake params verify form slack note proof hook scrub spool \
     polhelpers xff leaf ini http_answer git_pkt pins mcp_rpc sse witness \
-    witness_add pol_cover
+    witness_add pol_cover replay_row
 
 echo "== PostgreSQL for the .pg tests"
 pg_dir=$(mktemp -d /tmp/ig-pg.XXXXXX)

@@ -19,6 +19,8 @@ struct store_log {
 struct store_log_cursor {
     struct store_log_sq_cursor *sq;
     struct store_log_pg_cursor *pg;
+    struct store_log_sq_dcursor *dsq; /* a decision scan */
+    struct store_log_pg_dcursor *dpg;
 };
 
 enum ig_status
@@ -103,6 +105,8 @@ store_log_cursor_free(struct store_log_cursor *c)
         return;
     store_log_pg_cursor_free(c->pg);
     store_log_sq_cursor_free(c->sq);
+    store_log_pg_dcursor_free(c->dpg);
+    store_log_sq_dcursor_free(c->dsq);
     free(c);
 }
 
@@ -171,4 +175,30 @@ store_log_queued(struct store_log *l, uint64_t *n, struct ig_err *err)
     if (l->pg != NULL)
         return store_log_pg_queued(l->pg, n, err);
     return IG_OK; /* SQLite appends to the log itself: nothing queued */
+}
+
+enum ig_status
+store_log_scan_decisions(struct store_log *l, int64_t from, int64_t until,
+                         struct store_log_cursor **out, struct ig_err *err)
+{
+    enum ig_status st = cursor(out, err);
+
+    if (st != IG_OK)
+        return st;
+    if (l->pg != NULL)
+        st = store_log_pg_scan_decisions(l->pg, from, until, &(*out)->dpg, err);
+    else
+        st = store_log_sq_scan_decisions(l->sq, from, until, &(*out)->dsq, err);
+    return st == IG_OK ? IG_OK : cursor_failed(out, st);
+}
+
+enum ig_status
+store_log_next_decision(struct store_log_cursor *c,
+                        struct store_log_decision *d, struct ig_err *err)
+{
+    if (c->dpg != NULL)
+        return store_log_pg_next_decision(c->dpg, d, err);
+    if (c->dsq != NULL)
+        return store_log_sq_next_decision(c->dsq, d, err);
+    return ig_err_set(err, IG_ERR_INVALID, "not a decision scan");
 }

@@ -159,6 +159,61 @@ enum ig_status store_log_nodes(struct store_log *l, uint64_t size,
 enum ig_status store_log_fetch_node(void *ctx, unsigned level, uint64_t index,
                                     unsigned char out[AUDIT_HASH_BYTES]);
 
+/* ---- recorded decisions (policy replay) ---- */
+
+/*
+ * One row of the decisions table with what a replay of it needs, as
+ * stored: untrusted (the file may have been edited), so every text may be
+ * NULL (an SQL NULL, or no such intent row) and the JSON texts may be
+ * anything; the caller parses and checks. Borrowed: valid until the next
+ * store_log_next_decision or store_log_cursor_free on its cursor. Texts
+ * are NUL-terminated; the JSON ones come with their length too (a NUL
+ * inside is then seen).
+ */
+struct store_log_decision {
+    int64_t seq;        /* decisions.seq: the order decisions were made in */
+    int64_t decided_at; /* seconds */
+    const char *intent_id, *action, *resource; /* the intent's row */
+    const char *intent_hash;                   /* the intent's row */
+    int64_t created_at;                        /* the intent's row */
+    const char *binding;                       /* the intent binding, JSON */
+    size_t binding_len;
+    const char *decision; /* ALLOW, ESCALATE, BLOCK */
+    const char *reasons;  /* a JSON array of codes */
+    size_t reasons_len;
+    const char *message, *policy_revision;
+    /* 1 when this is not the intent's first decision: one made when its
+       approval request ended (resolution result APPROVED, DENIED or
+       EXPIRED). Then approval_id, requirements (JSON {groups, quorum}),
+       result and votes are the request's (NULL when missing). */
+    int later;
+    const char *approval_id, *result;
+    const char *requirements;
+    size_t requirements_len;
+    /* A JSON array of the request's votes in the order they were cast:
+       [{"approver", "vote", "comment", "groups" (the stored text: a JSON
+       array as a string), "voted_at", "intent_hash"}]. NULL when none. */
+    const char *votes;
+    size_t votes_len;
+};
+
+/*
+ * A cursor over the decisions made at from <= decided_at < until, in the
+ * order they were made (seq). Both backends give the same rows. IG_ERR_IO
+ * "database: ..." (no such table: not a store of this schema). Read it
+ * with store_log_next_decision, free it with store_log_cursor_free.
+ */
+enum ig_status store_log_scan_decisions(struct store_log *l, int64_t from,
+                                        int64_t until,
+                                        struct store_log_cursor **out,
+                                        struct ig_err *err) IG_WUR;
+
+/* The next decision: IG_OK with *d, IG_ERR_NOTFOUND after the last one,
+   IG_ERR_IO with err "reading decisions: ...". */
+enum ig_status store_log_next_decision(struct store_log_cursor *c,
+                                       struct store_log_decision *d,
+                                       struct ig_err *err) IG_WUR;
+
 /* ---- PostgreSQL ---- */
 
 /* The events queued by the replicas that are not yet in the log

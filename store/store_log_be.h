@@ -13,6 +13,10 @@ struct store_log_sq;
 struct store_log_sq_cursor;
 struct store_log_pg;
 struct store_log_pg_cursor;
+struct store_log_sq_dcursor; /* store_log_dec_sq.c */
+struct store_log_pg_dcursor; /* store_log_dec_pg.c */
+struct sqlite3;
+struct pg_conn;
 
 /* SQLite */
 enum ig_status store_log_sq_open(const char *path, struct store_log_sq **out,
@@ -42,6 +46,20 @@ enum ig_status store_log_sq_nodes(struct store_log_sq *l, uint64_t size,
 enum ig_status store_log_sq_fetch_node(void *ctx, unsigned level,
                                        uint64_t index,
                                        unsigned char out[AUDIT_HASH_BYTES]);
+/* The connection a decision scan reads (store_log_dec_sq.c), and what a
+   read that ended returns: st, or IG_ERR_IO when an immutable file
+   changed meanwhile. */
+struct sqlite3 *store_log_sq_db(struct store_log_sq *l);
+enum ig_status store_log_sq_ended(const struct store_log_sq *l,
+                                  enum ig_status st, struct ig_err *err);
+enum ig_status store_log_sq_scan_decisions(struct store_log_sq *l, int64_t from,
+                                           int64_t until,
+                                           struct store_log_sq_dcursor **out,
+                                           struct ig_err *err) IG_WUR;
+enum ig_status store_log_sq_next_decision(struct store_log_sq_dcursor *c,
+                                          struct store_log_decision *d,
+                                          struct ig_err *err) IG_WUR;
+void store_log_sq_dcursor_free(struct store_log_sq_dcursor *c);
 
 /* PostgreSQL */
 enum ig_status store_log_pg_open(const char *url, struct store_log_pg **out,
@@ -72,5 +90,16 @@ enum ig_status store_log_pg_fetch_node(void *ctx, unsigned level,
                                        unsigned char out[AUDIT_HASH_BYTES]);
 enum ig_status store_log_pg_queued(struct store_log_pg *l, uint64_t *n,
                                    struct ig_err *err) IG_WUR;
+/* The connection of l, and its last error as one line in l's buffer. */
+struct pg_conn *store_log_pg_conn(struct store_log_pg *l);
+const char *store_log_pg_error(struct store_log_pg *l);
+enum ig_status store_log_pg_scan_decisions(struct store_log_pg *l, int64_t from,
+                                           int64_t until,
+                                           struct store_log_pg_dcursor **out,
+                                           struct ig_err *err) IG_WUR;
+enum ig_status store_log_pg_next_decision(struct store_log_pg_dcursor *c,
+                                          struct store_log_decision *d,
+                                          struct ig_err *err) IG_WUR;
+void store_log_pg_dcursor_free(struct store_log_pg_dcursor *c);
 
 #endif

@@ -143,6 +143,18 @@ col_int(const PGresult *r, int row, int col)
     return (int64_t)v;
 }
 
+struct pg_conn *
+store_log_pg_conn(struct store_log_pg *l)
+{
+    return l->pg;
+}
+
+const char *
+store_log_pg_error(struct store_log_pg *l)
+{
+    return PGMSG(l);
+}
+
 /* ---- opening ---- */
 
 static int

@@ -144,6 +144,19 @@ read_ended(const struct store_log_sq *l, enum ig_status st, struct ig_err *err)
     return st;
 }
 
+struct sqlite3 *
+store_log_sq_db(struct store_log_sq *l)
+{
+    return l->db;
+}
+
+enum ig_status
+store_log_sq_ended(const struct store_log_sq *l, enum ig_status st,
+                   struct ig_err *err)
+{
+    return read_ended(l, st, err);
+}
+
 /* Open read-only and start a read transaction on a table we need. */
 static int
 try_open(const char *name, int flags, sqlite3 **db)

@@ -87,3 +87,37 @@ if(TARGET igpolicy AND IG_FUZZ)
   target_link_libraries(fuzz_pol_cover PRIVATE igpolicy)
   target_link_options(fuzz_pol_cover PRIVATE -fsanitize=fuzzer)
 endif()
+
+# `intentgate policy replay` (issue 19) on a database a real PDP filled:
+# the same bundle changes nothing, one changed rule reports exactly its
+# intents, --since/--until/--action, read-only, hostile rows. Both stores.
+if(TARGET intentgate AND NOT IG_FUZZ)
+  find_program(PYTHON3 python3 REQUIRED)
+  ig_store_test(policy.replay
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_policy_replay.py)
+  set_tests_properties(policy.replay PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS integration TIMEOUT 600)
+endif()
+
+# One recorded decision's texts (binding, requirements, votes) into the
+# intent a replay evaluates: what an edited database hands it.
+if(TARGET igpdp AND IG_FUZZ)
+  add_executable(fuzz_replay_row fuzz/fuzz_replay_row.c)
+  target_link_libraries(fuzz_replay_row PRIVATE igpdp)
+  target_link_options(fuzz_replay_row PRIVATE -fsanitize=fuzzer)
+endif()
+
+# bench_replay.sh's database: N recorded decisions written straight into a
+# file the store created.
+if(TARGET igstore AND IG_BENCH AND NOT IG_FUZZ)
+  add_executable(bench_replay_gen bench/bench_replay_gen.c)
+  target_link_libraries(bench_replay_gen PRIVATE igstore)
+endif()
+
+# The intent at an approval's quorum, built once for the PDP and a replay
+# (pdp/pdp_approval_intent.h): both ways agree; hostile texts refused.
+if(TARGET igpdp AND NOT IG_FUZZ)
+  ig_test(pdp replay_row LIBS igpdp)
+  set_tests_properties(pdp.replay_row PROPERTIES LABELS unit TIMEOUT 60)
+endif()
