@@ -33,6 +33,7 @@
 #include "pdp_approval_int.h"
 #include "pdp_decision.h"
 #include "pdp_int.h"
+#include "pdp_shadow.h"
 
 #define COMMENT_MAX IG_APPROVAL_COMMENT_MAX
 
@@ -137,6 +138,8 @@ struct outcome {
     const struct pdp_principal *executor;
     struct ig_buf grant;
     int64_t grant_exp;
+    json_t *reeval; /* what the policies evaluated at quorum, for the
+                       shadow bundle (pdp_shadow.h); NULL otherwise */
 };
 
 /* a's groups as a new array; NULL on out-of-memory. */
@@ -275,7 +278,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         json_decref(in);
         return -1; /* the store failed: the vote is refused, unrecorded */
     }
-    json_decref(in);
+    o->reeval = in; /* released by apply() */
     if (o->d.verdict == POL_ESCALATE)
         pdp_decision_block(
             &o->d, "APPROVAL_NOT_SUFFICIENT",
@@ -476,6 +479,10 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         st = IG_ERR_NOMEM;
     else
         st = store_put_vote(s->store, &r);
+    if (st == IG_OK && o.reeval != NULL) /* after the commit, off the reply */
+        pdp_shadow_submit(s, o.reeval, jstr(rec, "intent_id"), &o.d, o.revision,
+                          now);
+    json_decref(o.reeval);
     if (st == IG_OK)
         counted(&o, approvals, quorum, out);
     else
