@@ -99,3 +99,12 @@ add_test(NAME pdp.pg_attack_open
 set_tests_properties(pdp.pg_attack_open PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   LABELS "integration;pg" TIMEOUT 600)
+
+# A shadow bundle next to the live one: disagreements in /metrics, audit
+# events and GET /v1/policy/shadow; live decisions and quotas untouched by
+# it, hostile or not; its own reload at SIGHUP; config refusals.
+ig_store_test(pdp.shadow
+  ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_shadow.py)
+set_tests_properties(pdp.shadow PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  TIMEOUT 300)
