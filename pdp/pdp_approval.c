@@ -140,6 +140,7 @@ struct outcome {
     int64_t grant_exp;
     json_t *reeval; /* what the policies evaluated at quorum, for the
                        shadow bundle (pdp_shadow.h); NULL otherwise */
+    json_t *trace;  /* the re-evaluation's explain trace, or NULL */
 };
 
 /* a's groups as a new array; NULL on out-of-memory. */
@@ -274,7 +275,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
                            "out of memory building the re-evaluation");
         return 0;
     }
-    if (pdp_policies_eval(s, in, &o->d, o->revision) != 0) {
+    if (pdp_policies_eval_traced(s, in, &o->d, o->revision, &o->trace) != 0) {
         json_decref(in);
         return -1; /* the store failed: the vote is refused, unrecorded */
     }
@@ -391,6 +392,12 @@ build_resolution(const struct pdp_vote *v, const struct outcome *o,
                    "decision_id", o->decision_id, "decision", verdict,
                    "reasons", g, "message", o->d.message, "policy_revision",
                    o->revision, "approval_id", v->approval_id);
+    /* json_object_set steals nothing: o keeps its trace. */
+    if (ev != NULL && o->trace != NULL &&
+        json_object_set(ev, "trace", o->trace) != 0) {
+        json_decref(ev);
+        ev = NULL;
+    }
     if (ev != NULL && o->d.verdict == POL_ALLOW) {
         r->grant_jti = o->jti;
         r->grant_aud = o->executor->id;
@@ -491,6 +498,7 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
                out);
     texts_free(&t);
     ig_buf_release(&o.grant);
+    json_decref(o.trace);
 }
 
 void

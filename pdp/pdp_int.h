@@ -307,6 +307,14 @@ enum ig_status pdp_policies_load(const char *dir, const json_t *settings,
 int pdp_policies_eval(struct pdp_server *s, const json_t *intent,
                       struct pol_decision *out,
                       char revision[IG_HASH_STRLEN + 1]) IG_WUR;
+/* pdp_policies_eval, and *trace (when trace is not NULL) = the explain
+   trace (pol_trace_json, a new reference) of an evaluation the policies
+   made, NULL when none ran (engine unavailable). Out of memory for the
+   trace turns out into BLOCK POLICY_ERROR. The agent never sees it. */
+int pdp_policies_eval_traced(struct pdp_server *s, const json_t *intent,
+                             struct pol_decision *out,
+                             char revision[IG_HASH_STRLEN + 1],
+                             json_t **trace) IG_WUR;
 
 /* ---- pdp_answer.c: the answer to POST /v1/intents ---- */
 

@@ -38,6 +38,7 @@ op_free(void *p)
     free(op->response_text);
     free(op->reasons_text);
     free(op->requirements_text);
+    free(op->trace_text);
     free(op->replay);
     ig_buf_release(&op->canon);
     ig_buf_release(&op->grant);

@@ -36,6 +36,7 @@ struct pdp_intake_op {
 
     char *response_text; /* the 201 body */
     char *reasons_text, *requirements_text;
+    char *trace_text; /* the explain trace (intent.decided only), or NULL */
     /* The audit events' canonical text, what the store appends. */
     char *event_text[2];
     size_t nevents;

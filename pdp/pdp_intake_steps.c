@@ -232,12 +232,21 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
     char msg[POL_MESSAGE_MAX];
     int64_t ttl;
     const char *action;
+    json_t *trace = NULL;
 
-    if (pdp_policies_eval(r->srv, op->binding, d, op->revision) != 0) {
+    if (pdp_policies_eval_traced(r->srv, op->binding, d, op->revision,
+                                 &trace) != 0) {
+        json_decref(trace);
         pdp_reply_error(r, 503, "STORE_UNAVAILABLE", NULL,
                         "the policies' count() could not be read from the "
                         "store; nothing was recorded; try again");
         return -1;
+    }
+    if (trace != NULL) {
+        op->trace_text = pdp_json_text(trace);
+        json_decref(trace);
+        if (op->trace_text == NULL)
+            return internal(r, "out of memory");
     }
     action = json_string_value(json_object_get(op->binding, "action"));
     if (d->verdict == POL_ALLOW) {
@@ -394,6 +403,8 @@ event_decided(struct pdp_intake_op *op, const char *verdict)
     ig_canon_obj_str(&o, "policy_revision", op->revision);
     ig_canon_obj_raw(&o, "reasons", op->reasons_text, strlen(op->reasons_text));
     ig_canon_obj_str(&o, "time", op->created);
+    if (op->trace_text != NULL) /* the agent's answer never carries it */
+        ig_canon_obj_raw(&o, "trace", op->trace_text, strlen(op->trace_text));
     ig_canon_obj_str(&o, "type", "intent.decided");
     return take_text(ig_canon_obj_end(&o), &out, &op->event_text[1]);
 }

@@ -17,6 +17,7 @@
 
 #include "ig_json.h"
 #include "ig_limits.h"
+#include "pdp_decision.h"
 
 /* Set by count_hit when the store could not count: the evaluation
    running on this thread then failed for the store's sake. */
@@ -193,18 +194,70 @@ thread_engine(struct pdp_server *s, struct ig_err *err)
     return e;
 }
 
+/* This thread's trace: made once, reused by every evaluation (the engine
+   resets it), freed when the thread ends. */
+static pthread_key_t trace_key;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static int trace_key_ok;
+
+static void
+trace_destroy(void *p)
+{
+    pol_trace_free(p);
+}
+
+static void
+trace_key_init(void)
+{
+    trace_key_ok = pthread_key_create(&trace_key, trace_destroy) == 0;
+}
+
+/* NULL on out of memory. */
+static struct pol_trace *
+thread_trace(void)
+{
+    struct pol_trace *t;
+
+    if (pthread_once(&trace_once, trace_key_init) != 0 || !trace_key_ok)
+        return NULL;
+    t = pthread_getspecific(trace_key);
+    if (t == NULL) {
+        t = pol_trace_new();
+        if (t != NULL && pthread_setspecific(trace_key, t) != 0) {
+            pol_trace_free(t);
+            t = NULL;
+        }
+    }
+    return t;
+}
+
 int
 pdp_policies_eval(struct pdp_server *s, const json_t *intent,
                   struct pol_decision *out, char revision[IG_HASH_STRLEN + 1])
 {
+    return pdp_policies_eval_traced(s, intent, out, revision, NULL);
+}
+
+int
+pdp_policies_eval_traced(struct pdp_server *s, const json_t *intent,
+                         struct pol_decision *out,
+                         char revision[IG_HASH_STRLEN + 1], json_t **trace)
+{
     struct ig_err err;
     struct pol_engine *e;
+    struct pol_trace *t = NULL;
     double t0 = pdp_mono_seconds();
     const char *rev;
 
     memset(out, 0, sizeof(*out)); /* BLOCK */
+    if (trace != NULL)
+        *trace = NULL;
     ig_err_clear(&err);
     e = thread_engine(s, &err);
+    if (e != NULL && trace != NULL && (t = thread_trace()) == NULL) {
+        e = NULL;
+        (void)ig_err_set(&err, IG_ERR_NOMEM, "out of memory for the trace");
+    }
     if (e == NULL) {
         out->nreasons = 1;
         (void)snprintf(out->reasons[0], POL_REASON_MAX, "POLICY_ERROR");
@@ -218,7 +271,7 @@ pdp_policies_eval(struct pdp_server *s, const json_t *intent,
         return 0;
     }
     count_failed = 0;
-    pol_engine_eval(e, intent, out);
+    pol_engine_eval_traced(e, intent, out, t);
     if (count_failed) {
         count_failed = 0;
         return -1;
@@ -226,6 +279,9 @@ pdp_policies_eval(struct pdp_server *s, const json_t *intent,
     pdp_hist_observe(&s->metrics.policy_seconds, pdp_mono_seconds() - t0);
     (void)snprintf(revision, IG_HASH_STRLEN + 1, "%s",
                    pol_bundle_revision(pol_engine_bundle(e)));
+    if (t != NULL && (*trace = pol_trace_json(t)) == NULL)
+        pdp_decision_block(out, "POLICY_ERROR",
+                           "out of memory recording the policy trace");
     if (out->verdict == POL_BLOCK && out->nreasons > 0) {
         if (strcmp(out->reasons[0], "POLICY_ERROR") == 0)
             atomic_fetch_add(&s->metrics.policy_errors, 1);

@@ -66,6 +66,7 @@ struct pdp_shadow {
     struct pdp_shadow_tally tally;
     /* The shadow thread's alone. */
     struct pol_engine *engine;
+    struct pol_trace *trace; /* of the job being evaluated, reused */
     struct ig_counter *counter;
     int64_t count_now;
     char *events[IG_SHADOW_EVENTS_BATCH];
@@ -116,27 +117,30 @@ queue_event(struct pdp_shadow *sh, json_t *ev)
         flush_events(sh);
 }
 
-/* policy.shadow_disagreed for job, whose shadow decision is d. */
+/* policy.shadow_disagreed for job, whose shadow decision is d, explained
+   by trace (NULL: the engine could not be built, an empty trace). */
 static json_t *
 disagreed_event(const struct shadow_job *job, enum pol_verdict live,
-                const struct pol_decision *d, const char *shadow_revision)
+                const struct pol_decision *d, const struct pol_trace *trace,
+                const char *shadow_revision)
 {
     char now[IG_TIME_STRLEN + 1];
-    json_t *lr = NULL, *sr;
+    json_t *lr = NULL, *sr, *tr;
 
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
     (void)pdp_shadow_policy_verdict(&job->live, &lr);
     sr = pdp_decision_reasons(d);
-    /* "o" steals lr and sr; a NULL one fails the pack. */
-    return json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:o}, s:{s:s, s:o}, s:s, "
-                     "s:s}",
+    tr = trace != NULL ? pol_trace_json(trace) : json_array();
+    /* "o" steals lr, sr and tr; a NULL one fails the pack. */
+    return json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:o}, s:{s:s, s:o, s:o}, "
+                     "s:s, s:s}",
                      "type", "policy.shadow_disagreed", "time", now,
                      "intent_id", job->intent_id, "action", job->action, "live",
                      "decision", pol_verdict_name(live), "reasons", lr,
                      "shadow", "decision", pol_verdict_name(d->verdict),
-                     "reasons", sr, "live_revision", job->live_revision,
-                     "shadow_revision", shadow_revision);
+                     "reasons", sr, "trace", tr, "live_revision",
+                     job->live_revision, "shadow_revision", shadow_revision);
 }
 
 /* ---- the shadow thread ---- */
@@ -168,7 +172,7 @@ evaluate(struct pdp_shadow *sh, struct shadow_job *job, struct pol_bundle *b)
     memset(&d, 0, sizeof(d)); /* BLOCK */
     if (e != NULL) {
         sh->count_now = job->at;
-        pol_engine_eval(e, job->intent, &d);
+        pol_engine_eval_traced(e, job->intent, &d, sh->trace);
     } else {
         d.nreasons = 1;
         (void)snprintf(d.reasons[0], POL_REASON_MAX, "POLICY_ERROR");
@@ -179,7 +183,9 @@ evaluate(struct pdp_shadow *sh, struct shadow_job *job, struct pol_bundle *b)
         atomic_fetch_add(&sh->tally.errors, 1);
     if (pdp_shadow_tally_add(&sh->tally, job->intent_id, job->action, live,
                              d.verdict, job->at))
-        queue_event(sh, disagreed_event(job, live, &d, pol_bundle_revision(b)));
+        queue_event(sh,
+                    disagreed_event(job, live, &d, e != NULL ? sh->trace : NULL,
+                                    pol_bundle_revision(b)));
 }
 
 /* Take the oldest job (under mu) into *job. */
@@ -243,6 +249,7 @@ shadow_free(struct pdp_shadow *sh)
     }
     free(sh->ring);
     ig_counter_free(sh->counter);
+    pol_trace_free(sh->trace);
     pol_bundle_unref(sh->bundle);
     pdp_shadow_tally_release(&sh->tally);
     (void)pthread_cond_destroy(&sh->cv);
@@ -274,7 +281,8 @@ pdp_shadow_start(struct pdp_server *s, struct ig_err *err)
     sh->ring = calloc(IG_SHADOW_QUEUE_MAX, sizeof(*sh->ring));
     sh->counter =
         ig_counter_new(IG_STORE_COUNT_KEYS_MAX, IG_STORE_COUNT_WINDOW_MAX);
-    if (sh->ring == NULL || sh->counter == NULL)
+    sh->trace = pol_trace_new();
+    if (sh->ring == NULL || sh->counter == NULL || sh->trace == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     if (pdp_policies_load(c->shadow_policy_dir, c->policy_settings, &sh->bundle,
                           err) != IG_OK) {

@@ -126,6 +126,65 @@ void pol_engine_eval(struct pol_engine *e, const json_t *intent,
 const char *pol_verdict_name(enum pol_verdict v);
 
 /*
+ * The explain trace: which policy file returned which verdict in one
+ * evaluation, in file (name) order. Files that returned nil (no opinion)
+ * are left out. A file that failed gets one last entry, ERROR (reason
+ * POLICY_ERROR) or LIMIT (POLICY_LIMIT), and evaluation stops there; its
+ * message is the decision's own. A failure before any file ran (the intent
+ * could not be converted, the engine is unusable) leaves the trace empty.
+ * At most IG_POLICY_MAX_FILES entries; each entry holds copies, so a trace
+ * outlives the engine and bundle that filled it.
+ *
+ * A trace is reusable: each pol_engine_eval_traced() resets it first. It
+ * is plain memory, not thread safe: one per evaluating thread, like the
+ * engine. JSON form (pol_trace_json), the "trace" of intent.decided:
+ *   [{"policy":"git.lua","verdict":"ESCALATE","reasons":["PROTECTED_BRANCH"]},
+ *    {"policy":"quota.lua","verdict":"ALLOW","reasons":[]}]
+ */
+struct pol_trace;
+
+/* What one file returned; the first three equal enum pol_verdict. */
+enum pol_trace_verdict {
+    POL_TRACE_BLOCK = POL_BLOCK,
+    POL_TRACE_ALLOW = POL_ALLOW,
+    POL_TRACE_ESCALATE = POL_ESCALATE,
+    POL_TRACE_ERROR, /* the file raised an error or returned no verdict */
+    POL_TRACE_LIMIT  /* the evaluation's budget ran out in this file */
+};
+
+/* An empty trace; NULL on out of memory. free(NULL) is fine. */
+struct pol_trace *pol_trace_new(void);
+void pol_trace_free(struct pol_trace *t);
+
+/*
+ * pol_engine_eval, and fill t (reset first) with each file's verdict and
+ * wall time. t may be NULL: then exactly pol_engine_eval, same cost (no
+ * clock read).
+ */
+void pol_engine_eval_traced(struct pol_engine *e, const json_t *intent,
+                            struct pol_decision *out, struct pol_trace *t);
+
+/* Number of entries. */
+size_t pol_trace_len(const struct pol_trace *t);
+/* Entry i (< pol_trace_len): the file name (valid while t is unchanged),
+   verdict, wall time in nanoseconds (CLOCK_MONOTONIC) and reasons (0 or 1
+   today; j < pol_trace_nreasons). */
+const char *pol_trace_policy(const struct pol_trace *t, size_t i);
+enum pol_trace_verdict pol_trace_verdict(const struct pol_trace *t, size_t i);
+int64_t pol_trace_ns(const struct pol_trace *t, size_t i);
+size_t pol_trace_nreasons(const struct pol_trace *t, size_t i);
+const char *pol_trace_reason(const struct pol_trace *t, size_t i, size_t j);
+/* "ALLOW", "ESCALATE", "BLOCK", "ERROR" or "LIMIT". */
+const char *pol_trace_verdict_name(enum pol_trace_verdict v);
+
+/*
+ * The trace as the JSON array above (a new reference; no timings); NULL
+ * on out of memory. pol_trace_entry_json: entry i alone, the same object.
+ */
+json_t *pol_trace_json(const struct pol_trace *t) IG_WUR;
+json_t *pol_trace_entry_json(const struct pol_trace *t, size_t i) IG_WUR;
+
+/*
  * Run every `*_test.lua` in the bundle's dir against the bundle and print
  * one line per case ("ok", or "FAIL" with what differed) to out, then a
  * summary "N passed, M failed". Returns the number of failures (0 = all

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pol_int.h"
 
@@ -51,6 +52,9 @@ struct pol_run_ctx {
     struct pol_acc acc;
     enum pol_status st;
     char msg[POL_MESSAGE_MAX];
+    struct pol_trace *trace; /* NULL: not traced */
+    size_t cur;              /* file running now; nfiles: none */
+    int64_t t0;              /* traced: when file cur started */
 };
 
 /* Protected: compile and run each policy file, keep what it returns. */
@@ -213,7 +217,21 @@ pol_engine_recover(struct pol_engine *e)
     (void)pol_engine_rebuild(e);
 }
 
-/* Protected: the intent as a read-only table, then every policy. */
+/* CLOCK_MONOTONIC in nanoseconds (only read when tracing). */
+static int64_t
+pol_now_ns(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Protected: the intent as a read-only table, then every policy. c->cur
+ * names the file running, so a failure (raised, or a sticky one a policy
+ * caught with pcall) is traced to it.
+ */
 static int
 pol_run(lua_State *L)
 {
@@ -226,14 +244,23 @@ pol_run(lua_State *L)
     lua_rawgetp(L, LUA_REGISTRYINDEX, &pol_key_fns); /* 3 */
     for (i = 0; i < e->b->nfiles; i++) {
         e->vm.file = e->b->files[i].name;
+        c->cur = i;
+        if (c->trace != NULL)
+            c->t0 = pol_now_ns();
         lua_rawgeti(L, 3, (lua_Integer)i + 1);
         lua_pushvalue(L, 2);
         lua_call(L, 1, 1);
+        if (c->trace != NULL) {
+            if (e->vm.sticky != POL_OK)
+                return 0; /* failed, then caught: the file fails */
+            pol_trace_put(c->trace, L, -1, e->vm.file, pol_now_ns() - c->t0);
+        }
         c->st = pol_acc_add(&c->acc, L, -1, e->vm.file, c->msg, sizeof(c->msg));
         if (c->st != POL_OK)
             return 0;
         lua_pop(L, 1);
     }
+    c->cur = e->b->nfiles;
     return 0;
 }
 
@@ -241,11 +268,20 @@ void
 pol_engine_eval(struct pol_engine *e, const json_t *intent,
                 struct pol_decision *out)
 {
+    pol_engine_eval_traced(e, intent, out, NULL);
+}
+
+void
+pol_engine_eval_traced(struct pol_engine *e, const json_t *intent,
+                       struct pol_decision *out, struct pol_trace *t)
+{
     struct pol_run_ctx c;
     enum pol_status st;
     char msg[POL_MESSAGE_MAX];
 
     memset(out, 0, sizeof(*out));
+    if (t != NULL)
+        t->n = 0;
     if (intent == NULL || !json_is_object(intent)) {
         pol_decision_fail(out, "POLICY_ERROR", "intent is not a JSON object");
         return;
@@ -258,6 +294,9 @@ pol_engine_eval(struct pol_engine *e, const json_t *intent,
     c.intent = intent;
     c.st = POL_OK;
     c.msg[0] = '\0';
+    c.trace = t;
+    c.cur = e->b->nfiles;
+    c.t0 = 0;
     pol_acc_init(&c.acc);
     pol_vm_begin(&e->vm);
     lua_pushcfunction(e->vm.L, pol_run);
@@ -269,6 +308,8 @@ pol_engine_eval(struct pol_engine *e, const json_t *intent,
         memcpy(msg, c.msg, sizeof(msg));
     }
     if (st != POL_OK) {
+        if (t != NULL && c.cur < e->b->nfiles)
+            pol_trace_fail(t, e->b->files[c.cur].name, st, pol_now_ns() - c.t0);
         pol_decision_fail(
             out, st == POL_FAIL_LIMIT ? "POLICY_LIMIT" : "POLICY_ERROR", msg);
         pol_engine_recover(e);

@@ -24,6 +24,7 @@
 #define POL_INT_H
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -286,5 +287,33 @@ void pol_decision_fail(struct pol_decision *out, const char *reason,
                        const char *msg);
 /* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
 int pol_reason_valid(const char *s, size_t n);
+
+/* One traced file (pol.h tells the trace). */
+struct pol_trace_entry {
+    enum pol_trace_verdict verdict;
+    int64_t ns;
+    char reason[POL_REASON_MAX]; /* "" when the verdict had none */
+    char policy[NAME_MAX + 1];   /* a bundle file name (a d_name) */
+};
+
+struct pol_trace {
+    size_t n;
+    struct pol_trace_entry e[IG_POLICY_MAX_FILES];
+};
+
+/*
+ * Record that file returned the value at idx after ns nanoseconds: a
+ * verdict is appended; nil and non-verdicts are not (pol_acc_add refuses
+ * the latter, and pol_trace_fail then records the ERROR).
+ */
+void pol_trace_put(struct pol_trace *t, lua_State *L, int idx, const char *file,
+                   int64_t ns);
+/*
+ * Record that file failed with st (ERROR or LIMIT) after ns nanoseconds:
+ * replaces the entry pol_trace_put made for file just before, else
+ * appends.
+ */
+void pol_trace_fail(struct pol_trace *t, const char *file, enum pol_status st,
+                    int64_t ns);
 
 #endif

@@ -24,6 +24,7 @@
 #include "pol_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define POL_VERDICT_MT "intentgate.verdict"
@@ -405,4 +406,148 @@ pol_decision_fail(struct pol_decision *out, const char *reason, const char *msg)
     out->nreasons = 1;
     (void)snprintf(out->reasons[0], POL_REASON_MAX, "%s", reason);
     pol_copy_text(out->message, sizeof(out->message), msg, strlen(msg));
+}
+
+/* ---- the explain trace ---- */
+
+struct pol_trace *
+pol_trace_new(void)
+{
+    return calloc(1, sizeof(struct pol_trace));
+}
+
+void
+pol_trace_free(struct pol_trace *t)
+{
+    free(t);
+}
+
+static void
+pol_trace_append(struct pol_trace *t, const char *file,
+                 enum pol_trace_verdict v, const char *reason, int64_t ns)
+{
+    struct pol_trace_entry *x;
+
+    if (t->n == IG_POLICY_MAX_FILES) /* a bundle has no more files */
+        return;
+    x = &t->e[t->n++];
+    x->verdict = v;
+    x->ns = ns;
+    (void)snprintf(x->reason, sizeof(x->reason), "%s", reason);
+    (void)snprintf(x->policy, sizeof(x->policy), "%s", file);
+}
+
+void
+pol_trace_put(struct pol_trace *t, lua_State *L, int idx, const char *file,
+              int64_t ns)
+{
+    const struct pol_vobj *o = luaL_testudata(L, idx, POL_VERDICT_MT);
+
+    if (o != NULL)
+        pol_trace_append(t, file, (enum pol_trace_verdict)o->verdict, o->reason,
+                         ns);
+}
+
+void
+pol_trace_fail(struct pol_trace *t, const char *file, enum pol_status st,
+               int64_t ns)
+{
+    enum pol_trace_verdict v =
+        st == POL_FAIL_LIMIT ? POL_TRACE_LIMIT : POL_TRACE_ERROR;
+    const char *reason = st == POL_FAIL_LIMIT ? "POLICY_LIMIT" : "POLICY_ERROR";
+
+    if (t->n > 0 && strcmp(t->e[t->n - 1].policy, file) == 0)
+        t->n--;
+    pol_trace_append(t, file, v, reason, ns);
+}
+
+size_t
+pol_trace_len(const struct pol_trace *t)
+{
+    return t->n;
+}
+
+const char *
+pol_trace_policy(const struct pol_trace *t, size_t i)
+{
+    return i < t->n ? t->e[i].policy : "";
+}
+
+enum pol_trace_verdict
+pol_trace_verdict(const struct pol_trace *t, size_t i)
+{
+    return i < t->n ? t->e[i].verdict : POL_TRACE_ERROR;
+}
+
+int64_t
+pol_trace_ns(const struct pol_trace *t, size_t i)
+{
+    return i < t->n ? t->e[i].ns : 0;
+}
+
+size_t
+pol_trace_nreasons(const struct pol_trace *t, size_t i)
+{
+    return i < t->n && t->e[i].reason[0] != '\0' ? 1 : 0;
+}
+
+const char *
+pol_trace_reason(const struct pol_trace *t, size_t i, size_t j)
+{
+    return j < pol_trace_nreasons(t, i) ? t->e[i].reason : "";
+}
+
+const char *
+pol_trace_verdict_name(enum pol_trace_verdict v)
+{
+    switch (v) {
+    case POL_TRACE_ERROR:
+        return "ERROR";
+    case POL_TRACE_LIMIT:
+        return "LIMIT";
+    case POL_TRACE_ALLOW:
+    case POL_TRACE_ESCALATE:
+    case POL_TRACE_BLOCK:
+    default:
+        return pol_verdict_name((enum pol_verdict)v);
+    }
+}
+
+json_t *
+pol_trace_entry_json(const struct pol_trace *t, size_t i)
+{
+    json_t *reasons = json_array();
+    size_t j;
+
+    if (reasons == NULL)
+        return NULL;
+    for (j = 0; j < pol_trace_nreasons(t, i); j++)
+        if (json_array_append_new(
+                reasons, json_string(pol_trace_reason(t, i, j))) != 0) {
+            json_decref(reasons);
+            return NULL;
+        }
+    /* "o" steals reasons, also when json_pack fails. */
+    return json_pack("{s:s, s:s, s:o}", "policy", pol_trace_policy(t, i),
+                     "verdict", pol_trace_verdict_name(pol_trace_verdict(t, i)),
+                     "reasons", reasons);
+}
+
+json_t *
+pol_trace_json(const struct pol_trace *t)
+{
+    json_t *a = json_array(), *x;
+    size_t i;
+
+    if (a == NULL)
+        return NULL;
+    for (i = 0; i < t->n; i++) {
+        x = pol_trace_entry_json(t, i);
+        /* append_new steals x */
+        if (x == NULL || json_array_append_new(a, x) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
 }

@@ -21,6 +21,16 @@ if(TARGET igpolicy AND NOT IG_FUZZ)
   target_link_libraries(test_policy PRIVATE igpolicy PkgConfig::CMOCKA)
   add_test(NAME policy.unit COMMAND test_policy)
 
+  # The explain trace (pol_engine_eval_traced).
+  add_executable(test_policy_trace unit/test_policy_trace.c
+    unit/policy_util.c unit/testutil.c)
+  target_include_directories(test_policy_trace PRIVATE unit)
+  target_compile_definitions(test_policy_trace PRIVATE
+    IG_VECTORS_DIR="${IG_VECTORS_DIR}"
+    IG_POLICY_BUNDLE_DIR="${IG_POLICY_BUNDLE_DIR}")
+  target_link_libraries(test_policy_trace PRIVATE igpolicy PkgConfig::CMOCKA)
+  add_test(NAME policy.trace COMMAND test_policy_trace)
+
   if(TARGET intentgate)
     add_test(NAME policy.bundle
       COMMAND intentgate policy test ${IG_POLICY_BUNDLE_DIR})

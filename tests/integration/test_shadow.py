@@ -71,6 +71,33 @@ return function(intent)
   return nil
 end
 """
+# Sees the approval object at quorum: blocks refunds re-evaluated after
+# approval, agrees otherwise.
+with open(os.path.join(BUNDLE, "refund.lua")) as _f:
+    AFTER_APPROVAL = """
+local live = (function()
+%s
+end)()
+return function(intent)
+  if intent.action == "payments.refund" and intent.approval ~= nil and
+     #intent.approval.approvals >= 1 then
+    return BLOCK{reason = "SEEN_APPROVAL"}
+  end
+  return live(intent)
+end
+""" % _f.read()
+AFTER_APPROVAL_TEST = """
+return {
+  { name = "escalates", expect = "ESCALATE",
+    intent = { action = "payments.refund", params = { amount = 500 } } },
+  { name = "approved: blocked", expect = "BLOCK", reasons = {"SEEN_APPROVAL"},
+    intent = { action = "payments.refund", params = { amount = 500 },
+               approval = { approval_id = "a", groups = {"finance"},
+                            quorum = 1, approvals = {
+                              { approver = "x", groups = {"finance"},
+                                comment = "", at = 0 } } } } },
+}
+"""
 HOSTILE_TEST = """
 return {
   { name = "harmless without a mode", expect = "ALLOW",
@@ -211,6 +238,10 @@ class TestDisagreements(ShadowServer):
             self.assertIn(e["live"]["decision"], ("ALLOW", "ESCALATE"))
             self.assertEqual(e["shadow"], dict(e["shadow"], decision="BLOCK",
                                                reasons=["REFUNDS_FROZEN"]))
+            # The shadow's explain trace: refund.lua said why.
+            self.assertIn({"policy": "refund.lua", "verdict": "BLOCK",
+                           "reasons": ["REFUNDS_FROZEN"]},
+                          e["shadow"]["trace"])
             self.assertEqual(e["live_revision"], s["live_revision"])
             self.assertEqual(e["shadow_revision"], s["shadow_revision"])
             if e["live"]["decision"] == "ESCALATE":
@@ -327,6 +358,10 @@ class TestHostileShadow(ShadowServer):
         for e in events(self.srv, "policy.shadow_disagreed"):
             self.assertIn(e["shadow"]["reasons"][0],
                           ("POLICY_LIMIT", "POLICY_ERROR"))
+            self.assertIn(e["shadow"]["trace"][-1]["verdict"],
+                          ("LIMIT", "ERROR"))
+            self.assertEqual(e["shadow"]["trace"][-1]["policy"],
+                             "hostile.lua")
         # The live quota (6 a minute) counted the live decisions only: the
         # shadow's count() calls went to its own counter.
         for i in range(3):
@@ -341,6 +376,66 @@ class TestHostileShadow(ShadowServer):
         self.assertEqual(self.summary()["disagreed"], 4)
         self.assertEqual(
             labelled(self.srv, "payments.refund", "BLOCK", "ALLOW"), 1)
+
+
+class TestQuorum(unittest.TestCase):
+    """At quorum the shadow sees what the live policies re-evaluated: the
+    binding with its approval object."""
+
+    def test_reevaluation_shadowed(self):
+        srv = Server.dev()
+        srv.stop()
+        tmp = srv.tmp
+        shadow = os.path.join(tmp, "shadow")
+        write_dir(shadow, bundle_files((AFTER_APPROVAL, AFTER_APPROVAL_TEST)))
+        conf = os.path.join(srv.data, "intentgate.conf")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace("policy_dir = policies\n",
+                                 "policy_dir = policies\nshadow_policy_dir = "
+                                 "%s\n" % shadow, 1))
+        srv = Server.dev(tmp=tmp)
+        try:
+            env = srv.env
+            st, body, _ = srv.submit("payments.refund", "orders/q1",
+                                     {"amount": 500, "currency": "EUR"})
+            self.assertEqual((st, body["decision"]), (201, "ESCALATE"), body)
+            st, login, _ = srv.call(
+                "POST", "/v1/approver/login", None,
+                {"approver": "dev-approver",
+                 "password": env["INTENTGATE_APPROVER_PASSWORD"]})
+            self.assertEqual(st, 200, login)
+            st, res, _ = srv.call(
+                "POST", "/v1/approvals/%s/votes" % body["approval"]["id"],
+                login["token"], {"vote": "approve",
+                                 "intent_hash": body["intent_hash"]})
+            self.assertEqual(st, 200, res)
+            self.assertEqual(res["decision"], "ALLOW", res)
+            admin = env["INTENTGATE_ADMIN_TOKEN"]
+
+            def summary():
+                return srv.call("GET", "/v1/policy/shadow", admin)[1]
+            wait_until(lambda: summary()["evaluated"] == 2,
+                       "both decisions shadowed")
+            s = summary()
+            self.assertEqual(s["disagreed"], 1)
+            self.assertEqual(s["by"], [{"action": "payments.refund",
+                                        "live": "ALLOW", "shadow": "BLOCK",
+                                        "count": 1}])
+            wait_until(lambda: events(srv, "policy.shadow_disagreed"),
+                       "the disagreement event")
+            ev, = events(srv, "policy.shadow_disagreed")
+            self.assertEqual(ev["intent_id"], body["intent_id"])
+            self.assertEqual(ev["shadow"]["reasons"], ["SEEN_APPROVAL"])
+            self.assertIn({"policy": "refund.lua", "verdict": "BLOCK",
+                           "reasons": ["SEEN_APPROVAL"]},
+                          ev["shadow"]["trace"])
+        finally:
+            rc = srv.stop()
+            log = srv.log()
+            srv.cleanup()
+            self.assertEqual(rc, 0, log[-4000:])
 
 
 class TestConfigRefused(unittest.TestCase):
