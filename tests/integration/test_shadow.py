@@ -17,10 +17,11 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, run_tests, wait_until  # noqa: E402
+from harness import Server, parallel, run_tests, wait_until  # noqa: E402
 from test_pdp import write_custom  # noqa: E402
 
 BUNDLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -376,6 +377,38 @@ class TestHostileShadow(ShadowServer):
         self.assertEqual(self.summary()["disagreed"], 4)
         self.assertEqual(
             labelled(self.srv, "payments.refund", "BLOCK", "ALLOW"), 1)
+
+
+class TestQueueFull(ShadowServer):
+    """A shadow slower than the live decisions (every evaluation runs into
+    the wall-clock limit): the queue fills, the rest is dropped and
+    counted, every live decision is made, and a stop does not wait for
+    the queued evaluations."""
+    shadow_files = bundle_files(add={"hostile.lua": HOSTILE,
+                                     "hostile_test.lua": HOSTILE_TEST})
+
+    def test_dropped_and_prompt_stop(self):
+        per, n = 700, 7  # 4,900 > IG_SHADOW_QUEUE_MAX (4,096)
+
+        def submit(i):
+            got = []
+            for k in range(per):
+                st, body, _ = self.srv.submit(
+                    "payments.refund", "orders/q%d-%d" % (i, k),
+                    {"amount": 1, "currency": "EUR", "mode": "loop"})
+                got.append((st, body.get("decision")))
+            return got
+        results = [x for r in parallel(n, submit) for x in r]
+        self.assertEqual(results, [(201, "ALLOW")] * (per * n))
+        wait_until(lambda: (self.srv.metric("intentgate_shadow_dropped_total")
+                            or 0) > 0, "a dropped shadow job")
+        s = self.summary()
+        self.assertLess(s["evaluated"], per * n)
+        self.assertEqual(s["errors"], s["evaluated"])
+        # Thousands still queued at 50 ms each: the stop drops them.
+        t0 = time.monotonic()
+        self.assertEqual(self.srv.stop(), 0, self.srv.log()[-2000:])
+        self.assertLess(time.monotonic() - t0, 10)
 
 
 class TestQuorum(unittest.TestCase):
