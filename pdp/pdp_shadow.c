@@ -9,10 +9,11 @@
  * ring of IG_SHADOW_QUEUE_MAX slots under a mutex held for that copy
  * only. A full ring drops the job (counted): the live path never waits
  * for the shadow. One thread, at nice +10 so that the HTTP workers win the
- * CPU, pops a job, evaluates it with its own pol_engine over the shadow
- * bundle and its own ig_counter at the job's time (count() in a shadow
- * never touches the store's quotas), and compares the verdicts. A
- * disagreement is tallied (pdp_shadow_tally.c) and its
+ * CPU, and woken by the clock every few milliseconds rather than by each
+ * decision (or when the queue grows long), pops a job, evaluates it with its
+ * own pol_engine over the shadow bundle and its own ig_counter at the job's
+ * time (count() in a shadow never touches the store's quotas), and compares the
+ * verdicts. A disagreement is tallied (pdp_shadow_tally.c) and its
  * policy.shadow_disagreed event queued; the events are written in one
  * store write per batch, when IG_SHADOW_EVENTS_BATCH are waiting or the
  * ring is empty. Nothing computed here reaches a reply, a grant or a live
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ig_counter.h"
@@ -43,6 +45,11 @@
 #endif
 
 #define SHADOW_NICE 10
+/* The shadow thread is not woken per decision (a wake-up right after a
+   commit would compete with the reply for the CPU): it looks at the queue
+   every SHADOW_POLL_MS, or at once when SHADOW_WAKE_AT jobs wait. */
+#define SHADOW_POLL_MS 10
+#define SHADOW_WAKE_AT 256
 
 struct shadow_job {
     json_t *intent; /* a reference; read only */
@@ -198,6 +205,24 @@ pop(struct pdp_shadow *sh, struct shadow_job *job)
     sh->len--;
 }
 
+/* Wait (under mu) for a signal or SHADOW_POLL_MS. */
+static void
+idle_wait(struct pdp_shadow *sh)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        pthread_cond_wait(&sh->cv, &sh->mu); /* submit wakes it at the mark */
+        return;
+    }
+    ts.tv_nsec += SHADOW_POLL_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    (void)pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
+}
+
 static void *
 shadow_main(void *arg)
 {
@@ -207,6 +232,7 @@ shadow_main(void *arg)
 
     /* Linux: a thread's nice value is its own (errors leave it at 0). */
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SHADOW_NICE);
+    (void)pthread_setname_np(pthread_self(), "ig-shadow");
     pthread_mutex_lock(&sh->mu);
     for (;;) {
         while (!sh->stopping && sh->len == 0) {
@@ -216,7 +242,7 @@ shadow_main(void *arg)
                 pthread_mutex_lock(&sh->mu);
                 continue;
             }
-            pthread_cond_wait(&sh->cv, &sh->mu);
+            idle_wait(sh);
         }
         if (sh->stopping)
             break;
@@ -257,6 +283,20 @@ shadow_free(struct pdp_shadow *sh)
     free(sh);
 }
 
+static int
+cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(cv, &ca);
+    (void)pthread_condattr_destroy(&ca);
+    return rc;
+}
+
 enum ig_status
 pdp_shadow_start(struct pdp_server *s, struct ig_err *err)
 {
@@ -271,8 +311,7 @@ pdp_shadow_start(struct pdp_server *s, struct ig_err *err)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
     sh->srv = s;
-    if (pthread_cond_init(&sh->cv, NULL) != 0 ||
-        pdp_shadow_tally_init(&sh->tally) != 0) {
+    if (cond_init(&sh->cv) != 0 || pdp_shadow_tally_init(&sh->tally) != 0) {
         (void)pthread_mutex_destroy(&sh->mu);
         free(sh);
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
@@ -349,8 +388,8 @@ pdp_shadow_submit(struct pdp_server *s, json_t *intent, const char *intent_id,
     (void)snprintf(job->live_revision, sizeof(job->live_revision), "%s",
                    live_revision);
     job->at = at;
-    sh->len++;
-    pthread_cond_signal(&sh->cv);
+    if (++sh->len == SHADOW_WAKE_AT)
+        pthread_cond_signal(&sh->cv);
     pthread_mutex_unlock(&sh->mu);
 }
 
