@@ -39,9 +39,10 @@
 #include "pdp_decision.h"
 #include "pdp_int.h"
 
-#if JANSSON_VERSION_HEX < 0x020b00
-#error                                                                         \
-    "the shadow shares intents across threads: jansson >= 2.11 (atomic refcounts)"
+/* An intent's reference is shared with the shadow thread (read only): its
+   count must change atomically. */
+#if !JSON_HAVE_ATOMIC_BUILTINS && !JSON_HAVE_SYNC_BUILTINS
+#error "jansson without atomic reference counts: a shadow cannot share intents"
 #endif
 
 #define SHADOW_NICE 10
