@@ -140,7 +140,8 @@ struct outcome {
     int64_t grant_exp;
     json_t *reeval; /* what the policies evaluated at quorum, for the
                        shadow bundle (pdp_shadow.h); NULL otherwise */
-    json_t *trace;  /* the re-evaluation's explain trace, or NULL */
+    struct pol_decision policies; /* their own decision on it, for the same */
+    json_t *trace; /* the re-evaluation's explain trace, or NULL */
 };
 
 /* a's groups as a new array; NULL on out-of-memory. */
@@ -280,6 +281,7 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         return -1; /* the store failed: the vote is refused, unrecorded */
     }
     o->reeval = in; /* released by apply() */
+    o->policies = o->d;
     if (o->d.verdict == POL_ESCALATE)
         pdp_decision_block(
             &o->d, "APPROVAL_NOT_SUFFICIENT",
@@ -487,8 +489,8 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     else
         st = store_put_vote(s->store, &r);
     if (st == IG_OK && o.reeval != NULL) /* after the commit, off the reply */
-        pdp_shadow_submit(s, o.reeval, jstr(rec, "intent_id"), &o.d, o.revision,
-                          now);
+        pdp_shadow_submit(s, o.reeval, jstr(rec, "intent_id"), &o.policies,
+                          o.revision, now);
     json_decref(o.reeval);
     if (st == IG_OK)
         counted(&o, approvals, quorum, out);

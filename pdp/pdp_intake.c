@@ -83,7 +83,7 @@ on_recorded(struct pdp_req *r)
             pdp_slack_escalated(r->srv, op->intent_id);
         finish_reply(r, 201, op->response_text);
         /* Committed: the shadow bundle's turn, queued, never waited for. */
-        pdp_shadow_submit(r->srv, op->binding, op->intent_id, &op->decision,
+        pdp_shadow_submit(r->srv, op->binding, op->intent_id, &op->policies,
                           op->revision, op->now);
     } else if (r->op_status == IG_ERR_EXISTS && op->replay != NULL) {
         /* A concurrent twin with the same idempotency key won: its answer,

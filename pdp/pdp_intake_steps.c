@@ -242,6 +242,7 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
                         "store; nothing was recorded; try again");
         return -1;
     }
+    op->policies = *d; /* what the shadow compares (pdp_shadow.h) */
     if (trace != NULL) {
         op->trace_text = pdp_json_text(trace);
         json_decref(trace);

@@ -56,7 +56,7 @@ struct shadow_job {
     json_t *intent; /* a reference; read only */
     char intent_id[IG_UUID_STRLEN + 1];
     char action[IG_ACTION_MAX + 1];
-    struct pol_decision live; /* verdict and reasons as recorded */
+    struct pol_decision live; /* the policies' verdict and reasons */
     char live_revision[IG_HASH_STRLEN + 1];
     int64_t at;
 };
@@ -137,7 +137,7 @@ disagreed_event(const struct shadow_job *job, enum pol_verdict live,
 
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
-    (void)pdp_shadow_policy_verdict(&job->live, &lr);
+    lr = pdp_decision_reasons(&job->live);
     sr = pdp_decision_reasons(d);
     tr = trace != NULL ? pol_trace_json(trace) : json_array();
     /* "o" steals lr, sr and tr; a NULL one fails the pack. */
@@ -175,7 +175,7 @@ evaluate(struct pdp_shadow *sh, struct shadow_job *job, struct pol_bundle *b)
 {
     struct pol_engine *e = engine_for(sh, b);
     struct pol_decision d;
-    enum pol_verdict live = pdp_shadow_policy_verdict(&job->live, NULL);
+    enum pol_verdict live = job->live.verdict;
 
     memset(&d, 0, sizeof(d)); /* BLOCK */
     if (e != NULL) {

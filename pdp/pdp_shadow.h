@@ -57,10 +57,11 @@ void pdp_shadow_reload(struct pdp_server *s);
 /*
  * Queue a live decision for shadowing. intent: what the live policies
  * evaluated (a new reference is taken; it must not be modified after);
- * live: the decision as recorded (the server's own post-processing,
- * NO_EXECUTOR and APPROVAL_NOT_SUFFICIENT, is read back to the policies'
- * verdict, pdp_shadow_policy_verdict); at: the decision's time (seconds),
- * the clock the shadow's count() runs on. Never blocks; any thread.
+ * live: the policies' own decision on it, as pdp_policies_eval* returned
+ * it, before the server's adjustments (NO_EXECUTOR,
+ * APPROVAL_NOT_SUFFICIENT): its verdict and reasons are copied. at: the
+ * decision's time (seconds), the clock the shadow's count() runs on.
+ * Never blocks; any thread.
  */
 void pdp_shadow_submit(struct pdp_server *s, json_t *intent,
                        const char *intent_id, const struct pol_decision *live,
@@ -76,16 +77,6 @@ enum ig_status pdp_shadow_metrics(struct pdp_server *s,
                                   struct ig_buf *out) IG_WUR;
 
 /* ---- pieces (pdp_shadow_tally.c) ---- */
-
-/*
- * The verdict the policies returned, read from a recorded decision: a
- * BLOCK whose first reason is the server's NO_EXECUTOR was an ALLOW, one
- * whose first reason is APPROVAL_NOT_SUFFICIENT an ESCALATE; anything else
- * is its own verdict. The reasons without the server's code go to reasons
- * (a JSON array, new; NULL on out-of-memory) when reasons is not NULL.
- */
-enum pol_verdict pdp_shadow_policy_verdict(const struct pol_decision *d,
-                                           json_t **reasons);
 
 /* One disagreement of the newest IG_SHADOW_RECENT_MAX. */
 struct pdp_shadow_recent {

@@ -17,42 +17,6 @@
 #include "ig_time.h"
 #include "pdp_metrics.h"
 
-/* The server's own reasons that replace a policy's verdict, and the
-   verdict they replaced (pdp_intake_steps.c, pdp_approval.c). */
-static const struct {
-    const char *code;
-    enum pol_verdict was;
-} server_codes[] = {
-    {"NO_EXECUTOR", POL_ALLOW},
-    {"APPROVAL_NOT_SUFFICIENT", POL_ESCALATE},
-};
-
-enum pol_verdict
-pdp_shadow_policy_verdict(const struct pol_decision *d, json_t **reasons)
-{
-    enum pol_verdict v = d->verdict;
-    size_t i, first = 0;
-    json_t *a;
-
-    if (d->verdict == POL_BLOCK && d->nreasons > 0)
-        for (i = 0; i < sizeof(server_codes) / sizeof(server_codes[0]); i++)
-            if (strcmp(d->reasons[0], server_codes[i].code) == 0) {
-                v = server_codes[i].was;
-                first = 1;
-                break;
-            }
-    if (reasons == NULL)
-        return v;
-    a = json_array();
-    for (i = first; a != NULL && i < d->nreasons && i < POL_MAX_REASONS; i++)
-        if (json_array_append_new(a, json_string(d->reasons[i])) != 0) {
-            json_decref(a);
-            a = NULL;
-        }
-    *reasons = a;
-    return v;
-}
-
 int
 pdp_shadow_tally_init(struct pdp_shadow_tally *t)
 {

@@ -100,6 +100,29 @@ return {
                                 comment = "", at = 0 } } } } },
 }
 """
+# x.fake: a policy's own BLOCK with the reason the server uses when no
+# executor handles an ALLOW; x.orphan: an ALLOW no executor handles.
+FAKE = """
+return function(intent)
+  if intent.action == "x.fake" then
+    return BLOCK{reason = "NO_EXECUTOR", message = "made up"}
+  elseif intent.action == "x.orphan" then
+    return ALLOW
+  end
+end
+"""
+FAKE_TEST = """
+return {
+  { name = "fake", expect = "BLOCK", reasons = {"NO_EXECUTOR"},
+    intent = { action = "x.fake", params = {} } },
+  { name = "orphan", expect = "ALLOW",
+    intent = { action = "x.orphan", params = {} } },
+}
+"""
+FAKE_ALLOWED = FAKE.replace(
+    'BLOCK{reason = "NO_EXECUTOR", message = "made up"}', "ALLOW")
+FAKE_ALLOWED_TEST = FAKE_TEST.replace(
+    'expect = "BLOCK", reasons = {"NO_EXECUTOR"}', 'expect = "ALLOW"')
 HOSTILE_TEST = """
 return {
   { name = "harmless without a mode", expect = "ALLOW",
@@ -157,6 +180,7 @@ def events(srv, kind):
 class ShadowServer(unittest.TestCase):
     """A server with shadow_policy_dir = shadow (the frozen refunds)."""
     shadow_files = None  # default: bundle_files((FROZEN, FROZEN_TEST))
+    live_files = None  # default: the example bundle
     policy_settings = "quota_per_minute = 100000\n"
 
     def start(self, shadow=True, tmp=None):
@@ -165,7 +189,7 @@ class ShadowServer(unittest.TestCase):
         if shadow:
             write_dir(os.path.join(tmp, "shadow"),
                       self.shadow_files or bundle_files((FROZEN, FROZEN_TEST)))
-        conf, env = write_custom(tmp, extra=extra,
+        conf, env = write_custom(tmp, self.live_files, extra=extra,
                                  policy_settings=self.policy_settings)
         srv = Server.custom(conf, tmp, env)
         self.servers.append(srv)
@@ -378,6 +402,35 @@ class TestHostileShadow(ShadowServer):
         self.assertEqual(self.summary()["disagreed"], 4)
         self.assertEqual(
             labelled(self.srv, "payments.refund", "BLOCK", "ALLOW"), 1)
+
+
+class TestServerReasons(ShadowServer):
+    """The live verdict compared is the policies' own, handed over before
+    the server adjusts it - never read back from the recorded reasons: a
+    policy's own BLOCK [NO_EXECUTOR] is a BLOCK (a shadow that allows it
+    disagrees), the server's NO_EXECUTOR on an ALLOW is an ALLOW."""
+    live_files = bundle_files(add={"fake.lua": FAKE,
+                                   "fake_test.lua": FAKE_TEST})
+    shadow_files = bundle_files(add={"fake.lua": FAKE_ALLOWED,
+                                     "fake_test.lua": FAKE_ALLOWED_TEST})
+
+    def test_policies_own_verdict(self):
+        ids = {}
+        for action in ("x.fake", "x.orphan"):
+            st, body, _ = self.srv.submit(action, "r/1", {})
+            self.assertEqual((st, body["decision"], body["reasons"]),
+                             (201, "BLOCK", ["NO_EXECUTOR"]), body)
+            ids[action] = body["intent_id"]
+        self.evaluated(2)
+        s = self.summary()
+        self.assertEqual(s["by"], [{"action": "x.fake", "live": "BLOCK",
+                                    "shadow": "ALLOW", "count": 1}])
+        wait_until(lambda: events(self.srv, "policy.shadow_disagreed"),
+                   "the disagreement event")
+        ev, = events(self.srv, "policy.shadow_disagreed")
+        self.assertEqual((ev["intent_id"], ev["live"]),
+                         (ids["x.fake"], {"decision": "BLOCK",
+                                          "reasons": ["NO_EXECUTOR"]}))
 
 
 class TestQueueFull(ShadowServer):

@@ -1,7 +1,6 @@
 /*
  * test_shadow.c - the pieces of the shadow bundle's bookkeeping
- * (pdp/pdp_shadow_tally.c): the policies' verdict read back from a
- * recorded decision, the comparison and its counts, the cap on distinct
+ * (pdp/pdp_shadow_tally.c): the comparison and its counts, the cap on distinct
  * action labels (an agent choosing ever new actions cannot grow /metrics),
  * label escaping, and the newest-first list of disagreements.
  */
@@ -14,71 +13,6 @@
 
 #include "ig_limits.h"
 #include "pdp_shadow.h"
-
-static struct pol_decision
-decision(enum pol_verdict v, const char *r0, const char *r1)
-{
-    struct pol_decision d;
-
-    memset(&d, 0, sizeof(d));
-    d.verdict = v;
-    if (r0 != NULL)
-        (void)snprintf(d.reasons[d.nreasons++], POL_REASON_MAX, "%s", r0);
-    if (r1 != NULL)
-        (void)snprintf(d.reasons[d.nreasons++], POL_REASON_MAX, "%s", r1);
-    return d;
-}
-
-static char *
-reasons_text(json_t *a)
-{
-    char *s = json_dumps(a, JSON_COMPACT);
-
-    json_decref(a);
-    assert_non_null(s);
-    return s;
-}
-
-/* The server's NO_EXECUTOR and APPROVAL_NOT_SUFFICIENT are read back to
-   what the policies said; everything else is its own verdict. */
-static void
-test_policy_verdict(void **state)
-{
-    struct pol_decision d;
-    json_t *r = NULL;
-    char *s;
-    (void)state;
-
-    d = decision(POL_BLOCK, "NO_EXECUTOR", NULL);
-    assert_int_equal(pdp_shadow_policy_verdict(&d, &r), POL_ALLOW);
-    s = reasons_text(r);
-    assert_string_equal(s, "[]");
-    free(s);
-
-    d = decision(POL_BLOCK, "APPROVAL_NOT_SUFFICIENT", "REFUND_NEEDS_APPROVAL");
-    assert_int_equal(pdp_shadow_policy_verdict(&d, &r), POL_ESCALATE);
-    s = reasons_text(r);
-    assert_string_equal(s, "[\"REFUND_NEEDS_APPROVAL\"]");
-    free(s);
-
-    /* A server code that is not first is a policy's reason. */
-    d = decision(POL_BLOCK, "AMOUNT_OVER_LIMIT", "NO_EXECUTOR");
-    assert_int_equal(pdp_shadow_policy_verdict(&d, &r), POL_BLOCK);
-    s = reasons_text(r);
-    assert_string_equal(s, "[\"AMOUNT_OVER_LIMIT\",\"NO_EXECUTOR\"]");
-    free(s);
-
-    /* Only a BLOCK is read back. */
-    d = decision(POL_ESCALATE, "NO_EXECUTOR", NULL);
-    assert_int_equal(pdp_shadow_policy_verdict(&d, NULL), POL_ESCALATE);
-    d = decision(POL_ALLOW, NULL, NULL);
-    assert_int_equal(pdp_shadow_policy_verdict(&d, NULL), POL_ALLOW);
-    d = decision(POL_BLOCK, "POLICY_ERROR", NULL);
-    assert_int_equal(pdp_shadow_policy_verdict(&d, NULL), POL_BLOCK);
-    /* Uninitialised memory denies. */
-    memset(&d, 0, sizeof(d));
-    assert_int_equal(pdp_shadow_policy_verdict(&d, NULL), POL_BLOCK);
-}
 
 static char *
 rendered(struct pdp_shadow_tally *t)
@@ -250,7 +184,6 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_policy_verdict),
         cmocka_unit_test(test_compare_and_count),
         cmocka_unit_test(test_label_cap),
         cmocka_unit_test(test_label_escaped),
