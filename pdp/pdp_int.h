@@ -14,8 +14,9 @@
  *                pdp_dev.c (with the generated pdp_examples.c)
  *   1 services   pdp_audit.c, pdp_policy_rt.c, pdp_answer.c,
  *                pdp_decision.c (block a decision, sign a grant),
- *                pdp_shadow_tally.c, pdp_shadow.c (the shadow bundle; the
- *                live reload calls its reload through srv->shadow_reload),
+ *                pdp_shadow_tally.c, pdp_shadow_load.c, pdp_shadow.c (the
+ *                shadow bundle; the live reload calls its reload through
+ *                srv->shadow_reload),
  *                pdp_approval_rules.c, pdp_approval.c, pdp_approval_view.c,
  *                pdp_approval_sweep.c, pdp_slack.c, pdp_witness_submit.c,
  *                pdp_witness.c - no request in sight

@@ -19,9 +19,11 @@
  * ring is empty. Nothing computed here reaches a reply, a grant or a live
  * counter: the only ways out are the tally and the audit log.
  *
- * A reload (SIGHUP) loads and tests the directory on the signal thread
- * and swaps the bundle pointer; the shadow thread rebuilds its engine at
- * its next job. A refused bundle keeps the old one.
+ * A reload (SIGHUP) loads and tests the directory on a thread of its own
+ * (pdp_shadow_load.c: a shadow's test run, however long, holds neither
+ * the signal thread's live reload nor the stop); the shadow thread takes
+ * the result when it is ready, swaps the bundle pointer and rebuilds its
+ * engine at its next job. A refused bundle keeps the old one.
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid): setpriority on this thread */
 #include "pdp_shadow.h"
@@ -63,12 +65,13 @@ struct shadow_job {
 
 struct pdp_shadow {
     struct pdp_server *srv;
-    pthread_mutex_t mu; /* guards ring, head, len, stopping, bundle */
+    pthread_mutex_t mu; /* guards ring, head, len, stopping, bundle, reload */
     pthread_cond_t cv;
     struct shadow_job *ring;
     size_t head, len;
     int stopping;
     struct pol_bundle *bundle;
+    struct pdp_shadow_load *reload; /* a reload under way, or NULL */
     pthread_t thread;
     int started;
     struct pdp_shadow_tally tally;
@@ -151,6 +154,36 @@ disagreed_event(const struct shadow_job *job, enum pol_verdict live,
                      job->live_revision, "shadow_revision", shadow_revision);
 }
 
+/* A reload's audit event and log line (fields stolen). */
+static void
+reload_event(struct pdp_server *s, const char *type, const char *level,
+             json_t *fields)
+{
+    char now[IG_TIME_STRLEN + 1];
+    json_t *ev;
+
+    if (ig_time_format(ig_time_now(), now) != IG_OK)
+        now[0] = '\0';
+    ev = json_pack("{s:s, s:s}", "type", type, "time", now);
+    if (ev != NULL && (fields == NULL || json_object_update(ev, fields) != 0)) {
+        json_decref(ev);
+        ev = NULL;
+    }
+    pdp_audit_append(s, ev);
+    pdp_log(level, type, fields);
+}
+
+/* The refusal of a reload: event, log line, metric. */
+static void
+reload_refused(struct pdp_server *s, const char *kept, const char *why)
+{
+    atomic_fetch_add(&s->shadow->tally.reloads_refused, 1);
+    reload_event(s, "policy.shadow_reload_refused", "error",
+                 json_pack("{s:s, s:s, s:s}", "shadow_policy_dir",
+                           s->cfg->shadow_policy_dir, "kept_revision", kept,
+                           "reason", why));
+}
+
 /* ---- the shadow thread ---- */
 
 /* An engine for b, rebuilt when a reload changed it. NULL on failure. */
@@ -224,6 +257,38 @@ idle_wait(struct pdp_shadow *sh)
     (void)pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
 }
 
+/* Under mu: when the reload under way has finished, take its bundle (or
+   its refusal) and say so; 1 then (mu was released meanwhile), else 0. */
+static int
+reload_taken(struct pdp_shadow *sh)
+{
+    struct pdp_server *s = sh->srv;
+    struct pol_bundle *b = NULL, *old;
+    char why[sizeof(((struct ig_err *)0)->msg)];
+
+    if (!pdp_shadow_load_poll(sh->reload, &b, why, sizeof(why)))
+        return 0;
+    pdp_shadow_load_release(sh->reload);
+    sh->reload = NULL;
+    old = sh->bundle;
+    if (b != NULL)
+        sh->bundle = b;
+    pthread_mutex_unlock(&sh->mu);
+    if (b == NULL) {
+        reload_refused(s, pol_bundle_revision(old), why);
+    } else {
+        atomic_fetch_add(&sh->tally.reloads, 1);
+        reload_event(s, "policy.shadow_reloaded", "info",
+                     json_pack("{s:s, s:s, s:s}", "shadow_policy_dir",
+                               s->cfg->shadow_policy_dir, "old_revision",
+                               pol_bundle_revision(old), "revision",
+                               pol_bundle_revision(b)));
+        pol_bundle_unref(old);
+    }
+    pthread_mutex_lock(&sh->mu);
+    return 1;
+}
+
 static void *
 shadow_main(void *arg)
 {
@@ -235,18 +300,19 @@ shadow_main(void *arg)
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SHADOW_NICE);
     (void)pthread_setname_np(pthread_self(), "ig-shadow");
     pthread_mutex_lock(&sh->mu);
-    for (;;) {
-        while (!sh->stopping && sh->len == 0) {
+    while (!sh->stopping) {
+        if (sh->reload != NULL && reload_taken(sh))
+            continue;
+        if (sh->len == 0) {
             if (sh->nevents > 0) { /* idle: write what waits */
                 pthread_mutex_unlock(&sh->mu);
                 flush_events(sh);
                 pthread_mutex_lock(&sh->mu);
-                continue;
+            } else {
+                idle_wait(sh);
             }
-            idle_wait(sh);
+            continue;
         }
-        if (sh->stopping)
-            break;
         pop(sh, &job);
         b = sh->bundle;
         pol_bundle_ref(b);
@@ -346,17 +412,21 @@ void
 pdp_shadow_stop(struct pdp_server *s)
 {
     struct pdp_shadow *sh = s->shadow;
+    struct pdp_shadow_load *load;
 
     if (sh == NULL)
         return;
     s->shadow_reload = NULL;
     pthread_mutex_lock(&sh->mu);
     sh->stopping = 1;
+    load = sh->reload; /* a test run still going is not waited for */
+    sh->reload = NULL;
     atomic_fetch_add(&sh->tally.dropped, sh->len); /* never evaluated */
     pthread_cond_signal(&sh->cv);
     pthread_mutex_unlock(&sh->mu);
     if (sh->started)
         (void)pthread_join(sh->thread, NULL);
+    pdp_shadow_load_release(load);
     s->shadow = NULL;
     shadow_free(sh);
 }
@@ -394,55 +464,26 @@ pdp_shadow_submit(struct pdp_server *s, json_t *intent, const char *intent_id,
     pthread_mutex_unlock(&sh->mu);
 }
 
-/* A reload's audit event and log line (fields stolen). */
-static void
-reload_event(struct pdp_server *s, const char *type, const char *level,
-             json_t *fields)
-{
-    char now[IG_TIME_STRLEN + 1];
-    json_t *ev;
-
-    if (ig_time_format(ig_time_now(), now) != IG_OK)
-        now[0] = '\0';
-    ev = json_pack("{s:s, s:s}", "type", type, "time", now);
-    if (ev != NULL && (fields == NULL || json_object_update(ev, fields) != 0)) {
-        json_decref(ev);
-        ev = NULL;
-    }
-    pdp_audit_append(s, ev);
-    pdp_log(level, type, fields);
-}
-
 void
 pdp_shadow_reload(struct pdp_server *s)
 {
     struct pdp_shadow *sh = s->shadow;
-    const char *dir = s->cfg->shadow_policy_dir;
-    struct pol_bundle *b = NULL, *old;
-    struct ig_err err;
+    char kept[IG_HASH_STRLEN + 1];
+    const char *why = NULL;
 
     if (sh == NULL)
         return;
-    ig_err_clear(&err);
-    if (pdp_policies_load(dir, s->cfg->policy_settings, &b, &err) != IG_OK) {
-        atomic_fetch_add(&sh->tally.reloads_refused, 1);
-        /* The kept bundle is read under mu: only this thread swaps it. */
-        reload_event(s, "policy.shadow_reload_refused", "error",
-                     json_pack("{s:s, s:s, s:s}", "shadow_policy_dir", dir,
-                               "kept_revision", pol_bundle_revision(sh->bundle),
-                               "reason", err.msg));
-        return;
-    }
     pthread_mutex_lock(&sh->mu);
-    old = sh->bundle;
-    sh->bundle = b;
+    (void)snprintf(kept, sizeof(kept), "%s", pol_bundle_revision(sh->bundle));
+    if (sh->reload != NULL)
+        why = "the previous shadow reload is still running its tests; "
+              "send SIGHUP again when it has finished";
+    else if ((sh->reload = pdp_shadow_load_start(
+                  s->cfg->shadow_policy_dir, s->cfg->policy_settings)) == NULL)
+        why = "cannot start the shadow reload (out of memory or threads)";
     pthread_mutex_unlock(&sh->mu);
-    atomic_fetch_add(&sh->tally.reloads, 1);
-    reload_event(s, "policy.shadow_reloaded", "info",
-                 json_pack("{s:s, s:s, s:s}", "shadow_policy_dir", dir,
-                           "old_revision", pol_bundle_revision(old), "revision",
-                           pol_bundle_revision(b)));
-    pol_bundle_unref(old);
+    if (why != NULL)
+        reload_refused(s, kept, why);
 }
 
 json_t *

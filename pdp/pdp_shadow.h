@@ -48,9 +48,12 @@ enum ig_status pdp_shadow_start(struct pdp_server *s,
 void pdp_shadow_stop(struct pdp_server *s);
 
 /*
- * SIGHUP: load and test shadow_policy_dir again. A refused bundle keeps
- * the old one (policy.shadow_reload_refused event and metric); a good one
- * replaces it (policy.shadow_reloaded). Independent of the live reload.
+ * SIGHUP: load and test shadow_policy_dir again, on a thread of its own
+ * (pdp_shadow_load_start): this returns at once, and the shadow thread
+ * takes the result when it is ready. A refused bundle keeps the old one
+ * (policy.shadow_reload_refused event and metric); a good one replaces it
+ * (policy.shadow_reloaded). A SIGHUP while a reload still runs its tests
+ * is refused. Independent of the live reload, which it never holds.
  */
 void pdp_shadow_reload(struct pdp_server *s);
 
@@ -75,6 +78,24 @@ json_t *pdp_shadow_summary(struct pdp_server *s, int *configured);
    shadow). */
 enum ig_status pdp_shadow_metrics(struct pdp_server *s,
                                   struct ig_buf *out) IG_WUR;
+
+/* ---- a reload's load and test, on its own thread (pdp_shadow_load.c) ---- */
+
+struct pdp_shadow_load;
+
+/* Start loading and testing dir (settings: the [policy] section; both
+   copied) on a detached thread. NULL when out of memory or threads. */
+struct pdp_shadow_load *pdp_shadow_load_start(const char *dir,
+                                              const json_t *settings);
+
+/* 0 while it runs; 1 when done: *out the tested bundle (one reference,
+   yours) or NULL with why (cap bytes) saying why not. Any thread. */
+int pdp_shadow_load_poll(struct pdp_shadow_load *l, struct pol_bundle **out,
+                         char *why, size_t cap);
+
+/* The caller's end, done or not (a run still going frees itself when it
+   ends). NULL is fine. */
+void pdp_shadow_load_release(struct pdp_shadow_load *l);
 
 /* ---- pieces (pdp_shadow_tally.c) ---- */
 

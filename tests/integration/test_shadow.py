@@ -404,6 +404,46 @@ class TestHostileShadow(ShadowServer):
             labelled(self.srv, "payments.refund", "BLOCK", "ALLOW"), 1)
 
 
+class TestSlowShadowReload(ShadowServer):
+    """A shadow bundle whose tests take minutes is loaded on a thread of its
+    own: the live reload signalled with it is taken at once, another
+    SIGHUP meanwhile is refused for the shadow, and the stop does not wait
+    for the test run."""
+    shadow_files = bundle_files(add={"hostile.lua": HOSTILE,
+                                     "hostile_test.lua": HOSTILE_TEST})
+
+    def test_reload_and_stop_not_held(self):
+        with open(os.path.join(self.srv.tmp, "shadow", "slow_test.lua"),
+                  "w") as f:
+            f.write("""
+local cases = {}
+for i = 1, 6000 do
+  cases[i] = { name = "spin " .. i, expect = "BLOCK",
+               reasons = {"POLICY_LIMIT"},
+               intent = { action = "payments.refund",
+                          params = { amount = 5, mode = "loop" } } }
+end
+return cases
+""")
+        live = self.summary()["live_revision"]
+        with open(os.path.join(self.srv.tmp, "policies", "refund.lua"),
+                  "a") as f:
+            f.write("-- v2\n")
+        self.srv.signal(signal.SIGHUP)
+        wait_until(lambda: self.summary()["live_revision"] != live,
+                   "the live reload, not held by the shadow's tests",
+                   timeout=10)
+        self.srv.signal(signal.SIGHUP)
+        wait_until(lambda: events(self.srv, "policy.shadow_reload_refused"),
+                   "the second shadow reload refused", timeout=10)
+        ev, = events(self.srv, "policy.shadow_reload_refused")
+        self.assertIn("still running its tests", ev["reason"])
+        self.assertEqual(events(self.srv, "policy.shadow_reloaded"), [])
+        t0 = time.monotonic()
+        self.assertEqual(self.srv.stop(), 0, self.srv.log()[-2000:])
+        self.assertLess(time.monotonic() - t0, 10)
+
+
 class TestServerReasons(ShadowServer):
     """The live verdict compared is the policies' own, handed over before
     the server adjusts it - never read back from the recorded reasons: a
