@@ -5,6 +5,7 @@
  * the whole file is read (required keys, principals distinct, paths made
  * relative to the file's directory).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "pdp_config_int.h"
 
 #include <errno.h>
