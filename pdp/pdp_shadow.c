@@ -58,7 +58,9 @@ struct shadow_job {
     json_t *intent; /* a reference; read only */
     char intent_id[IG_UUID_STRLEN + 1];
     char action[IG_ACTION_MAX + 1];
-    struct pol_decision live; /* the policies' verdict and reasons */
+    enum pol_verdict live; /* the policies' verdict and reasons */
+    size_t nreasons;
+    char reasons[POL_MAX_REASONS][POL_REASON_MAX];
     char live_revision[IG_HASH_STRLEN + 1];
     int64_t at;
 };
@@ -136,11 +138,14 @@ disagreed_event(const struct shadow_job *job, enum pol_verdict live,
                 const char *shadow_revision)
 {
     char now[IG_TIME_STRLEN + 1];
-    json_t *lr = NULL, *sr, *tr;
+    json_t *lr, *sr, *tr;
+    size_t i;
 
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
-    lr = pdp_decision_reasons(&job->live);
+    lr = json_array();
+    for (i = 0; lr != NULL && i < job->nreasons; i++)
+        lr = pdp_json_push(lr, job->reasons[i]);
     sr = pdp_decision_reasons(d);
     tr = trace != NULL ? pol_trace_json(trace) : json_array();
     /* "o" steals lr, sr and tr; a NULL one fails the pack. */
@@ -208,7 +213,7 @@ evaluate(struct pdp_shadow *sh, struct shadow_job *job, struct pol_bundle *b)
 {
     struct pol_engine *e = engine_for(sh, b);
     struct pol_decision d;
-    enum pol_verdict live = job->live.verdict;
+    enum pol_verdict live = job->live;
 
     memset(&d, 0, sizeof(d)); /* BLOCK */
     if (e != NULL) {
@@ -453,9 +458,10 @@ pdp_shadow_submit(struct pdp_server *s, json_t *intent, const char *intent_id,
     (void)snprintf(job->intent_id, sizeof(job->intent_id), "%s", intent_id);
     (void)snprintf(job->action, sizeof(job->action), "%s",
                    action != NULL ? action : "");
-    job->live.verdict = live->verdict;
-    job->live.nreasons = live->nreasons;
-    memcpy(job->live.reasons, live->reasons, sizeof(live->reasons));
+    job->live = live->verdict;
+    job->nreasons =
+        live->nreasons < POL_MAX_REASONS ? live->nreasons : POL_MAX_REASONS;
+    memcpy(job->reasons, live->reasons, sizeof(job->reasons));
     (void)snprintf(job->live_revision, sizeof(job->live_revision), "%s",
                    live_revision);
     job->at = at;
