@@ -679,4 +679,15 @@
 #define IG_MCP_STREAM_TIMEOUT_MS (24L * 3600 * 1000)
 #define IG_MCP_DELETE_TIMEOUT_MS 5000L
 
+/* ---- shadow bundles (pdp/pdp_shadow*.c) ---- */
+/* Decisions waiting for the shadow bundle (past it a decision is not
+   shadowed and counted as dropped); distinct action label values in
+   /metrics (the rest are counted as action="other"); the newest
+   disagreements GET /v1/policy/shadow lists; disagreement events written
+   to the audit log in one store write. */
+#define IG_SHADOW_QUEUE_MAX 4096
+#define IG_SHADOW_ACTIONS_MAX 64
+#define IG_SHADOW_RECENT_MAX 50
+#define IG_SHADOW_EVENTS_BATCH 64
+
 #endif

@@ -34,6 +34,7 @@
 #include "pdp_approval_intent.h"
 #include "pdp_decision.h"
 #include "pdp_int.h"
+#include "pdp_shadow.h"
 
 #define COMMENT_MAX IG_APPROVAL_COMMENT_MAX
 
@@ -138,6 +139,9 @@ struct outcome {
     const struct pdp_principal *executor;
     struct ig_buf grant;
     int64_t grant_exp;
+    json_t *reeval; /* what the policies evaluated at quorum, for the
+                       shadow bundle (pdp_shadow.h); NULL otherwise */
+    struct pol_decision policies; /* their own decision on it, for the same */
     json_t *trace; /* the re-evaluation's explain trace, or NULL */
 };
 
@@ -237,7 +241,8 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         json_decref(in);
         return -1; /* the store failed: the vote is refused, unrecorded */
     }
-    json_decref(in);
+    o->reeval = in; /* released by apply() */
+    o->policies = o->d;
     /* Canonical text we made: parsing it back fails only out of memory,
        and a decision must not be recorded without its trace. */
     if (trace != NULL) {
@@ -453,6 +458,10 @@ apply(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
         st = IG_ERR_NOMEM;
     else
         st = store_put_vote(s->store, &r);
+    if (st == IG_OK && o.reeval != NULL) /* after the commit, off the reply */
+        pdp_shadow_submit(s, o.reeval, jstr(rec, "intent_id"), &o.policies,
+                          o.revision, now);
+    json_decref(o.reeval);
     if (st == IG_OK)
         counted(&o, approvals, quorum, out);
     else

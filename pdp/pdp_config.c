@@ -57,6 +57,7 @@ pdp_config_free(struct pdp_config *c)
     free(c->database);
     free(c->signing_key);
     free(c->policy_dir);
+    free(c->shadow_policy_dir);
     free(c->issuer);
     ig_str_list_free(c->public_keys, c->npublic_keys);
     json_decref(c->policy_settings);

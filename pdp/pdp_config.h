@@ -8,6 +8,8 @@
  *   database = intentgate.db          (relative paths: to the file's dir)
  *   signing_key = keys/signing.key
  *   policy_dir = policies
+ *   shadow_policy_dir = policies-next  (optional: evaluated after each
+ *                                      live decision, never deciding)
  *   [policy]                          (settings visible to policies)
  *   quota_per_minute = 600
  *   [agent release-bot]
@@ -136,7 +138,8 @@ struct pdp_config {
     char *listen_host;
     unsigned short listen_port;
     char *database, *signing_key, *policy_dir, *issuer;
-    char **public_keys; /* extra verification keys (rotation) */
+    char *shadow_policy_dir; /* NULL: no shadow bundle (pdp_shadow.h) */
+    char **public_keys;      /* extra verification keys (rotation) */
     size_t npublic_keys;
     int64_t intent_ttl, intent_ttl_max, grant_ttl, approval_ttl;
     int threads;

@@ -5,6 +5,7 @@
  * the whole file is read (required keys, principals distinct, paths made
  * relative to the file's directory).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "pdp_config_int.h"
 
 #include <errno.h>
@@ -83,6 +84,7 @@ static const struct pdp_cfg_key top_keys[] = {
     PDP_CFG_STR("signing_key", signing_key),
     PDP_CFG_KEY("public_keys", set_public_keys),
     PDP_CFG_STR("policy_dir", policy_dir),
+    PDP_CFG_STR("shadow_policy_dir", shadow_policy_dir),
     PDP_CFG_STR("issuer", issuer),
     PDP_CFG_I64("intent_ttl", intent_ttl, 1, IG_CFG_TTL_MAX),
     PDP_CFG_I64("intent_ttl_max", intent_ttl_max, 1, IG_CFG_TTL_MAX),
@@ -285,6 +287,31 @@ check_principals(struct pdp_cfg_parse *p)
     return 0;
 }
 
+/* A shadow bundle is another directory than the live one: the same one
+   would only ever agree. (A missing one is refused when it is loaded,
+   naming it.) */
+static int
+check_shadow_dir(struct pdp_cfg_parse *p)
+{
+    const struct pdp_config *c = p->c;
+    char *live, *shadow;
+    int rc = 0;
+
+    if (c->shadow_policy_dir == NULL)
+        return 0;
+    live = realpath(c->policy_dir, NULL);
+    shadow = realpath(c->shadow_policy_dir, NULL);
+    if (strcmp(c->policy_dir, c->shadow_policy_dir) == 0 ||
+        (live != NULL && shadow != NULL && strcmp(live, shadow) == 0))
+        rc = pdp_cfg_error(p,
+                           "shadow_policy_dir %s is the same directory as "
+                           "policy_dir: a shadow bundle is a different one",
+                           c->shadow_policy_dir);
+    free(live);
+    free(shadow);
+    return rc;
+}
+
 int
 pdp_cfg_top_finish(struct pdp_cfg_parse *p)
 {
@@ -307,7 +334,9 @@ pdp_cfg_top_finish(struct pdp_cfg_parse *p)
     if ((!store_is_postgres(c->database) &&
          pdp_cfg_resolve(p, &c->database) != 0) ||
         pdp_cfg_resolve(p, &c->signing_key) != 0 ||
-        pdp_cfg_resolve(p, &c->policy_dir) != 0)
+        pdp_cfg_resolve(p, &c->policy_dir) != 0 ||
+        pdp_cfg_resolve(p, &c->shadow_policy_dir) != 0 ||
+        check_shadow_dir(p) != 0)
         return -1;
     for (i = 0; i < c->npublic_keys; i++)
         if (pdp_cfg_resolve(p, &c->public_keys[i]) != 0)

@@ -14,6 +14,9 @@
  *                pdp_dev.c (with the generated pdp_examples.c)
  *   1 services   pdp_audit.c, pdp_policy_rt.c, pdp_answer.c,
  *                pdp_decision.c (block a decision, sign a grant),
+ *                pdp_shadow_tally.c, pdp_shadow_load.c, pdp_shadow.c (the
+ *                shadow bundle; the live reload calls its reload through
+ *                srv->shadow_reload),
  *                pdp_approval_rules.c, pdp_approval.c, pdp_approval_view.c,
  *                pdp_approval_sweep.c, pdp_slack.c, pdp_witness_submit.c,
  *                pdp_witness.c - no request in sight
@@ -94,6 +97,13 @@ struct pdp_server {
 
     /* The witness client (pdp_witness.c): NULL without [witness]. */
     struct pdp_witnesses *witnesses;
+
+    /* The shadow bundle (pdp_shadow.c): NULL without shadow_policy_dir.
+       Its reload, called by the live one's at SIGHUP (pdp_policy_rt.c,
+       below it): pdp_shadow_reload, set by pdp_server.c before any thread
+       starts. */
+    struct pdp_shadow *shadow;
+    void (*shadow_reload)(struct pdp_server *s);
 };
 
 #define PDP_REPLY_HEADERS 8
@@ -284,6 +294,12 @@ json_t *pdp_audit_redact_intent(struct pdp_server *s, json_t *binding);
 enum ig_status pdp_policies_init(struct pdp_server *s,
                                  struct ig_err *err) IG_WUR;
 void pdp_policies_release(struct pdp_server *s);
+/* Load the bundle in dir (settings: the [policy] section) and run its
+   tests: *out (one reference) only when both pass; IG_ERR_INVALID with
+   err naming the first failing case or the load error. Any thread. */
+enum ig_status pdp_policies_load(const char *dir, const json_t *settings,
+                                 struct pol_bundle **out,
+                                 struct ig_err *err) IG_WUR;
 /* Evaluate with this thread's engine; fills out and the revision used.
    0, or -1 when a count() the policies made failed in the store: out is
    then a BLOCK POLICY_ERROR that rests on the store's failure, not on the

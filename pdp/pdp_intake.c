@@ -22,6 +22,7 @@
 #include "ig_grant.h"
 #include "ig_limits.h"
 #include "pdp_intake_int.h"
+#include "pdp_shadow.h"
 
 static void
 op_free(void *p)
@@ -81,6 +82,9 @@ on_recorded(struct pdp_req *r)
         if (op->verdict == POL_ESCALATE)
             pdp_slack_escalated(r->srv, op->intent_id);
         finish_reply(r, 201, op->response_text);
+        /* Committed: the shadow bundle's turn, queued, never waited for. */
+        pdp_shadow_submit(r->srv, op->binding, op->intent_id, &op->policies,
+                          op->revision, op->now);
     } else if (r->op_status == IG_ERR_EXISTS && op->replay != NULL) {
         /* A concurrent twin with the same idempotency key won: its answer,
            and the grant signed here is dropped unseen. */

@@ -30,6 +30,7 @@ struct pdp_intake_op {
     int64_t now, expires_at, grant_expires_at, approval_expires_at;
 
     struct pol_decision decision; /* after NO_EXECUTOR adjustment */
+    struct pol_decision policies; /* before it: for the shadow bundle */
     enum pol_verdict verdict;
     const struct pdp_principal *executor; /* ALLOW: the grant's audience */
     struct ig_buf grant;

@@ -241,6 +241,7 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
                         "store; nothing was recorded; try again");
         return -1;
     }
+    op->policies = *d; /* what the shadow compares (pdp_shadow.h) */
     action = json_string_value(json_object_get(op->binding, "action"));
     if (d->verdict == POL_ALLOW) {
         op->executor = pdp_config_executor_for(r->srv->cfg, action);

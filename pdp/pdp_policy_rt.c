@@ -58,9 +58,9 @@ first_failure(const char *report, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* Load dir and run its tests; a new bundle only when both pass. */
-static enum ig_status
-load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
+enum ig_status
+pdp_policies_load(const char *dir, const json_t *settings,
+                  struct pol_bundle **out, struct ig_err *err)
 {
     struct pol_bundle *b = NULL;
     char *report = NULL, first[IG_POLICY_MESSAGE_MAX];
@@ -68,8 +68,7 @@ load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
     FILE *sink;
     int failed;
 
-    if (pol_bundle_load(s->cfg->policy_dir, s->cfg->policy_settings, &b, err) !=
-        IG_OK)
+    if (pol_bundle_load(dir, settings, &b, err) != IG_OK)
         return IG_ERR_INVALID;
     sink = open_memstream(&report, &report_len);
     if (sink == NULL) {
@@ -85,13 +84,20 @@ load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
             (void)ig_err_set(err, IG_ERR_INVALID,
                              "%d policy test case(s) fail in %s, first: %s "
                              "(run `intentgate policy test %s`)",
-                             failed, s->cfg->policy_dir, first,
-                             s->cfg->policy_dir);
+                             failed, dir, first, dir);
         pol_bundle_unref(b);
         return IG_ERR_INVALID;
     }
     *out = b;
     return IG_OK;
+}
+
+/* Load policy_dir and run its tests; a new bundle only when both pass. */
+static enum ig_status
+load_tested(struct pdp_server *s, struct pol_bundle **out, struct ig_err *err)
+{
+    return pdp_policies_load(s->cfg->policy_dir, s->cfg->policy_settings, out,
+                             err);
 }
 
 enum ig_status
@@ -136,6 +142,9 @@ pdp_server_reload_policies(struct pdp_server *s, struct ig_err *err)
     char now[IG_TIME_STRLEN + 1];
     json_t *fields;
 
+    /* The shadow bundle's own reload, refused or taken on its own. */
+    if (s->shadow_reload != NULL)
+        s->shadow_reload(s);
     if (ig_time_format(ig_time_now(), now) != IG_OK)
         now[0] = '\0';
     if (load_tested(s, &b, err) != IG_OK) {

@@ -23,6 +23,7 @@
 #include "ig_conns.h"
 #include "ig_httpd.h"
 #include "ig_limits.h"
+#include "pdp_shadow.h"
 
 /* A request is in flight from the moment it is routed until its reply is
    queued (or its connection ends without one): stopping waits for none to
@@ -101,7 +102,8 @@ serve_metrics(struct pdp_req *r)
                  (uint_fast64_t)atomic_load(&s->inflight));
     ig_buf_init(&b, IG_PDP_METRICS_MAX_BYTES);
     if (pdp_metrics_render(&s->metrics, &b) != IG_OK ||
-        pdp_refusals_render(s->refusals, &b) != IG_OK) {
+        pdp_refusals_render(s->refusals, &b) != IG_OK ||
+        pdp_shadow_metrics(s, &b) != IG_OK) {
         ig_buf_release(&b);
         pdp_reply_error(r, 500, "INTERNAL", NULL, "cannot render metrics");
         return;
@@ -138,6 +140,26 @@ serve_whoami(struct pdp_req *r)
     pdp_reply_json(r, 200, v);
 }
 
+/* GET /v1/policy/shadow: what the shadow bundle disagreed with (admin;
+   docs/api.md). */
+static void
+serve_shadow(struct pdp_req *r)
+{
+    json_t *v;
+    int configured;
+
+    if (pdp_req_auth(r, 1u << PDP_ROLE_ADMIN) == NULL)
+        return;
+    v = pdp_shadow_summary(r->srv, &configured);
+    if (!configured)
+        pdp_reply_error(r, 404, "NO_SHADOW", NULL,
+                        "no shadow bundle is configured (shadow_policy_dir)");
+    else if (v == NULL)
+        pdp_reply_error(r, 500, "INTERNAL", NULL, "out of memory");
+    else
+        pdp_reply_json(r, 200, v);
+}
+
 /* Fixed paths: the method each takes and its handler. */
 static const struct {
     const char *path, *method;
@@ -147,6 +169,7 @@ static const struct {
     {"/metrics", "GET", serve_metrics},
     {"/v1/intents", "POST", pdp_post_intent},
     {"/v1/whoami", "GET", serve_whoami},
+    {"/v1/policy/shadow", "GET", serve_shadow},
     {"/v1/executor/events", "POST", pdp_post_executor_event},
     {"/v1/grants/redeem", "POST", pdp_post_redeem},
     {"/slack/interactions", "POST", pdp_post_slack_interactions},

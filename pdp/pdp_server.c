@@ -14,6 +14,7 @@
 
 #include "ig_hash.h"
 #include "ig_limits.h"
+#include "pdp_shadow.h"
 #include "pdp_witness.h"
 
 static void
@@ -89,6 +90,7 @@ server_free(struct pdp_server *s)
         MHD_stop_daemon(s->mhd);
     ig_conns_free(s->conns);
     pdp_approval_stop(s);
+    pdp_shadow_stop(s); /* its last events, while the store takes them */
     pdp_slack_stop(s);
     pdp_delays_free(s->delays);
     /* The last aggregated refusals, while the store still takes them. */
@@ -126,7 +128,7 @@ pdp_server_start(const struct pdp_config *c, struct pdp_server **out,
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
     }
     if (load_keys(s, err) != IG_OK || pdp_policies_init(s, err) != IG_OK ||
-        pdp_audit_start(s, err) != IG_OK)
+        pdp_shadow_start(s, err) != IG_OK || pdp_audit_start(s, err) != IG_OK)
         goto fail;
     if (pdp_witness_new(c, s->audit_key, &s->witnesses, err) != IG_OK)
         goto fail;

@@ -15,6 +15,8 @@ ig_test(pdp refusals LIBS igpdp)
 ig_test(pdp addr LIBS igpdp)
 # The long-poll registry: no waiter parks once the stop has run.
 ig_test(pdp wait LIBS igpdp)
+# The shadow bundle's comparison, counts, label cap and escaping.
+ig_test(pdp shadow LIBS igpdp)
 
 find_program(PYTHON3 python3 REQUIRED)
 ig_store_test(pdp.integration
@@ -106,5 +108,14 @@ set_tests_properties(pdp.pg_attack_open PROPERTIES
 ig_store_test(pdp.trace_integration
   ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_trace.py)
 set_tests_properties(pdp.trace_integration PROPERTIES
+  ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+  LABELS integration TIMEOUT 300)
+
+# A shadow bundle next to the live one: disagreements in /metrics, audit
+# events and GET /v1/policy/shadow; live decisions and quotas untouched by
+# it, hostile or not; its own reload at SIGHUP; config refusals.
+ig_store_test(pdp.shadow_integration
+  ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_shadow.py)
+set_tests_properties(pdp.shadow_integration PROPERTIES
   ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
   LABELS integration TIMEOUT 300)

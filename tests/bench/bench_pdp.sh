@@ -25,6 +25,12 @@
 # loopback cosign each one (the PDP's [witness] client): compare N=0 with
 # N=2 for what witnesses cost the decisions. The witnesses' cosigned sizes
 # are printed at the end.
+#
+# IG_BENCH_SHADOW=1: a shadow bundle (shadow_policy_dir) that is a copy of
+# the example bundle, so every decision is evaluated a second time on the
+# shadow thread: compare decisions/s with and without it (run the script
+# twice, e.g. IG_BENCH_SHADOW=0 then 1). The shadow's counters are printed
+# at the end (evaluated, dropped: a full queue).
 set -euo pipefail
 build=${1:-build/release}
 secs=${2:-10}
@@ -85,6 +91,12 @@ retry_ms = 1000
 fi
 mkdir "$tmp/policies"
 cp "$(dirname "$0")/../../policies/bundle/"*.lua "$tmp/policies/"
+top=
+if [ "${IG_BENCH_SHADOW:-0}" = 1 ]; then
+    mkdir "$tmp/shadow"
+    cp "$(dirname "$0")/../../policies/bundle/"*.lua "$tmp/shadow/"
+    top="shadow_policy_dir = shadow"
+fi
 agent="igt_bench_agent_$RANDOM$RANDOM"
 exec_tok="igt_bench_exec_$RANDOM$RANDOM"
 h() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
@@ -93,6 +105,7 @@ listen = 127.0.0.1:0
 database = ig.db
 signing_key = keys/signing.key
 policy_dir = policies
+$top
 threads = 2
 synchronous = full
 [policy]
@@ -181,4 +194,4 @@ fi
 echo "== server"
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
 curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
-    grep -E '^intentgate_(witness_(cosigned_size|lag_leaves|failures_total)|decisions_total|store_commit_(seconds_(sum|count)|writes_total)|policy_eval_seconds_(sum|count))' || true
+    grep -E '^intentgate_(shadow_(evaluations|dropped|errors|disagreements)_total|witness_(cosigned_size|lag_leaves|failures_total)|decisions_total|store_commit_(seconds_(sum|count)|writes_total)|policy_eval_seconds_(sum|count))' || true
