@@ -44,3 +44,18 @@ if(TARGET igpolicy AND IG_FUZZ)
   target_link_libraries(fuzz_polhelpers PRIVATE igpolicy)
   target_link_options(fuzz_polhelpers PRIVATE -fsanitize=fuzzer)
 endif()
+
+# Issue 19's tools attacked (tests/integration/test_policy_tools_attack.py,
+# both stores): a hostile shadow bundle cannot change, slow or count
+# against a live decision; the agent never sees a trace or a shadow
+# verdict; agent text escaped on terminals, pages and CSV; `policy replay`
+# never writes and reports each hostile row (exit 3). tests/cli/
+# test_policy_tools_attack.sh: coverage decides as plain `policy test`.
+if(TARGET intentgate AND NOT IG_FUZZ)
+  find_program(PYTHON3 python3 REQUIRED)
+  ig_store_test(policy.tools_attack
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_policy_tools_attack.py)
+  set_tests_properties(policy.tools_attack PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS integration TIMEOUT 900)
+endif()
