@@ -301,12 +301,12 @@ class Db:
 
 # ==== shadow bundles ====
 
-# Live and shadow: every attack.* and disagree.* action is allowed (so a
+# Live and shadow: every payments.atk-* and payments.dis-* action is allowed (so a
 # shadow that fails or blocks disagrees, and each disagreement shows).
 ALLOW_ATTACK = """-- zz_allow_attack.lua - the test's actions are allowed.
 return function(intent)
   local a = intent.action
-  if a:sub(1, 7) == "attack." or a:sub(1, 9) == "disagree." then
+  if a:sub(1, 7) == "payments.atk-" or a:sub(1, 9) == "payments.dis-" then
     return ALLOW
   end
   return nil
@@ -317,26 +317,26 @@ end
 HOSTILE = """-- zz_hostile.lua - a shadow bundle's worst.
 return function(intent)
   local a = intent.action
-  if a == "attack.loop" then while true do end end
-  if a == "attack.mem" then
+  if a == "payments.atk-loop" then while true do end end
+  if a == "payments.atk-mem" then
     local t = {}
     for i = 1, 100000000 do t[i] = string.rep("x", 60000) .. i end
   end
-  if a == "attack.rec" then
+  if a == "payments.atk-rec" then
     local function f(n) return f(n + 1) + 1 end
     return f(1)
   end
-  if a == "attack.count" then
+  if a == "payments.atk-count" then
     for i = 1, 1000000 do count("k" .. i, 86400) end
   end
-  if a == "attack.quota" then
+  if a == "payments.atk-quota" then
     for i = 1, 200 do count("intents:" .. intent.principal, 60) end
     return BLOCK{reason = "SHADOW_ONLY_REASON"}
   end
-  if a == "attack.escalate" then
+  if a == "payments.atk-escalate" then
     return ESCALATE{approvers = {"security"}, reason = "SHADOW_ONLY_REASON"}
   end
-  if a:sub(1, 9) == "disagree." then
+  if a:sub(1, 9) == "payments.dis-" then
     return BLOCK{reason = "SHADOW_ONLY_REASON",
                  message = "shadow says no: " .. intent.resource}
   end
@@ -355,12 +355,9 @@ return {
 
 
 class Shadow(unittest.TestCase):
-    """A hostile shadow bundle next to the example bundle (live quota 40
-    a minute): it cannot change, slow or count against a live decision,
+    """A hostile shadow bundle next to the example bundle: it cannot change, slow or count against a live decision,
     nor reach the agent, the metrics exposition's format or the server's
     life."""
-
-    QUOTA = 40
 
     @classmethod
     def setUpClass(cls):
@@ -371,7 +368,7 @@ class Shadow(unittest.TestCase):
                                   {"zz_allow_attack.lua": ALLOW_ATTACK,
                                    "zz_hostile.lua": HOSTILE})
         cls.srv = start_dev(top="shadow_policy_dir = %s\n" % cls.shadow,
-                            quota=cls.QUOTA, policy_dir=cls.live)
+                            quota=1000000, policy_dir=cls.live)
         cls.env = cls.srv.env
         cls.admin = cls.env["INTENTGATE_ADMIN_TOKEN"]
         cls.agent = cls.env["INTENTGATE_AGENT_TOKEN"]
@@ -408,8 +405,8 @@ class Shadow(unittest.TestCase):
         return wait_until(done, "the shadow to catch up", timeout=120)
 
     def test_hostile_shadow_changes_no_live_decision(self):
-        for action in ("attack.loop", "attack.mem", "attack.rec",
-                       "attack.count", "attack.quota", "attack.escalate"):
+        for action in ("payments.atk-loop", "payments.atk-mem", "payments.atk-rec",
+                       "payments.atk-count", "payments.atk-quota", "payments.atk-escalate"):
             t0 = time.monotonic()
             st, body = self.submit(action)
             took = time.monotonic() - t0
@@ -428,7 +425,7 @@ class Shadow(unittest.TestCase):
     def test_shadow_count_never_touches_the_store(self):
         # attack.count hits k1..k1000000, attack.quota the live quota's own
         # key 200 times: none of it may reach the store's counters.
-        for action in ("attack.count", "attack.quota", "attack.quota"):
+        for action in ("payments.atk-count", "payments.atk-quota", "payments.atk-quota"):
             st, body = self.submit(action)
             self.assertEqual(body["decision"], "ALLOW", body)
         self.settle_shadow()
@@ -444,7 +441,7 @@ class Shadow(unittest.TestCase):
             self.assertLessEqual(int(r["n"]), type(self).submitted + 5, rows)
 
     def test_agent_never_sees_shadow_or_trace(self):
-        st, body = self.submit("disagree.peek", "o/peek")
+        st, body = self.submit("payments.dis-peek", "o/peek")
         self.assertEqual(body["decision"], "ALLOW", body)
         st2, esc = self.submit("payments.refund", "o/peek", {"amount": 500})
         self.assertEqual(esc["decision"], "ESCALATE", esc)
@@ -475,7 +472,7 @@ class Shadow(unittest.TestCase):
     def test_one_disagreement_event_per_decision(self):
         ids = []
         for i in range(5):
-            st, body = self.submit("disagree.once", "o/once-%d" % i)
+            st, body = self.submit("payments.dis-once", "o/once-%d" % i)
             ids.append(body["intent_id"])
         st, ok = self.submit("payments.refund", "o/agree", {"amount": 1})
         self.settle_shadow()
@@ -502,7 +499,7 @@ class Shadow(unittest.TestCase):
     def test_action_label_is_capped(self):
         n = 90
         for i in range(n):
-            st, body = self.submit("disagree.a%03d" % i)
+            st, body = self.submit("payments.dis-a%03d" % i)
             self.assertEqual(st, 201, body)
         self.settle_shadow()
         samples = metric_samples(metrics(self.srv),
@@ -511,7 +508,7 @@ class Shadow(unittest.TestCase):
         self.assertLessEqual(len(actions), 65, sorted(actions))
         self.assertIn("other", actions)
         total = sum(v for lab, v in samples
-                    if lab.get("action", "").startswith("disagree.a")
+                    if lab.get("action", "").startswith("payments.dis-a")
                     or lab.get("action") == "other")
         self.assertGreaterEqual(total, n, samples)
 
@@ -519,10 +516,10 @@ class Shadow(unittest.TestCase):
         # The agent cannot put quotes, backslashes or newlines in an
         # action (refused at intake); it can in a resource, which is not
         # a label. Whatever it sends, every sample line parses.
-        for action in ('disagree.x"} 1\nevil 1', "disagree.x\\", "Disagree"):
+        for action in ('disagree.x"} 1\nevil 1', "payments.dis-x\\", "Disagree"):
             st, body = self.submit(action)
             self.assertEqual(st, 400, body)
-        self.submit("disagree.res", 'r"}\n# EOF\nevil_metric 1\\')
+        self.submit("payments.dis-res", 'r"}\n# EOF\nevil_metric 1\\')
         self.settle_shadow()
         text = metrics(self.srv)
         self.assertNotIn("evil_metric", text)
@@ -603,7 +600,7 @@ class ShadowQuota(unittest.TestCase):
         try:
             admin = srv.env["INTENTGATE_ADMIN_TOKEN"]
             for _ in range(3):
-                st, body, _ = srv.submit("attack.quota", "r/1", {})
+                st, body, _ = srv.submit("payments.atk-quota", "r/1", {})
                 self.assertEqual(body["decision"], "ALLOW", body)
             wait_until(lambda: srv.call("GET", "/v1/policy/shadow", admin)[1]
                        ["evaluated"] >= 3, "the shadow to evaluate", 60)
@@ -635,7 +632,7 @@ class ShadowQueue(unittest.TestCase):
                               {"zz_allow_attack.lua": ALLOW_ATTACK,
                                "zz_hostile.lua": HOSTILE})
         srv = start_dev(top="shadow_policy_dir = %s\n" % shadow,
-                        policy_dir=live)
+                        quota=1000000, policy_dir=live)
         try:
             from harness import parallel
             n_threads, per = 8, 40
@@ -644,7 +641,7 @@ class ShadowQueue(unittest.TestCase):
                 worst = 0.0
                 for j in range(per):
                     t0 = time.monotonic()
-                    st, body, _ = srv.submit("attack.loop", "r/%d/%d" % (i, j),
+                    st, body, _ = srv.submit("payments.atk-loop", "r/%d/%d" % (i, j),
                                              {})
                     worst = max(worst, time.monotonic() - t0)
                     if st != 201 or body["decision"] != "ALLOW":
@@ -714,7 +711,7 @@ class ShadowConfig(unittest.TestCase):
 
 ECHO = """-- zz_echo.lua - escalates with agent text in its message.
 return function(intent)
-  if intent.action ~= "attack.echo" then return nil end
+  if intent.action ~= "payments.atk-echo" then return nil end
   local note = type(intent.params) == "table" and intent.params.note or ""
   return ESCALATE{approvers = {"finance"}, reason = "ECHO_REASON",
                   message = "note: " .. tostring(note)}
@@ -758,7 +755,7 @@ class Trace(unittest.TestCase):
         cases = [("payments.refund", "o/1", {"amount": 1}),
                  ("payments.refund", "o/2", {"amount": 500}),
                  ("payments.refund", "o/3", {"amount": 5000}),
-                 ("attack.echo", "o/4", {"note": "hi"}),
+                 ("payments.atk-echo", "o/4", {"note": "hi"}),
                  ("nothing.matches", "o/5", {})]
         for action, res, params in cases:
             st, body, _ = self.srv.submit(action, res, params)
@@ -777,7 +774,7 @@ class Trace(unittest.TestCase):
 
     def test_approval_page_escapes_trace(self):
         from test_ui import Browser
-        st, body, _ = self.srv.submit("attack.echo", "o/x", {"note": XSS})
+        st, body, _ = self.srv.submit("payments.atk-echo", "o/x", {"note": XSS})
         self.assertEqual(body["decision"], "ESCALATE", body)
         b = Browser(self.srv)
         b.login()
@@ -789,7 +786,7 @@ class Trace(unittest.TestCase):
         self.assertIn("zz_echo.lua", page.body)
 
     def test_audit_show_on_a_terminal_escapes(self):
-        st, body, _ = self.srv.submit("attack.echo", "o/" + TERM_ATTACK,
+        st, body, _ = self.srv.submit("payments.atk-echo", "o/" + TERM_ATTACK,
                                       {"note": TERM_ATTACK})
         self.assertEqual(body["decision"], "ESCALATE", body)
         self.decided(body["intent_id"])
@@ -810,7 +807,7 @@ class Trace(unittest.TestCase):
         work = tempfile.mkdtemp(prefix="ig-atk-xssname-")
         live = write_bundle(os.path.join(work, "live"), {
             "zz_echo.lua": ECHO,
-            XSS_FILE: "return function(i)\n  if i.action == 'attack.echo' "
+            XSS_FILE: "return function(i)\n  if i.action == 'payments.atk-echo' "
                       "then return ESCALATE{approvers = {'finance'}, "
                       "reason = 'NAMED'} end\nend\n"})
         try:
@@ -822,7 +819,7 @@ class Trace(unittest.TestCase):
             return
         try:
             from test_ui import Browser
-            st, body, _ = srv.submit("attack.echo", "o/x", {"note": "n"})
+            st, body, _ = srv.submit("payments.atk-echo", "o/x", {"note": "n"})
             self.assertEqual(body["decision"], "ESCALATE", body)
             b = Browser(srv)
             b.login()
