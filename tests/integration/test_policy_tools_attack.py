@@ -306,7 +306,7 @@ class Db:
 ALLOW_ATTACK = """-- zz_allow_attack.lua - the test's actions are allowed.
 return function(intent)
   local a = intent.action
-  if a:sub(1, 7) == "payments.atk-" or a:sub(1, 9) == "payments.dis-" then
+  if a:sub(1, 13) == "payments.atk-" or a:sub(1, 13) == "payments.dis-" then
     return ALLOW
   end
   return nil
@@ -336,7 +336,7 @@ return function(intent)
   if a == "payments.atk-escalate" then
     return ESCALATE{approvers = {"security"}, reason = "SHADOW_ONLY_REASON"}
   end
-  if a:sub(1, 9) == "payments.dis-" then
+  if a:sub(1, 13) == "payments.dis-" then
     return BLOCK{reason = "SHADOW_ONLY_REASON",
                  message = "shadow says no: " .. intent.resource}
   end
