@@ -619,6 +619,64 @@ class ShadowQuota(unittest.TestCase):
             shutil.rmtree(work, ignore_errors=True)
 
 
+COUNT_HOARD = """-- zz_hoard.lua - a count() key per i, a day's window.
+return function(intent)
+  if intent.action == "payments.atk-hoard" then
+    for i = 1, 20000 do count("hoard:" .. i, 86400) end
+  end
+  return nil
+end
+"""
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+
+
+class ShadowMemory(unittest.TestCase):
+    """The shadow's own count() memory is outside the Lua heap cap (16 MiB
+    per engine): a shadow bundle that counts 20,000 keys over a day's
+    window, one intent a second, must not grow the PDP without bound (here
+    300 seconds; in production a day is 86,400 of them)."""
+
+    def test_count_memory_is_bounded(self):
+        work = tempfile.mkdtemp(prefix="ig-atk-hoard-")
+        live = write_bundle(os.path.join(work, "live"),
+                            {"zz_allow_attack.lua": ALLOW_ATTACK})
+        shadow = write_bundle(os.path.join(work, "shadow"),
+                              {"zz_allow_attack.lua": ALLOW_ATTACK,
+                               "zz_hoard.lua": COUNT_HOARD})
+        srv = start_dev(top="shadow_policy_dir = %s\n" % shadow,
+                        quota=1000000, policy_dir=live, clock=True)
+        admin = srv.env["INTENTGATE_ADMIN_TOKEN"]
+
+        def evaluated():
+            return srv.call("GET", "/v1/policy/shadow", admin)[1]["evaluated"]
+        try:
+            n = 0
+            for _ in range(5):
+                srv.submit("payments.atk-hoard", "r", {})
+                n += 1
+                srv.advance(1)
+            wait_until(lambda: evaluated() >= n, "the shadow", 60)
+            before = rss_kib(srv.proc.pid)
+            for _ in range(300):
+                st, body, _ = srv.submit("payments.atk-hoard", "r", {})
+                self.assertEqual(body["decision"], "ALLOW", body)
+                n += 1
+                srv.advance(1)
+                # One at a time: each evaluated at its own second.
+                wait_until(lambda: evaluated() >= n, "the shadow", 60)
+            grown = rss_kib(srv.proc.pid) - before
+            self.assertLess(grown, 64 * 1024,
+                            "the PDP grew %d MiB for a shadow's count()"
+                            % (grown // 1024))
+        finally:
+            finish(self, srv)
+            shutil.rmtree(work, ignore_errors=True)
+
+
 class ShadowQueue(unittest.TestCase):
     """A flood of intents the shadow spends its whole budget on: the queue
     stays bounded (drops counted), the live replies keep coming, and a stop
