@@ -58,4 +58,9 @@ if(TARGET intentgate AND NOT IG_FUZZ)
   set_tests_properties(policy.tools_attack PROPERTIES
     ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
     LABELS integration TIMEOUT 900)
+  add_test(NAME policy.tools_attack_cli
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_tools_attack.sh
+            $<TARGET_FILE:intentgate>)
+  set_tests_properties(policy.tools_attack_cli PROPERTIES
+    LABELS integration TIMEOUT 300)
 endif()

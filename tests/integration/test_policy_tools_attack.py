@@ -778,7 +778,7 @@ end
 
 XSS = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>'
 # A policy file name is the author's, but it reaches an approver's page.
-XSS_FILE = 'zz_<b>x</b>"&.lua'
+XSS_FILE = 'zz_<b>x<i>"&.lua'
 
 
 class Trace(unittest.TestCase):
