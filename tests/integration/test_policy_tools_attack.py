@@ -677,6 +677,110 @@ class ShadowMemory(unittest.TestCase):
             shutil.rmtree(work, ignore_errors=True)
 
 
+FAKE_CODES = """-- zz_fake_codes.lua - a live policy that blocks with reason codes
+-- the server itself uses after the policies (NO_EXECUTOR at intake,
+-- APPROVAL_NOT_SUFFICIENT at quorum).
+return function(intent)
+  if intent.action == "payments.atk-fake1" then
+    return BLOCK{reason = "NO_EXECUTOR"}
+  end
+  if intent.action == "payments.atk-fake2" then
+    return BLOCK{reason = "APPROVAL_NOT_SUFFICIENT"}
+  end
+  return nil
+end
+"""
+
+SLOW_TESTS = """-- zz_slow_test.lua - cases that pass, each at the instruction budget.
+local cases = {}
+for i = 1, 3000 do
+  cases[i] = { name = "spin " .. i, intent = { action = "payments.atk-spin" },
+               expect = "BLOCK" }
+end
+return cases
+"""
+
+SPIN = """-- zz_spin.lua
+return function(intent)
+  if intent.action == "payments.atk-spin" then while true do end end
+  return nil
+end
+"""
+
+
+class ShadowCompare(unittest.TestCase):
+    """What the shadow compares with must be what the live policies said,
+    not a guess from the reasons; and a shadow reload must not hold the
+    live one."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="ig-atk-cmp-")
+        self.live = write_bundle(os.path.join(self.work, "live"),
+                                 {"zz_allow_attack.lua": ALLOW_ATTACK,
+                                  "zz_fake_codes.lua": FAKE_CODES})
+        self.shadow = write_bundle(os.path.join(self.work, "shadow"),
+                                   {"zz_allow_attack.lua": ALLOW_ATTACK})
+        self.srv = start_dev(top="shadow_policy_dir = %s\n" % self.shadow,
+                             quota=1000000, policy_dir=self.live)
+        self.admin = self.srv.env["INTENTGATE_ADMIN_TOKEN"]
+
+    def tearDown(self):
+        t0 = time.monotonic()
+        rc = self.srv.stop()
+        took = time.monotonic() - t0
+        log = self.srv.log()
+        self.srv.cleanup()
+        shutil.rmtree(self.work, ignore_errors=True)
+        self.assertEqual(rc, 0, log[-3000:])
+        self.assertLess(took, 10, "the stop took %.1f s" % took)
+
+    def summary(self):
+        st, body, _ = self.srv.call("GET", "/v1/policy/shadow", self.admin)
+        self.assertEqual(st, 200, body)
+        return body
+
+    def test_live_block_with_a_server_code_is_a_block(self):
+        # Live BLOCK [NO_EXECUTOR] from a policy, shadow ALLOW: a shadow
+        # that would let through what live blocks must show up.
+        ids = []
+        for action in ("payments.atk-fake1", "payments.atk-fake2"):
+            st, body, _ = self.srv.submit(action, "r", {})
+            self.assertEqual(body["decision"], "BLOCK", body)
+            ids.append(body["intent_id"])
+        wait_until(lambda: self.summary()["evaluated"] >= 2, "the shadow")
+
+        def events():
+            evs = [e for e in self.srv.audit_events()
+                   if e.get("type") == "policy.shadow_disagreed" and
+                   e.get("intent_id") in ids]
+            return len(evs) == 2 and evs
+        evs = wait_until(events, "both disagreements (live BLOCK, shadow "
+                         "ALLOW)", 20)
+        for e in evs:
+            self.assertEqual(e["live"]["decision"], "BLOCK", e)
+            self.assertEqual(e["shadow"]["decision"], "ALLOW", e)
+
+    def test_slow_shadow_reload_does_not_hold_the_live_one(self):
+        # A shadow bundle whose 3,000 test cases each spin to the budget
+        # (they pass: a limit is a BLOCK) takes half a minute to test. A
+        # live reload signalled meanwhile must not wait for it.
+        write_bundle(self.shadow, {"zz_allow_attack.lua": ALLOW_ATTACK,
+                                   "zz_spin.lua": SPIN,
+                                   "zz_slow_test.lua": SLOW_TESTS})
+        self.srv.signal(signal.SIGHUP)
+        write_bundle(self.live, {"zz_allow_attack.lua": ALLOW_ATTACK,
+                                 "zz_fake_codes.lua": FAKE_CODES + "\n"})
+        want = revision(self.live)
+        t0 = time.monotonic()
+        self.srv.signal(signal.SIGHUP)
+        wait_until(lambda: self.summary()["live_revision"] == want,
+                   "the live reload (held by the shadow's tests?)", 10)
+        # The agent's intents are decided meanwhile.
+        st, body, _ = self.srv.submit("payments.refund", "o/1", {"amount": 1})
+        self.assertEqual(body["decision"], "ALLOW", body)
+        self.assertLess(time.monotonic() - t0, 10)
+
+
 class ShadowQueue(unittest.TestCase):
     """A flood of intents the shadow spends its whole budget on: the queue
     stays bounded (drops counted), the live replies keep coming, and a stop
