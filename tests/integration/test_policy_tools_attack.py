@@ -1033,6 +1033,13 @@ class Trace(unittest.TestCase):
 
 # ==== policy replay ====
 
+ALLOW_NOEXEC = """-- zz_noexec.lua - allows an action no executor takes.
+return function(intent)
+  if intent.action == "zz.noexec" then return ALLOW end
+  return nil
+end
+"""
+
 LOOP_ON_ONE = """-- zz_loop.lua - loops forever on one recorded intent.
 return function(intent)
   if intent.resource == "o/loop" then while true do end end
@@ -1064,7 +1071,9 @@ class Replay(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="ig-atk-replay-")
-        cls.bundle = write_bundle(os.path.join(cls.work, "bundle"))
+        cls.bundle = write_bundle(os.path.join(cls.work, "bundle"),
+                                  {"zz_fake_codes.lua": FAKE_CODES,
+                                   "zz_noexec.lua": ALLOW_NOEXEC})
         srv = start_dev(quota=5, policy_dir=cls.bundle, clock=True)
         cls.srv = srv
         dev, second = login(srv, "dev-approver"), login(srv, "second")
@@ -1082,6 +1091,12 @@ class Replay(unittest.TestCase):
         den = sub("denied", "payments.refund", "o/3", {"amount": 600})
         assert vote(srv, dev, den, "deny")[0] == 200
         sub("expired", "payments.refund", "o/4", {"amount": 700})
+        # Server codes: a real NO_EXECUTOR (the policies allowed an action
+        # no executor takes) and policies that block with the server's own
+        # codes as reasons: an unchanged bundle must see no change in any.
+        sub("noexec", "zz.noexec", "r/1", {})
+        sub("fake1", "payments.atk-fake1", "r/1", {})
+        sub("fake2", "payments.atk-fake2", "r/1", {})
         # Quota 5 a minute: the 6th and later in this minute are blocked.
         for i in range(3):
             sub("quota%d" % i, "payments.refund", "o/q%d" % i, {"amount": 1})
