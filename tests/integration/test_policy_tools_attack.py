@@ -1091,15 +1091,16 @@ class Replay(unittest.TestCase):
         den = sub("denied", "payments.refund", "o/3", {"amount": 600})
         assert vote(srv, dev, den, "deny")[0] == 200
         sub("expired", "payments.refund", "o/4", {"amount": 700})
+        # Quota 5 a minute: the 6th and later in this minute are blocked.
+        for i in range(3):
+            sub("quota%d" % i, "payments.refund", "o/q%d" % i, {"amount": 1})
+        srv.advance(61)
         # Server codes: a real NO_EXECUTOR (the policies allowed an action
         # no executor takes) and policies that block with the server's own
         # codes as reasons: an unchanged bundle must see no change in any.
         sub("noexec", "zz.noexec", "r/1", {})
         sub("fake1", "payments.atk-fake1", "r/1", {})
         sub("fake2", "payments.atk-fake2", "r/1", {})
-        # Quota 5 a minute: the 6th and later in this minute are blocked.
-        for i in range(3):
-            sub("quota%d" % i, "payments.refund", "o/q%d" % i, {"amount": 1})
         srv.advance(61)
         for i, r in enumerate(CSV_RESOURCES):
             sub("csv%d" % i, "payments.refund", r, {"amount": 1})
