@@ -1109,9 +1109,10 @@ class Replay(unittest.TestCase):
         srv.advance(3600)  # the expired one expires (sweep)
         sub("late", "payments.refund", "o/late", {"amount": 1})
         cls.ids = ids
-        wait_until(lambda: srv.rows("SELECT 1 FROM resolutions WHERE "
-                                    "result = 'EXPIRED'"),
-                   "the approval sweep", 30)
+        agent = srv.env["INTENTGATE_AGENT_TOKEN"]
+        wait_until(lambda: srv.call("GET", "/v1/intents/" +
+                                    ids["expired"]["intent_id"], agent)[1]
+                   ["state"] == "BLOCKED", "the approval sweep", 30)
         srv.settled()
         srv.stop()
         cls.store = srv.store()
