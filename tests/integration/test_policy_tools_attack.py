@@ -1049,6 +1049,7 @@ end
 
 BLOCK_FORMULAS = """-- zz_formula.lua - blocks the CSV attack resources.
 return function(intent)
+  if intent.action ~= "payments.refund" then return nil end
   local r = intent.resource
   if r:sub(1, 1) == "=" or r:sub(1, 1) == "+" or r:sub(1, 1) == "@" or
      r:find("\\27", 1, true) or r:find("\\n", 1, true) then
@@ -1071,6 +1072,10 @@ class Replay(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="ig-atk-replay-")
+        os.chmod(cls.work, 0o755)  # the read-only case runs as nobody
+        cls.settings = os.path.join(cls.work, "settings.json")
+        with open(cls.settings, "w") as f:
+            json.dump({"quota_per_minute": 5}, f)
         cls.bundle = write_bundle(os.path.join(cls.work, "bundle"),
                                   {"zz_fake_codes.lua": FAKE_CODES,
                                    "zz_noexec.lua": ALLOW_NOEXEC})
@@ -1126,8 +1131,11 @@ class Replay(unittest.TestCase):
         shutil.rmtree(cls.work, ignore_errors=True)
 
     def replay(self, *extra, db=None, bundle=None, user=None, timeout=300):
+        # The server's [policy] settings (quota_per_minute = 5), as the
+        # operator must hand them to a replay.
         return ig("policy", "replay", "--db", db or self.store, "--bundle",
-                  bundle or self.bundle, *extra, user=user, timeout=timeout)
+                  bundle or self.bundle, "--settings", self.settings, *extra,
+                  user=user, timeout=timeout)
 
     def snapshot(self, path):
         st = os.stat(path)
@@ -1270,7 +1278,8 @@ class Replay(unittest.TestCase):
     def test_text_on_a_terminal_is_escaped(self):
         b = write_bundle(os.path.join(self.work, "formula2"),
                          {"zz_formula.lua": BLOCK_FORMULAS})
-        rc, out = on_tty("policy", "replay", "--db", self.store, "--bundle", b)
+        rc, out = on_tty("policy", "replay", "--db", self.store, "--bundle", b,
+                         "--settings", self.settings)
         self.assertEqual(rc, 1, out)
         self.assertIn(self.ids["term"]["intent_id"].encode(), out)
         self.assertEqual(CONTROL.findall(out.replace(b"\r\n", b"\n")), [],
