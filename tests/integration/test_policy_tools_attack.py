@@ -1229,14 +1229,14 @@ class Replay(unittest.TestCase):
 
     def test_bundle_failing_its_tests_is_refused(self):
         b = write_bundle(os.path.join(self.work, "failing"),
-                         {"zz_fail_test.lua": FAILING_TEST})
+                         {"zz_fail_test.lua": FAILING_TEST}, base=self.bundle)
         rc, out, err = self.replay(bundle=b)
         self.assertEqual(rc, 2, out + err)
         self.assertIn("fails on purpose", out + err)
 
     def test_loop_on_one_intent_is_bounded(self):
         b = write_bundle(os.path.join(self.work, "loop"),
-                         {"zz_loop.lua": LOOP_ON_ONE})
+                         {"zz_loop.lua": LOOP_ON_ONE}, base=self.bundle)
         t0 = time.monotonic()
         rc, out, err = self.replay("--format", "json", bundle=b, timeout=120)
         self.assertLess(time.monotonic() - t0, 60)
@@ -1250,7 +1250,7 @@ class Replay(unittest.TestCase):
 
     def test_csv_quotes_agent_text(self):
         b = write_bundle(os.path.join(self.work, "formula"),
-                         {"zz_formula.lua": BLOCK_FORMULAS})
+                         {"zz_formula.lua": BLOCK_FORMULAS}, base=self.bundle)
         rc, out, err = self.replay("--format", "csv", bundle=b)
         self.assertEqual(rc, 1, out + err)
         rows = list(csv.reader(io.StringIO(out, newline="")))
@@ -1258,16 +1258,21 @@ class Replay(unittest.TestCase):
         col = header.index("resource")
         got = [r[col] for r in body]
         for res in CSV_RESOURCES:
-            # Exactly the agent's text (or with the ' a formula guard adds).
-            self.assertTrue(res in got or "'" + res in got, (res, out))
+            # The agent's text, whole in its field: as it is, with the '
+            # a formula guard adds, or with control characters escaped as
+            # the text output does (\\n: one physical line per record).
+            esc = res.replace("\r", "\\r").replace("\n", "\\n")
+            self.assertTrue({res, "'" + res, esc, "'" + esc} & set(got),
+                            (res, out))
         self.assertEqual(len(body), len(CSV_RESOURCES) + 1, out)  # + term
+        self.assertEqual(len(out.rstrip("\r\n").split("\n")), len(rows), out)
 
     def test_csv_formulas_are_neutralised(self):
         # RFC 4180 quoting keeps a field whole, but a spreadsheet still
         # runs a quoted "=cmd|..." : a field starting with = + - @ must be
         # guarded (OWASP: prefix ').
         b = write_bundle(os.path.join(self.work, "formula3"),
-                         {"zz_formula.lua": BLOCK_FORMULAS})
+                         {"zz_formula.lua": BLOCK_FORMULAS}, base=self.bundle)
         rc, out, err = self.replay("--format", "csv", bundle=b)
         self.assertEqual(rc, 1, out + err)
         for row in csv.reader(io.StringIO(out, newline="")):
@@ -1277,7 +1282,7 @@ class Replay(unittest.TestCase):
 
     def test_text_on_a_terminal_is_escaped(self):
         b = write_bundle(os.path.join(self.work, "formula2"),
-                         {"zz_formula.lua": BLOCK_FORMULAS})
+                         {"zz_formula.lua": BLOCK_FORMULAS}, base=self.bundle)
         rc, out = on_tty("policy", "replay", "--db", self.store, "--bundle", b,
                          "--settings", self.settings)
         self.assertEqual(rc, 1, out)
