@@ -241,6 +241,24 @@ return {
 LUA
 same "the probe is not visible to policies" "$d" 0
 
+# ---- at Lua's own limits: 200 locals in the main chunk (a probe local
+# would be the 201st), a source using `...` and the probe's own name ----
+d=$tmp/limits
+mkdir "$d"
+{
+    for i in $(seq 1 199); do echo "local v$i = $i"; done
+    echo 'local args = select("#", ...)'
+    echo 'return function(intent)'
+    echo '  local __igcov = "mine"'
+    echo '  if intent.action == "a" and v199 == 199 and args == 0 and'
+    echo '     __igcov == "mine" then return ALLOW end'
+    echo '  return nil'
+    echo 'end'
+} >"$d/p.lua"
+printf 'return { { name = "a", intent = { action = "a" }, expect = "ALLOW" } }\n' \
+    >"$d/p_test.lua"
+same "200 locals, ..., a local named like the probe" "$d" 0
+
 # ---- sources that do not compile: refused alike ----
 for src in 'return function(intent)\n  if intent.action == "a" then' \
     'return function(intent) return ALLOW end\n--[==[ never closed' \
