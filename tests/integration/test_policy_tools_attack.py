@@ -1088,7 +1088,9 @@ class Replay(unittest.TestCase):
             st, body, _ = srv.submit(action, res, params)
             assert st == 201, body
             ids[tag] = body
+            srv.advance(1)  # each decision a second of its own (--since)
             return body
+        srv.advance(1)
         sub("loop", "payments.refund", "o/loop", {"amount": 2})
         sub("allow", "payments.refund", "o/1", {"amount": 1})
         esc = sub("approved", "payments.refund", "o/2", {"amount": 500})
@@ -1150,6 +1152,27 @@ class Replay(unittest.TestCase):
         json.loads(out)
         rc, out, err = self.replay()
         self.assertEqual(rc, 0, out + err)
+
+    def decided_at(self, key):
+        """When the first decision of the intent recorded as key was made
+        (seconds since the epoch)."""
+        iid = self.ids[key]["intent_id"]
+        r = self.srv.rows("SELECT d.decided_at AS t FROM decisions d JOIN "
+                          "intents i ON i.seq = d.intent_seq WHERE "
+                          "i.intent_id = '%s' ORDER BY d.seq" % iid)
+        return int(r[0]["t"])
+
+    def test_since_warms_the_quota(self):
+        # The quota blocks alone (--since at the first of them): the hits
+        # before --since only warm the counters, and the blocks stay blocks.
+        since = self.decided_at("quota0")
+        until = self.decided_at("quota2") + 1
+        self.assertGreater(since, self.decided_at("loop"))
+        rc, out, err = self.replay("--since", str(since), "--until",
+                                   str(until), "--format", "json")
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("QUOTA_EXCEEDED", json.dumps(
+            json.loads(out).get("changes", [])), out)
 
     def test_read_only_sqlite_file_and_dir(self):
         if pg.is_url(self.store):
@@ -1408,7 +1431,7 @@ class Replay(unittest.TestCase):
             return None
         self.hostile(edit, want_seq=False)
 
-    def decided_at(self, when):
+    def set_decided_at(self, when):
         def edit(db):
             r = self.first_decision(db, "allow")
             db.execute("UPDATE decisions SET decided_at = ? WHERE seq = ?",
@@ -1417,13 +1440,13 @@ class Replay(unittest.TestCase):
         return edit
 
     def test_decided_in_year_9999(self):
-        self.hostile(self.decided_at(253402300799))
+        self.hostile(self.set_decided_at(253402300799))
 
     def test_decided_at_negative(self):
-        self.hostile(self.decided_at(-1))
+        self.hostile(self.set_decided_at(-1))
 
     def test_decided_at_int64_min(self):
-        self.hostile(self.decided_at(-9223372036854775808))
+        self.hostile(self.set_decided_at(-9223372036854775808))
 
     def test_duplicate_decision_row(self):
         # A second "first" decision for one intent (copied row, new seq).
