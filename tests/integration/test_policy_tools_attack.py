@@ -469,6 +469,24 @@ class Shadow(unittest.TestCase):
         code, rec, _ = self.srv.call("GET", "/v1/policy/shadow")
         self.assertEqual(code, 401, rec)
 
+    def test_summary_is_for_admins_only(self):
+        for name in ("INTENTGATE_AGENT_TOKEN", "INTENTGATE_EXECUTOR_TOKEN",
+                     "INTENTGATE_AUDITOR_TOKEN"):
+            code, rec, _ = self.srv.call("GET", "/v1/policy/shadow",
+                                         self.env[name])
+            self.assertIn(code, (401, 403), (name, rec))
+        approver = login(self.srv, "dev-approver")
+        code, rec, _ = self.srv.call("GET", "/v1/policy/shadow", approver)
+        self.assertIn(code, (401, 403), rec)
+        for bad in ("Bearer", "Bearer " + "x" * 5000, "Basic YTpi"):
+            code, rec, _ = self.srv.call("GET", "/v1/policy/shadow",
+                                         headers={"Authorization": bad})
+            self.assertIn(code, (400, 401, 403), (bad[:20], rec))
+        # Nothing else than GET.
+        code, rec, _ = self.srv.call("POST", "/v1/policy/shadow", self.admin,
+                                     {})
+        self.assertIn(code, (404, 405), rec)
+
     def test_one_disagreement_event_per_decision(self):
         ids = []
         for i in range(5):
