@@ -492,6 +492,20 @@ class Shadow(unittest.TestCase):
         for i in range(5):
             st, body = self.submit("payments.dis-once", "o/once-%d" % i)
             ids.append(body["intent_id"])
+        # Idempotent replays of one intent (the same key, 20 times, some
+        # at once) are one decision: one event.
+        key = "idem-%s" % os.urandom(4).hex()
+        st, first = self.submit("payments.dis-idem", "o/idem",
+                                idempotency_key=key)
+        ids.append(first["intent_id"])
+        from harness import parallel
+        again = parallel(10, lambda i: self.srv.submit(
+            "payments.dis-idem", "o/idem", {}, idempotency_key=key))
+        again += [self.srv.submit("payments.dis-idem", "o/idem", {},
+                                  idempotency_key=key) for _ in range(10)]
+        for code, body, _ in again:
+            self.assertEqual((code, body["intent_id"]),
+                             (200, first["intent_id"]), body)
         st, ok = self.submit("payments.refund", "o/agree", {"amount": 1})
         self.settle_shadow()
 
