@@ -996,6 +996,48 @@ class Trace(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(CONTROL.findall(raw), [], raw)
 
+    def test_replay_on_a_running_server(self):
+        # What operators will do: replay the live database while the PDP
+        # decides. The replay reads (exit 0/1), the PDP keeps deciding,
+        # and nothing of the replay is left beside a SQLite file.
+        for i in range(30):
+            self.srv.submit("payments.refund", "o/live-%d" % i, {"amount": 1})
+        settings = os.path.join(self.work, "settings.json")
+        with open(settings, "w") as f:
+            json.dump({"quota_per_minute": 6000}, f)
+        stop = threading.Event()
+        bad = []
+
+        def load():
+            i = 0
+            while not stop.is_set():
+                t0 = time.monotonic()
+                st, body, _ = self.srv.submit("payments.refund",
+                                              "o/during-%d" % i, {"amount": 1})
+                if st != 201 or time.monotonic() - t0 > 5:
+                    bad.append((st, body))
+                i += 1
+        t = threading.Thread(target=load)
+        t.start()
+        try:
+            for _ in range(3):
+                rc, out, err = ig("policy", "replay", "--db", self.srv.store(),
+                                  "--bundle", self.live, "--settings",
+                                  settings, "--format", "json")
+                self.assertIn(rc, (0, 1), out + err)
+                json.loads(out)
+        finally:
+            stop.set()
+            t.join()
+        self.assertEqual(bad, [])
+        if not self.srv.on_postgres():
+            # The PDP's own -wal/-shm, and nothing else the replay made.
+            left = sorted(n for n in os.listdir(os.path.dirname(
+                self.srv.sqlite_path())) if n.startswith("intentgate.db"))
+            self.assertLessEqual(set(left), {"intentgate.db",
+                                             "intentgate.db-wal",
+                                             "intentgate.db-shm"}, left)
+
     def test_file_name_escaped_on_the_page(self):
         # A policy file name reaches the approver's page through the trace.
         work = tempfile.mkdtemp(prefix="ig-atk-xssname-")
