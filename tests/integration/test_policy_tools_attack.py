@@ -965,6 +965,18 @@ class Trace(unittest.TestCase):
             # The log has it (the point of the feature).
             ev = self.decided(body["intent_id"])
             self.assertIn("trace", ev, ev)
+        # After quorum (the re-evaluation has a trace of its own), the
+        # agent's view of the intent, long poll included, still has none.
+        st, esc, _ = self.srv.submit("payments.refund", "o/q", {"amount": 500})
+        self.assertEqual(esc["decision"], "ESCALATE", esc)
+        self.assertEqual(vote(self.srv, login(self.srv, "dev-approver"),
+                              esc)[0], 200)
+        for path in ("/v1/intents/" + esc["intent_id"],
+                     "/v1/intents/%s?wait=1" % esc["intent_id"]):
+            code, rec, _ = self.srv.call("GET", path, self.agent)
+            self.assertEqual(code, 200, rec)
+            self.assertNotIn("trace", set(walk_keys(rec)), rec)
+            self.assertNotIn(".lua", json.dumps(rec), rec)
 
     def test_approval_page_escapes_trace(self):
         from test_ui import Browser
