@@ -1516,6 +1516,34 @@ class Replay(unittest.TestCase):
             return r[-1]["dseq"]
         self.hostile(edit)
 
+    def quorum_decision(self, db, key):
+        iid = self.ids[key]["intent_id"]
+        r = db.rows("SELECT d.seq AS dseq FROM decisions d JOIN intents i "
+                    "ON i.seq = d.intent_seq WHERE i.intent_id = '%s' "
+                    "ORDER BY d.seq" % iid)
+        return r[-1]["dseq"]
+
+    def test_vote_after_its_decision(self):
+        # "The votes cast up to that decision": a vote dated after the
+        # quorum decision it would have counted in cannot be.
+        def edit(db):
+            iid = self.ids["approved"]["intent_id"]
+            db.execute("UPDATE votes SET voted_at = voted_at + 999999 WHERE "
+                       "intent_seq = (SELECT seq FROM intents WHERE "
+                       "intent_id = ?)", (iid,))
+            return self.quorum_decision(db, "approved")
+        self.hostile(edit)
+
+    def test_approved_without_approving_votes(self):
+        # A resolution APPROVED whose only vote is a DENY: the rows
+        # contradict each other.
+        def edit(db):
+            iid = self.ids["approved"]["intent_id"]
+            db.execute("UPDATE votes SET vote = 'DENY' WHERE intent_seq = "
+                       "(SELECT seq FROM intents WHERE intent_id = ?)", (iid,))
+            return self.quorum_decision(db, "approved")
+        self.hostile(edit)
+
     def test_requirements_not_json(self):
         def edit(db):
             iid = self.ids["approved"]["intent_id"]
