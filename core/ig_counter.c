@@ -33,6 +33,7 @@ struct entry {
 struct ig_counter {
     struct entry *slot[NSLOTS];
     size_t nkeys, max_keys;
+    size_t nbuckets, max_buckets; /* allocated, in all entries */
     int64_t max_window;
 };
 
@@ -65,6 +66,7 @@ ig_counter_new(size_t max_keys, int64_t max_window)
     if (c == NULL)
         return NULL;
     c->max_keys = max_keys;
+    c->max_buckets = IG_COUNTER_BUCKETS_DEFAULT;
     c->max_window = max_window;
     return c;
 }
@@ -91,10 +93,25 @@ ig_counter_keys(const struct ig_counter *c)
     return c->nkeys;
 }
 
-/* Drop buckets older than the longest window; compact when half empty. */
-static void
-prune(const struct ig_counter *c, struct entry *e, int64_t now)
+size_t
+ig_counter_buckets(const struct ig_counter *c)
 {
+    return c->nbuckets;
+}
+
+void
+ig_counter_set_max_buckets(struct ig_counter *c, size_t max_buckets)
+{
+    c->max_buckets = max_buckets > 0 ? max_buckets : 1;
+}
+
+/* Drop buckets older than the longest window; compact when half empty,
+   and give back the array's unused half when it is three-quarters free. */
+static void
+prune(struct ig_counter *c, struct entry *e, int64_t now)
+{
+    struct bucket *nb;
+
     while (e->off < e->len && e->b[e->off].sec <= now - c->max_window)
         e->off++;
     if (e->off > 0 && e->off * 2 >= e->len) {
@@ -102,11 +119,20 @@ prune(const struct ig_counter *c, struct entry *e, int64_t now)
         e->len -= e->off;
         e->off = 0;
     }
+    if (e->cap > 8 && e->len * 4 <= e->cap &&
+        (nb = realloc(e->b, e->cap / 2 * sizeof(*nb))) != NULL) {
+        e->b = nb;
+        c->nbuckets -= e->cap / 2;
+        e->cap /= 2;
+    }
 }
+
+static void evict_idle(struct ig_counter *c, int64_t now,
+                       const struct entry *keep);
 
 /* Add n hits at now (into the newest bucket when it is not older). */
 static int
-add_hits(struct entry *e, int64_t now, int64_t n)
+add_hits(struct ig_counter *c, struct entry *e, int64_t now, int64_t n)
 {
     struct bucket *nb;
     size_t ncap;
@@ -117,10 +143,17 @@ add_hits(struct entry *e, int64_t now, int64_t n)
     }
     if (e->len == e->cap) {
         ncap = e->cap ? e->cap * 2 : 8;
+        if (c->nbuckets + (ncap - e->cap) > c->max_buckets)
+            evict_idle(c, now, e); /* old buckets everywhere */
+        if (e->len == e->cap && c->nbuckets + (ncap - e->cap) > c->max_buckets)
+            return -1;
+    }
+    if (e->len == e->cap) {
         nb = realloc(e->b, ncap * sizeof(*nb));
         if (nb == NULL)
             return -1;
         e->b = nb;
+        c->nbuckets += ncap - e->cap;
         e->cap = ncap;
     }
     e->b[e->len].sec = now;
@@ -129,9 +162,9 @@ add_hits(struct entry *e, int64_t now, int64_t n)
     return 0;
 }
 
-/* Free every key with no hit inside the longest window. */
+/* Free every key but keep with no hit inside the longest window. */
 static void
-evict_idle(struct ig_counter *c, int64_t now)
+evict_idle(struct ig_counter *c, int64_t now, const struct entry *keep)
 {
     struct entry **pp, *e;
     size_t i;
@@ -140,8 +173,9 @@ evict_idle(struct ig_counter *c, int64_t now)
         pp = &c->slot[i];
         while ((e = *pp) != NULL) {
             prune(c, e, now);
-            if (e->off == e->len) {
+            if (e->off == e->len && e != keep) {
                 *pp = e->next;
+                c->nbuckets -= e->cap;
                 entry_free(e);
                 c->nkeys--;
             } else {
@@ -161,7 +195,7 @@ find_or_add(struct ig_counter *c, const char *key, int64_t now)
         if (strcmp(e->key, key) == 0)
             return e;
     if (c->nkeys >= c->max_keys)
-        evict_idle(c, now);
+        evict_idle(c, now, NULL);
     if (c->nkeys >= c->max_keys)
         return NULL;
     e = calloc(1, sizeof(*e));
@@ -188,7 +222,7 @@ ig_counter_hit(struct ig_counter *c, const char *key, int64_t window,
     if (window > c->max_window)
         window = c->max_window;
     prune(c, e, now);
-    if (add_hits(e, now, 1) != 0)
+    if (add_hits(c, e, now, 1) != 0)
         return -1;
     for (i = e->len; i > e->off && e->b[i - 1].sec > now - window; i--)
         sum += e->b[i - 1].hits;
@@ -204,5 +238,5 @@ ig_counter_load(struct ig_counter *c, const char *key, int64_t sec,
     if (hits < 1 || (e = find_or_add(c, key, sec)) == NULL)
         return -1;
     prune(c, e, sec);
-    return add_hits(e, sec, hits);
+    return add_hits(c, e, sec, hits);
 }

@@ -23,9 +23,20 @@
 
 struct ig_counter;
 
+/* Buckets a new counter may hold in all, by default: 16 MiB of them. A
+   policy calling count() on many keys per evaluation adds a bucket per key
+   and second; the memory is outside the Lua heap cap, so it has its own. */
+#define IG_COUNTER_BUCKETS_DEFAULT ((size_t)1 << 20)
+
 /* A counter of at most max_keys keys, each remembering max_window seconds
-   (> 0). NULL when out of memory. */
+   (> 0), holding at most IG_COUNTER_BUCKETS_DEFAULT buckets. NULL when out
+   of memory. */
 struct ig_counter *ig_counter_new(size_t max_keys, int64_t max_window);
+
+/* Change the bucket budget (>= 1): past it, the buckets older than
+   max_window are dropped everywhere, and then a hit that needs a new
+   bucket fails (-1). */
+void ig_counter_set_max_buckets(struct ig_counter *c, size_t max_buckets);
 
 /* NULL is fine. */
 void ig_counter_free(struct ig_counter *c);
@@ -34,8 +45,9 @@ void ig_counter_free(struct ig_counter *c);
  * Record one hit of key at second now and return the hits of key in the
  * window seconds ending at now (this one included): buckets with
  * second > now - window. window is capped at max_window. -1 when out of
- * memory or when key would be key number max_keys + 1 and no key is idle
- * for max_window (a quota that cannot be counted must not pass).
+ * memory, when key would be key number max_keys + 1 and no key is idle
+ * for max_window, or when the bucket budget is spent (a quota that cannot
+ * be counted must not pass).
  */
 int64_t ig_counter_hit(struct ig_counter *c, const char *key, int64_t window,
                        int64_t now);
@@ -45,7 +57,8 @@ int64_t ig_counter_hit(struct ig_counter *c, const char *key, int64_t window,
 int ig_counter_load(struct ig_counter *c, const char *key, int64_t sec,
                     int64_t hits);
 
-/* How many keys the counter holds. */
+/* How many keys, and how many buckets (allocated), the counter holds. */
 size_t ig_counter_keys(const struct ig_counter *c);
+size_t ig_counter_buckets(const struct ig_counter *c);
 
 #endif

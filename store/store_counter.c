@@ -123,6 +123,10 @@ store_counters_load(struct store_sq *s, struct ig_err *err)
         ig_counter_new(IG_STORE_COUNT_KEYS_MAX, IG_STORE_COUNT_WINDOW_MAX);
     if (s->counters->hits == NULL)
         return ig_err_set(err, IG_ERR_NOMEM, "out of memory");
+    /* The live quotas keep what the traffic gives them (at most a bucket
+       per key and second of the last day): no budget that an agent could
+       spend to make every count() fail. */
+    ig_counter_set_max_buckets(s->counters->hits, SIZE_MAX);
     pthread_mutex_init(&s->counters->mu, NULL);
     /* Oldest second first, as the buckets are kept. */
     if (sqlite3_exec(s->wdb,

@@ -83,6 +83,37 @@ test_load(void **state)
     assert_null(ig_counter_new(8, 0));
 }
 
+/* A policy counting many keys per evaluation spends the bucket budget:
+   then count() fails (-1), it does not grow without bound; buckets that
+   fell out of the window are given back first. */
+static void
+test_bucket_budget(void **state)
+{
+    struct ig_counter *c = ig_counter_new(100000, 100);
+    char key[32];
+    int i, refused = 0;
+
+    (void)state;
+    ig_counter_set_max_buckets(c, 800);
+    for (i = 0; i < 1000; i++) {
+        (void)snprintf(key, sizeof(key), "hoard:%d", i);
+        if (ig_counter_hit(c, key, 100, 10) < 0)
+            refused++;
+        assert_true(ig_counter_buckets(c) <= 800);
+    }
+    assert_int_equal(refused, 900); /* 8 buckets a key: 100 keys fit */
+    /* A key that has a bucket keeps counting in its newest second. */
+    assert_int_equal(ig_counter_hit(c, "hoard:0", 100, 10), 2);
+    /* 100 s later every bucket is out of the window: given back. */
+    assert_int_equal(ig_counter_hit(c, "hoard:999", 100, 110), 1);
+    assert_true(ig_counter_buckets(c) <= 800);
+    /* One key past its 8 seconds grows its array: budget again. */
+    for (i = 0; i < 50; i++)
+        assert_true(ig_counter_hit(c, "k", 100, 200 + i) > 0);
+    assert_int_equal(ig_counter_hit(c, "k", 100, 250), 51);
+    ig_counter_free(c);
+}
+
 int
 main(void)
 {
@@ -91,6 +122,7 @@ main(void)
         cmocka_unit_test(test_time_backwards),
         cmocka_unit_test(test_full_evicts_idle_then_refuses),
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_bucket_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
