@@ -265,12 +265,13 @@ for src in 'return function(intent)\n  if intent.action == "a" then' \
     'return function(intent)\n  if x then return ALLOW end end end\n' \
     'return function(intent)\n  goto nowhere\nend\n' \
     'return function(intent)\n  local s = [==[ ]=] \nend\n'; do
-    d=$tmp/broken$RANDOM
+    nbroken=$((${nbroken:-0} + 1))
+    d=$tmp/broken$nbroken
     mkdir "$d"
-    printf "$src" >"$d/p.lua"
+    printf '%b' "$src" >"$d/p.lua"
     printf 'return { { name = "a", intent = { action = "a" }, expect = "ALLOW" } }\n' \
         >"$d/p_test.lua"
-    same "does not compile: $(printf "$src" | tr '\n' ' ' | cut -c1-50)" "$d" 2
+    same "does not compile: $(printf '%b' "$src" | tr '\n' ' ' | cut -c1-50)" "$d" 2
 done
 
 # ---- a policy file of only a comment or whitespace tail ----
