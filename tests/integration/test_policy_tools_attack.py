@@ -910,6 +910,28 @@ class ShadowConfig(unittest.TestCase):
         s2.cleanup()
         return None
 
+    def test_shadow_dir_in_user_layouts(self):
+        # Under the clone and under /var/lib, with a space and a non-ASCII
+        # letter in the path: taken, and its revision is the directory's.
+        for root in (os.path.join(ROOT, "build"), "/var/lib"):
+            os.makedirs(root, exist_ok=True)
+            w = tempfile.mkdtemp(prefix="ig atk \u00fc ", dir=root)
+            try:
+                sh = write_bundle(os.path.join(w, "shadow dir"),
+                                  {"zz_allow_attack.lua": ALLOW_ATTACK,
+                                   "zz_hostile.lua": HOSTILE})
+                srv = start_dev(top="shadow_policy_dir = %s\n" % sh,
+                                quota=1000000)
+                try:
+                    st, body, _ = srv.call("GET", "/v1/policy/shadow",
+                                           srv.env["INTENTGATE_ADMIN_TOKEN"])
+                    self.assertEqual(st, 200, body)
+                    self.assertEqual(body["shadow_revision"], revision(sh))
+                finally:
+                    finish(self, srv)
+            finally:
+                shutil.rmtree(w, ignore_errors=True)
+
     def test_same_dir_under_another_name_is_refused(self):
         for make in (lambda pol, link: "shadow_policy_dir = policies\n",
                      lambda pol, link: "shadow_policy_dir = ./policies\n",
