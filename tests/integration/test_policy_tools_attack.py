@@ -1031,6 +1031,15 @@ class Trace(unittest.TestCase):
         self.assertNotIn("<img src=x", page.body)
         self.assertIn("ECHO_REASON", page.body)  # the Why: line is there
         self.assertIn("zz_echo.lua", page.body)
+        # The audit pages show intent.decided with its trace: escaped too.
+        audit = b.get("/ui/audit")
+        self.assertEqual(audit.status, 200, audit.body[:300])
+        for path in re.findall(r'href="(/ui/audit[^"]*)"', audit.body)[:20]:
+            sub = b.get(path.replace("&amp;", "&"))
+            self.assertNotIn("<script>alert(1)", sub.body, path)
+            self.assertNotIn("<img src=x", sub.body, path)
+        self.assertNotIn("<script>alert(1)", audit.body)
+        self.assertNotIn("<img src=x", audit.body)
 
     def test_audit_show_on_a_terminal_escapes(self):
         st, body, _ = self.srv.submit("payments.atk-echo", "o/" + TERM_ATTACK,
