@@ -414,9 +414,9 @@ class Shadow(unittest.TestCase):
             self.assertEqual(body["decision"], "ALLOW", (action, body))
             self.assertIn("grant", body)
             # The reply never waits for the shadow (a loop is cut at the
-            # wall limit, 50 ms; a second is a shadow on the reply path
-            # or on a lock the reply needs).
-            self.assertLess(took, 1.0, action)
+            # wall limit, 50 ms; seconds are a shadow on the reply path or
+            # on a lock the reply needs; 3 s: a slow CI machine is not it).
+            self.assertLess(took, 3.0, action)
         s = self.settle_shadow()
         self.assertGreaterEqual(s["errors"], 4, s)  # loop, mem, rec, count
         st, body, _ = self.srv.call("GET", "/healthz")
