@@ -953,6 +953,17 @@ return function(intent)
 end
 """
 
+PROBE = """-- zz_probe.lua - is the coverage probe reachable in the server?
+return function(intent)
+  if intent.action ~= "payments.atk-probe" then return nil end
+  for _, n in ipairs({"__igcov", "__cov", "_igcov", "igcov"}) do
+    local ok, v = pcall(function() return _ENV[n] end)
+    if ok and v ~= nil then return BLOCK{reason = "PROBE_SEEN"} end
+  end
+  return ALLOW
+end
+"""
+
 XSS = '<script>alert(1)</script>"\'><img src=x onerror=alert(2)>'
 # A policy file name is the author's, but it reaches an approver's page.
 XSS_FILE = 'zz_<b>x<i>"&.lua'
@@ -966,7 +977,7 @@ class Trace(unittest.TestCase):
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="ig-atk-trace-")
         cls.live = write_bundle(os.path.join(cls.work, "live"),
-                                {"zz_echo.lua": ECHO})
+                                {"zz_echo.lua": ECHO, "zz_probe.lua": PROBE})
         cls.srv = start_dev(policy_dir=cls.live)
         cls.env = cls.srv.env
         cls.agent = cls.env["INTENTGATE_AGENT_TOKEN"]
@@ -985,6 +996,11 @@ class Trace(unittest.TestCase):
                     return e
             return None
         return wait_until(find, "intent.decided of " + iid)
+
+    def test_no_coverage_probe_in_the_server(self):
+        st, body, _ = self.srv.submit("payments.atk-probe", "r", {})
+        self.assertEqual(st, 201, body)
+        self.assertEqual(body["decision"], "ALLOW", body)
 
     def test_reply_has_no_trace(self):
         cases = [("payments.refund", "o/1", {"amount": 1}),
