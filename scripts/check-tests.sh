@@ -27,7 +27,8 @@ BOTH_STORES = ("pdp.integration", "pdp.redeem_integration", "pdp.limits",
                "pdp.refusals_integration", "approval.integration",
                "audit.pdp_integration", "agent.submit", "agent.examples",
                "hook.integration", "pdp.trace_integration",
-               "policy.replay", "pdp.shadow_integration")
+               "policy.replay", "pdp.shadow_integration",
+               "policy.tools_attack")
 EXPECTED += BOTH_STORES + tuple(n + ".pg" for n in BOTH_STORES)
 tests = json.load(sys.stdin)["tests"]
 names = {t["name"] for t in tests}

@@ -121,3 +121,23 @@ if(TARGET igpdp AND NOT IG_FUZZ)
   ig_test(pdp replay_row LIBS igpdp)
   set_tests_properties(pdp.replay_row PROPERTIES LABELS unit TIMEOUT 60)
 endif()
+
+# Issue 19's tools attacked (tests/integration/test_policy_tools_attack.py,
+# both stores): a hostile shadow bundle cannot change, slow or count
+# against a live decision; the agent never sees a trace or a shadow
+# verdict; agent text escaped on terminals, pages and CSV; `policy replay`
+# never writes and reports each hostile row (exit 3). tests/cli/
+# test_policy_tools_attack.sh: coverage decides as plain `policy test`.
+if(TARGET intentgate AND NOT IG_FUZZ)
+  find_program(PYTHON3 python3 REQUIRED)
+  ig_store_test(policy.tools_attack
+    ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_policy_tools_attack.py)
+  set_tests_properties(policy.tools_attack PROPERTIES
+    ENVIRONMENT "INTENTGATE_BIN=$<TARGET_FILE:intentgate>"
+    LABELS integration TIMEOUT 900)
+  add_test(NAME policy.tools_attack_cli
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_policy_tools_attack.sh
+            $<TARGET_FILE:intentgate>)
+  set_tests_properties(policy.tools_attack_cli PROPERTIES
+    LABELS integration TIMEOUT 300)
+endif()

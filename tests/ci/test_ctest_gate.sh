@@ -70,7 +70,8 @@ endif()
 set(both pdp.integration pdp.redeem_integration pdp.limits
     pdp.refusals_integration approval.integration audit.pdp_integration
     agent.submit agent.examples hook.integration witness.client witness.e2e
-    pdp.trace_integration policy.replay pdp.shadow_integration)
+    pdp.trace_integration policy.replay pdp.shadow_integration
+    policy.tools_attack)
 foreach(t \${both})
   add_test(NAME \${t} COMMAND sh -c "exit 0")
   set_tests_properties(\${t} PROPERTIES ENVIRONMENT IG_TEST_STORE=sqlite)
