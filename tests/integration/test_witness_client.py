@@ -241,8 +241,13 @@ class Hostile(unittest.TestCase):
         wid = self.honest.id
 
         def caught_up():
-            note = checkpoint(self.srv)
+            # The metric first: the PDP stores a cosignature before it
+            # moves the metric, so a note read after the metric shows
+            # size S carries the line. (Read the other way round, the
+            # witness could cosign between the two reads: a note without
+            # the line, and a metric that says it is there.)
             m = metrics(self.srv)
+            note = checkpoint(self.srv)
             return m[("intentgate_witness_cosigned_size", wid, None)] == \
                 checkpoint_size(note) and note
         note = wait_until(caught_up, "the honest witness to catch up")
@@ -465,9 +470,9 @@ class RealWitness(unittest.TestCase):
 
     def wait_all(self):
         def done():
+            m = metrics(self.srv)  # first: see caught_up in Hostile
             note = checkpoint(self.srv)
             size = checkpoint_size(note)
-            m = metrics(self.srv)
             return all(m[("intentgate_witness_cosigned_size", w.id, None)]
                        == size for w in self.ws) and note
         return wait_until(done, "both witnesses to cosign the latest",
