@@ -95,21 +95,6 @@ unreadable(struct replay_result *out, const char *what, const char *detail)
                    detail != NULL ? ": " : "", detail != NULL ? detail : "");
 }
 
-/* 1 when s is a reason code (^[A-Z][A-Z0-9_]*$) that fits a decision. */
-static int
-code_valid(const char *s, size_t n)
-{
-    size_t i;
-
-    if (n == 0 || n >= POL_REASON_MAX || s[0] < 'A' || s[0] > 'Z')
-        return 0;
-    for (i = 1; i < n; i++)
-        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-              s[i] == '_'))
-            return 0;
-    return 1;
-}
-
 /* 1 when v, recorded for d, is the server's BLOCK NO_EXECUTOR (the
    policies allowed; no executor was configured for the action), not a
    policy's own BLOCK{reason = "NO_EXECUTOR"}: the reason code alone
@@ -162,7 +147,7 @@ recorded(const struct store_log_decision *d, struct replay_verdict *v,
     json_array_foreach(r, i, x)
     {
         if (!ok || !json_is_string(x) ||
-            !code_valid(json_string_value(x), json_string_length(x))) {
+            !pol_reason_valid(json_string_value(x), json_string_length(x))) {
             ok = 0;
             break;
         }

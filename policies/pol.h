@@ -123,6 +123,9 @@ struct pol_bundle *pol_engine_bundle(const struct pol_engine *e);
 void pol_engine_eval(struct pol_engine *e, const json_t *intent,
                      struct pol_decision *out);
 
+/* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
+int pol_reason_valid(const char *s, size_t n);
+
 /* "ALLOW", "ESCALATE" or "BLOCK". */
 const char *pol_verdict_name(enum pol_verdict v);
 

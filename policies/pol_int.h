@@ -285,8 +285,6 @@ void pol_acc_finish(const struct pol_acc *a, struct pol_decision *out);
 /* Fill out as BLOCK with one reason and a message. */
 void pol_decision_fail(struct pol_decision *out, const char *reason,
                        const char *msg);
-/* 1 when s (length n) matches ^[A-Z][A-Z0-9_]*$ and fits POL_REASON_MAX. */
-int pol_reason_valid(const char *s, size_t n);
 
 /* One traced file (pol.h tells the trace). */
 struct pol_trace_entry {
