@@ -99,7 +99,7 @@ unreadable(struct replay_result *out, const char *what, const char *detail)
    policies allowed; no executor was configured for the action), not a
    policy's own BLOCK{reason = "NO_EXECUTOR"}: the reason code alone
    cannot tell (policy authors choose codes), the message the server
-   writes with it can (pdp_intake_steps.c, pdp_approval.c). */
+   writes with it can (pdp_decision_no_executor_msg). */
 static int
 server_no_executor(const struct store_log_decision *d,
                    const struct replay_verdict *v)
@@ -107,17 +107,10 @@ server_no_executor(const struct store_log_decision *d,
     char want[POL_MESSAGE_MAX];
 
     if (v->verdict != POL_BLOCK || v->nreasons == 0 ||
-        strcmp(v->reasons[0], "NO_EXECUTOR") != 0 || d->message == NULL)
+        strcmp(v->reasons[0], "NO_EXECUTOR") != 0 || d->message == NULL ||
+        d->action == NULL)
         return 0;
-    if (d->later)
-        (void)snprintf(want, sizeof(want),
-                       "approved, but no configured executor handles %s",
-                       d->action);
-    else
-        (void)snprintf(want, sizeof(want),
-                       "policy allowed %s but no configured executor "
-                       "handles it",
-                       d->action);
+    pdp_decision_no_executor_msg(want, sizeof(want), d->action, d->later);
     return strcmp(d->message, want) == 0;
 }
 

@@ -263,9 +263,8 @@ decide(struct pdp_server *s, const json_t *rec, const struct pdp_vote *v,
     if (o->d.verdict == POL_ALLOW) {
         o->executor = pdp_config_executor_for(s->cfg, jstr(b, "action"));
         if (o->executor == NULL) {
-            (void)snprintf(msg, sizeof(msg),
-                           "approved, but no configured executor handles %s",
-                           jstr(b, "action"));
+            pdp_decision_no_executor_msg(msg, sizeof(msg), jstr(b, "action"),
+                                         1);
             pdp_decision_block(&o->d, "NO_EXECUTOR", msg);
         }
     }

@@ -32,6 +32,21 @@ pdp_decision_block(struct pol_decision *d, const char *reason, const char *msg)
     (void)snprintf(d->message, POL_MESSAGE_MAX, "%s", msg);
 }
 
+void
+pdp_decision_no_executor_msg(char *out, size_t cap, const char *action,
+                             int at_quorum)
+{
+    if (at_quorum)
+        (void)snprintf(out, cap,
+                       "approved, but no configured executor handles %s",
+                       action);
+    else
+        (void)snprintf(out, cap,
+                       "policy allowed %s but no configured executor "
+                       "handles it",
+                       action);
+}
+
 json_t *
 pdp_decision_reasons(const struct pol_decision *d)
 {

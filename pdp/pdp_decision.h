@@ -28,6 +28,16 @@ struct pdp_principal;
 void pdp_decision_block(struct pol_decision *d, const char *reason,
                         const char *msg);
 
+/*
+ * The message of the server's own BLOCK NO_EXECUTOR (the policies allowed
+ * an action no configured executor handles) into out: at submission
+ * (at_quorum 0) or at an approval's quorum. The PDP writes it; a replay
+ * (`policy replay`) tells the server's NO_EXECUTOR from a policy's own
+ * BLOCK{reason = "NO_EXECUTOR"} by it - one text, so they cannot drift.
+ */
+void pdp_decision_no_executor_msg(char *out, size_t cap, const char *action,
+                                  int at_quorum);
+
 /* d's reasons as a new JSON array of strings; NULL on out-of-memory
    (never an array missing one). */
 json_t *pdp_decision_reasons(const struct pol_decision *d);

@@ -246,10 +246,7 @@ pdp_intake_decide(struct pdp_req *r, struct pdp_intake_op *op)
     if (d->verdict == POL_ALLOW) {
         op->executor = pdp_config_executor_for(r->srv->cfg, action);
         if (op->executor == NULL) {
-            (void)snprintf(msg, sizeof(msg),
-                           "policy allowed %s but no configured executor "
-                           "handles it",
-                           action);
+            pdp_decision_no_executor_msg(msg, sizeof(msg), action, 0);
             pdp_decision_block(d, "NO_EXECUTOR", msg);
         }
     }
