@@ -35,7 +35,8 @@
 
 static const char eval_usage[] =
     "usage: intentgate policy eval --bundle DIR --intent FILE [--trace]\n"
-    "                              [--settings FILE] [--count KEY=N ...]\n"
+    "                              [--settings FILE | --config FILE]\n"
+    "                              [--count KEY=N ...]\n"
     "                              [--format text|json]\n"
     "\n"
     "Decide one intent with the policy bundle in DIR, offline, and print the\n"
@@ -55,6 +56,8 @@ static const char eval_usage[] =
     "                   refused.\n"
     "  --settings FILE  a JSON object the policies see as `config` (what\n"
     "                   the server's [policy] section gives them)\n"
+    "  --config FILE    or: the server's config file, its [policy]\n"
+    "                   settings read as the server reads them\n"
     "  --count KEY=N    count(KEY) has seen N hits already (default 0: the\n"
     "                   intent's own hit makes it 1); repeatable\n"
     "  --format F       text (default) or json:\n"
@@ -66,7 +69,7 @@ static const char eval_usage[] =
     "bad arguments, a bundle that does not load or an unreadable intent.\n";
 
 struct eval_opts {
-    const char *bundle, *intent, *settings, *format;
+    const char *bundle, *intent, *settings, *config, *format;
     int trace;
     size_t ncounts;
     const char *counts[EVAL_COUNTS_MAX];
@@ -102,6 +105,8 @@ parse_args(int argc, char **argv, struct eval_opts *o)
             slot = &o->intent;
         else if (strcmp(argv[i], "--settings") == 0)
             slot = &o->settings;
+        else if (strcmp(argv[i], "--config") == 0)
+            slot = &o->config;
         else if (strcmp(argv[i], "--format") == 0)
             slot = &o->format;
         else if (strcmp(argv[i], "--count") == 0) {
@@ -525,14 +530,8 @@ eval_prepare(const struct eval_opts *o, struct eval_run *r)
 {
     struct ig_err err;
 
-    if (o->settings != NULL) {
-        if ((r->settings = read_json(o->settings, "settings")) == NULL)
-            return -1;
-        if (!json_is_object(r->settings)) {
-            cli_error(CMD, "settings %s must be a JSON object", o->settings);
-            return -1;
-        }
-    }
+    if (cli_policy_settings(CMD, o->settings, o->config, &r->settings) != 0)
+        return -1;
     if ((r->intent = read_json(o->intent, "intent")) == NULL ||
         check_fields(r->intent, cli_input_name(o->intent)) != 0)
         return -1;

@@ -33,7 +33,6 @@
 #include "ig_key.h"
 #include "ig_limits.h"
 #include "ig_time.h"
-#include "pdp_config.h"
 #include "pol.h"
 #include "store_log.h"
 
@@ -161,68 +160,11 @@ parse_args(int argc, char **argv, struct replay_args *a)
         cli_error(CMD, "--db and --bundle are required (see --help)");
         return -1;
     }
-    if (a->settings != NULL && a->config != NULL) {
-        cli_error(CMD, "--settings and --config both give the settings: "
-                       "name one");
-        return -1;
-    }
     if (a->has_since && a->since >= a->until) {
         cli_error(CMD, "--since must be before --until");
         return -1;
     }
     return 0;
-}
-
-/* The --settings object, or NULL (none given or an error: *bad set). */
-static json_t *
-read_settings(const char *path, int *bad)
-{
-    struct ig_buf in;
-    struct ig_err err;
-    json_t *v = NULL;
-
-    *bad = 0;
-    if (path == NULL)
-        return NULL;
-    ig_buf_init(&in, IG_JSON_MAX_BYTES);
-    ig_err_clear(&err);
-    if (cli_read_input(path, &in, &err) != IG_OK) {
-        cli_error(CMD, "--settings: %s", err.msg);
-        *bad = 1;
-    } else if (ig_json_parse(in.data != NULL ? in.data : "", in.len, &v,
-                             &err) != IG_OK) {
-        cli_error(CMD, "--settings %s: not JSON: %s", path, err.msg);
-        *bad = 1;
-    } else if (!json_is_object(v)) {
-        cli_error(CMD, "--settings %s: must be a JSON object", path);
-        *bad = 1;
-    }
-    ig_buf_release(&in);
-    if (*bad) {
-        json_decref(v);
-        v = NULL;
-    }
-    return v;
-}
-
-/* The [policy] settings of the server's config file, or NULL (an error:
- *bad set). */
-static json_t *
-config_settings(const char *path, int *bad)
-{
-    struct pdp_config *c = NULL;
-    struct ig_err err;
-    json_t *v;
-
-    ig_err_clear(&err);
-    if (pdp_config_load(path, &c, &err) != IG_OK) {
-        cli_error(CMD, "--config: %s", err.msg);
-        *bad = 1;
-        return NULL;
-    }
-    v = json_incref(c->policy_settings);
-    pdp_config_free(c);
-    return v;
 }
 
 /* The bundle, loaded and tested as the server does; NULL when refused. */
@@ -235,12 +177,9 @@ load_bundle(const struct replay_args *a)
     char *report = NULL, *fail;
     size_t len = 0;
     FILE *f;
-    int bad, failed = -1;
+    int failed = -1;
 
-    bad = 0;
-    settings = a->config != NULL ? config_settings(a->config, &bad)
-                                 : read_settings(a->settings, &bad);
-    if (bad)
+    if (cli_policy_settings(CMD, a->settings, a->config, &settings) != 0)
         return NULL;
     ig_err_clear(&err);
     if (pol_bundle_load(a->bundle, settings, &b, &err) != IG_OK) {

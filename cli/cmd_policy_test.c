@@ -22,6 +22,7 @@
 static const char policy_usage[] =
     "usage: intentgate policy test DIR [--coverage]\n"
     "                              [--coverage-format text|json]\n"
+    "                              [--settings FILE | --config FILE]\n"
     "\n"
     "Load the policy bundle in DIR (its *.lua files) and run the cases its\n"
     "*_test.lua files return, printing one line per case and a summary.\n"
@@ -36,12 +37,17 @@ static const char policy_usage[] =
     "--coverage-format F   text (the default) or json: one JSON document on\n"
     "                      standard output, the case lines on standard error\n"
     "                      (implies --coverage)\n"
+    "--settings FILE       a JSON object the policies see as `config`, as the\n"
+    "                      server's [policy] section gives them (the server\n"
+    "                      runs the tests with its own settings)\n"
+    "--config FILE         or: the server's config file, its [policy]\n"
+    "                      settings read as the server reads them\n"
     "\n"
     "Exit status: 0 all cases passed, 1 a case failed, 2 bad arguments or a\n"
     "bundle that does not load.\n";
 
 struct policy_test_args {
-    const char *dir;
+    const char *dir, *settings, *config;
     int coverage;
     int json;
 };
@@ -64,6 +70,16 @@ policy_test_parse(int argc, char **argv, struct policy_test_args *a)
             }
             a->coverage = 1;
             a->json = strcmp(argv[++i], "json") == 0;
+        } else if (strcmp(argv[i], "--settings") == 0 ||
+                   strcmp(argv[i], "--config") == 0) {
+            if (i + 1 == argc) {
+                cli_error("policy test", "%s needs a FILE", argv[i]);
+                return -1;
+            }
+            if (argv[i][2] == 's')
+                a->settings = argv[++i];
+            else
+                a->config = argv[++i];
         } else if (argv[i][0] == '-' || a->dir != NULL) {
             cli_error("policy test",
                       "unexpected argument `%s` (expected `policy test DIR "
@@ -109,6 +125,8 @@ cli_policy_test(int argc, char **argv)
     struct pol_bundle *b = NULL;
     struct pol_coverage *cov = NULL;
     struct ig_err err;
+    enum ig_status st;
+    json_t *settings = NULL;
     FILE *lines;
     int failed, rc = CLI_EXIT_USAGE;
 
@@ -118,8 +136,13 @@ cli_policy_test(int argc, char **argv)
     }
     if (policy_test_parse(argc, argv, &a) != 0)
         return CLI_EXIT_USAGE;
+    if (cli_policy_settings("policy test", a.settings, a.config, &settings) !=
+        0)
+        return CLI_EXIT_USAGE;
     ig_err_clear(&err);
-    if (pol_bundle_load(a.dir, NULL, &b, &err) != IG_OK) {
+    st = pol_bundle_load(a.dir, settings, &b, &err);
+    json_decref(settings);
+    if (st != IG_OK) {
         cli_error("policy test", "%s", err.msg);
         return CLI_EXIT_USAGE;
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/test_policy_cli.sh - `intentgate policy test` exit statuses:
 # 0 when every case passes, 1 when a case fails, 2 for bad usage or a
-# bundle that does not load (with one line on stderr naming file and line).
+# bundle that does not load (with one line on stderr naming file and line);
+# --settings gives the bundle its `config` as the server's [policy] does.
 #   test_policy_cli.sh INTENTGATE
 set -u
 ig=$1
@@ -75,6 +76,60 @@ grep -q '^  test ' "$tmp/out" || {
 expect 0 "test --help" "$ig" policy test --help
 grep -q 'usage: intentgate policy test DIR' "$tmp/out" || {
     echo "FAIL test --help: no usage line" >&2
+    fails=$((fails + 1))
+}
+# --settings: the bundle sees the object as `config`, as the server runs
+# the tests with its own [policy] settings.
+mkdir "$tmp/cfg"
+cat >"$tmp/cfg/p.lua" <<'LUA'
+return function(intent)
+  if config.limit ~= nil and intent.params.n > config.limit then
+    return BLOCK{reason = "OVER_LIMIT"}
+  end
+  return ALLOW
+end
+LUA
+cat >"$tmp/cfg/p_test.lua" <<'LUA'
+return {
+  { name = "over the configured limit", expect = "BLOCK",
+    intent = { action = "a", params = { n = 5 } } },
+}
+LUA
+printf '{"limit": 3}' >"$tmp/limit.json"
+printf '[3]' >"$tmp/array.json"
+printf '{"limit": ' >"$tmp/cut.json"
+expect 1 "no settings: config.limit is nil" "$ig" policy test "$tmp/cfg"
+expect 0 "--settings gives config" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/limit.json"
+expect 0 "--settings with --coverage" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/limit.json" --coverage
+grep -q '^  not run: 5$' "$tmp/out" || { # line 3 ran: config seen
+    echo "FAIL --settings --coverage: the configured branch not run" >&2
+    sed 's/^/  | /' "$tmp/out" >&2
+    fails=$((fails + 1))
+}
+expect 2 "--settings not an object" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/array.json"
+grep -q 'must be a JSON object' "$tmp/err" || {
+    echo "FAIL --settings array: message does not say why" >&2
+    fails=$((fails + 1))
+}
+expect 2 "--settings not JSON" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/cut.json"
+expect 2 "--settings missing file" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/nope.json"
+expect 2 "--settings without a file" "$ig" policy test "$tmp/cfg" --settings
+expect 2 "--settings and --config" "$ig" policy test "$tmp/cfg" \
+    --settings "$tmp/limit.json" --config "$tmp/limit.json"
+grep -q 'use one' "$tmp/err" || {
+    echo "FAIL --settings and --config: message does not say why" >&2
+    fails=$((fails + 1))
+}
+expect 2 "--config missing file" "$ig" policy test "$tmp/cfg" \
+    --config "$tmp/nope.conf"
+grep -q '^intentgate policy test: --config' "$tmp/err" || {
+    echo "FAIL --config missing: no one-line error naming --config" >&2
+    sed 's/^/  | /' "$tmp/err" >&2
     fails=$((fails + 1))
 }
 [ "$fails" -eq 0 ] || exit 1

@@ -386,7 +386,7 @@ class Replay(unittest.TestCase):
                 (["--since", "100", "--until", "50"], "before --until"),
                 (["--bogus", "1"], "unknown option"),
                 (["--action"], "needs a value"),
-                (["--config", self.conf], "name one")):
+                (["--config", self.conf], "use one")):
             rc, out, err = self.replay(*args, want=2)
             self.assertIn(what, err)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
