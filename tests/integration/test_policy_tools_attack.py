@@ -14,6 +14,7 @@ shadow verdict in anything the agent reads; agent text escaped on a
 terminal and in CSV; a replay that never writes, and that reports each
 unreadable row (exit 3) instead of crashing or skipping it.
 """
+import atexit
 import csv
 import hashlib
 import io
@@ -48,10 +49,47 @@ TERM_ATTACK = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x08\r"
 # ---- shared helpers ----
 
 
+def reachable(path):
+    """True when every directory above path lets others through."""
+    d = os.path.dirname(os.path.abspath(path))
+    while d not in ("/", ""):
+        if not os.stat(d).st_mode & stat.S_IXOTH:
+            return False
+        d = os.path.dirname(d)
+    return True
+
+
+_STAGED = {}
+
+
+def bin_for(user):
+    """The CLI another user can run. A clone under a private directory
+    (mktemp -d makes 0700) hides the build from that user, so the front
+    binary and the full one it starts are copied, in the installed
+    layout, to a directory everyone may enter."""
+    full = os.path.join(os.path.dirname(os.path.dirname(BIN)), "libexec",
+                        "intentgate", "intentgate-full")
+    if user is None or (reachable(BIN) and reachable(full)):
+        return BIN
+    if "bin" not in _STAGED:
+        top = tempfile.mkdtemp(prefix="ig-atk-bin-")
+        os.chmod(top, 0o755)
+        os.makedirs(os.path.join(top, "cli"))
+        os.makedirs(os.path.join(top, "libexec", "intentgate"))
+        shutil.copy2(BIN, os.path.join(top, "cli", "intentgate"))
+        shutil.copy2(full, os.path.join(top, "libexec", "intentgate",
+                                        "intentgate-full"))
+        for dirpath, _, _ in os.walk(top):
+            os.chmod(dirpath, 0o755)
+        atexit.register(shutil.rmtree, top, True)
+        _STAGED["bin"] = os.path.join(top, "cli", "intentgate")
+    return _STAGED["bin"]
+
+
 def ig(*args, stdin=None, env=None, timeout=300, user=None):
     """Run the CLI; (rc, stdout, stderr) as text. user: run as that user
     (setpriv), to prove a command writes nothing it is not allowed to."""
-    cmd = [BIN] + [str(a) for a in args]
+    cmd = [bin_for(user)] + [str(a) for a in args]
     if user is not None:
         cmd = ["setpriv", "--reuid=" + user, "--regid=nogroup",
                "--clear-groups", "--"] + cmd
@@ -1370,9 +1408,7 @@ class Replay(unittest.TestCase):
                     # ignores modes); the path must be reachable.
                     os.chmod(d, 0o755)
                     os.chmod(path, 0o644)
-                    ok = all(os.stat(p).st_mode & stat.S_IXOTH for p in
-                             self.parents(d))
-                    if ok:
+                    if reachable(path):
                         before = self.snapshot(path)
                         rc, out, err = self.replay(db=path, user="nobody")
                         self.assertEqual(rc, 0, out + err)
@@ -1380,14 +1416,6 @@ class Replay(unittest.TestCase):
                 finally:
                     os.chmod(d, 0o755)
                     shutil.rmtree(d, ignore_errors=True)
-
-    @staticmethod
-    def parents(d):
-        out = []
-        while d not in ("/", ""):
-            out.append(d)
-            d = os.path.dirname(d)
-        return out
 
     def test_the_live_file_is_untouched(self):
         if pg.is_url(self.store):
