@@ -30,6 +30,11 @@ IG_TEST_PG_URL (scripts/test.sh starts it; without it this suite fails).
                     --durable, a taken port retried
     DatabaseFlag    `serve --database`: overrides the config; refuses an
                     empty value and a URL holding a password
+    Layout          the race over two replicas and the sequencer killed
+                    under load again, with the replicas' config, keys,
+                    anchor file and logs under the build tree (inside the
+                    clone) and under /var/lib or /srv, in a directory
+                    whose name holds a space and a non-ASCII letter
 
 Nothing waits on a timer: each step waits (wait_until, with a deadline) for
 what it can observe - a count of answers, a log line, a parked poll.
@@ -102,9 +107,14 @@ class Replicas:
     policies come from a dev server started once on the database (which
     also creates the schema) and stopped."""
 
-    def __init__(self, n, database):
+    def __init__(self, n, database, root=None):
+        """root: the directory the replicas' files go under (a fresh
+        directory in it; tempfile's default when None)."""
         self.database = database
-        boot = Server.dev(database=database)
+        tmp = None
+        if root is not None:
+            tmp = tempfile.mkdtemp(prefix="ig replica \u00fc ", dir=root)
+        boot = Server.dev(tmp=tmp, database=database)
         self.tmp = boot.tmp
         self.env = {k: v for k, v in boot.env.items()
                     if k != "INTENTGATE_URL"}
@@ -270,6 +280,20 @@ def retried(call):
     return res
 
 
+def layout_roots():
+    """Where the replicas' files go in the Layout case: the build tree
+    (ctest's working directory, inside the clone) and /var/lib or /srv,
+    the first of them that is writable (else the build tree again)."""
+    roots = [os.getcwd()]
+    for system in ("/var/lib", "/srv"):
+        if os.access(system, os.W_OK):
+            roots.append(system)
+            break
+    else:
+        roots.append(os.getcwd())
+    return roots
+
+
 class PgTest(unittest.TestCase):
     def setUp(self):
         self.database = pg.create_database("igrep")
@@ -277,10 +301,10 @@ class PgTest(unittest.TestCase):
     def tearDown(self):
         pg.drop_database(self.database)
 
-
-class RedeemRace(PgTest):
-    def race(self, n):
-        reps = Replicas(n, self.database)
+    def race(self, n, root=None, database=None):
+        """100 concurrent redeems of one grant spread over n replicas:
+        exactly one 200, 99 409 GRANT_ALREADY_REDEEMED."""
+        reps = Replicas(n, database or self.database, root)
         try:
             s = reps.servers
             body = reps.allow(s[0], "orders/race-%d" % n)
@@ -299,6 +323,70 @@ class RedeemRace(PgTest):
         finally:
             reps.finish()
 
+    def kill_the_sequencer(self, root=None, database=None):
+        """Two replicas under load; the sequencer SIGKILLed: every
+        acknowledged intent is readable and logged, the survivor takes
+        the sequencer over, `audit verify --db URL` passes."""
+        reps = Replicas(2, database or self.database, root)
+        load = None
+        killed = ()
+        try:
+            s = reps.servers
+            seq = wait_until(
+                lambda: [i for i, srv in enumerate(s)
+                         if events(srv, SEQUENCER_EVENT)],
+                "a replica logging %s" % SEQUENCER_EVENT, 30)
+            self.assertEqual(len(seq), 1, "two sequencers: %s" % seq)
+            victim, survivor = s[seq[0]], s[1 - seq[0]]
+            v, u = seq[0], 1 - seq[0]
+            load = Load(reps, s)
+            wait_until(lambda: load.count(v, 201) >= 20 and
+                       load.count(u, 201) >= 20, "20 intents on each replica",
+                       60)
+            victim.signal(signal.SIGKILL)
+            victim.proc.wait(30)
+            killed = (victim,)
+            at_kill = time.monotonic()
+            # The survivor goes on answering and takes the sequencer over.
+            wait_until(lambda: load.count(u, 201, since=at_kill) >= 20,
+                       "20 intents on the survivor after the kill", 60)
+            wait_until(lambda: events(survivor, SEQUENCER_EVENT),
+                       "the survivor logging %s" % SEQUENCER_EVENT, 60)
+            load.stop()
+            # The survivor answered every request: only the dead one may
+            # have dropped connections.
+            with load.lock:
+                other = [(st, b) for r, _, st, b in load.answers
+                         if r == u and st != 201]
+            self.assertEqual(other, [])
+            acked = load.acked()
+            # Every acknowledged intent is there, whoever acknowledged it.
+            for body in acked:
+                st, rec, _ = reps.intent(survivor, body["intent_id"])
+                self.assertEqual(st, 200, (body["intent_id"], rec))
+                self.assertIn(rec.get("state"), GRANTED, rec)
+            # ... and in the one audit log, once the survivor sequenced it.
+            want = {b["intent_id"] for b in acked}
+
+            def all_logged():
+                got = {e.get("intent_id") for e in leaves(reps.database)}
+                return want <= got
+            wait_until(all_logged, "every acknowledged intent in the log",
+                       60)
+            key = reps.env["INTENTGATE_AUDIT_KEY"]
+            reps.finish(killed=killed)
+            reps = None
+            rc, out, err = ig("audit", "verify", "--db", database or
+                              self.database, "--key", key)
+            self.assertEqual(rc, 0, out + err)
+        finally:
+            if load is not None:
+                load.done.set()
+            if reps is not None:
+                reps.finish(check=False, killed=killed)
+
+
+class RedeemRace(PgTest):
     def test_two_replicas(self):
         self.race(2)
 
@@ -406,63 +494,23 @@ class Across(PgTest):
 
 class KillUnderLoad(PgTest):
     def test_sigkill_the_sequencer_under_load(self):
-        reps = Replicas(2, self.database)
-        load = None
-        killed = ()
-        try:
-            s = reps.servers
-            seq = wait_until(
-                lambda: [i for i, srv in enumerate(s)
-                         if events(srv, SEQUENCER_EVENT)],
-                "a replica logging %s" % SEQUENCER_EVENT, 30)
-            self.assertEqual(len(seq), 1, "two sequencers: %s" % seq)
-            victim, survivor = s[seq[0]], s[1 - seq[0]]
-            v, u = seq[0], 1 - seq[0]
-            load = Load(reps, s)
-            wait_until(lambda: load.count(v, 201) >= 20 and
-                       load.count(u, 201) >= 20, "20 intents on each replica",
-                       60)
-            victim.signal(signal.SIGKILL)
-            victim.proc.wait(30)
-            killed = (victim,)
-            at_kill = time.monotonic()
-            # The survivor goes on answering and takes the sequencer over.
-            wait_until(lambda: load.count(u, 201, since=at_kill) >= 20,
-                       "20 intents on the survivor after the kill", 60)
-            wait_until(lambda: events(survivor, SEQUENCER_EVENT),
-                       "the survivor logging %s" % SEQUENCER_EVENT, 60)
-            load.stop()
-            # The survivor answered every request: only the dead one may
-            # have dropped connections.
-            with load.lock:
-                other = [(st, b) for r, _, st, b in load.answers
-                         if r == u and st != 201]
-            self.assertEqual(other, [])
-            acked = load.acked()
-            # Every acknowledged intent is there, whoever acknowledged it.
-            for body in acked:
-                st, rec, _ = reps.intent(survivor, body["intent_id"])
-                self.assertEqual(st, 200, (body["intent_id"], rec))
-                self.assertIn(rec.get("state"), GRANTED, rec)
-            # ... and in the one audit log, once the survivor sequenced it.
-            want = {b["intent_id"] for b in acked}
+        self.kill_the_sequencer()
 
-            def all_logged():
-                got = {e.get("intent_id") for e in leaves(reps.database)}
-                return want <= got
-            wait_until(all_logged, "every acknowledged intent in the log",
-                       60)
-            key = reps.env["INTENTGATE_AUDIT_KEY"]
-            reps.finish(killed=killed)
-            reps = None
-            rc, out, err = ig("audit", "verify", "--db", self.database,
-                              "--key", key)
-            self.assertEqual(rc, 0, out + err)
-        finally:
-            if load is not None:
-                load.done.set()
-            if reps is not None:
-                reps.finish(check=False, killed=killed)
+
+class Layout(PgTest):
+    def test_data_under_the_clone_and_var_lib(self):
+        for root in layout_roots():
+            with self.subTest(root=root):
+                database = pg.create_database("iglay")
+                try:
+                    self.race(2, root, database)
+                finally:
+                    pg.drop_database(database)
+                database = pg.create_database("iglay")
+                try:
+                    self.kill_the_sequencer(root, database)
+                finally:
+                    pg.drop_database(database)
 
 
 class DatabaseRestart(unittest.TestCase):
