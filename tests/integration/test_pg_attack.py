@@ -43,6 +43,9 @@ the offline checks the database's owner.
     Sequencer       the sequencer SIGKILLed under load: the other takes
                     over, nothing acknowledged lost, the killed one starts
                     on its own anchor, both anchors verify
+    *UnderVarLib    Sequencer and Redeem again with the replicas' files
+                    under /var/lib (or /srv), named with a space and a
+                    non-ASCII letter
     SessionOutage   a session lookup the store cannot answer is 503
                     STORE_UNAVAILABLE, not 401 (sign in again)
     OpenQueue       (known, not fixed: pdp.pg_attack_open runs it and
@@ -212,7 +215,7 @@ class Cluster:
 
     seq = 0
 
-    def __init__(self, name, replicas=2, migrate=True):
+    def __init__(self, name, replicas=2, migrate=True, root=None):
         base_url()
         ensure_roles()
         Cluster.seq += 1
@@ -221,7 +224,10 @@ class Cluster:
         psql('CREATE DATABASE "%s" OWNER %s' % (self.db, OWNER))
         self.url = url_for(self.db, PDP)
         self.owner_url = url_for(self.db, OWNER)
-        dev = Server.dev()
+        # root: where the replicas' config, keys, anchors and logs go (a
+        # fresh directory in it); tempfile's default when None.
+        dev = Server.dev(tmp=tempfile.mkdtemp(
+            prefix="ig attack \u00fc ", dir=root) if root else None)
         self.tmp = dev.tmp
         self.data = dev.data
         self.env = {k: v for k, v in dev.env.items()
@@ -374,12 +380,22 @@ def call(fn):
         return None, repr(e), {}
 
 
+def system_root():
+    """/var/lib or /srv, the first that is writable (operators keep a
+    PDP's files there), else None (tempfile's default)."""
+    for system in ("/var/lib", "/srv"):
+        if os.access(system, os.W_OK):
+            return system
+    return None
+
+
 class PgCase(unittest.TestCase):
     name = "x"
     replicas = 2
+    root = None  # see Cluster
 
     def setUp(self):
-        self.c = Cluster(self.name, self.replicas)
+        self.c = Cluster(self.name, self.replicas, root=self.root)
 
     def tearDown(self):
         self.c.finish()
@@ -781,6 +797,25 @@ class Sequencer(PgCase):
             rc, out, err = ig("audit", "verify", "--db", c.url, "--key",
                               key, "--anchor", an)
             self.assertEqual(rc, 0, out + err)
+
+
+class SequencerUnderVarLib(Sequencer):
+    """The sequencer case again with the replicas' config, keys, anchor
+    files and logs under /var/lib (or /srv), in a directory whose name
+    holds a space and a non-ASCII letter, as an operator installs them."""
+    name = "seqlay"
+    root = system_root()
+
+    def test_the_layout_is_the_system_one(self):
+        self.assertIsNotNone(self.root, "neither /var/lib nor /srv is "
+                             "writable: the layout case cannot run")
+        self.assertTrue(self.c.tmp.startswith(self.root + "/"), self.c.tmp)
+
+
+class RedeemUnderVarLib(Redeem):
+    """The redeem race again under /var/lib (or /srv), as above."""
+    name = "redlay"
+    root = system_root()
 
 
 class Reconnect(PgCase):
