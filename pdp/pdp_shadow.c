@@ -67,13 +67,15 @@ struct shadow_job {
 
 struct pdp_shadow {
     struct pdp_server *srv;
-    pthread_mutex_t mu; /* guards ring, head, len, stopping, bundle, reload */
+    pthread_mutex_t mu; /* guards ring, head, len, stopping, bundle, reload,
+                           reload_again */
     pthread_cond_t cv;
     struct shadow_job *ring;
     size_t head, len;
     int stopping;
     struct pol_bundle *bundle;
     struct pdp_shadow_load *reload; /* a reload under way, or NULL */
+    int reload_again; /* a SIGHUP came during it: load once more after */
     pthread_t thread;
     int started;
     struct pdp_shadow_tally tally;
@@ -189,6 +191,15 @@ reload_refused(struct pdp_server *s, const char *kept, const char *why)
                            "reason", why));
 }
 
+/* The log line of a reload's start (its tests run on their own thread). */
+static void
+reload_started(struct pdp_server *s, int queued)
+{
+    pdp_log("info", "policy.shadow_reload_started",
+            json_pack("{s:s, s:b}", "shadow_policy_dir",
+                      s->cfg->shadow_policy_dir, "queued", queued));
+}
+
 /* ---- the shadow thread ---- */
 
 /* An engine for b, rebuilt when a reload changed it. NULL on failure. */
@@ -291,6 +302,28 @@ reload_taken(struct pdp_shadow *sh)
         pol_bundle_unref(old);
     }
     pthread_mutex_lock(&sh->mu);
+    if (sh->reload_again && !sh->stopping) {
+        /* The files may have changed since this load read them: the
+           SIGHUPs that came meanwhile are one more reload, from now. */
+        sh->reload_again = 0;
+        sh->reload = pdp_shadow_load_start(s->cfg->shadow_policy_dir,
+                                           s->cfg->policy_settings);
+        if (sh->reload != NULL) {
+            pthread_mutex_unlock(&sh->mu);
+            reload_started(s, 1);
+            pthread_mutex_lock(&sh->mu);
+        } else {
+            char kept[IG_HASH_STRLEN + 1];
+
+            (void)snprintf(kept, sizeof(kept), "%s",
+                           pol_bundle_revision(sh->bundle));
+            pthread_mutex_unlock(&sh->mu);
+            reload_refused(s, kept,
+                           "cannot start the shadow reload (out of "
+                           "memory or threads)");
+            pthread_mutex_lock(&sh->mu);
+        }
+    }
     return 1;
 }
 
@@ -476,20 +509,28 @@ pdp_shadow_reload(struct pdp_server *s)
     struct pdp_shadow *sh = s->shadow;
     char kept[IG_HASH_STRLEN + 1];
     const char *why = NULL;
+    int queued = 0;
 
     if (sh == NULL)
         return;
     pthread_mutex_lock(&sh->mu);
     (void)snprintf(kept, sizeof(kept), "%s", pol_bundle_revision(sh->bundle));
     if (sh->reload != NULL)
-        why = "the previous shadow reload is still running its tests; "
-              "send SIGHUP again when it has finished";
+        queued = sh->reload_again = 1; /* taken when this one ends */
     else if ((sh->reload = pdp_shadow_load_start(
                   s->cfg->shadow_policy_dir, s->cfg->policy_settings)) == NULL)
         why = "cannot start the shadow reload (out of memory or threads)";
     pthread_mutex_unlock(&sh->mu);
     if (why != NULL)
         reload_refused(s, kept, why);
+    else if (!queued)
+        reload_started(s, 0);
+    else
+        pdp_log("info", "policy.shadow_reload_queued",
+                json_pack("{s:s, s:s}", "shadow_policy_dir",
+                          s->cfg->shadow_policy_dir, "reason",
+                          "a shadow reload is still running its tests; the "
+                          "directory is loaded again when it ends"));
 }
 
 json_t *

@@ -52,8 +52,10 @@ void pdp_shadow_stop(struct pdp_server *s);
  * (pdp_shadow_load_start): this returns at once, and the shadow thread
  * takes the result when it is ready. A refused bundle keeps the old one
  * (policy.shadow_reload_refused event and metric); a good one replaces it
- * (policy.shadow_reloaded). A SIGHUP while a reload still runs its tests
- * is refused. Independent of the live reload, which it never holds.
+ * (policy.shadow_reloaded). SIGHUPs while a reload still runs its tests
+ * are one more reload, started when it ends (log line
+ * policy.shadow_reload_queued), so the last edit is always loaded.
+ * Independent of the live reload, which it never holds.
  */
 void pdp_shadow_reload(struct pdp_server *s);
 

@@ -32,6 +32,7 @@ test may also name its server's database itself (database=: a SQLite file
 or a URL, e.g. several replicas on one). run_tests() leaves out the cases
 pg.LEFT_OUT lists (they need SQLite itself) and says which.
 """
+import hashlib
 import http.client
 import json
 import os
@@ -182,6 +183,31 @@ def require_test_clock(log_text, what):
             "%s is not running on the test clock: build with "
             "-DIG_TEST_CLOCK=ON (scripts/test.sh does) to run the "
             "time-dependent tests" % what)
+
+
+def bundle_revision(d):
+    """A bundle's revision as pol_bundle_load computes it (pol.h): SHA-256
+    over (name, NUL, size, NUL, content) of every .lua file, name order."""
+    h = hashlib.sha256()
+    for name in sorted(n for n in os.listdir(d) if n.endswith(".lua")):
+        with open(os.path.join(d, name), "rb") as f:
+            data = f.read()
+        h.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0" +
+                 data)
+    return "sha256:" + h.hexdigest()
+
+
+def log_events(srv, name):
+    """The JSON records of srv's log whose event is name."""
+    out = []
+    for line in srv.log().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("event") == name:
+            out.append(rec)
+    return out
 
 
 def wait_until(pred, what, timeout=20.0):

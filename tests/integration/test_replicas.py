@@ -59,6 +59,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
 from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
+from harness import log_events as events  # noqa: E402
 
 # A request whose connection was dropped (a killed replica's, or a
 # refused connection to it).
@@ -72,19 +73,6 @@ GRANTED = ("ALLOWED", "EXPIRED")
 # (STORE_PG_LOCK_SEQUENCER), first or after the holder died
 # (store/store_pg_audit*.c; audit.sequencer_stopped when it lets go).
 SEQUENCER_EVENT = "audit.sequencer_started"
-
-
-def events(srv, name):
-    """The records of srv's log whose event is name."""
-    out = []
-    for line in srv.log().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("event") == name:
-            out.append(rec)
-    return out
 
 
 def ig(*args, timeout=120):

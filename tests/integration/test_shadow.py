@@ -23,6 +23,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Server, parallel, run_tests, wait_until  # noqa: E402
+from harness import bundle_revision, log_events  # noqa: E402
 from test_pdp import write_custom  # noqa: E402
 
 BUNDLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -407,8 +408,8 @@ class TestHostileShadow(ShadowServer):
 class TestSlowShadowReload(ShadowServer):
     """A shadow bundle whose tests take minutes is loaded on a thread of its
     own: the live reload signalled with it is taken at once, another
-    SIGHUP meanwhile is refused for the shadow, and the stop does not wait
-    for the test run."""
+    SIGHUP meanwhile is queued for the shadow (not refused), and the stop
+    does not wait for the test run (nor start the queued one)."""
     shadow_files = bundle_files(add={"hostile.lua": HOSTILE,
                                      "hostile_test.lua": HOSTILE_TEST})
 
@@ -434,14 +435,64 @@ return cases
                    "the live reload, not held by the shadow's tests",
                    timeout=10)
         self.srv.signal(signal.SIGHUP)
-        wait_until(lambda: events(self.srv, "policy.shadow_reload_refused"),
-                   "the second shadow reload refused", timeout=10)
-        ev, = events(self.srv, "policy.shadow_reload_refused")
-        self.assertIn("still running its tests", ev["reason"])
+        wait_until(lambda: log_events(self.srv,
+                                      "policy.shadow_reload_queued"),
+                   "the second shadow reload queued", timeout=10)
+        self.assertEqual(events(self.srv, "policy.shadow_reload_refused"), [])
         self.assertEqual(events(self.srv, "policy.shadow_reloaded"), [])
         t0 = time.monotonic()
         self.assertEqual(self.srv.stop(), 0, self.srv.log()[-2000:])
         self.assertLess(time.monotonic() - t0, 10)
+
+
+def slow_cases(n):
+    """A test file of n cases that each spin to the policy's limit."""
+    return """
+local cases = {}
+for i = 1, %d do
+  cases[i] = { name = "spin " .. i, expect = "BLOCK",
+               reasons = {"POLICY_LIMIT"},
+               intent = { action = "payments.refund",
+                          params = { amount = 5, mode = "loop" } } }
+end
+return cases
+""" % n
+
+
+class TestQueuedShadowReload(ShadowServer):
+    """A SIGHUP while a shadow reload still runs its tests is one more
+    reload when it ends (it was refused: the attacker's F9), so the last
+    edit is what the shadow runs, with no second signal."""
+    shadow_files = bundle_files(add={"hostile.lua": HOSTILE,
+                                     "hostile_test.lua": HOSTILE_TEST})
+
+    def test_the_last_edit_is_loaded(self):
+        shadow = os.path.join(self.srv.tmp, "shadow")
+        first = self.summary()["shadow_revision"]
+        self.assertEqual(first, bundle_revision(shadow))
+        # Seconds of tests (800 cases of about 4 ms), so that the second
+        # SIGHUP comes while they run.
+        with open(os.path.join(shadow, "slow_test.lua"), "w") as f:
+            f.write(slow_cases(800))
+        self.srv.signal(signal.SIGHUP)
+        wait_until(lambda: log_events(self.srv,
+                                      "policy.shadow_reload_started"),
+                   "the first shadow reload started")
+        with open(os.path.join(shadow, "hostile.lua"), "a") as f:
+            f.write("-- v3\n")
+        want = bundle_revision(shadow)
+        self.srv.signal(signal.SIGHUP)
+        wait_until(lambda: log_events(self.srv,
+                                      "policy.shadow_reload_queued"),
+                   "the second SIGHUP queued behind the first's tests")
+        wait_until(lambda: self.summary()["shadow_revision"] == want,
+                   "the last edit loaded", timeout=120)
+        started = log_events(self.srv, "policy.shadow_reload_started")
+        self.assertEqual([e.get("queued") for e in started], [False, True])
+        self.assertEqual(events(self.srv, "policy.shadow_reload_refused"), [])
+        self.assertEqual([e["revision"] for e in
+                          events(self.srv, "policy.shadow_reloaded")][-1],
+                         want)
 
 
 class TestServerReasons(ShadowServer):
