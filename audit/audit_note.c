@@ -306,8 +306,10 @@ check_sig_line(const char *line, size_t len, const char *text, size_t text_len,
                struct ig_err *err)
 {
     unsigned char sig[SIG_BYTES];
-    const char *name, *b64;
-    size_t name_len, b64_len, n;
+    /* Set by the split; initialised for gcc -O3, which cannot see that
+       ig_err_set never returns IG_OK (-Wmaybe-uninitialized). */
+    const char *name = NULL, *b64 = NULL;
+    size_t name_len = 0, b64_len = 0, n;
     uint32_t id;
 
     if (audit_sig_line_split(line, len, &name, &name_len, &b64, &b64_len, &n,
