@@ -197,6 +197,20 @@ def bundle_revision(d):
     return "sha256:" + h.hexdigest()
 
 
+def layout_roots():
+    """Where a test installs what operators install: the build tree (the
+    working directory ctest gives, inside the clone) and /var/lib or /srv,
+    the first that is writable (else the build tree again)."""
+    roots = [os.getcwd()]
+    for system in ("/var/lib", "/srv"):
+        if os.access(system, os.W_OK):
+            roots.append(system)
+            break
+    else:
+        roots.append(os.getcwd())
+    return roots
+
+
 def log_events(srv, name):
     """The JSON records of srv's log whose event is name."""
     out = []

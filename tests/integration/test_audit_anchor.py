@@ -48,7 +48,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, Server, run_tests  # noqa: E402
+from harness import BIN, Server, layout_roots, run_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLE = os.path.join(HERE, "..", "..", "policies", "bundle")
@@ -102,20 +102,6 @@ def ig(*args):
                        timeout=300)
     return p.returncode, p.stdout.decode("utf-8", "replace"), \
         p.stderr.decode("utf-8", "replace")
-
-
-def layout_roots():
-    """Where the test installs: under the build tree (inside the clone),
-    and under /var/lib or /srv when writable (else the build tree again)."""
-    build = os.getcwd()
-    roots = [build]
-    for system in ("/var/lib", "/srv"):
-        if os.access(system, os.W_OK):
-            roots.append(system)
-            break
-    else:
-        roots.append(build)
-    return roots
 
 
 class Install:

@@ -81,6 +81,7 @@ import urllib.parse
 os.environ.pop("IG_TEST_STORE", None)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
+from harness import log_events as events  # noqa: E402
 
 PG_ENV = "IG_TEST_PG_URL"
 OWNER = "attack_owner"  # owns the schema (migrations)
@@ -187,18 +188,6 @@ def ig(*args, timeout=120):
     p = subprocess.run([BIN] + list(args), capture_output=True, text=True,
                        timeout=timeout, stdin=subprocess.DEVNULL)
     return p.returncode, p.stdout, p.stderr
-
-
-def events(srv, name):
-    out = []
-    for line in srv.log().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and rec.get("event") == name:
-            out.append(rec)
-    return out
 
 
 def ensure_roles():

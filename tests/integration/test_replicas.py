@@ -59,7 +59,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
 from harness import BIN, Server, parallel, run_tests, wait_until  # noqa: E402
-from harness import log_events as events  # noqa: E402
+from harness import layout_roots, log_events as events  # noqa: E402
 
 # A request whose connection was dropped (a killed replica's, or a
 # refused connection to it).
@@ -266,20 +266,6 @@ def retried(call):
         if not unavailable(res):
             return res
     return res
-
-
-def layout_roots():
-    """Where the replicas' files go in the Layout case: the build tree
-    (ctest's working directory, inside the clone) and /var/lib or /srv,
-    the first of them that is writable (else the build tree again)."""
-    roots = [os.getcwd()]
-    for system in ("/var/lib", "/srv"):
-        if os.access(system, os.W_OK):
-            roots.append(system)
-            break
-    else:
-        roots.append(os.getcwd())
-    return roots
 
 
 class PgTest(unittest.TestCase):

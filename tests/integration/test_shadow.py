@@ -405,6 +405,20 @@ class TestHostileShadow(ShadowServer):
             labelled(self.srv, "payments.refund", "BLOCK", "ALLOW"), 1)
 
 
+def slow_cases(n):
+    """A test file of n cases that each spin to the policy's limit."""
+    return """
+local cases = {}
+for i = 1, %d do
+  cases[i] = { name = "spin " .. i, expect = "BLOCK",
+               reasons = {"POLICY_LIMIT"},
+               intent = { action = "payments.refund",
+                          params = { amount = 5, mode = "loop" } } }
+end
+return cases
+""" % n
+
+
 class TestSlowShadowReload(ShadowServer):
     """A shadow bundle whose tests take minutes is loaded on a thread of its
     own: the live reload signalled with it is taken at once, another
@@ -416,16 +430,7 @@ class TestSlowShadowReload(ShadowServer):
     def test_reload_and_stop_not_held(self):
         with open(os.path.join(self.srv.tmp, "shadow", "slow_test.lua"),
                   "w") as f:
-            f.write("""
-local cases = {}
-for i = 1, 6000 do
-  cases[i] = { name = "spin " .. i, expect = "BLOCK",
-               reasons = {"POLICY_LIMIT"},
-               intent = { action = "payments.refund",
-                          params = { amount = 5, mode = "loop" } } }
-end
-return cases
-""")
+            f.write(slow_cases(6000))
         live = self.summary()["live_revision"]
         with open(os.path.join(self.srv.tmp, "policies", "refund.lua"),
                   "a") as f:
@@ -443,20 +448,6 @@ return cases
         t0 = time.monotonic()
         self.assertEqual(self.srv.stop(), 0, self.srv.log()[-2000:])
         self.assertLess(time.monotonic() - t0, 10)
-
-
-def slow_cases(n):
-    """A test file of n cases that each spin to the policy's limit."""
-    return """
-local cases = {}
-for i = 1, %d do
-  cases[i] = { name = "spin " .. i, expect = "BLOCK",
-               reasons = {"POLICY_LIMIT"},
-               intent = { action = "payments.refund",
-                          params = { amount = 5, mode = "loop" } } }
-end
-return cases
-""" % n
 
 
 class TestQueuedShadowReload(ShadowServer):

@@ -45,6 +45,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, Server, run_tests, wait_until  # noqa: E402
+from harness import layout_roots  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLE = os.path.join(HERE, "..", "..", "policies", "bundle")
@@ -63,19 +64,6 @@ def ig(*args):
                        timeout=120)
     return p.returncode, p.stdout.decode("utf-8", "replace"), \
         p.stderr.decode("utf-8", "replace")
-
-
-def layout_roots():
-    """The build tree (the working directory ctest gives), and /var/lib or
-    /srv when writable (else the build tree again)."""
-    roots = [os.getcwd()]
-    for system in ("/var/lib", "/srv"):
-        if os.access(system, os.W_OK):
-            roots.append(system)
-            break
-    else:
-        roots.append(os.getcwd())
-    return roots
 
 
 def keygen(dest):

@@ -61,9 +61,9 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pg  # noqa: E402
 from harness import BIN, Server, run_tests, wait_until  # noqa: E402
+from harness import layout_roots, log_events  # noqa: E402
 from test_audit_anchor import (INTERVAL, NAME, Install, finish, ig,  # noqa: E402
-                               layout_roots, leaf_hash, mth, rewrite_tiles,
-                               tamper)
+                               leaf_hash, mth, rewrite_tiles, tamper)
 from test_audit_cli import PASSWORD, Browser, approver_section  # noqa: E402
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
@@ -241,16 +241,9 @@ class WitnessedInstall(Install):
 
 
 def events_of(srv, event, witness=None):
-    out = []
-    for line in srv.log().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("event") == event and (witness is None or
-                                          rec.get("witness") == witness):
-            out.append(rec)
-    return out
+    """srv's log records of event (of that witness when given)."""
+    return [r for r in log_events(srv, event)
+            if witness is None or r.get("witness") == witness]
 
 
 def checkpoint(srv):
